@@ -1,0 +1,73 @@
+"""The `parley` command line as a person meets it: help text, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from core.errors import ParleyError
+from tui.cli import cli
+
+EXPECTED_COMMANDS = [
+    "chat", "run", "report", "profiles", "sessions", "mockapi",
+    "serve", "serve-bot", "submit", "status", "fetch",
+]
+
+
+def test_help_lists_every_command_with_one_line_each():
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    commands_section = result.output.split("Commands:")[1]
+    lines = [line for line in commands_section.splitlines() if line.strip()]
+    listed = [line.split()[0] for line in lines]
+    assert listed == EXPECTED_COMMANDS
+    for line in lines:
+        name, _, summary = line.strip().partition(" ")
+        assert summary.strip(), f"{name} has no one-line description"
+
+
+def test_unbuilt_command_says_so_and_fails():
+    result = CliRunner().invoke(cli, ["serve"])
+    assert result.exit_code == 2
+    assert "not built yet" in result.output
+
+
+def test_mockapi_rejects_a_bad_date_with_a_clear_message():
+    result = CliRunner().invoke(cli, ["mockapi", "--today", "21/11/2026"])
+    assert result.exit_code == 2
+    assert "use YYYY-MM-DD" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_parley_errors_become_one_line_and_exit_1(monkeypatch):
+    def broken_serve(**kwargs):
+        raise ParleyError("the database file is locked by another process")
+
+    import mockapi.server
+
+    monkeypatch.setattr(mockapi.server, "serve", broken_serve)
+    result = CliRunner().invoke(cli, ["mockapi"])
+    assert result.exit_code == 1
+    assert result.output.strip() == "error: the database file is locked by another process"
+
+
+def test_help_does_not_import_heavy_modules():
+    # `parley --help` must stay instant: the UI toolkit, the web stack and the model SDK load
+    # only when a command needs them.
+    code = (
+        "import sys; from tui.cli import cli\n"
+        "try:\n    cli(['--help'], standalone_mode=False)\nexcept SystemExit: pass\n"
+        "print('loaded:' + ','.join(m for m in ('textual', 'fastapi', 'openai', 'uvicorn') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "loaded:"
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "parley"
+    out = subprocess.run([str(script), "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert "mockapi" in out.stdout

@@ -1,0 +1,152 @@
+"""The `parley` command line.
+
+Heavy imports (Textual, FastAPI, uvicorn, openai) are deferred into the commands that need
+them, so `parley --help` is instant and a missing API key never breaks start-up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+
+import click
+
+from core.errors import ParleyError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD, e.g. 2026-11-21") from None
+
+
+def _not_built(command: str, arrives_with: str) -> None:
+    click.echo(f"parley {command}: not built yet (arrives with {arrives_with}).", err=True)
+    sys.exit(2)
+
+
+class ParleyGroup(click.Group):
+    """Turns our own errors into one clear line and a non-zero exit, never a traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except ParleyError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they are defined: most used first
+
+
+@click.group(cls=ParleyGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="parley", prog_name="parley")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """parley: test customer-service chatbots with simulated customers.
+
+    With no command, opens the terminal app (chat, profiles, batches, sessions).
+    Every role runs offline by default: no key, no network.
+    """
+    if ctx.invoked_subcommand is None:
+        from tui.app import ParleyApp
+
+        ParleyApp().run()
+
+
+@cli.command()
+@click.option("--customer", default="C-100", show_default=True, help="Customer the chat acts as.")
+@click.option("--bot", "bot_model", default="offline", show_default=True, help="Model of the bot under test.")
+def chat(customer: str, bot_model: str) -> None:
+    """Open the app on a live chat with the bot under test."""
+    from tui.app import ParleyApp
+
+    ParleyApp(initial_pane="chat", customer=customer, bot_model=bot_model).run()
+
+
+@cli.command()
+def run() -> None:
+    """Run a batch of simulated conversations from profiles, playbooks or scenario files."""
+    _not_built("run", "the batches work")
+
+
+@cli.command()
+def report() -> None:
+    """Write a batch's report (markdown, JSON, CSV, NDJSON)."""
+    _not_built("report", "the batches work")
+
+
+@cli.command()
+def profiles() -> None:
+    """Validate profiles and show the conversations they expand to."""
+    _not_built("profiles", "the profiles work")
+
+
+@cli.command()
+def sessions() -> None:
+    """List, show and export stored chats and conversations."""
+    _not_built("sessions", "the batches work")
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback by default).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option(
+    "--db",
+    "db_path",
+    default=Path("sessions/orders.db"),
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite file the orders persist in; created from the fixture when missing.",
+)
+@click.option("--today", callback=_parse_date, metavar="YYYY-MM-DD", help="Pin the date order ages count from.")
+@click.option("--reset", is_flag=True, help="Reload the fixture, discarding changes in --db.")
+def mockapi(host: str, port: int, db_path: Path, today: dt.date | None, reset: bool) -> None:
+    """Serve the mock order API (FastAPI + SQLite, 10-day cancellation policy)."""
+    from mockapi.server import serve
+
+    serve(host=host, port=port, db_path=db_path, today=today, reset=reset)
+
+
+@cli.command()
+def serve() -> None:
+    """Serve the batch REST API."""
+    _not_built("serve", "the REST service work")
+
+
+@cli.command(name="serve-bot")
+def serve_bot() -> None:
+    """Serve the built-in order bot behind a Rasa-compatible webhook."""
+    _not_built("serve-bot", "the connectors work")
+
+
+@cli.command()
+def submit() -> None:
+    """Launch a batch on a running parley service."""
+    _not_built("submit", "the REST service work")
+
+
+@cli.command()
+def status() -> None:
+    """Show a batch's progress on a running parley service."""
+    _not_built("status", "the REST service work")
+
+
+@cli.command()
+def fetch() -> None:
+    """Download a batch's results from a running parley service."""
+    _not_built("fetch", "the REST service work")
+
+
+def main() -> None:
+    cli(prog_name="parley")
+
+
+if __name__ == "__main__":
+    main()
