@@ -13,9 +13,9 @@ class ChatModel(Protocol):
     """Messages (and optional tools) in, one reply out.
 
     `name` is the model's full parley name (`offline`, `openai/gpt-4o-mini`, ...).
-    `stream` yields text deltas as they arrive and then returns nothing; the final reply,
-    with usage and tool calls, is what `generate` would have returned and is delivered through
-    `on_reply`. Providers that do not stream yield the whole text once.
+    `stream` returns a ReplyStream: iterating it yields text deltas as they arrive; once it is
+    exhausted its `reply` holds what `generate` would have returned (usage, tool calls).
+    Providers that do not stream yield the whole text once.
     """
 
     name: str

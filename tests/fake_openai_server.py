@@ -1,0 +1,369 @@
+"""A scripted fake OpenAI-compatible chat server, served for real on a loopback port.
+
+Each request to /v1/chat/completions takes the next step of a script (a text reply, tool calls,
+an HTTP error, a hang); with the script empty it answers `default` (a short text). In fixed-delay
+mode every request is answered after N ms (the throughput benchmark uses 200 ms). `stream: true`
+is answered with OpenAI-style SSE chunks ending with a usage chunk and `[DONE]`. Every request is
+recorded, so tests can assert what was sent.
+
+In a test (the server runs in a background thread with its own event loop):
+
+    with run_fake_server() as server:
+        server.push_text("hello", usage=(12, 3))
+        model = OpenAICompatibleModel("openai-api/fake/m", env={"FAKE_BASE_URL": server.base_url})
+        ...
+        assert len(server.requests) == 1
+
+For a benchmark, run it as its own process so it does not share the client's GIL:
+
+    with fake_server_process(delay_ms=200) as base_url: ...
+    # or: python -m tests.fake_openai_server --delay-ms 200 --port 8765
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+AUTO: Literal["auto"] = "auto"
+UsageSpec = tuple[int, int] | None | Literal["auto"]
+
+
+# -- script steps --------------------------------------------------------------------------------
+
+
+@dataclass
+class TextReply:
+    text: str
+    usage: UsageSpec = AUTO  # (prompt, completion) tokens; None leaves usage out of the reply
+    finish_reason: str = "stop"
+    delay_ms: int = 0
+    stall_s: float = 0.0  # streamed: pause this long after the first piece of text
+
+
+@dataclass
+class ToolCallsReply:
+    calls: list[tuple[str, str]]  # (tool name, raw argument text: sent as is, even if not JSON)
+    text: str | None = None
+    usage: UsageSpec = AUTO
+    delay_ms: int = 0
+
+
+@dataclass
+class ErrorReply:
+    status: int
+    message: str = "scripted error"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_ms: int = 0
+
+
+@dataclass
+class Hang:
+    """Answer nothing for `seconds` (longer than the client's timeout), then a text reply."""
+
+    seconds: float = 30.0
+
+
+Step = TextReply | ToolCallsReply | ErrorReply | Hang
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: dict[str, Any]
+    received_at: float
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.body.get("messages", [])
+
+
+def _words(text: str | None) -> int:
+    return len((text or "").split())
+
+
+class FakeOpenAIServer:
+    """Script, recorder and (once started) address of one fake server."""
+
+    def __init__(self) -> None:
+        self.script: collections.deque[Step] = collections.deque()
+        self.default: Step = TextReply("ok")
+        self.fixed_delay_ms: int = 0
+        # what a streamed reply does with stream_options.include_usage: honour it, ignore it
+        # (no usage chunk), or refuse the request with 400 as some older servers do
+        self.stream_usage: Literal["honour", "ignore", "reject"] = "honour"
+        self.requests: list[RecordedRequest] = []
+        self.record_requests = True  # a long benchmark may turn this off to keep memory flat
+        self.base_url: str = ""
+        self._stopping = threading.Event()
+        self._counter = 0
+        self._lock = threading.Lock()
+        self.app = self._build_app()
+
+    # script helpers
+    def push(self, *steps: Step) -> "FakeOpenAIServer":
+        self.script.extend(steps)
+        return self
+
+    def push_text(self, text: str, *, usage: UsageSpec = AUTO, finish_reason: str = "stop") -> "FakeOpenAIServer":
+        return self.push(TextReply(text, usage=usage, finish_reason=finish_reason))
+
+    def push_tool_calls(self, *calls: tuple[str, str], text: str | None = None, usage: UsageSpec = AUTO) -> "FakeOpenAIServer":
+        return self.push(ToolCallsReply(list(calls), text=text, usage=usage))
+
+    def push_error(self, status: int, message: str = "scripted error", *, retry_after: str | float | None = None,
+                   headers: dict[str, str] | None = None) -> "FakeOpenAIServer":
+        hdrs = dict(headers or {})
+        if retry_after is not None:
+            hdrs["Retry-After"] = str(retry_after)
+        return self.push(ErrorReply(status, message, hdrs))
+
+    def push_hang(self, seconds: float = 30.0) -> "FakeOpenAIServer":
+        return self.push(Hang(seconds))
+
+    def reset(self) -> None:
+        """Forget the script, the recorded requests and any mode (between tests)."""
+        self.script.clear()
+        self.requests.clear()
+        self.default = TextReply("ok")
+        self.fixed_delay_ms = 0
+        self.stream_usage = "honour"
+
+    # the app
+    def _next_step(self) -> Step:
+        try:
+            return self.script.popleft()
+        except IndexError:
+            return self.default
+
+    async def _pause(self, seconds: float) -> None:
+        # in small steps, so that stopping the server ends a hang at once
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def _next_id(self) -> int:
+        with self._lock:
+            self._counter += 1
+            return self._counter
+
+    def _usage(self, spec: UsageSpec, body: dict[str, Any], text: str | None) -> dict[str, int] | None:
+        if spec is None:
+            return None
+        if spec == AUTO:
+            prompt = sum(_words(m.get("content") if isinstance(m.get("content"), str) else "")
+                         for m in body.get("messages", [])) or 1
+            completion = max(1, _words(text))
+        else:
+            prompt, completion = spec
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+    def _build_app(self) -> FastAPI:
+        app = FastAPI(title="fake OpenAI-compatible server")
+
+        @app.get("/v1/models")
+        async def models() -> dict[str, Any]:
+            return {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "parley-tests"}]}
+
+        @app.post("/v1/chat/completions")
+        async def chat(request: Request) -> Response:
+            try:
+                body = await request.json()
+            except json.JSONDecodeError:
+                return _error(400, "request body is not JSON")
+            if self.record_requests:
+                self.requests.append(RecordedRequest(
+                    path=request.url.path,
+                    headers={k.lower(): v for k, v in request.headers.items()},
+                    body=body, received_at=time.time(),
+                ))
+            step = self._next_step()
+            if self.fixed_delay_ms:
+                await self._pause(self.fixed_delay_ms / 1000)
+            if isinstance(step, Hang):
+                await self._pause(step.seconds)
+                step = TextReply("too late")
+            if getattr(step, "delay_ms", 0):
+                await self._pause(step.delay_ms / 1000)
+            if isinstance(step, ErrorReply):
+                return _error(step.status, step.message, step.headers)
+            stream = bool(body.get("stream"))
+            wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            if stream and "stream_options" in body and self.stream_usage == "reject":
+                return _error(400, "Unrecognized request argument supplied: stream_options")
+            model = body.get("model", "fake-model")
+            n = self._next_id()
+            if stream:
+                with_usage = wants_usage and self.stream_usage == "honour"
+                return StreamingResponse(
+                    self._sse(step, body, model, n, with_usage), media_type="text/event-stream"
+                )
+            return JSONResponse(self._completion(step, body, model, n))
+
+        return app
+
+    def _completion(self, step: Step, body: dict[str, Any], model: str, n: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": step.text}
+        finish = "stop"
+        if isinstance(step, ToolCallsReply):
+            message["tool_calls"] = [
+                {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+                for i, (name, args) in enumerate(step.calls)
+            ]
+            finish = "tool_calls"
+        elif isinstance(step, TextReply):
+            finish = step.finish_reason
+        out: dict[str, Any] = {
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
+        usage = self._usage(step.usage, body, step.text)
+        if usage is not None:
+            out["usage"] = usage
+        return out
+
+    async def _sse(self, step: Step, body: dict[str, Any], model: str, n: int, with_usage: bool):
+        base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+
+        def event(choices: list[dict[str, Any]], **extra: Any) -> str:
+            return "data: " + json.dumps({**base, "choices": choices, **extra}) + "\n\n"
+
+        yield event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        for i, piece in enumerate(re.findall(r"\S+\s*|\s+", step.text or "")):
+            yield event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+            if i == 0 and getattr(step, "stall_s", 0):
+                await self._pause(step.stall_s)
+            await asyncio.sleep(0)
+        finish = "stop"
+        if isinstance(step, ToolCallsReply):
+            finish = "tool_calls"
+            for i, (name, args) in enumerate(step.calls):
+                head = {"index": i, "id": f"call_{n}_{i}", "type": "function",
+                        "function": {"name": name, "arguments": ""}}
+                yield event([{"index": 0, "delta": {"tool_calls": [head]}, "finish_reason": None}])
+                half = len(args) // 2
+                for part in (args[:half], args[half:]):
+                    if part:
+                        delta = {"tool_calls": [{"index": i, "function": {"arguments": part}}]}
+                        yield event([{"index": 0, "delta": delta, "finish_reason": None}])
+        elif isinstance(step, TextReply):
+            finish = step.finish_reason
+        yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
+        usage = self._usage(step.usage, body, step.text)
+        if with_usage and usage is not None:
+            yield event([], usage=usage)
+        yield "data: [DONE]\n\n"
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    kind = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return JSONResponse(
+        {"error": {"message": message, "type": kind, "param": None, "code": str(status)}},
+        status_code=status, headers=headers or {},
+    )
+
+
+# -- running it ----------------------------------------------------------------------------------
+
+
+def _loopback_socket(port: int = 0) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+@contextlib.contextmanager
+def run_fake_server(server: FakeOpenAIServer | None = None, *, port: int = 0) -> Iterator[FakeOpenAIServer]:
+    """Serve a fake server on 127.0.0.1 (a free port by default) in a background thread; yields
+    it with `base_url` set (`http://127.0.0.1:PORT/v1`); stops it on exit."""
+    server = server or FakeOpenAIServer()
+    sock = _loopback_socket(port)
+    host, bound_port = sock.getsockname()[:2]
+    config = uvicorn.Config(
+        server.app, log_level="warning", access_log=False, lifespan="off",
+        timeout_graceful_shutdown=2, timeout_keep_alive=30,
+    )
+    uv = uvicorn.Server(config)
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, name="fake-openai-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not uv.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the fake OpenAI server did not start")
+        time.sleep(0.01)
+    server.base_url = f"http://{host}:{bound_port}/v1"
+    server._stopping.clear()
+    try:
+        yield server
+    finally:
+        server._stopping.set()
+        uv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@contextlib.contextmanager
+def fake_server_process(*, delay_ms: int = 0, port: int = 0) -> Iterator[str]:
+    """Run the fake server in a child process (for benchmarks); yields its base_url."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_openai_server", "--port", str(port), "--delay-ms", str(delay_ms)],
+        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        match = re.search(r"(http://\S+)", line)
+        if not match:
+            raise RuntimeError(f"the fake OpenAI server process did not start: {line!r}")
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve a fake OpenAI-compatible chat server on loopback.")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--delay-ms", type=int, default=0, help="answer every request after this long")
+    parser.add_argument("--text", default="ok", help="the reply to every request")
+    args = parser.parse_args(argv)
+    server = FakeOpenAIServer()
+    server.fixed_delay_ms = args.delay_ms
+    server.default = TextReply(args.text)
+    server.record_requests = False
+    sock = _loopback_socket(args.port)
+    host, port = sock.getsockname()[:2]
+    print(f"fake OpenAI server listening on http://{host}:{port}/v1", flush=True)
+    uvicorn.Server(uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="off")).run(
+        sockets=[sock]
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""`get_model`: the name a user chose becomes a working model, or one clear error, at the right time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from core.errors import ConfigError
+from core.model_api import ChatModel
+from core.model_registry import get_model
+from core.openai_provider import OpenAICompatibleModel, aclose_clients
+from tests.fake_openai_server import run_fake_server
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+async def close_clients():
+    yield
+    await aclose_clients()
+
+
+def test_offline_comes_from_offline_models_for_the_role(monkeypatch):
+    asked: list[str] = []
+    sentinel = object()
+
+    def offline_model(role: str):
+        asked.append(role)
+        return sentinel
+
+    monkeypatch.setitem(sys.modules, "core.offline_models", types.SimpleNamespace(offline_model=offline_model))
+    assert get_model("offline", role="judge") is sentinel
+    assert get_model(" offline ") is sentinel
+    assert asked == ["judge", "bot"]
+
+
+def test_offline_missing_is_a_config_error_naming_the_role(monkeypatch):
+    monkeypatch.setitem(sys.modules, "core.offline_models", None)  # as if the module did not exist
+    with pytest.raises(ConfigError, match="offline model for the user role is not available"):
+        get_model("offline", role="user")
+
+
+def test_endpoint_names_give_an_openai_compatible_model_for_the_role():
+    model = get_model("openrouter/openai/gpt-4o-mini", role="user", timeout_s=12)
+    assert isinstance(model, OpenAICompatibleModel) and isinstance(model, ChatModel)
+    assert (model.name, model.role, model.timeout_s) == ("openrouter/openai/gpt-4o-mini", "user", 12)
+
+
+def test_bad_name_fails_at_once():
+    with pytest.raises(ConfigError, match="valid forms"):
+        get_model("claude-3.5-sonnet")
+
+
+async def test_unset_key_fails_at_first_call_not_at_construction(monkeypatch):
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    model = get_model("openrouter/openai/gpt-4o-mini", role="user")  # choosing it is fine
+    with pytest.raises(ConfigError, match="OPENROUTER_API_KEY is not set.*user role"):
+        await model.generate([])
+
+
+async def test_real_environment_is_read_at_first_call(monkeypatch):
+    with run_fake_server() as server:
+        server.push_text("from the env", usage=(3, 3))
+        model = get_model("openai-api/lm-studio/qwen2.5-7b")
+        monkeypatch.setenv("LM_STUDIO_BASE_URL", server.base_url)  # set after choosing the model
+        monkeypatch.setenv("LM_STUDIO_API_KEY", "lm-key")
+        reply = await model.generate([])
+        await aclose_clients()
+    assert reply.text == "from the env"
+    assert server.requests[0].headers["authorization"] == "Bearer lm-key"
+
+
+def test_importing_the_model_layer_is_cheap_and_reads_no_key():
+    # no SDK import and no environment needed to start the app (the TUI imports this at start-up)
+    code = (
+        "import sys, core.model_registry, core.openai_provider, core.pricing;"
+        "m = core.model_registry.get_model('openai/gpt-4o-mini');"
+        "print('openai' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
