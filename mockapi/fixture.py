@@ -1,0 +1,129 @@
+"""The order fixture: read `fixtures/orders.json`, apply overrides, turn relative ages into dates."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import pathlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN, Item, OrderStatus
+
+DEFAULT_FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "orders.json"
+
+
+class FixtureCustomer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=CUSTOMER_ID_PATTERN)
+    name: str
+    email: str
+
+
+class FixtureTracking(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    carrier: str
+    tracking_number: str
+    last_event: str
+    estimated_delivery_in_days: int | None = None
+    delivered_days_ago: int | None = Field(default=None, ge=0)
+
+
+class FixtureOrder(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=ORDER_ID_PATTERN)
+    customer_id: str = Field(pattern=CUSTOMER_ID_PATTERN)
+    placed_days_ago: int = Field(ge=0)
+    status: OrderStatus
+    currency: str
+    total: float = Field(ge=0)
+    items: list[Item] = Field(min_length=1)
+    tracking: FixtureTracking | None = None
+
+    @model_validator(mode="after")
+    def _delivered_after_placed(self) -> FixtureOrder:
+        delivered = self.tracking.delivered_days_ago if self.tracking else None
+        if delivered is not None and delivered > self.placed_days_ago:
+            raise ValueError(f"{self.id} is delivered before it was placed")
+        return self
+
+
+class Fixture(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # allows a "_comment" key in the JSON
+
+    customers: list[FixtureCustomer]
+    orders: list[FixtureOrder]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Fixture:
+        customer_ids = {c.id for c in self.customers}
+        seen: set[str] = set()
+        for order in self.orders:
+            if order.id in seen:
+                raise ValueError(f"order {order.id} appears twice")
+            seen.add(order.id)
+            if order.customer_id not in customer_ids:
+                raise ValueError(f"order {order.id} belongs to unknown customer {order.customer_id}")
+        return self
+
+
+def read_fixture(path: pathlib.Path | None = None) -> dict[str, Any]:
+    """Return the raw fixture JSON (default: the shipped `fixtures/orders.json`)."""
+    path = path or DEFAULT_FIXTURE
+    try:
+        return json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read order fixture {path}: {exc}") from exc
+
+
+def apply_overrides(raw: Mapping[str, Any], overrides: Sequence[Mapping[str, Any]]) -> Fixture:
+    """Merge partial order dicts (keyed by "id") onto the raw fixture and validate the result."""
+    orders = {o["id"]: dict(o) for o in raw.get("orders", [])}
+    for override in overrides:
+        order_id = override.get("id")
+        if order_id not in orders:
+            known = ", ".join(sorted(orders))
+            raise ValueError(f"override names unknown order {order_id!r}; known orders: {known}")
+        orders[order_id].update(override)
+    try:
+        return Fixture.model_validate({"customers": raw.get("customers", []), "orders": list(orders.values())})
+    except ValidationError as exc:
+        raise ValueError(f"invalid order fixture or override: {exc}") from exc
+
+
+def order_rows(fixture: Fixture, today: datetime.date) -> list[dict[str, Any]]:
+    """Rows for the `orders` table, with relative ages materialized against `today`."""
+    rows = []
+    for order in fixture.orders:
+        tracking = None
+        if order.tracking is not None:
+            t = order.tracking
+            tracking = {
+                "carrier": t.carrier,
+                "tracking_number": t.tracking_number,
+                "last_event": t.last_event,
+                "estimated_delivery": _shift(today, t.estimated_delivery_in_days),
+                "delivered_date": _shift(today, None if t.delivered_days_ago is None else -t.delivered_days_ago),
+            }
+        rows.append(
+            {
+                "id": order.id,
+                "customer_id": order.customer_id,
+                "placed_date": (today - datetime.timedelta(days=order.placed_days_ago)).isoformat(),
+                "status": order.status,
+                "total": order.total,
+                "currency": order.currency,
+                "items": json.dumps([item.model_dump() for item in order.items]),
+                "tracking": None if tracking is None else json.dumps(tracking),
+            }
+        )
+    return rows
+
+
+def _shift(today: datetime.date, days: int | None) -> str | None:
+    return None if days is None else (today + datetime.timedelta(days=days)).isoformat()
