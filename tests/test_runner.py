@@ -1,0 +1,156 @@
+"""run_conversation: every stop reason, who starts, and what the record keeps."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from core.chat_types import Usage
+from core.conversation import Conversation
+from core.errors import ProviderError
+from core.offline_bot import GREETING_TEXT, OfflineOrderModel
+from core.order_bot import OrderBot
+from core.runner import Limits, run_conversation
+from core.user_simulator import ScriptedUser, UserTurn, visible_transcript
+from core.world import WorldTemplate
+from tests.test_bot_order_loop import HANG, ScriptedModel, calls, text
+
+
+@pytest.fixture
+def world(today):
+    world = WorldTemplate(today=today).new_world()
+    yield world
+    world.close()
+
+
+OFFLINE = OrderBot(OfflineOrderModel())
+
+
+class EchoUser:
+    """Never stops on its own; says 'hello' forever."""
+
+    name = "echo"
+
+    async def next_message(self, transcript):
+        return UserTurn(text="hello", usage=Usage(input_tokens=3, output_tokens=1, calls=1))
+
+
+class LastWordsUser:
+    name = "last-words"
+
+    async def next_message(self, transcript):
+        return UserTurn(text="I'm leaving, bye.", stop=True, note="gave up")
+
+
+async def test_user_stop_when_the_script_runs_out(world):
+    conv = await run_conversation(world=world, bot=OFFLINE, user=ScriptedUser(["hi", "track ORD-1003"]), customer_id="C-100")
+    assert conv.stop_reason == "user_stop" and conv.error is None
+    assert conv.user_texts == ["hi", "track ORD-1003"] and len(conv.bot_texts) == 2
+    assert [t.index for t in conv.turns] == [1, 2] and conv.turns[1].tool_calls == 1
+    assert (conv.bot_model, conv.user_simulator, conv.customer_id) == ("offline", "scripted", "C-100")
+    assert conv.duration_s > 0 and conv.ended_at >= conv.started_at
+    assert "C-100" in conv.system_prompt and all(m.role != "system" for m in conv.messages)
+
+
+async def test_a_last_message_with_stop_is_kept_unanswered(world):
+    conv = await run_conversation(world=world, bot=OFFLINE, user=LastWordsUser(), customer_id="C-100")
+    assert conv.stop_reason == "user_stop"
+    assert [m.role for m in conv.messages] == ["user"] and conv.turns == []
+
+
+async def test_bot_stop_when_the_bot_says_goodbye(world):
+    conv = await run_conversation(world=world, bot=OFFLINE, user=ScriptedUser(["thanks", "bye", "wait, one more thing"]), customer_id="C-100")
+    assert conv.stop_reason == "bot_stop"
+    assert conv.user_texts == ["thanks", "bye"]
+
+
+async def test_max_turns(world):
+    conv = await run_conversation(world=world, bot=OFFLINE, user=EchoUser(), customer_id="C-100", limits=Limits(max_turns=3))
+    assert conv.stop_reason == "max_turns"
+    assert len(conv.turns) == 3 and len(conv.user_texts) == 3
+    assert conv.usage["user"].input_tokens == 9 and conv.usage["bot"].calls == 3
+
+
+async def test_timeout_on_a_hung_model_keeps_the_partial_transcript(world):
+    model = ScriptedModel(calls(("cancel_order", '{"order_id": "ORD-1004"}')), text("Cancelled."), HANG)
+    started = time.perf_counter()
+    conv = await run_conversation(
+        world=world, bot=OrderBot(model), user=ScriptedUser(["cancel ORD-1004, I confirm", "thanks"]),
+        customer_id="C-100", limits=Limits(timeout_s=0.5),
+    )
+    assert time.perf_counter() - started < 5
+    assert conv.stop_reason == "timeout" and "0.5 s" in conv.error
+    assert conv.user_texts == ["cancel ORD-1004, I confirm", "thanks"]
+    assert conv.bot_texts == ["Cancelled."]
+    # what happened before the hang is in the record, the World included
+    assert [r.name for r in conv.tool_calls] == ["cancel_order"]
+    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
+
+
+async def test_timeout_mid_turn_keeps_the_tools_already_run(world):
+    model = ScriptedModel(calls(("track_order", '{"order_id": "ORD-1003"}')), HANG)
+    conv = await run_conversation(world=world, bot=OrderBot(model), user=ScriptedUser(["where is ORD-1003?"]),
+                                  customer_id="C-100", limits=Limits(timeout_s=0.3))
+    assert conv.stop_reason == "timeout"
+    assert [m.role for m in conv.messages] == ["user", "assistant", "tool"]
+    assert len(conv.tool_calls) == 1 and conv.usage["bot"].calls == 1
+
+
+async def test_provider_error_is_recorded_not_raised(world):
+    model = ScriptedModel(text("Hello!"), ProviderError("openai/gpt-4o-mini (bot): 500 from the server after 3 tries", status=500))
+    conv = await run_conversation(world=world, bot=OrderBot(model), user=ScriptedUser(["hi", "track ORD-1003"]), customer_id="C-100")
+    assert conv.stop_reason == "error"
+    assert conv.error == "openai/gpt-4o-mini (bot): 500 from the server after 3 tries"
+    assert conv.bot_texts == ["Hello!"] and conv.user_texts == ["hi", "track ORD-1003"]
+
+
+async def test_a_broken_simulator_is_an_error_too(world):
+    class Broken:
+        name = "broken"
+
+        async def next_message(self, transcript):
+            raise KeyError("goal")
+
+    conv = await run_conversation(world=world, bot=OFFLINE, user=Broken(), customer_id="C-100")
+    assert conv.stop_reason == "error" and "KeyError" in conv.error
+
+
+async def test_bot_starts(world):
+    seen = []
+
+    class Watcher:
+        name = "watcher"
+
+        async def next_message(self, transcript):
+            seen.append([m.content for m in visible_transcript(transcript)])
+            return UserTurn.stopped("done")
+
+    conv = await run_conversation(world=world, bot=OFFLINE, user=Watcher(), customer_id="C-100", bot_starts=True)
+    assert conv.bot_starts and conv.messages[0].role == "assistant"
+    assert conv.bot_texts == [GREETING_TEXT]
+    assert seen == [[GREETING_TEXT]]  # the user saw the bot's opening first
+    assert conv.stop_reason == "user_stop" and conv.turns[0].user_latency_s == 0.0
+
+
+async def test_the_record_holds_the_final_world_state_and_round_trips(world):
+    conv = await run_conversation(world=world, bot=OFFLINE, user=ScriptedUser(["cancel ORD-1002", "yes"]), customer_id="C-100",
+                                  conversation_id="conv-1", metadata={"spec": "cancel-eligible", "seed": 7})
+    assert conv.final_state.statuses["ORD-1002"] == "cancelled"
+    assert conv.final_state.audit[0].order_id == "ORD-1002"
+    again = Conversation.model_validate(json.loads(conv.model_dump_json()))
+    assert again == conv and again.id == "conv-1" and again.metadata["seed"] == 7
+
+
+async def test_each_world_is_private(today):
+    template = WorldTemplate(today=today)
+    first, second = template.new_world(), template.new_world()
+    try:
+        await run_conversation(world=first, bot=OFFLINE, user=ScriptedUser(["cancel ORD-1001", "yes"]), customer_id="C-100")
+        conv = await run_conversation(world=second, bot=OFFLINE, user=ScriptedUser(["track ORD-1001"]), customer_id="C-100")
+    finally:
+        first.close()
+        second.close()
+    assert conv.final_state.statuses["ORD-1001"] == "pending"
+    assert "has not shipped yet" in conv.bot_texts[0]
