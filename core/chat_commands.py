@@ -147,6 +147,12 @@ def orders_table(command: str, title: str, orders: Iterable[Mapping[str, Any]], 
     return CommandResult(kind="table", command=command, title=title, columns=list(ORDER_COLUMNS), rows=rows, data=data)
 
 
+def _unreported(count: int) -> str:
+    if not count:
+        return "0"
+    return f"{count} (the server sent no usage; token totals are a lower bound)"
+
+
 def metrics_table(metrics: Mapping[str, Any]) -> CommandResult:
     usage = metrics.get("usage") or {}
     cost = usage.get("cost_usd")
@@ -159,6 +165,7 @@ def metrics_table(metrics: Mapping[str, Any]) -> CommandResult:
         ["Input tokens", str(usage.get("input_tokens", 0))],
         ["Output tokens", str(usage.get("output_tokens", 0))],
         ["Total tokens", str(usage.get("input_tokens", 0) + usage.get("output_tokens", 0))],
+        ["Calls without token counts", _unreported(usage.get("unreported_calls", 0))],
         ["Cost (USD)", "unknown" if cost is None else f"{cost:.6f}"],
         ["Tool calls", str(metrics.get("tool_calls", 0))],
         ["Tool calls by name", ", ".join(f"{k} {v}" for k, v in sorted(by_name.items())) or "-"],

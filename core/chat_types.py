@@ -60,12 +60,14 @@ class ToolSpec(BaseModel):
 
 class Usage(BaseModel):
     """Tokens of one call or a sum of calls. `cost_usd` is None when a price is unknown: never 0
-    for "we don't know"."""
+    for "we don't know". `unreported_calls` counts calls whose server sent no token counts
+    (llama.cpp does not when streaming), so a total can say it is a lower bound."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
     cost_usd: float | None = 0.0
+    unreported_calls: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -78,6 +80,7 @@ class Usage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             calls=self.calls + other.calls,
             cost_usd=cost,
+            unreported_calls=self.unreported_calls + other.unreported_calls,
         )
 
 

@@ -11,8 +11,14 @@ from core.chat_types import ChatMessage, Usage
 from core.order_tools import ToolCallRecord
 from core.world import WorldState
 
-StopReason = Literal["user_stop", "bot_stop", "max_turns", "timeout", "error"]
-STOP_REASONS: tuple[StopReason, ...] = ("user_stop", "bot_stop", "max_turns", "timeout", "error")
+# fallback_loop: the user simulator gave up after the bot kept answering with its fallback.
+# cancelled: the batch was stopped (Ctrl-C) while the conversation was in flight.
+StopReason = Literal["user_stop", "bot_stop", "max_turns", "timeout", "fallback_loop", "error", "cancelled"]
+STOP_REASONS: tuple[StopReason, ...] = (
+    "user_stop", "bot_stop", "max_turns", "timeout", "fallback_loop", "error", "cancelled",
+)
+# Stop reasons that say the run itself broke, not the bot: counted apart from bot failures.
+INFRASTRUCTURE_STOPS: frozenset[str] = frozenset({"error", "cancelled"})
 
 
 class TurnTiming(BaseModel):

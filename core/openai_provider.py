@@ -175,6 +175,9 @@ class OpenAICompatibleModel:
         }
         if tools:
             args["tools"] = [t.to_openai() for t in tools]
+            # "auto" is OpenAI's default, but some servers (llama.cpp's function-calling chat
+            # formats) ignore the tools altogether unless a tool_choice is sent.
+            args["tool_choice"] = "auto"
         if config is not None:
             if config.temperature is not None:
                 args["temperature"] = config.temperature
@@ -256,7 +259,7 @@ class OpenAICompatibleModel:
             # the call happened; its tokens are unknown, so is its cost unless the model is free
             price = price_for(self.name)
             free = price is not None and price.input_per_m == 0 and price.output_per_m == 0
-            return Usage(input_tokens=0, output_tokens=0, calls=1, cost_usd=0.0 if free else None)
+            return Usage(calls=1, cost_usd=0.0 if free else None, unreported_calls=1)
         inp = int(getattr(raw, "prompt_tokens", 0) or 0)
         out = int(getattr(raw, "completion_tokens", 0) or 0)
         return Usage(input_tokens=inp, output_tokens=out, calls=1, cost_usd=cost_usd(self.name, inp, out))

@@ -113,7 +113,7 @@ async def run_conversation(
                 if move.text:
                     transcript.append(ChatMessage(role="user", content=move.text))
                 if move.stop or not move.text:
-                    stop = "user_stop"
+                    stop = move.stop_reason
                     break
                 turn = await bot.respond(transcript, ctx)
                 record(turn, user_latency)

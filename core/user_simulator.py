@@ -8,7 +8,7 @@ and an LLM user fit the same shape (an LLM user reports its token usage in `usag
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,7 @@ class UserTurn(BaseModel):
     text: str | None = None
     stop: bool = False
     note: str | None = None  # why it stopped, or what it was doing (goal reached, script done...)
+    stop_reason: Literal["user_stop", "fallback_loop"] = "user_stop"  # the record's reason on stop
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
 
