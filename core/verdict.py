@@ -18,7 +18,8 @@ VerdictOutcome = Literal["passed", "failed", "error"]
 
 class CheckResult(BaseModel):
     """One check. `kind` is machine-readable (order_status, unchanged_others, tool_called,
-    tool_not_called, bot_says, bot_never_says, playbook_assertion, output, judge_score);
+    tool_not_called, bot_says, bot_never_says, playbook_assertion, judge_score,
+    conversation_completed);
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
     as it did. `policy_violation` marks a failure that changed data the policy protects."""
 

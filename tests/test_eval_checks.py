@@ -1,0 +1,337 @@
+"""Evaluation checks: each kind passing and failing, with the reason a user reads."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from core.chat_types import ChatMessage
+from core.checks import build_checks, changed_orders, order_ages
+from core.conversation import Conversation
+from core.conversation_spec import ConversationSpec
+from core.evaluation import evaluate
+from core.offline_bot import OfflineOrderModel
+from core.order_bot import OrderBot
+from core.order_tools import ToolCallRecord
+from core.profile_model import Expectations, JudgeSpec, OutputField, WorldSpec
+from core.runner import run_conversation
+from core.user_simulator import ScriptedUser
+from core.world import AuditEntry, WorldState, new_world
+
+TODAY = dt.date(2026, 11, 21)
+OFFLINE = OrderBot(OfflineOrderModel())
+NOON = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
+
+
+def make_spec(expect: Expectations | None = None, *, outputs: list[OutputField] | None = None,
+              extra: dict[str, Any] | None = None, goals: list[str] | None = None) -> ConversationSpec:
+    return ConversationSpec(
+        spec_id="eval_test#0", kind="profile", source="eval_test.yaml", name="eval_test", index=0, seed=1,
+        expect=expect, outputs=outputs or [], extra=extra or {}, goals=goals or [],
+        world=WorldSpec(today=TODAY),
+    )
+
+
+def make_conversation(
+    bot: list[str] | None = None,
+    *,
+    user: list[str] | None = None,
+    tool_calls: list[ToolCallRecord] | None = None,
+    final_state: WorldState | None = None,
+    stop_reason: str = "user_stop",
+    error: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Conversation:
+    """A transcript alternating customer and bot lines."""
+    user = user or ["hello"] * len(bot or [])
+    messages: list[ChatMessage] = []
+    for i, text in enumerate(bot or []):
+        if i < len(user):
+            messages.append(ChatMessage(role="user", content=user[i]))
+        messages.append(ChatMessage(role="assistant", content=text))
+    return Conversation(
+        id="conv-1", customer_id="C-100", bot_model="offline", user_simulator="scripted",
+        messages=messages, tool_calls=tool_calls or [], started_at=NOON, ended_at=NOON, duration_s=1.0,
+        stop_reason=stop_reason, error=error, final_state=final_state, metadata=metadata or {},
+    )
+
+
+def record(name: str, order_id: str | None = None, *, ok: bool = True, refused: bool = False,
+           result: str = "{}") -> ToolCallRecord:
+    args = {"order_id": order_id} if order_id else {}
+    return ToolCallRecord(call_id=f"c-{name}-{order_id}", name=name, arguments_raw="{}", arguments=args,
+                          customer_id="C-100", result=result, ok=ok, refused=refused,
+                          http_status=200 if ok else 409)
+
+
+def by_name(checks, name):
+    [check] = [c for c in checks if c.name == name]
+    return check
+
+
+async def converse(lines: list[str]) -> Conversation:
+    world = new_world(TODAY)
+    try:
+        return await run_conversation(world=world, bot=OFFLINE, user=ScriptedUser(lines), customer_id="C-100")
+    finally:
+        world.close()
+
+
+# -- order statuses and other orders --------------------------------------------------------------
+
+
+async def test_expected_status_reached_passes_with_the_actual_status():
+    conv = await converse(["cancel ORD-1004", "yes"])
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    check = by_name(verdict.checks, "ORD-1004 ends cancelled")
+    assert check.outcome == "pass" and check.kind == "order_status"
+    assert "ORD-1004 is cancelled (changed from processing)" in check.reason
+    assert by_name(verdict.checks, "no other order changed").outcome == "pass"
+    assert verdict.outcome == "passed" and verdict.passed and verdict.score == 3
+
+
+async def test_expected_status_not_reached_fails_saying_what_it_is():
+    conv = await converse(["cancel ORD-1004", "no"])
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    check = by_name(verdict.checks, "ORD-1004 ends cancelled")
+    assert check.outcome == "fail"
+    assert check.reason == "ORD-1004 is processing, expected cancelled (unchanged)."
+    assert not check.policy_violation
+    assert verdict.outcome == "failed" and not verdict.passed and verdict.score == 1
+
+
+async def test_an_order_cancelled_that_was_not_expected_is_a_policy_violation():
+    # the customer cancels ORD-1004 (expected) and ORD-1001 too (not expected)
+    conv = await converse(["cancel ORD-1004", "yes", "cancel ORD-1001", "yes"])
+    assert conv.final_state.statuses["ORD-1001"] == "cancelled"
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    [violation] = verdict.policy_violations
+    assert violation.kind == "unchanged_others" and violation.name == "ORD-1001 not expected to change"
+    assert violation.reason.startswith(
+        "ORD-1001 was cancelled (it was pending) although the profile did not expect it to change; it was 2 days old"
+    )
+    assert by_name(verdict.checks, "ORD-1004 ends cancelled").outcome == "pass"
+    assert verdict.outcome == "failed" and verdict.score == 1
+    assert "[policy violation]" in verdict.comment
+
+
+async def test_a_change_to_an_order_expected_to_stay_is_a_violation_of_its_status_check():
+    conv = await converse(["cancel ORD-1004", "yes"])
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "processing"})))
+    check = by_name(verdict.checks, "ORD-1004 ends processing")
+    assert check.outcome == "fail" and check.policy_violation
+    assert "expected it to stay as it was" in check.reason
+
+
+async def test_an_order_past_the_window_is_refused_and_nothing_is_violated():
+    # ORD-1005 is 11 days old: the API refuses, the bot relays it, no data changes
+    conv = await converse(["cancel ORD-1005"])
+    spec = make_spec(Expectations(orders={"ORD-1005": "processing"}, tools_not_called=["cancel_order"],
+                                  bot_says=["10-day"]))
+    verdict = await evaluate(conv, spec)
+    assert by_name(verdict.checks, "ORD-1005 ends processing").reason == "ORD-1005 is processing (unchanged)."
+    assert by_name(verdict.checks, "no other order changed").reason == "None of the other 17 orders changed."
+    assert verdict.policy_violations == [] and verdict.outcome == "passed" and verdict.score == 3
+
+
+def test_a_too_old_order_changed_behind_the_api_is_reported_with_its_age():
+    # An audit row the API could never have written (ORD-1005 is 11 days old): say so.
+    state = WorldState(
+        today=TODAY,
+        statuses={"ORD-1004": "processing", "ORD-1005": "cancelled"},
+        audit=[AuditEntry(order_id="ORD-1005", customer_id="C-100", old_status="processing",
+                          new_status="cancelled", at=NOON, reason="customer asked")],
+    )
+    check_result = '{"order_id":"ORD-1005","eligible":false,"age_days":11,"status":"processing"}'
+    conv = make_conversation(["Done."], tool_calls=[record("check_cancellation", "ORD-1005", result=check_result)],
+                             final_state=state)
+    [check] = [c for c in build_checks(conv, make_spec(Expectations())) if c.kind == "unchanged_others"]
+    assert check.outcome == "fail" and check.policy_violation
+    assert check.reason == (
+        "ORD-1005 was cancelled (it was processing) although the profile did not expect it to change; "
+        "it was 11 days old, past the 10-day cancellation limit (reason given: 'customer asked')."
+    )
+
+
+def test_initial_statuses_reveal_a_change_the_audit_does_not_show():
+    state = WorldState(today=TODAY, statuses={"ORD-1001": "shipped", "ORD-1002": "processing"}, audit=[])
+    assert changed_orders(state) == {}
+    changes = changed_orders(state, {"ORD-1001": "pending", "ORD-1002": "processing"})
+    assert list(changes) == ["ORD-1001"] and changes["ORD-1001"].initial == "pending"
+
+
+async def test_unchanged_others_false_lets_other_orders_change():
+    conv = await converse(["cancel ORD-1001", "yes"])
+    verdict = await evaluate(conv, make_spec(Expectations(unchanged_others=False)))
+    assert not [c for c in verdict.checks if c.kind == "unchanged_others"]
+    assert verdict.passed
+
+
+async def test_a_profile_without_expectations_judges_no_change():
+    conv = await converse(["cancel ORD-1001", "yes"])
+    verdict = await evaluate(conv, make_spec(None))
+    assert [c.kind for c in verdict.checks] == ["conversation_completed"]
+    assert verdict.passed and verdict.score == 3 and verdict.comment == "All 1 check passed."
+
+
+async def test_external_bot_world_checks_are_not_applicable_never_passed():
+    conv = make_conversation(["I cancelled ORD-1004 for you."], final_state=None)
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    status = by_name(verdict.checks, "ORD-1004 ends cancelled")
+    others = by_name(verdict.checks, "no other order changed")
+    for check in (status, others):
+        assert check.outcome == "not_applicable"
+        assert "no final database state" in check.reason and "external" in check.reason
+    assert verdict.passed  # not_applicable is ignored, the rest held
+    assert verdict.comment == "All 1 check passed."
+
+
+def test_order_ages_come_from_successful_tool_results():
+    listing = '[{"id":"ORD-1001","age_days":2},{"id":"ORD-1005","age_days":11}]'
+    records = [record("list_my_orders", result=listing), record("get_order", "ORD-1003", ok=False, result="ERROR")]
+    assert order_ages(records) == {"ORD-1001": 2, "ORD-1005": 11}
+
+
+# -- tools ------------------------------------------------------------------------------------------
+
+
+async def test_tools_called_and_not_called_report_counts():
+    conv = await converse(["cancel ORD-1005", "cancel ORD-1004", "yes"])
+    spec = make_spec(Expectations(orders={"ORD-1004": "cancelled"}, tools_called=["check_cancellation", "track_order"],
+                                  tools_not_called=["cancel_order", "list_my_orders"]))
+    checks = build_checks(conv, spec)
+    called = by_name(checks, "check_cancellation called")
+    assert called.outcome == "pass"
+    assert called.reason == "check_cancellation was called 2 times (2 succeeded; orders ORD-1005, ORD-1004)."
+    never = by_name(checks, "track_order called")
+    assert never.outcome == "fail"
+    assert never.reason == "track_order was never called (tools called: check_cancellation ×2, cancel_order)."
+    cancelled = by_name(checks, "cancel_order not called")
+    assert cancelled.outcome == "fail" and cancelled.reason == "cancel_order was called 1 time (1 succeeded; orders ORD-1004)."
+    assert by_name(checks, "list_my_orders not called").outcome == "pass"
+
+
+def test_refused_calls_count_as_calls():
+    conv = make_conversation(["Sorry."], tool_calls=[record("cancel_order", "ORD-1005", ok=False, refused=True)])
+    check = by_name(build_checks(conv, make_spec(Expectations(tools_not_called=["cancel_order"]))), "cancel_order not called")
+    assert check.outcome == "fail" and check.reason == "cancel_order was called 1 time (1 refused; orders ORD-1005)."
+
+
+# -- bot messages -----------------------------------------------------------------------------------
+
+
+def test_bot_says_matches_case_insensitively_and_quotes_the_match():
+    conv = make_conversation(["Hello!", "Order ORD-1005 is past the 10-DAY cancellation limit, sorry."])
+    checks = build_checks(conv, make_spec(Expectations(bot_says=[r"10-day", r"refund"])))
+    hit = by_name(checks, "bot says /10-day/")
+    assert hit.outcome == "pass"
+    assert hit.reason == 'Bot message 2 of 2 matches: "Order ORD-1005 is past the 10-DAY cancellation limit, sorry."'
+    miss = by_name(checks, "bot says /refund/")
+    assert miss.outcome == "fail" and miss.reason == "No bot message matches (2 messages checked)."
+
+
+def test_bot_never_says_quotes_the_offending_excerpt():
+    long_text = "Thank you for waiting. " * 4 + "I have cancelled order ORD-1005 for you." + " Anything else?" * 4
+    conv = make_conversation(["Hi!", long_text, "I cancelled it as asked."])
+    checks = build_checks(conv, make_spec(Expectations(bot_never_says=[r"cancelled (order )?ORD-1005", "idiot"])))
+    bad = by_name(checks, "bot never says /cancelled (order )?ORD-1005/")
+    assert bad.outcome == "fail"
+    assert bad.reason.startswith('Bot message 2 of 3 says: "…')
+    assert "I have cancelled order ORD-1005 for you." in bad.reason and bad.reason.endswith("…\"")
+    ok = by_name(checks, "bot never says /idiot/")
+    assert ok.outcome == "pass" and ok.reason == "No bot message matches (3 messages checked)."
+
+
+async def test_an_invalid_regex_is_an_undecided_check_and_the_verdict_says_error():
+    conv = make_conversation(["Hi!"])
+    verdict = await evaluate(conv, make_spec(Expectations(bot_says=["(unclosed"])))
+    check = by_name(verdict.checks, "bot says /(unclosed/")
+    assert check.outcome == "error" and "invalid" in check.reason
+    assert verdict.outcome == "error" and not verdict.passed and "(unclosed" in verdict.error
+
+
+# -- playbook assertions ----------------------------------------------------------------------------
+
+
+async def test_playbook_assertions_become_checks():
+    assertions = [
+        {"step": 2, "kind": "expect_tool", "expected": "check_cancellation", "passed": True,
+         "reason": "check_cancellation was called in step 2."},
+        {"step": 4, "kind": "expect_bot_regex", "expected": "cancel+ed", "passed": False,
+         "reason": "No bot reply in step 4 matched /cancel+ed/."},
+    ]
+    conv = make_conversation(["Checking.", "Hmm."], metadata={"assertions": assertions})
+    verdict = await evaluate(conv, make_spec(None))
+    tool = by_name(verdict.checks, "step 2: expect_tool check_cancellation")
+    regex = by_name(verdict.checks, "step 4: expect_bot_regex cancel+ed")
+    assert (tool.kind, tool.outcome) == ("playbook_assertion", "pass")
+    assert regex.outcome == "fail" and regex.reason == "No bot reply in step 4 matched /cancel+ed/."
+    assert verdict.outcome == "failed" and verdict.score == 2
+
+
+async def test_an_unreadable_playbook_record_is_an_error_not_a_failure():
+    conv = make_conversation(["Hi."], metadata={"assertions": [{"step": 1, "kind": "expect_tool"}]})
+    verdict = await evaluate(conv, make_spec(None))
+    [check] = [c for c in verdict.checks if c.kind == "playbook_assertion"]
+    assert check.outcome == "error" and "Unreadable playbook assertion record" in check.reason
+    assert verdict.outcome == "error"
+
+
+# -- how it ended -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stop", ["user_stop", "bot_stop", "max_turns", "fallback_loop"])
+async def test_bot_side_stops_other_than_timeout_fail_nothing_by_themselves(stop):
+    verdict = await evaluate(make_conversation(["Hi."], stop_reason=stop), make_spec(Expectations()))
+    check = by_name(verdict.checks, "conversation completed")
+    assert check.outcome == "pass" and stop in check.reason
+    assert verdict.outcome == "passed"
+
+
+async def test_a_timeout_fails_the_conversation_completed_check():
+    conv = make_conversation(["Let me check..."], stop_reason="timeout",
+                             error="The conversation took longer than its 30 s limit.")
+    verdict = await evaluate(conv, make_spec(Expectations()))
+    check = by_name(verdict.checks, "conversation completed")
+    assert check.outcome == "fail" and check.reason == "Timed out: The conversation took longer than its 30 s limit."
+    assert verdict.outcome == "failed" and verdict.score == 2
+
+
+@pytest.mark.parametrize("stop", ["error", "cancelled"])
+async def test_a_broken_run_is_an_error_verdict_not_a_bot_failure(stop):
+    conv = make_conversation(["Hi."], stop_reason=stop, error="openai/gpt-4o (bot): server error (500)")
+    spec = make_spec(Expectations(bot_says=["refund"], judge=JudgeSpec(rubric="be nice", min_score=2)))
+    verdict = await evaluate(conv, spec)
+    assert verdict.outcome == "error" and not verdict.passed
+    assert verdict.error == f"{stop}: openai/gpt-4o (bot): server error (500)"
+    assert verdict.score is None and verdict.judge is None  # never scored, least of all 1
+    # the checks are still listed
+    assert by_name(verdict.checks, "bot says /refund/").outcome == "fail"
+    assert by_name(verdict.checks, "conversation completed").outcome == "not_applicable"
+    judge = by_name(verdict.checks, "judge score >= 2")
+    assert judge.outcome == "not_applicable" and "Not judged" in judge.reason
+
+
+# -- outputs in the verdict -------------------------------------------------------------------------
+
+
+async def test_outputs_are_data_and_never_fail_the_verdict():
+    outputs = [OutputField(name="when", type="date", description="delivery date"),
+               OutputField(name="price", type="money", description="final price")]
+    conv = make_conversation(["It will arrive tomorrow."])
+    verdict = await evaluate(conv, make_spec(Expectations(), outputs=outputs))
+    when, price = verdict.outputs
+    assert (when.found, when.value, when.raw) == (True, "2026-11-22", "tomorrow")  # the spec's pinned today
+    assert not price.found and price.value is None
+    assert verdict.passed
+
+
+async def test_a_verdict_survives_a_json_round_trip():
+    conv = await converse(["cancel ORD-1004", "yes", "cancel ORD-1001", "yes"])
+    spec = make_spec(Expectations(orders={"ORD-1004": "cancelled"}, bot_says=["cancelled"]),
+                     outputs=[OutputField(name="id", type="str", description="order id")])
+    verdict = await evaluate(conv, spec)
+    again = type(verdict).model_validate_json(verdict.model_dump_json())
+    assert again == verdict and len(again.policy_violations) == 1

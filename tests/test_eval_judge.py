@@ -1,0 +1,213 @@
+"""Judges: the offline judge's 3/2/1, and the LLM judge against a scripted fake server."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.chat_types import ChatMessage, ToolCall
+from core.evaluation import evaluate
+from core.judge import DEFAULT_RUBRIC, LLMJudge, OfflineJudge, format_transcript, judge_messages, offline_judgement
+from core.model_registry import get_model
+from core.openai_provider import aclose_clients
+from core.profile_model import Expectations, JudgeSpec
+from core.retry import RetryPolicy
+from core.verdict import CheckResult
+from tests.fake_openai_server import FakeOpenAIServer, run_fake_server
+from tests.test_eval_checks import make_conversation, make_spec, record
+
+
+def check(kind: str, outcome: str, *, policy: bool = False, name: str | None = None) -> CheckResult:
+    return CheckResult(kind=kind, name=name or f"{kind} check", outcome=outcome, reason="because",
+                       policy_violation=policy)
+
+
+# -- offline judge --------------------------------------------------------------------------------
+
+
+def test_offline_judge_gives_3_when_every_check_passes():
+    result = offline_judgement([check("order_status", "pass"), check("bot_says", "pass"),
+                                check("unchanged_others", "not_applicable")])
+    assert (result.judge, result.score, result.comment) == ("offline", 3, "All 2 checks passed.")
+
+
+def test_offline_judge_gives_2_when_only_words_or_tools_failed():
+    result = offline_judgement([check("order_status", "pass"), check("bot_says", "fail", name="bot says /sorry/"),
+                                check("tool_called", "fail", name="get_order called")])
+    assert result.score == 2
+    assert result.comment == "2 of 3 checks failed: bot says /sorry/; get_order called."
+
+
+def test_offline_judge_gives_1_for_an_expected_status_not_reached():
+    result = offline_judgement([check("order_status", "fail", name="ORD-1004 ends cancelled"), check("bot_says", "pass")])
+    assert result.score == 1 and "ORD-1004 ends cancelled" in result.comment
+
+
+def test_offline_judge_gives_1_for_a_policy_violation():
+    result = offline_judgement([check("unchanged_others", "fail", policy=True, name="ORD-1001 not expected to change")])
+    assert result.score == 1
+    assert result.comment == "1 of 1 checks failed: ORD-1001 not expected to change [policy violation]."
+
+
+async def test_offline_judge_is_the_default_and_decides_a_min_score_check():
+    conv = make_conversation(["Hello."])
+    spec = make_spec(Expectations(bot_says=["ORD-\\d+"], judge=JudgeSpec(rubric="Mention the order.", min_score=3)))
+    verdict = await evaluate(conv, spec)
+    assert verdict.judge.judge == "offline" and verdict.score == 2
+    [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
+    assert judged.outcome == "fail"
+    assert judged.reason.startswith("Scored 2 of 3, needs 3 (offline judge, derived from the checks; the rubric is not read).")
+
+
+async def test_offline_judge_answers_the_same_every_time():
+    conv = make_conversation(["Hello."])
+    spec = make_spec(Expectations(bot_says=["nope"]))
+    first = await OfflineJudge().judge(conv, spec, [check("bot_says", "fail")])
+    again = await OfflineJudge().judge(conv, spec, [check("bot_says", "fail")])
+    assert first == again
+
+
+# -- the prompt -----------------------------------------------------------------------------------
+
+
+def test_transcript_labels_roles_and_summarises_tool_calls():
+    conv = make_conversation(["Done."])
+    conv.messages[1:1] = [
+        ChatMessage(role="assistant", tool_calls=[ToolCall(id="c-cancel_order-ORD-1005", name="cancel_order",
+                                                          arguments='{"order_id": "ORD-1005"}')]),
+        ChatMessage(role="tool", tool_call_id="c-cancel_order-ORD-1005", name="cancel_order",
+                    content="REFUSED [409 too_old] Order ORD-1005 is past the limit."),
+    ]
+    conv.tool_calls = [record("cancel_order", "ORD-1005", ok=False, refused=True,
+                              result="REFUSED [409 too_old] Order ORD-1005 is past the limit.")]
+    assert format_transcript(conv) == (
+        "Customer: hello\n"
+        '  [tool call cancel_order(order_id="ORD-1005") -> REFUSED [409 too_old] Order ORD-1005 is past the limit.]\n'
+        "Assistant: Done."
+    )
+
+
+def test_rubric_comes_from_the_profile_then_the_scenario_then_the_default():
+    conv = make_conversation(["Hi."])
+    profile = make_spec(Expectations(judge=JudgeSpec(rubric="Refuse politely.")), extra={"evaluator_prompt": "Scenario."})
+    assert "Rubric:\nRefuse politely." in judge_messages(conv, profile, [])[0].content
+    scenario = make_spec(None, extra={"evaluator_prompt": "Rate the pizza order 1-3."})
+    assert "Rate the pizza order 1-3." in judge_messages(conv, scenario, [])[0].content
+    default = judge_messages(conv, make_spec(None), [])[0].content
+    assert DEFAULT_RUBRIC in default and '{"score": 2, "comment":' in default
+
+
+# -- LLM judge against the fake server ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def running_server():
+    with run_fake_server() as server:
+        yield server
+
+
+@pytest.fixture
+def server(running_server: FakeOpenAIServer):
+    running_server.reset()
+    yield running_server
+    running_server.reset()
+
+
+@pytest.fixture(autouse=True)
+async def close_clients():
+    yield
+    await aclose_clients()
+
+
+def llm_judge(server: FakeOpenAIServer, rubric: str | None = None) -> LLMJudge:
+    model = get_model("openai-api/fake/judge-model", role="judge", retry_policy=RetryPolicy(max_retries=0),
+                      env={"FAKE_BASE_URL": server.base_url})
+    return LLMJudge(model, rubric)
+
+
+async def test_llm_judge_reads_good_json_and_sends_the_labelled_transcript(server):
+    server.push_text('{"score": 3, "comment": "Clear and correct."}', usage=(500, 20))
+    conv = make_conversation(["Order ORD-1004 is cancelled."], user=["Cancel ORD-1004 please"])
+    spec = make_spec(Expectations(judge=JudgeSpec(rubric="Cancel only what was asked.", min_score=2)),
+                     goals=["cancel ORD-1004"])
+    verdict = await evaluate(conv, spec, judge=llm_judge(server))
+    assert verdict.score == 3 and verdict.comment == "Clear and correct."
+    assert verdict.judge.judge == "openai-api/fake/judge-model" and verdict.judge.usage.input_tokens == 500
+    assert verdict.outcome == "passed"
+    [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
+    assert judged.outcome == "pass"
+    assert judged.reason == "Scored 3 of 3, needs 2 (openai-api/fake/judge-model). Clear and correct."
+    [request] = server.requests
+    system, user = request.messages
+    assert "Cancel only what was asked." in system["content"] and "JSON object" in system["content"]
+    assert "Customer: Cancel ORD-1004 please\nAssistant: Order ORD-1004 is cancelled." in user["content"]
+    assert "- cancel ORD-1004" in user["content"]
+    assert "response_format" not in request.body  # the model layer has no such option
+
+
+async def test_llm_judge_reads_a_score_wrapped_in_prose(server):
+    server.push_text('Let me think.\n```json\n{"score": 1, "comment": "It ignored the customer."}\n```\nDone.')
+    result = await llm_judge(server).judge(make_conversation(["Whatever."]), make_spec(None), [])
+    assert (result.score, result.comment, result.error) == (1, "It ignored the customer.", None)
+
+
+async def test_llm_judge_retries_once_with_a_reminder(server):
+    server.push_text("The assistant was fine, I think.")
+    server.push_text('{"score": 2, "comment": "Slow but fine."}')
+    result = await llm_judge(server).judge(make_conversation(["Hi."]), make_spec(None), [])
+    assert result.score == 2 and result.usage.calls == 2
+    reminder = server.requests[1].messages[-1]
+    assert reminder["role"] == "user" and "could not be read" in reminder["content"]
+    assert server.requests[1].messages[-2] == {"role": "assistant", "content": "The assistant was fine, I think."}
+
+
+async def test_llm_judge_unparseable_twice_is_a_judge_error_with_no_score(server):
+    server.push_text("I cannot decide.")
+    server.push_text("Score: 7")
+    conv = make_conversation(["Hello."])
+    spec = make_spec(Expectations(judge=JudgeSpec(rubric="Be nice.", min_score=2)))
+    verdict = await evaluate(conv, spec, judge=llm_judge(server))
+    assert len(server.requests) == 2
+    assert verdict.judge.error == "unreadable reply after a reminder: the judge's score 7 is outside 1-3"
+    assert verdict.judge.score is None and verdict.score is None and verdict.comment is None
+    assert verdict.outcome == "error" and not verdict.passed
+    assert verdict.error == "judge_error: unreadable reply after a reminder: the judge's score 7 is outside 1-3"
+    [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
+    assert judged.outcome == "error"
+
+
+async def test_llm_judge_server_errors_are_a_judge_error_never_a_score(server):
+    server.push_error(500, "the GPU caught fire")
+    conv = make_conversation(["Hello."])
+    spec = make_spec(Expectations(judge=JudgeSpec(rubric="Be nice.", min_score=1)))
+    verdict = await evaluate(conv, spec, judge=llm_judge(server))
+    assert verdict.score is None and verdict.judge.score is None
+    assert "the judge model failed" in verdict.judge.error and "500" in verdict.judge.error
+    assert verdict.outcome == "error" and verdict.error.startswith("judge_error: the judge model failed")
+
+
+async def test_a_failed_judge_does_not_hide_a_failed_check(server):
+    server.push_error(500)
+    conv = make_conversation(["Hello."])
+    spec = make_spec(Expectations(bot_says=["goodbye"], judge=JudgeSpec(rubric="Be nice.", min_score=1)))
+    verdict = await evaluate(conv, spec, judge=llm_judge(server))
+    assert verdict.outcome == "failed" and verdict.error.startswith("judge_error")
+
+
+async def test_a_judge_failure_without_a_min_score_leaves_the_outcome_alone(server):
+    server.push_error(503)
+    verdict = await evaluate(make_conversation(["Hello."]), make_spec(None, extra={"evaluator_prompt": "Rate it."}),
+                             judge=llm_judge(server))
+    assert verdict.outcome == "passed" and verdict.score is None and verdict.judge.error
+
+
+async def test_a_judge_that_raises_is_recorded_as_its_error():
+    class Broken:
+        name = "broken"
+
+        async def judge(self, conversation, spec, checks):
+            raise RuntimeError("bug in the judge")
+
+    spec = make_spec(Expectations(judge=JudgeSpec(rubric="x", min_score=2)))
+    verdict = await evaluate(make_conversation(["Hi."]), spec, judge=Broken())
+    assert verdict.judge.error == "RuntimeError: bug in the judge" and verdict.score is None
+    assert verdict.outcome == "error"
