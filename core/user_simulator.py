@@ -73,3 +73,12 @@ class ScriptedUser:
         if said >= len(self.lines):
             return UserTurn.stopped("script done")
         return UserTurn.say(self.lines[said])
+
+
+@runtime_checkable
+class GoalReporter(Protocol):
+    """A simulator that tracks its goals (the offline and LLM users): after a conversation,
+    `goal_report(conversation.messages)` gives one row per goal (goal, asked, answered, data...;
+    see core.goal_tracker.GoalRow), judging the bot's last answer too."""
+
+    def goal_report(self, transcript: Sequence[ChatMessage] | None = None) -> list: ...
