@@ -82,10 +82,9 @@ def report() -> None:
     _not_built("report", "the batches work")
 
 
-@cli.command()
-def profiles() -> None:
-    """Validate profiles and show the conversations they expand to."""
-    _not_built("profiles", "the profiles work")
+from tui.profiles_command import profiles  # noqa: E402  (a click group of its own)
+
+cli.add_command(profiles)
 
 
 @cli.command()

@@ -1,0 +1,93 @@
+"""The shipped suite under profiles/: it covers the policy's cases, and the offline bot (the
+reference implementation) passes every conversation of it end to end, offline user and judge."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from core.conversation_spec import ConversationSpec
+from core.evaluation import evaluate
+from core.offline_bot import OfflineOrderModel
+from core.order_bot import OrderBot
+from core.playbook import run_playbook
+from core.runner import run_conversation
+from core.spec_sources import load_specs
+from core.user_factory import make_user_simulator
+from core.world import WorldTemplate
+
+PROFILES = Path(__file__).parent.parent / "profiles"
+BOT = OrderBot(OfflineOrderModel())
+
+
+def shipped(seed: int) -> list[ConversationSpec]:
+    result = load_specs([PROFILES], seed=seed)
+    assert result.ok, [e.render() for e in result.errors]
+    return result.specs
+
+
+async def run(spec: ConversationSpec):
+    overrides = [o.as_override() for o in spec.world.orders]
+    world = WorldTemplate(today=spec.world.today, overrides=overrides).new_world()
+    try:
+        if spec.kind == "playbook":
+            conversation = await run_playbook(spec, world=world, bot=BOT)
+        else:
+            conversation = await run_conversation(
+                world=world,
+                bot=BOT,
+                user=make_user_simulator(spec, "offline"),
+                customer_id=spec.world.customer_id,
+                bot_starts=spec.is_starter,
+            )
+    finally:
+        world.close()
+    return conversation, await evaluate(conversation, spec)
+
+
+def test_the_suite_covers_the_policy_cases():
+    profiles = {s.name: s for s in shipped(0) if s.kind == "profile"}
+    assert len({s.source for s in profiles.values()}) >= 12
+    for spec in profiles.values():
+        assert spec.world.today == dt.date(2026, 11, 21) and spec.world.customer_id == "C-100", spec.spec_id
+        assert spec.expect is not None, spec.spec_id
+
+    def expected(order_id: str) -> set[str]:
+        return {s.expect.orders[order_id] for s in profiles.values() if order_id in s.expect.orders}
+
+    assert expected("ORD-1002") == {"cancelled"}  # 5 days: yes
+    assert expected("ORD-1004") == {"cancelled"}  # exactly 10 days: yes
+    assert expected("ORD-1005") == {"processing"}  # 11 days: no
+    assert expected("ORD-1006") == {"delivered"}  # delivered: no
+    assert expected("ORD-1007") == {"cancelled"}  # already cancelled: stays so
+    assert expected("ORD-2001") == {"pending"}  # another customer's: untouched
+    assert any("track_order" in s.expect.tools_called and "ORD-1003" in " ".join(s.goals) for s in profiles.values())
+    assert any("list_my_orders" in s.expect.tools_called for s in profiles.values())
+    assert any("ORD-9999" in " ".join(s.goals) for s in profiles.values())
+    assert any(st.name == "change your mind" for s in profiles.values() for st in s.interaction_styles)
+    assert any(s.language != "English" or any(st.name == "change language" for st in s.interaction_styles) for s in profiles.values())
+    assert any("ignore" in " ".join(s.goals).lower() for s in profiles.values())
+    impatient = (PROFILES / "personalities" / "impatient-user.yml").read_text(encoding="utf-8")
+    assert any(s.context and all(line in impatient for line in s.context) for s in profiles.values())
+    assert any(s.variables for s in profiles.values())  # {{variables}} are used somewhere
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+async def test_the_offline_bot_passes_every_shipped_conversation(seed):
+    failures = []
+    for spec in shipped(seed):
+        conversation, verdict = await run(spec)
+        if not verdict.passed:
+            failed = [f"{c.name}: {c.reason}" for c in verdict.checks if c.outcome != "pass" and c.outcome != "not_applicable"]
+            failures.append((spec.spec_id, conversation.stop_reason, failed or verdict.error))
+    assert not failures, failures
+
+
+async def test_a_shipped_conversation_replays_identically():
+    spec = next(s for s in shipped(3) if s.name == "change_of_mind")
+    first, _ = await run(spec)
+    second, _ = await run(spec)
+    assert [m.model_dump() for m in first.messages] == [m.model_dump() for m in second.messages]
+    assert first.final_state.statuses["ORD-1001"] == "cancelled"
