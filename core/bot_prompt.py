@@ -16,6 +16,9 @@ ROUND_CAP_TEXT = (
     "Could you tell me again, in one sentence, what you need for which order?"
 )
 
+# Said when the model returns neither text nor a tool call.
+EMPTY_REPLY_TEXT = "Sorry, I have no answer to that just now. Could you rephrase your request?"
+
 _TEMPLATE = """\
 You are the customer-service assistant of an online shop. You help the signed-in customer \
 track their orders, list them, and cancel orders.

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from core.bot_api import BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
-from core.bot_prompt import END_MARKER, ROUND_CAP_TEXT, build_system_prompt
+from core.bot_prompt import EMPTY_REPLY_TEXT, END_MARKER, ROUND_CAP_TEXT, build_system_prompt
 from core.chat_types import ChatMessage, GenerateConfig, ModelReply, ToolCall, Usage
 from core.model_api import ChatModel
 from core.order_tools import ORDER_TOOL_SPECS, ToolCallRecord
@@ -122,8 +122,14 @@ class OrderBot:
                     rest = marker.flush()  # an unfinished "[EN" that was not the marker
                     if rest:
                         yield TextDelta(text=rest)
-                    if not callable(getattr(self.model, "stream", None)) and text:
+                if not text.strip() and not ends:
+                    # A model that answers nothing at all would leave the customer staring at an
+                    # empty message; say so in words instead.
+                    text = EMPTY_REPLY_TEXT
+                    if stream:
                         yield TextDelta(text=text)
+                elif stream and not callable(getattr(self.model, "stream", None)) and text:
+                    yield TextDelta(text=text)
                 transcript.append(ChatMessage(role="assistant", content=text))
                 turn = BotTurn(
                     text=text,

@@ -27,6 +27,9 @@ from core.chat_types import ToolCall, ToolSpec
 _ORDER_ID_SCHEMA = {
     "type": "string",
     "description": "The order id exactly as the customer gave it, e.g. ORD-1003.",
+    # Ids are short. Servers that constrain generation to the schema (llama.cpp grammars,
+    # strict tool modes) stop a rambling model here instead of after hundreds of tokens.
+    "maxLength": 24,
 }
 
 ORDER_TOOL_SPECS: list[ToolSpec] = [
@@ -78,7 +81,7 @@ ORDER_TOOL_SPECS: list[ToolSpec] = [
             "type": "object",
             "properties": {
                 "order_id": _ORDER_ID_SCHEMA,
-                "reason": {"type": "string", "description": "Optional: why the customer cancels."},
+                "reason": {"type": "string", "description": "Optional: why the customer cancels.", "maxLength": 200},
             },
             "required": ["order_id"],
             "additionalProperties": False,

