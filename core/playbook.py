@@ -61,7 +61,7 @@ from core.profile_validation import (
     did_you_mean,
     plain_value,
 )
-from core.runner import DEFAULT_LIMITS, Limits
+from core.runner import DEFAULT_LIMITS, Limits, bot_system_prompt
 from core.world import world_client
 
 if TYPE_CHECKING:
@@ -495,7 +495,7 @@ async def run_playbook(
         customer_id=customer_id,
         bot_model=bot.name,
         user_simulator=PLAYBOOK_USER,
-        system_prompt=_system_prompt(bot, ctx),
+        system_prompt=bot_system_prompt(bot, ctx),
         messages=transcript,
         tool_calls=list(tools.records),
         usage={"bot": ctx.usage, "user": Usage()},
@@ -581,13 +581,3 @@ def _describe_call(call: ToolCallRecord) -> str:
 def _clip(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _system_prompt(bot: Bot, ctx: BotContext) -> str | None:
-    getter = getattr(bot, "system_prompt", None)
-    if not callable(getter):
-        return None
-    try:
-        return getter(ctx)
-    except Exception:  # the record must be written even if a connector cannot say
-        return None

@@ -137,7 +137,7 @@ async def run_conversation(
         bot_model=bot.name,
         user_simulator=user.name,
         bot_starts=bot_starts,
-        system_prompt=_system_prompt(bot, ctx),
+        system_prompt=bot_system_prompt(bot, ctx),
         messages=transcript,
         tool_calls=list(tools.records),
         usage={"bot": ctx.usage, "user": user_usage},
@@ -152,7 +152,8 @@ async def run_conversation(
     )
 
 
-def _system_prompt(bot: Bot, ctx: BotContext) -> str | None:
+def bot_system_prompt(bot: Bot, ctx: BotContext) -> str | None:
+    """The bot's system prompt for the record, or None when it has none or cannot say."""
     getter = getattr(bot, "system_prompt", None)
     if not callable(getter):
         return None
