@@ -31,7 +31,10 @@ class ChatMessage(BaseModel):
 
     def to_openai(self) -> dict[str, Any]:
         """The message as the OpenAI chat completions API takes it."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        # An assistant turn that only calls tools has no content. OpenAI takes null, but some
+        # compatible servers (llama.cpp's) reject null or a missing key: "" suits them all.
+        content = "" if self.content is None and self.tool_calls else self.content
+        out: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
