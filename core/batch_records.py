@@ -49,6 +49,8 @@ class BatchOptions(BaseModel):
     cache: bool = False
     prompt_version: str | None = None
     """A label for the bot prompt under test (the 003 CSV's `prompt_version` column)."""
+    only: list[str] | None = None
+    """The spec ids the batch is limited to (`parley run --single`); None: every spec."""
 
 
 class BatchRecord(BaseModel):

@@ -16,7 +16,7 @@ specs, the others still do. Two files making the same spec id is an error too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +26,7 @@ from core.errors import ProfileError
 from core.expansion import expand
 from core.playbook import check_playbook_data, looks_like_playbook, playbook_spec
 from core.profile_loader import check_profile_text, parse_yaml, read_personality
+from core.profile_model import Profile
 from core.scenario_file import TEMPLATE_ROLES, PromptTemplates, check_scenario_file, read_template, read_templates
 
 FileKind = Literal["profile", "playbook", "scenario", "personality", "template"]
@@ -84,9 +85,12 @@ def load_specs(
     agent_template: str | Path | None = None,
     client_template: str | Path | None = None,
     evaluator_template: str | Path | None = None,
+    profile_hook: Callable[[Profile], Profile] | None = None,
 ) -> SpecSet:
     """Every conversation the files and folders in `paths` make for batch `seed`, and every
-    problem found. Scenario files use the shipped prompt templates unless overridden."""
+    problem found. Scenario files use the shipped prompt templates unless overridden.
+    `profile_hook`, when given, gets each valid profile before it is expanded and returns the
+    profile to expand (the batch runner swaps in profiles whose any() items an LLM filled)."""
     result = SpecSet()
     templates: PromptTemplates | None = None
     template_errors: list[ProfileError] | None = None
@@ -120,7 +124,7 @@ def load_specs(
             specs, errors = check_scenario_file(path, seed=seed, templates=templates)
             kind: FileKind = "scenario"
         else:
-            kind, specs, errors = _yaml_file(path, seed)
+            kind, specs, errors = _yaml_file(path, seed, profile_hook)
         specs, clashes = _claim_ids(specs, owners, source)
         errors += clashes
         result.files.append(SpecFile(source, kind, specs=len(specs), errors=len(errors)))
@@ -177,7 +181,9 @@ def _walk_dir(folder: Path, *, in_personalities: bool) -> Iterator[tuple[Path, s
             yield entry, None
 
 
-def _yaml_file(path: Path, seed: int) -> tuple[FileKind, list[ConversationSpec], list[ProfileError]]:
+def _yaml_file(
+    path: Path, seed: int, profile_hook: Callable[[Profile], Profile] | None = None
+) -> tuple[FileKind, list[ConversationSpec], list[ProfileError]]:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -197,6 +203,8 @@ def _yaml_file(path: Path, seed: int) -> tuple[FileKind, list[ConversationSpec],
     if profile is None:
         return "profile", [], errors
     try:
+        if profile_hook is not None:
+            profile = profile_hook(profile)
         return "profile", expand(profile, seed), []
     except ProfileError as exc:  # e.g. any() items that need an LLM and nothing else
         return "profile", [], [exc]
