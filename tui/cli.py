@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -45,10 +46,29 @@ class ParleyGroup(click.Group):
         return list(self.commands)  # in the order they are defined: most used first
 
 
+def _app_options(command: Any) -> Any:
+    """--profiles-dir and --db for the app: what it browses and where it keeps sessions."""
+    command = click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="SQLite file chats and batch results are kept in (default: $PARLEY_DB, else sessions/parley.db).",
+    )(command)
+    command = click.option(
+        "--profiles-dir",
+        "profile_dirs",
+        multiple=True,
+        type=click.Path(file_okay=False, exists=True, path_type=Path),
+        help="A folder of profiles to browse besides profiles/ (repeatable).",
+    )(command)
+    return command
+
+
 @click.group(cls=ParleyGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="parley", prog_name="parley")
+@_app_options
 @click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli(ctx: click.Context, profile_dirs: tuple[Path, ...], db_path: Path | None) -> None:
     """parley: test customer-service chatbots with simulated customers.
 
     With no command, opens the terminal app (chat, profiles, batches, sessions).
@@ -57,29 +77,25 @@ def cli(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:
         from tui.app import ParleyApp
 
-        ParleyApp().run()
+        ParleyApp(profile_dirs=profile_dirs, db_path=db_path).run()
 
 
 @cli.command()
 @click.option("--customer", default="C-100", show_default=True, help="Customer the chat acts as.")
 @click.option("--bot", "bot_model", default="offline", show_default=True, help="Model of the bot under test.")
-def chat(customer: str, bot_model: str) -> None:
+@_app_options
+def chat(customer: str, bot_model: str, profile_dirs: tuple[Path, ...], db_path: Path | None) -> None:
     """Open the app on a live chat with the bot under test."""
     from tui.app import ParleyApp
 
-    ParleyApp(initial_pane="chat", customer=customer, bot_model=bot_model).run()
+    ParleyApp(initial_pane="chat", customer=customer, bot_model=bot_model, profile_dirs=profile_dirs, db_path=db_path).run()
 
 
-@cli.command()
-def run() -> None:
-    """Run a batch of simulated conversations from profiles, playbooks or scenario files."""
-    _not_built("run", "the batches work")
+from tui.run_command import run  # noqa: E402  (the batch runner's command line)
+from tui.report_command import report  # noqa: E402
 
-
-@cli.command()
-def report() -> None:
-    """Write a batch's report (markdown, JSON, CSV, NDJSON)."""
-    _not_built("report", "the batches work")
+cli.add_command(run)
+cli.add_command(report)
 
 
 from tui.profiles_command import profiles  # noqa: E402  (a click group of its own)
@@ -87,10 +103,9 @@ from tui.profiles_command import profiles  # noqa: E402  (a click group of its o
 cli.add_command(profiles)
 
 
-@cli.command()
-def sessions() -> None:
-    """List, show and export stored chats and conversations."""
-    _not_built("sessions", "the batches work")
+from tui.sessions_command import sessions  # noqa: E402  (a click group of its own)
+
+cli.add_command(sessions)
 
 
 @cli.command()

@@ -1,0 +1,103 @@
+"""The app around the panes: a light start-up, the command palette, the one error handler, the
+Batches pane's list of past batches, and the CLI's --db / --profiles-dir."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+from textual.widgets import DataTable, TabbedContent
+
+from core.store import Store
+from tests.test_store_fixtures import build_scored_batch
+from tests.test_tui_support import REPO, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from tui.panes.batches_pane import BatchesPane
+
+
+def test_importing_the_app_loads_no_engine_database_or_web_stack():
+    heavy = ("core.store", "core.chat_session", "mockapi.worlds", "fastapi", "openai", "sqlite_utils", "httpx")
+    code = f"import sys, tui.app; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+async def test_the_batches_pane_lists_past_batches(db_path):
+    with Store.open(db_path) as store:
+        batch = build_scored_batch(store)
+        counts = store.list_batches()[0]
+    assert (counts.passed, counts.failed, counts.errors) == (6, 3, 2)  # 1 of the 12 is unevaluated
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(BatchesPane)
+        assert "parley run" in str(pane.query_one("#batches-hint").render())
+        table = pane.query_one("#batches-table", DataTable)
+        assert table.row_count == 1
+        row = [str(c) for c in table.get_row_at(0)]
+        assert row[0] == batch.id[:12] and row[2] == "completed"
+        assert row[4:] == ["12", "12", "6", "3", "2"]  # planned, done, passed, failed, errors
+
+
+async def test_an_empty_batches_pane_says_so(db_path):
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert str(app.query_one("#batches-status").render()) == "No batches yet."
+
+
+async def test_a_failing_worker_becomes_a_notification_not_a_crash(db_path):
+    db_path.parent.mkdir(parents=True)
+    db_path.write_bytes(b"this is not a database" * 100)
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        messages = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert any("is not a parley database" in m and s == "error" and "reading the sessions" in t for t, m, s in messages)
+        assert app.is_running
+
+
+async def test_the_command_palette_offers_the_main_actions(db_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tabs = app.query_one("#panes", TabbedContent)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"open s")
+        await pilot.pause(0.2)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert tabs.active == "sessions-pane"
+
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"run b")
+        await pilot.pause(0.2)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert tabs.active == "profiles-pane"
+        assert any("parley run" in n.message for n in app._notifications)
+
+
+def test_cli_passes_db_and_profiles_dir_to_the_app(monkeypatch, tmp_path):
+    seen = {}
+
+    class FakeApp:
+        def __init__(self, **kw):
+            seen.update(kw)
+
+        def run(self):
+            seen["ran"] = True
+
+    import tui.app
+
+    monkeypatch.setattr(tui.app, "ParleyApp", FakeApp)
+    from tui.cli import cli
+
+    result = CliRunner().invoke(cli, ["chat", "--customer", "C-200", "--db", str(tmp_path / "x.db"), "--profiles-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert seen["customer"] == "C-200" and seen["db_path"] == tmp_path / "x.db" and seen["profile_dirs"] == (tmp_path,)
+    seen.clear()
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "y.db")])
+    assert result.exit_code == 0 and seen["ran"] and seen["db_path"] == tmp_path / "y.db"

@@ -1,0 +1,226 @@
+"""The Chat pane as a person uses it: an offline conversation, every slash command, tool calls
+inline, the side panel, errors in place, and the chat saved to the store as it goes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import DataTable, Input
+
+from core.chat_commands import COMMANDS
+from core.store import Store
+from tests.test_bot_order_loop import ScriptedModel, calls, text
+from tests.test_tui_support import SIZE, db_path, make_app, say, settle  # noqa: F401  (fixture)
+from tui.messages import BotTextReceived
+from tui.panes.chat_pane import COMMAND_NAMES, ChatPane, ChatSidebar
+from tui.widgets.command_table import CommandTable
+from tui.widgets.transcript_view import ChatLog, Notice, ToolCallView
+
+
+def _log(app) -> ChatLog:
+    return app.query_one("#chat-log", ChatLog)
+
+
+def _bot_texts(app) -> list[str]:
+    return [m.text for m in _log(app).messages if m.role == "bot"]
+
+
+def _last(app, kind):
+    return list(_log(app).query(kind))[-1]
+
+
+def _sidebar(app) -> str:
+    return str(app.query_one(ChatSidebar).render())
+
+
+async def test_an_offline_chat_streams_replies_shows_tool_calls_and_is_saved(db_path):
+    streamed: list[str] = []
+
+    def hook(message):
+        if isinstance(message, BotTextReceived):
+            streamed.append(message.text)
+
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(pilot)
+        assert app.focused is app.query_one("#chat-input", Input)  # type at once
+
+        await say(pilot, "hello")
+        assert "I'm the order assistant" in _bot_texts(app)[-1]
+        assert streamed, "the reply arrived as streamed text"
+
+        await say(pilot, "where is ORD-1003?")
+        track = _last(app, ToolCallView)
+        assert track.tool_name == "track_order" and track.record.arguments == {"order_id": "ORD-1003"}
+        assert track.status == "ok" and "-ok" in track.classes
+        assert "UPS" in _bot_texts(app)[-1]
+        assert "order_id=ORD-1003" in str(track.title)
+
+        await say(pilot, "please cancel ORD-1005")
+        check = _last(app, ToolCallView)
+        assert check.tool_name == "check_cancellation"
+        assert check.status == "not eligible (too_old)"
+        assert "can't cancel that order" in _bot_texts(app)[-1] and "10-day" in _bot_texts(app)[-1]
+
+        sidebar = _sidebar(app)
+        assert "C-100" in sidebar and "offline" in sidebar
+        assert "Turns       3" in sidebar and "Tool calls  2 (0 refused, 0 errors)" in sidebar
+        assert "Unreported  0 calls" in sidebar and "Latency" in sidebar
+        session_id = app.query_one(ChatPane).session.id
+
+    with Store.open(db_path) as store:
+        saved = store.load_chat_session(session_id).chat
+    users = [m.content for m in saved.messages if m.role == "user"]
+    assert users == ["hello", "where is ORD-1003?", "please cancel ORD-1005"]
+    assert [c.name for c in saved.tool_calls] == ["track_order", "check_cancellation"]
+
+
+async def test_a_refused_cancellation_is_marked_refused_in_the_transcript(db_path):
+    # An LLM that skips the eligibility check: the order API itself refuses (409 too_old).
+    model = ScriptedModel(
+        calls(("cancel_order", '{"order_id": "ORD-1005"}')),
+        text("I'm sorry, ORD-1005 is past the 10-day window and cannot be cancelled."),
+        name="fake/llm",
+    )
+    app = make_app(bot_model=model)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "cancel ORD-1005 right now")
+        view = _last(app, ToolCallView)
+        assert view.record.refused and "-refused" in view.classes
+        assert view.status == "REFUSED (409 too_old)"
+        assert "REFUSED" in str(view.title) and "cancel_order" in str(view.title)
+        view.collapsed = False
+        await pilot.pause()
+        result = str(view.query(".tool-result").first().render())
+        assert "REFUSED [409 too_old]" in result and "10-day" in result
+        assert "cannot be cancelled" in _bot_texts(app)[-1]
+        assert "1 refused" in _sidebar(app)
+
+
+async def test_every_slash_command_renders_in_place(db_path, tmp_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        await say(pilot, "/database")
+        table = _last(app, CommandTable)
+        assert table.table.row_count == 18 and "Cancellable" in table.columns
+        assert "/database" in table.title
+
+        await say(pilot, "/orders")
+        orders = _last(app, CommandTable)
+        assert "C-100" in orders.title and orders.rows[0][0] == "ORD-1001"
+        assert all(row[1] == "C-100" for row in orders.rows)
+
+        await say(pilot, "/order ORD-1003")
+        detail = _last(app, Notice)
+        assert "ORD-1003 of C-100: shipped" in detail.text and '"carrier": "UPS"' in detail.text
+
+        await say(pilot, "where is ORD-1003?")
+        await say(pilot, "/metrics")
+        metrics = dict(_last(app, CommandTable).rows)
+        assert metrics["Turns"] == "1" and metrics["Tool calls"] == "1"
+
+        await say(pilot, "/help")
+        help_text = _last(app, Notice).text
+        assert all(f"/{name}" in help_text for name in COMMANDS)
+
+        await say(pilot, "/export")
+        exported = _last(app, Notice)
+        path = Path(exported.text.removeprefix("Conversation exported to "))
+        assert path.is_file() and path.parent == db_path.parent
+        assert json.loads(path.read_text())["messages"][0]["content"] == "where is ORD-1003?"
+
+        await say(pilot, "/reset")
+        assert "restored to its starting state" in _last(app, Notice).text
+
+        await say(pilot, "/customer C-200")
+        assert "Now chatting as C-200" in _last(app, Notice).text
+        assert "C-200" in _sidebar(app)
+        await say(pilot, "list my orders")
+        assert "ORD-2001" in _bot_texts(app)[-1]
+        assert _log(app).messages[-2].border_title == "You · C-200"
+
+        await say(pilot, "/databse")
+        error = _last(app, Notice)
+        assert error.kind == "error" and "Did you mean /database?" in error.text
+
+        await say(pilot, "/exit")
+        assert app._exit  # /exit leaves the app
+
+
+async def test_slash_commands_are_suggested_while_typing(db_path):
+    assert set(COMMAND_NAMES) == set(COMMANDS)  # the pane's list follows core's commands
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("/", "d", "a")
+        await pilot.pause()
+        field = app.query_one("#chat-input", Input)
+        assert field._suggestion == "/database"
+        await pilot.press("right")  # accept the suggestion
+        assert field.value == "/database"
+
+
+async def test_a_missing_api_key_is_a_clear_message_not_a_traceback(db_path):
+    app = make_app(bot_model="openrouter/some/model")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "hello")
+        error = _last(app, Notice)
+        assert error.kind == "error" and "OPENROUTER_API_KEY" in error.text
+        assert any("OPENROUTER_API_KEY" in n.message for n in app._notifications)
+        assert app.is_running
+
+
+async def test_an_unknown_model_name_is_shown_in_place(db_path):
+    app = make_app(bot_model="nonsense")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        error = _last(app, Notice)
+        assert error.kind == "error" and "could not start" in error.text
+        assert "not started" in _sidebar(app)
+        await say(pilot, "hello")
+        assert any("could not start" in n.message for n in app._notifications)
+
+
+async def test_new_chat_starts_afresh_and_keeps_the_old_one_saved(db_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "where is ORD-1003?")
+        first = app.query_one(ChatPane).session.id
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert not _log(app).messages and app.query_one(ChatPane).session.id != first
+        await say(pilot, "hello")
+        await pilot.press("f4")  # the Sessions pane lists both chats, newest first
+        await settle(pilot)
+        table = app.query_one("#sessions-table", DataTable)
+        assert [str(table.get_row_at(i)[2]) for i in range(table.row_count)] == ["chat as C-100", "chat as C-100"]
+    with Store.open(db_path) as store:
+        assert {s.id for s in store.list_chat_sessions()} >= {first}
+        assert len(store.list_chat_sessions()) == 2
+
+
+async def test_the_commands_tables_are_datatables(db_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "/orders C-200")
+        table = _last(app, CommandTable).query_one(DataTable)
+        assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == ["ORD-2001", "ORD-2002", "ORD-2003", "ORD-2004"]
+
+
+async def test_calls_without_token_counts_are_shown_as_unreported(db_path):
+    from core.chat_types import ModelReply, Usage
+
+    silent = ModelReply(model="fake/llm", text="Hi there.", usage=Usage(calls=1, unreported_calls=1))
+    app = make_app(bot_model=ScriptedModel(silent, name="fake/llm"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "hello")
+        assert "Unreported  1 call" in _sidebar(app)
+        assert "-unreported" in app.query_one(ChatSidebar).classes

@@ -1,0 +1,130 @@
+"""The Profiles pane: browse the folders, read a file highlighted, see its problems with line
+numbers where they are, and the conversations it expands to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, OptionList
+
+from core.profile_loader import validate_profile
+from core.spec_sources import load_specs
+from tests.test_tui_support import PROFILES, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from tui.panes.profiles_pane import ProfilesPane, ProfileTree
+from tui.widgets.source_view import SourceView
+
+BROKEN = """\
+test_name: broken_profile
+
+user:
+  language: English
+  role: a customer
+  goals:
+    - track order ORD-1003
+
+conversation:
+  number: 1
+  goal_style:
+    all_answered:
+      limit: lots
+  interaction_style:
+    - single question
+"""
+
+
+async def _select(pilot, path: Path) -> None:
+    """Select a file's node in the tree, as Enter on it would."""
+    tree = pilot.app.query_one(ProfileTree)
+    node = tree.find_file(path)
+    assert node is not None, f"{path} is not in the tree"
+    parent = node.parent
+    while parent is not None:
+        parent.expand()
+        parent = parent.parent
+    await pilot.pause()
+    tree.move_cursor(node)
+    await pilot.pause()
+    assert tree.cursor_node is node
+    tree.focus()
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def test_selecting_a_shipped_profile_shows_its_yaml_and_conversations(db_path):
+    path = PROFILES / "impatient_customer.yaml"
+    app = make_app(initial_pane="profiles", profile_dirs=[PROFILES])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(ProfileTree)
+        labels = [str(n.label) for n in tree.root.children]
+        assert labels == ["profiles/"]
+        await _select(pilot, path)
+
+        source = app.query_one(SourceView)
+        assert source.text == path.read_text() and source.source_language == "yaml"
+        assert source.read_only
+        assert source._highlights, "the YAML is highlighted"
+        header = str(app.query_one("#profile-header").render())
+        assert "profiles/impatient_customer.yaml" in header and "profile" in header and "valid" in header
+
+        expected = load_specs([path], seed=0).specs
+        table = app.query_one("#profile-conversations", DataTable)
+        assert table.row_count == len(expected) > 0
+        assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == [s.spec_id for s in expected]
+        assert not app.query_one("#profile-errors", OptionList).display
+
+        await pilot.press("r")  # running a batch: says how, for now
+        assert any("parley run profiles/impatient_customer.yaml" in n.message for n in app._notifications)
+
+
+async def test_a_scenario_file_shows_as_json(db_path):
+    path = PROFILES / "scenarios" / "sample_scenarios.json"
+    app = make_app(initial_pane="profiles", profile_dirs=[PROFILES])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _select(pilot, path)
+        assert app.query_one(SourceView).source_language == "json"
+        assert app.query_one("#profile-conversations", DataTable).row_count == len(load_specs([path], seed=0).specs)
+
+
+async def test_a_broken_profile_shows_its_error_at_its_line(db_path, tmp_path):
+    folder = tmp_path / "my-profiles"
+    folder.mkdir()
+    broken = folder / "broken.yaml"
+    broken.write_text(BROKEN)
+    errors = validate_profile(broken)
+    assert errors and errors[0].line == 13  # what the pane must point at
+
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(ProfileTree)
+        assert [str(n.label) for n in tree.root.children][-1] == "my-profiles/"
+        await _select(pilot, broken)
+
+        listing = app.query_one("#profile-errors", OptionList)
+        assert listing.display and listing.option_count == len(errors)
+        shown = str(listing.get_option_at_index(0).prompt)
+        assert shown.startswith("line 13, col") and errors[0].reason in shown
+        assert "1 problem" in str(app.query_one("#profile-header").render())
+        assert app.query_one("#profile-conversations", DataTable).row_count == 0
+
+        source = app.query_one(SourceView)
+        source.move_cursor((0, 0))
+        listing.focus()
+        listing.highlighted = 0
+        await pilot.press("enter")  # choosing the error takes the cursor to its line
+        await pilot.pause()
+        assert source.cursor_location[0] == 12
+        assert app.focused is source
+
+
+async def test_profiles_dir_and_shipped_folder_are_both_listed(db_path, tmp_path):
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "one.yaml").write_text(BROKEN)
+    app = make_app(initial_pane="profiles", profile_dirs=[tmp_path / "extra"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(ProfilesPane)
+        assert [p.name for p in pane.profile_dirs] == ["profiles", "extra"]
+        assert [str(n.label) for n in app.query_one(ProfileTree).root.children] == ["profiles/", "extra/"]

@@ -1,0 +1,133 @@
+"""SVG snapshots of each pane at 120x36 (pytest-textual-snapshot). Kept stable: a pinned date, a
+private database with fixed times, fixed seeds, a fake clock for the bot's latency, and no
+blinking cursors. Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after
+looking at the new pictures."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import itertools
+
+import pytest
+
+import core.order_bot
+from core.store import Store
+from tests.test_store_fixtures import T0, batch, conversation, spec, verdict
+from tests.test_tui_profiles import BROKEN
+from tests.test_tui_sessions import CHAT_STARTED, save_chat
+from tests.test_tui_support import SIZE, db_path, freeze_cursors, make_app, say, settle  # noqa: F401  (fixture)
+from tests.test_store_fixtures import build_scored_batch
+from tui.panes.profiles_pane import ProfileTree
+
+
+class FakeClock:
+    """time.perf_counter for the bot: every call 12.5 ms after the previous one."""
+
+    def __init__(self) -> None:
+        self._ticks = itertools.count()
+
+    def perf_counter(self) -> float:
+        return next(self._ticks) * 0.0125
+
+
+@pytest.fixture
+def stored(db_path):
+    with Store.open(db_path) as store:
+        build_scored_batch(store)
+        asyncio.run(save_chat(store, ["hello", "please cancel ORD-1005"], CHAT_STARTED))
+    return db_path
+
+
+async def _ready(pilot) -> None:
+    await settle(pilot)
+    freeze_cursors(pilot.app)
+    await pilot.pause()
+
+
+def test_chat_pane(snap_compare, db_path, monkeypatch):
+    monkeypatch.setattr(core.order_bot, "time", FakeClock())
+
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        for line in ("hello", "where is ORD-1003?", "please cancel ORD-1005"):
+            await say(pilot, line)
+        freeze_cursors(pilot.app)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_chat_pane_with_a_refused_tool_call_expanded(snap_compare, db_path, monkeypatch):
+    from tests.test_bot_order_loop import ScriptedModel, calls, text
+
+    monkeypatch.setattr(core.order_bot, "time", FakeClock())
+    model = ScriptedModel(
+        calls(("cancel_order", '{"order_id": "ORD-1005"}'), tokens=(310, 22)),
+        text("I'm sorry, ORD-1005 is past the 10-day window and cannot be cancelled.", tokens=(402, 18)),
+    )
+
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await say(pilot, "cancel ORD-1005 right now")
+        await pilot.press("ctrl+o")  # expand the tool calls
+        await pilot.pause()
+        freeze_cursors(pilot.app)
+
+    assert snap_compare(make_app(bot_model=model), terminal_size=SIZE, run_before=run_before)
+
+
+def test_chat_pane_with_a_command_table(snap_compare, db_path):
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await say(pilot, "/orders")
+        freeze_cursors(pilot.app)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+async def _select_profile(pilot, path) -> None:
+    await _ready(pilot)
+    tree = pilot.app.query_one(ProfileTree)
+    node = tree.find_file(path)
+    tree.move_cursor(node)
+    await pilot.pause()
+    tree.select_node(node)
+    await settle(pilot)
+    freeze_cursors(pilot.app)
+
+
+def test_profiles_pane(snap_compare, db_path):
+    from tests.test_tui_support import PROFILES
+
+    async def run_before(pilot) -> None:
+        await _select_profile(pilot, PROFILES / "track_shipped_order.yaml")
+
+    assert snap_compare(make_app(initial_pane="profiles", profile_dirs=[PROFILES]), terminal_size=SIZE, run_before=run_before)
+
+
+def test_profiles_pane_with_a_broken_profile(snap_compare, db_path, tmp_path):
+    folder = tmp_path / "my-profiles"
+    folder.mkdir()
+    (folder / "broken.yaml").write_text(BROKEN)
+
+    async def run_before(pilot) -> None:
+        await _select_profile(pilot, folder / "broken.yaml")
+
+    assert snap_compare(make_app(initial_pane="profiles", profile_dirs=[folder]), terminal_size=SIZE, run_before=run_before)
+
+
+def test_sessions_pane(snap_compare, stored):
+    assert snap_compare(make_app(initial_pane="sessions"), terminal_size=SIZE, run_before=_ready)
+
+
+def test_sessions_pane_empty(snap_compare, db_path):
+    assert snap_compare(make_app(initial_pane="sessions"), terminal_size=SIZE, run_before=_ready)
+
+
+def test_batches_pane(snap_compare, db_path):
+    with Store.open(db_path) as store:
+        b = store.create_batch(batch(id="b20261121-demo", planned=2, status="completed", started_at=T0))
+        for i, script in enumerate(("track", "cancel")):
+            conv = conversation(script, started=T0 + dt.timedelta(minutes=i + 1))
+            store.save_conversation(b.id, spec("track_order" if script == "track" else "cancel_recent", i), conv, verdict(conv))
+    assert snap_compare(make_app(initial_pane="batches"), terminal_size=SIZE, run_before=_ready)

@@ -1,0 +1,141 @@
+"""Messages the panes' workers post back to the UI, named for what happened (past tense).
+
+Workers never touch widgets: they post one of these, and the pane that owns the worker updates
+its widgets on the event loop. Payloads are plain records from core (typed loosely here so this
+module, imported at start-up, does not import the engine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textual.message import Message
+
+# ---- chat -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChatSessionStarted(Message):
+    """A ChatSession is ready (its World built, its bot resolved)."""
+
+    session: Any  # core.chat_session.ChatSession
+
+
+@dataclass
+class ChatSessionFailedToStart(Message):
+    """The chat could not start (an unknown model name, say): the reason, for a person."""
+
+    reason: str
+
+
+@dataclass
+class BotTextReceived(Message):
+    """A piece of the bot's reply streamed in."""
+
+    text: str
+
+
+@dataclass
+class ToolCallBegan(Message):
+    """The bot asked for a tool call; its result follows in ToolCallEnded."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class ToolCallEnded(Message):
+    """A tool call ran (core.order_tools.ToolCallRecord: result, ok, refused)."""
+
+    record: Any
+
+
+@dataclass
+class BotTurnCompleted(Message):
+    """The bot finished its answer (core.bot_api.BotTurn) and the session's metrics after it."""
+
+    turn: Any
+    metrics: Any  # core.chat_session.SessionMetrics
+
+
+@dataclass
+class ChatCommandCompleted(Message):
+    """A slash command (or a failed turn) produced a core.chat_commands.CommandResult."""
+
+    line: str
+    result: Any
+    metrics: Any
+
+
+@dataclass
+class ChatSessionSaved(Message):
+    """The chat was written to the store (it is saved after every turn)."""
+
+    session_id: str
+    messages: int
+
+
+# ---- profiles ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ProfileFilesListed(Message):
+    """The profile folders were walked: (label, root, files relative to root) per folder."""
+
+    roots: list[tuple[str, Path, list[Path]]]
+
+
+@dataclass
+class ProfileLoaded(Message):
+    """A profile/playbook/scenario file was read, validated and expanded."""
+
+    path: Path
+    shown_as: str
+    text: str
+    language: str | None
+    kind: str | None
+    specs: list[Any] = field(default_factory=list)  # core.conversation_spec.ConversationSpec
+    errors: list[Any] = field(default_factory=list)  # core.errors.ProfileError
+    warnings: list[str] = field(default_factory=list)
+
+
+# ---- sessions and batches ---------------------------------------------------------------------
+
+
+@dataclass
+class SessionsPageLoaded(Message):
+    """A page of stored sessions (tui.panes.session_listing.SessionItem), newest first."""
+
+    generation: int
+    cursor: Any  # the SessionCursor that pages on from here
+    items: list[Any]
+    first_page: bool
+    shown: int
+    total: int
+    conversations: int
+    chats: int
+    profile_names: list[str] | None = None
+
+
+@dataclass
+class SessionOpened(Message):
+    """A stored session was loaded in full (tui.panes.session_listing.SessionDetail)."""
+
+    detail: Any
+
+
+@dataclass
+class SessionExported(Message):
+    """A stored session was written to a JSON file."""
+
+    path: Path
+
+
+@dataclass
+class BatchesListed(Message):
+    """Past batches (core.batch_records.BatchRow), newest first."""
+
+    rows: list[Any]

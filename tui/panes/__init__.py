@@ -1,0 +1,1 @@
+"""The app's panes, one module each: chat, profiles, batches, sessions."""

@@ -1,0 +1,1 @@
+"""Widgets shared by the panes: the transcript (ChatLog), command tables, the source view."""
