@@ -76,8 +76,10 @@ async def test_the_command_palette_offers_the_main_actions(db_path):
         await pilot.pause(0.2)
         await pilot.press("enter")
         await settle(pilot)
-        assert tabs.active == "profiles-pane"
-        assert any("parley run" in n.message for n in app._notifications)
+        from tui.screens.launch_batch import LaunchBatchScreen
+
+        assert isinstance(app.screen, LaunchBatchScreen)  # the launch form, over the current pane
+        assert app.screen.query_one("#launch-sources").value  # prefilled with the profiles folder
 
 
 def test_cli_passes_db_and_profiles_dir_to_the_app(monkeypatch, tmp_path):

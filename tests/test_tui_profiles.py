@@ -73,8 +73,12 @@ async def test_selecting_a_shipped_profile_shows_its_yaml_and_conversations(db_p
         assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == [s.spec_id for s in expected]
         assert not app.query_one("#profile-errors", OptionList).display
 
-        await pilot.press("r")  # running a batch: says how, for now
-        assert any("parley run profiles/impatient_customer.yaml" in n.message for n in app._notifications)
+        await pilot.press("r")  # running a batch: the launch form, prefilled with this file
+        await pilot.pause()
+        from tui.screens.launch_batch import LaunchBatchScreen
+
+        assert isinstance(app.screen, LaunchBatchScreen)
+        assert app.screen.query_one("#launch-sources").value.endswith("profiles/impatient_customer.yaml")
 
 
 async def test_a_scenario_file_shows_as_json(db_path):

@@ -131,3 +131,53 @@ def test_batches_pane(snap_compare, db_path):
             conv = conversation(script, started=T0 + dt.timedelta(minutes=i + 1))
             store.save_conversation(b.id, spec("track_order" if script == "track" else "cancel_recent", i), conv, verdict(conv))
     assert snap_compare(make_app(initial_pane="batches"), terminal_size=SIZE, run_before=_ready)
+
+
+def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
+    """A deterministic offline batch (seed 7, one at a time) launched from Profiles, run to the
+    end. The batch id, its creation time and the durations are the only cells that depend on
+    when the test runs: they are replaced before the picture."""
+    import shutil
+
+    from rich.text import Text
+    from textual.widgets import DataTable, Input
+
+    from tests.test_tui_batches import SMALL
+    from tests.test_tui_support import PROFILES
+
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for name in SMALL:
+        shutil.copy(PROFILES / name, folder / name)
+
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        tree = pilot.app.query_one(ProfileTree)
+        tree.move_cursor(next(n for n in tree.root.children if n.data == folder))
+        tree.focus()
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        form = pilot.app.screen
+        form.query_one("#launch-sources", Input).value = "suite"
+        form.query_one("#launch-seed", Input).value = "7"
+        form.query_one("#launch-concurrency", Input).value = "1"
+        await pilot.click("#launch-go")
+        await settle(pilot, rounds=60)
+        batches = pilot.app.query_one("#batches-table", DataTable)
+        batches.update_cell_at((0, 0), Text("b-snapshot"))
+        batches.update_cell_at((0, 1), Text("2026-11-21 09:00"))
+        results = pilot.app.query_one("#batch-results", DataTable)
+        for row in range(results.row_count):
+            results.update_cell_at((row, 8), Text("0.1s"))
+        pilot.app.clear_notifications()
+        freeze_cursors(pilot.app)
+        await pilot.pause()
+
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.chdir(tmp_path)  # so the source reads `suite`, as typed
+    try:
+        app = make_app(initial_pane="profiles", profile_dirs=[folder])
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    finally:
+        monkeypatch.undo()

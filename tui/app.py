@@ -169,11 +169,24 @@ class ParleyApp(App[None]):
         self.query_one("#chat", ChatPane).action_new_chat()
 
     def action_run_batch(self) -> None:
-        self.action_show_pane("profiles")
-        self.notify(
-            "Pick a profile here, then run it from the terminal: parley run PATH (batches in the app come next).",
-            title="Run batch",
-        )
+        """The launch form, prefilled with the file or folder selected in Profiles."""
+        self.launch_batch(self.query_one("#profiles", ProfilesPane).selected_source())
+
+    def launch_batch(self, sources: str) -> None:
+        """Open the launch form for `sources`; a batch it prepares runs in the Batches pane."""
+        from tui.screens.launch_batch import LaunchBatchScreen
+
+        def launched(prepared: Any) -> None:
+            if prepared is None:
+                return
+            self.action_show_pane("batches")
+            self.query_one("#batches", BatchesPane).start(prepared)
+
+        self.push_screen(LaunchBatchScreen(sources), launched)
+
+    def batch_running(self) -> bool:
+        """Whether a batch is running in the Batches pane (one at a time)."""
+        return self.query_one("#batches", BatchesPane).running_batch is not None
 
     def action_open_sessions(self) -> None:
         self.action_show_pane("sessions")

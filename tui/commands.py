@@ -19,7 +19,7 @@ class ParleyCommands(Provider):
         app = cast("ParleyApp", self.app)
         return [
             ("New chat", "Start a fresh chat with the bot under test (the current one stays saved)", app.action_new_chat),
-            ("Run batch", "Pick a profile to run (batches run with `parley run PATH` for now)", app.action_run_batch),
+            ("Run batch", "Launch a batch over the profiles selected in Profiles and watch it in Batches", app.action_run_batch),
             ("Open session", "Browse stored chats and batch conversations", app.action_open_sessions),
             ("Switch theme", "Choose the app's colour theme", app.action_change_theme),
             ("Show chat", "Go to the Chat pane", lambda: app.action_show_pane("chat")),

@@ -139,3 +139,74 @@ class BatchesListed(Message):
     """Past batches (core.batch_records.BatchRow), newest first."""
 
     rows: list[Any]
+
+
+@dataclass
+class BatchRowsLoaded(Message):
+    """A batch's conversations (core.batch_records.ConversationRow) were read from the store."""
+
+    batch_id: str
+    rows: list[Any]
+
+
+@dataclass
+class BatchPrepared(Message):
+    """The launch form's inputs checked out: a stored, pending core.batch_runner.PreparedBatch."""
+
+    prepared: Any
+
+
+@dataclass
+class BatchLaunchRefused(Message):
+    """The launch form's inputs did not check out: why, for a person, and the files' problems."""
+
+    reason: str
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BatchRunStarted(Message):
+    """The runner started a batch of `total` conversations."""
+
+    batch_id: str
+    total: int
+    concurrency: int
+
+
+@dataclass
+class BatchProgressed(Message):
+    """The running batch's counts moved (core.progress_events.Progress)."""
+
+    progress: Any
+
+
+@dataclass
+class ConversationScored(Message):
+    """A conversation of the running batch ended and was stored; `row` is its results-table row
+    (None when a failed run stored nothing), `error` set when the run itself broke."""
+
+    batch_id: str
+    row: Any
+    error: str | None = None
+
+
+@dataclass
+class BatchConcurrencyChanged(Message):
+    """The runner's adaptive concurrency limit moved (rate limits, or recovery)."""
+
+    limit: int
+    reason: str
+
+
+@dataclass
+class BatchRunEnded(Message):
+    """The running batch ended: completed, cancelled or failed (`error` says why)."""
+
+    batch_id: str
+    status: str
+    done: int
+    total: int
+    passed: int
+    failed: int
+    errors: int
+    error: str | None = None

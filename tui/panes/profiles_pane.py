@@ -295,9 +295,23 @@ class ProfilesPane(Pane):
         current = self.query_one("#profile-errors", OptionList).highlighted
         self.go_to_error(0 if current is None else current + 1, focus=True)
 
+    def selected_source(self) -> str:
+        """The file or folder under the tree's cursor (else the open file, else the first
+        folder), as a path to run: relative to the current directory when it is under it."""
+        node = self.query_one(ProfileTree).cursor_node
+        path: Path | None = Path(node.data) if node is not None and node.data is not None else self.path
+        if path is None and self.profile_dirs:
+            path = self.profile_dirs[0]
+        if path is None:
+            return ""
+        try:
+            text = str(path.resolve().relative_to(Path.cwd()))
+        except ValueError:
+            text = str(path)
+        return f'"{text}"' if " " in text else text
+
     def action_run_batch(self) -> None:
-        target = self.shown_as or (self.profile_dirs[0].name if self.profile_dirs else "profiles")
-        self.notify(f"Batches run from the terminal for now:\nparley run {target}", title="Run batch", timeout=8)
+        self.parley.launch_batch(self.selected_source())
 
     def action_reload(self) -> None:
         self._list_files()

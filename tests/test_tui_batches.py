@@ -1,0 +1,191 @@
+"""The Batches pane with real offline batches: launched from Profiles through the form, watched
+to the end (progress, results, histogram), a missing key refused in the form, a running batch
+cancelled, and a result opened as its transcript with the verdict."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from textual.widgets import DataTable, Input, ProgressBar, TabbedContent
+
+from core.store import Store
+from tests.test_tui_support import PROFILES, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from tui.panes.batches_pane import BatchesPane
+from tui.panes.profiles_pane import ProfileTree
+from tui.panes.session_detail import CheckView, SessionScreen
+from tui.screens.launch_batch import LaunchBatchScreen
+from tui.widgets.score_histogram import ScoreHistogram
+
+SMALL = ("track_shipped_order.yaml", "cancel_eligible_order.yaml", "list_my_orders.yaml")
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """Three shipped profiles (their 'today' pinned in them) in a folder of their own."""
+    target = tmp_path / "suite"
+    target.mkdir()
+    for name in SMALL:
+        shutil.copy(PROFILES / name, target / name)
+    return target
+
+
+async def open_form(pilot, folder) -> LaunchBatchScreen:
+    """Select the folder in the Profiles tree and press r."""
+    await settle(pilot)
+    tree = pilot.app.query_one(ProfileTree)
+    top = next(node for node in tree.root.children if node.data == folder)
+    tree.move_cursor(top)
+    tree.focus()
+    await pilot.pause()
+    await pilot.press("r")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, LaunchBatchScreen)
+    return screen
+
+
+def fill(screen: LaunchBatchScreen, **values: str) -> None:
+    for name, value in values.items():
+        screen.query_one(f"#launch-{name}", Input).value = value
+
+
+async def launch(pilot, folder, **values: str) -> None:
+    screen = await open_form(pilot, folder)
+    assert screen.query_one("#launch-sources", Input).value.endswith("suite")
+    fill(screen, **values)
+    await pilot.click("#launch-go")
+    await settle(pilot, rounds=60)
+
+
+def planned(folder, trials: int = 1) -> int:
+    from core.spec_sources import load_specs
+
+    return len(load_specs([folder], seed=7).specs) * trials
+
+
+def cells(table: DataTable, column: int) -> list[str]:
+    return [str(table.get_row_at(i)[column]) for i in range(table.row_count)]
+
+
+async def test_an_offline_batch_launched_from_profiles_runs_to_the_end(db_path, folder):
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await launch(pilot, folder, seed="7", concurrency="2")
+        total = planned(folder)
+        assert app.query_one("#panes", TabbedContent).active == "batches-pane"
+        pane = app.query_one(BatchesPane)
+        assert pane.running_batch is None and pane.progress is not None
+        assert pane.progress.done == pane.progress.total == total
+        bar = app.query_one("#batch-progress", ProgressBar)
+        assert bar.progress == bar.total == total
+        counts = str(app.query_one("#batch-counts").render())
+        assert counts.startswith(f"completed: {total}/{total} done")
+
+        results = app.query_one("#batch-results", DataTable)
+        assert results.row_count == total
+        with Store.open(db_path) as store:
+            rows = store.conversation_rows(batch_id=pane.shown_batch, limit=100)
+            listed = store.list_batches()
+        assert len(rows) == total and listed[0].batch.status == "completed"
+        assert sorted(cells(results, 0)) == sorted(r.name for r in rows)
+        histogram = app.query_one(ScoreHistogram)
+        expected = {s: sum(1 for r in rows if r.score == s) for s in (1, 2, 3)}
+        assert histogram.counts == expected and sum(expected.values()) > 0
+        for s in (1, 2, 3):
+            assert f"{s} " in str(histogram.render())
+        batches = app.query_one("#batches-table", DataTable)
+        assert str(batches.get_row_at(0)[2]) == "completed"
+        assert all(c in ("unknown", "$0.0000") for c in cells(results, 7))
+
+
+async def test_a_missing_key_is_refused_in_the_form(db_path, folder):
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_form(pilot, folder)
+        fill(screen, bot="openrouter/x")
+        await pilot.click("#launch-go")
+        await settle(pilot)
+        assert app.screen is screen, "the form stays open"
+        error = screen.error_text
+        assert "OPENROUTER_API_KEY" in error and "Traceback" not in error
+        with Store.open(db_path) as store:
+            assert store.list_batches() == []
+        fill(screen, bot="offline", trials="zero")
+        await pilot.click("#launch-go")
+        await pilot.pause()
+        assert screen.error_text == "Trials must be a whole number."
+
+
+async def test_a_running_batch_can_be_cancelled(db_path, folder):
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_form(pilot, folder)
+        fill(screen, trials="40", concurrency="1")
+        await pilot.click("#launch-go")
+        pane = app.query_one(BatchesPane)
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if pane.progress is not None and pane.progress.done >= 1:
+                break
+        assert pane.runner is not None, "still running"
+        pane.query_one("#batch-results").focus()
+        await pilot.press("c")
+        await pilot.press("c")
+        await settle(pilot, rounds=60)
+        assert pane.running_batch is None
+        assert str(app.query_one("#batch-counts").render()).startswith("cancelled:")
+        assert str(app.query_one("#batches-table", DataTable).get_row_at(0)[2]) == "cancelled"
+        total = planned(folder, 40)
+        with Store.open(db_path) as store:
+            row = store.list_batches()[0]
+            stored = store.conversation_rows(batch_id=row.id, limit=1000)
+        assert row.batch.status == "cancelled" and row.batch.finished_at is not None
+        assert 0 < row.done == len(stored) < total
+        assert app.query_one("#batch-results", DataTable).row_count == len(stored)
+
+
+async def test_enter_on_a_result_opens_its_transcript_and_verdict(db_path, folder):
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await launch(pilot, folder, seed="7")
+        pane = app.query_one(BatchesPane)
+        results = app.query_one("#batch-results", DataTable)
+        results.focus()
+        results.move_cursor(row=1)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert screen.detail.id == pane.results[1].id
+        assert "Outcome:" in str(screen.query_one("#detail-verdict").render())
+        assert len(screen.query(CheckView)) > 0
+        await pilot.press("escape")
+        assert app.screen is not screen
+
+
+async def test_a_past_batch_shows_its_results_when_highlighted(db_path, folder):
+    from tests.test_store_fixtures import build_scored_batch
+
+    with Store.open(db_path) as store:
+        build_scored_batch(store)
+        rows = store.conversation_rows(limit=100)
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.query_one("#batch-results", DataTable).row_count == len(rows) == 12
+        expected = {s: sum(1 for r in rows if r.score == s) for s in (1, 2, 3)}
+        assert app.query_one(ScoreHistogram).counts == expected
+        await pilot.press("c")
+        assert any("No batch is running" in n.message for n in app._notifications)
+
+
+async def test_the_palette_run_batch_opens_the_form(db_path, folder):
+    app = make_app(initial_pane="batches", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.action_run_batch()
+        await pilot.pause()
+        assert isinstance(app.screen, LaunchBatchScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, LaunchBatchScreen)

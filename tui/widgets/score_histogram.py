@@ -1,0 +1,51 @@
+"""ScoreHistogram: how many conversations of a batch the judge scored 1, 2 and 3, as bars."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.content import Content
+from textual.widgets import Static
+
+SCORES = (1, 2, 3)
+BAR_WIDTH = 12
+
+
+def score_counts(scores: Iterable[int | None]) -> dict[int, int]:
+    """Counts of 1, 2 and 3 among `scores` (unscored conversations are not counted)."""
+    counts = dict.fromkeys(SCORES, 0)
+    for score in scores:
+        if score in counts:
+            counts[score] += 1
+    return counts
+
+
+def render_histogram(counts: dict[int, int], *, width: int = BAR_WIDTH) -> str:
+    """One line per score: the score, a bar scaled to the largest count, the count."""
+    top = max(counts.values(), default=0)
+    lines = []
+    for score in SCORES:
+        n = counts.get(score, 0)
+        filled = round(width * n / top) if top else 0
+        lines.append(f"{score} {'█' * filled}{'·' * (width - filled)} {n}")
+    unscored = counts.get(0, 0)
+    if unscored:
+        lines.append(f"unscored {unscored}")
+    return "\n".join(lines)
+
+
+class ScoreHistogram(Static):
+    """The score distribution of the batch shown; `counts` is the last one drawn."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(Content(render_histogram(dict.fromkeys(SCORES, 0))), id=id)
+        self.border_title = "Scores"
+        self.counts: dict[int, int] = dict.fromkeys(SCORES, 0)
+
+    def show_scores(self, scores: Iterable[int | None]) -> None:
+        """Redraw from every conversation's score."""
+        scores = list(scores)
+        counts = score_counts(scores)
+        self.counts = counts
+        unscored = sum(1 for s in scores if s not in counts)
+        self.update(Content(render_histogram({**counts, 0: unscored})))
