@@ -148,7 +148,6 @@ async def retry_call(
     """
     policy = policy or RetryPolicy()
     sleep = sleep or asyncio.sleep
-    rng = rng or random.Random()
     attempt = 0
     while True:
         attempt += 1
@@ -161,6 +160,8 @@ async def retry_call(
                 tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
                 raise ProviderError(f"{err} (gave up after {tries})", status=err.status, retryable=True) from err
             retry_after = getattr(err, "retry_after_s", None)
+            if rng is None:
+                rng = random.Random()  # made on the first retry: seeding one costs ~10 us a call
             delay = backoff_delay(attempt, policy, retry_after, rng)
             if on_retry is not None:
                 # a broken listener must not turn a recoverable call into a failure

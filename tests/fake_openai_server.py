@@ -285,7 +285,9 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 
 def _loopback_socket(port: int = 0) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Name the protocol: a socket made with proto 0 is not recognised as TCP when the server
+    # decides to set TCP_NODELAY, and every reply on a kept-alive connection then waits ~40 ms.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(2048)
