@@ -57,10 +57,9 @@ def serve(port: int, delay_ms: int, tool_round: bool) -> None:
     """Serve the fake (answering "ok" after `delay_ms`) until killed; prints its base URL.
 
     The listening socket is made with proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on
-    connections accepted from such a socket. tests.fake_openai_server's `_loopback_socket` makes
-    it with proto 0, so there every reply on a kept-alive connection waits ~40 ms for a delayed
-    ACK (Nagle: uvicorn writes the head and the body apart), and a 200 ms server answers in
-    ~245 ms. `--stock-server` measures against that one as it is.
+    connections accepted from such a socket (without it every reply on a kept-alive connection
+    waits ~40 ms for a delayed ACK). tests.fake_openai_server's `_loopback_socket` does the same;
+    `--stock-server` measures against that module's own process.
 
     With `tool_round`, a request carrying tools whose last message is the customer's is answered
     with a track_order call (the bot's first round of each turn)."""
@@ -230,7 +229,7 @@ def main() -> None:
     parser.add_argument("--suite-concurrency", type=int, default=4,
                         help="then run the whole shipped suite once at this concurrency for conversations/min (0: skip)")
     parser.add_argument("--stock-server", action="store_true",
-                        help="tests.fake_openai_server's own process, as it is (no TCP_NODELAY)")
+                        help="tests.fake_openai_server's own process instead of this bench's (no --tools)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
