@@ -3,8 +3,8 @@
 Run: .venv/bin/python bench/bench_llm_overhead.py [--concurrency 32 128] [--calls 1600] [--delay-ms 200]
 
 Serves the fake OpenAI-compatible server (tests/fake_openai_server.py) in a child process, so
-it does not share this process's GIL, answering every request after a fixed delay (see `serve`
-for why the bench opens the listening socket itself). Then, for each concurrency C, side by
+it does not share this process's GIL, answering every request after a fixed delay (`serve`
+adds a variant that answers the bot's first round with a tool call). Then, for each concurrency C, side by
 side and --repeat times:
 - bare: the calls through one `openai.AsyncOpenAI` (parley's pool settings, SDK retries off)
   with C tasks in flight, each sending a one-line chat;
@@ -56,18 +56,14 @@ DEFAULT_PROFILE = ROOT / "profiles" / "track_shipped_order.yaml"
 def serve(port: int, delay_ms: int, tool_round: bool) -> None:
     """Serve the fake (answering "ok" after `delay_ms`) until killed; prints its base URL.
 
-    The listening socket is made with proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on
-    connections accepted from such a socket (without it every reply on a kept-alive connection
-    waits ~40 ms for a delayed ACK). tests.fake_openai_server's `_loopback_socket` does the same;
-    `--stock-server` measures against that module's own process.
+    It listens on tests.fake_openai_server's `loopback_socket` (TCP_NODELAY-capable, see there);
+    `--stock-server` measures against that module's own process instead.
 
     With `tool_round`, a request carrying tools whose last message is the customer's is answered
     with a track_order call (the bot's first round of each turn)."""
-    import socket
-
     import uvicorn
 
-    from tests.fake_openai_server import FakeOpenAIServer, ToolCallsReply
+    from tests.fake_openai_server import FakeOpenAIServer, ToolCallsReply, loopback_socket
 
     class ToolRoundServer(FakeOpenAIServer):
         def _completion(self, step: Any, body: dict[str, Any], model: str, n: int) -> dict[str, Any]:
@@ -79,10 +75,7 @@ def serve(port: int, delay_ms: int, tool_round: bool) -> None:
     server = ToolRoundServer() if tool_round else FakeOpenAIServer()
     server.fixed_delay_ms = delay_ms
     server.record_requests = False
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(2048)
+    sock = loopback_socket(port)
     host, bound = sock.getsockname()[:2]
     print(f"fake OpenAI server listening on http://{host}:{bound}/v1", flush=True)
     uvicorn.Server(uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="off")).run(

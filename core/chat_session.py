@@ -38,12 +38,12 @@ from core.errors import ParleyError
 from core.model_api import ChatModel
 from core.order_bot import OrderBot
 from core.order_tools import OrderTools, ToolCallRecord
+from core.profile_model import DEFAULT_CUSTOMER_ID
 from core.world import WorldState, world_client, world_template
 
 if TYPE_CHECKING:
     from core.world import World, WorldTemplate
 
-DEFAULT_CUSTOMER = "C-100"
 DEFAULT_EXPORT_DIR = pathlib.Path("sessions")
 
 
@@ -98,7 +98,7 @@ class ChatSession:
     def __init__(
         self,
         *,
-        customer_id: str = DEFAULT_CUSTOMER,
+        customer_id: str = DEFAULT_CUSTOMER_ID,
         model: ChatModel | str | None = None,
         bot: Bot | None = None,
         export_dir: str | pathlib.Path = DEFAULT_EXPORT_DIR,

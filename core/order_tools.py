@@ -32,26 +32,24 @@ _ORDER_ID_SCHEMA = {
     "maxLength": 24,
 }
 
+# The arguments of every tool that acts on one order and nothing else.
+_ORDER_ID_ONLY = {
+    "type": "object",
+    "properties": {"order_id": _ORDER_ID_SCHEMA},
+    "required": ["order_id"],
+    "additionalProperties": False,
+}
+
 ORDER_TOOL_SPECS: list[ToolSpec] = [
     ToolSpec(
         name="get_order",
         description="Get the details of one of the signed-in customer's orders: items, status, placed date.",
-        parameters={
-            "type": "object",
-            "properties": {"order_id": _ORDER_ID_SCHEMA},
-            "required": ["order_id"],
-            "additionalProperties": False,
-        },
+        parameters=_ORDER_ID_ONLY,
     ),
     ToolSpec(
         name="track_order",
         description="Get the shipping status and tracking information of one of the customer's orders.",
-        parameters={
-            "type": "object",
-            "properties": {"order_id": _ORDER_ID_SCHEMA},
-            "required": ["order_id"],
-            "additionalProperties": False,
-        },
+        parameters=_ORDER_ID_ONLY,
     ),
     ToolSpec(
         name="list_my_orders",
@@ -64,12 +62,7 @@ ORDER_TOOL_SPECS: list[ToolSpec] = [
             "Check whether one of the customer's orders can be cancelled under the policy "
             "(placed at most 10 days ago, not delivered, not already cancelled). Changes nothing."
         ),
-        parameters={
-            "type": "object",
-            "properties": {"order_id": _ORDER_ID_SCHEMA},
-            "required": ["order_id"],
-            "additionalProperties": False,
-        },
+        parameters=_ORDER_ID_ONLY,
     ),
     ToolSpec(
         name="cancel_order",

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import ProfileError
+from core.order_tools import ORDER_TOOL_SPECS
 
 # Sensei's defaults for the `llm:` block.
 DEFAULT_LLM_MODEL = "gpt-4o"
@@ -50,7 +51,7 @@ STYLE_NAMES: tuple[str, ...] = (
     "default",
 )
 ORDER_STATUSES: tuple[str, ...] = ("pending", "processing", "shipped", "delivered", "cancelled")
-TOOL_NAMES: tuple[str, ...] = ("get_order", "track_order", "list_my_orders", "check_cancellation", "cancel_order")
+TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in ORDER_TOOL_SPECS)
 
 Scalar = int | float | str
 

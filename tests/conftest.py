@@ -14,3 +14,29 @@ PINNED_TODAY = dt.date(2026, 11, 21)
 @pytest.fixture
 def today() -> dt.date:
     return PINNED_TODAY
+
+
+@pytest.fixture(scope="module")
+def running_fake_openai():
+    """A scripted OpenAI-compatible server on a loopback port, one per test module."""
+    from tests.fake_openai_server import run_fake_server
+
+    with run_fake_server() as server:
+        yield server
+
+
+@pytest.fixture
+def server(running_fake_openai):
+    """The module's fake OpenAI-compatible server with an empty script and request log."""
+    running_fake_openai.reset()
+    yield running_fake_openai
+    running_fake_openai.reset()
+
+
+@pytest.fixture
+async def close_model_clients():
+    """Close the shared model clients this test's event loop opened."""
+    yield
+    from core.openai_provider import aclose_clients
+
+    await aclose_clients()

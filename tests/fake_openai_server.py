@@ -284,7 +284,7 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 # -- running it ----------------------------------------------------------------------------------
 
 
-def _loopback_socket(port: int = 0) -> socket.socket:
+def loopback_socket(port: int = 0) -> socket.socket:
     # Name the protocol: a socket made with proto 0 is not recognised as TCP when the server
     # decides to set TCP_NODELAY, and every reply on a kept-alive connection then waits ~40 ms.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -300,7 +300,7 @@ def run_fake_server(server: FakeOpenAIServer | None = None, *, port: int = 0) ->
     """Serve a fake server on 127.0.0.1 (a free port by default) in a background thread; yields
     it with `base_url` set (`http://127.0.0.1:PORT/v1`); stops it on exit."""
     server = server or FakeOpenAIServer()
-    sock = _loopback_socket(port)
+    sock = loopback_socket(port)
     host, bound_port = sock.getsockname()[:2]
     config = uvicorn.Config(
         server.app, log_level="warning", access_log=False, lifespan="off",
@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     server.fixed_delay_ms = args.delay_ms
     server.default = TextReply(args.text)
     server.record_requests = False
-    sock = _loopback_socket(args.port)
+    sock = loopback_socket(args.port)
     host, port = sock.getsockname()[:2]
     print(f"fake OpenAI server listening on http://{host}:{port}/v1", flush=True)
     uvicorn.Server(uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="off")).run(

@@ -8,11 +8,10 @@ from core.chat_types import ChatMessage, ToolCall
 from core.evaluation import evaluate
 from core.judge import DEFAULT_RUBRIC, LLMJudge, OfflineJudge, format_transcript, judge_messages, offline_judgement
 from core.model_registry import get_model
-from core.openai_provider import aclose_clients
 from core.profile_model import Expectations, JudgeSpec
 from core.retry import RetryPolicy
 from core.verdict import CheckResult
-from tests.fake_openai_server import FakeOpenAIServer, run_fake_server
+from tests.fake_openai_server import FakeOpenAIServer
 from tests.test_eval_checks import make_conversation, make_spec, record
 
 
@@ -99,23 +98,9 @@ def test_rubric_comes_from_the_profile_then_the_scenario_then_the_default():
 # -- LLM judge against the fake server ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def running_server():
-    with run_fake_server() as server:
-        yield server
-
-
-@pytest.fixture
-def server(running_server: FakeOpenAIServer):
-    running_server.reset()
-    yield running_server
-    running_server.reset()
-
-
 @pytest.fixture(autouse=True)
-async def close_clients():
-    yield
-    await aclose_clients()
+async def close_clients(close_model_clients):
+    """Each test's shared model clients are closed on its own event loop."""
 
 
 def llm_judge(server: FakeOpenAIServer, rubric: str | None = None) -> LLMJudge:

@@ -12,7 +12,7 @@ from core.chat_types import ChatMessage, GenerateConfig, ToolCall, ToolSpec
 from core.errors import ConfigError, ProviderError
 from core.openai_provider import OpenAICompatibleModel, aclose_clients, shared_client_count
 from core.retry import RetryEvent, RetryPolicy
-from tests.fake_openai_server import FakeOpenAIServer, TextReply, fake_server_process, run_fake_server
+from tests.fake_openai_server import FakeOpenAIServer, TextReply, fake_server_process
 
 KEY = "sk-test-key"
 HELLO = [ChatMessage(role="system", content="You are an order assistant."),
@@ -35,23 +35,9 @@ class RecordingSleep:
         await asyncio.sleep(0)
 
 
-@pytest.fixture(scope="module")
-def running_server():
-    with run_fake_server() as server:
-        yield server
-
-
-@pytest.fixture
-def server(running_server: FakeOpenAIServer) -> FakeOpenAIServer:
-    running_server.reset()
-    yield running_server
-    running_server.reset()
-
-
 @pytest.fixture(autouse=True)
-async def close_clients():
-    yield
-    await aclose_clients()
+async def close_clients(close_model_clients):
+    """Each test's shared model clients are closed on its own event loop."""
 
 
 def make_model(server: FakeOpenAIServer, name: str = "openai/gpt-4o-mini", *, key: str | None = KEY,

@@ -13,30 +13,16 @@ import pytest
 from core.chat_types import ChatMessage
 from core.errors import ProviderError
 from core.gc_threshold import fewer_collections
-from core.openai_provider import OpenAICompatibleModel, aclose_clients, shared_client
+from core.openai_provider import OpenAICompatibleModel, shared_client
 from core.pool_shards import PoolShards
-from tests.fake_openai_server import FakeOpenAIServer, run_fake_server
+from tests.fake_openai_server import FakeOpenAIServer
 
 HELLO = [ChatMessage(role="user", content="Where is my order ORD-1001?")]
 
 
-@pytest.fixture(scope="module")
-def running_server():
-    with run_fake_server() as server:
-        yield server
-
-
-@pytest.fixture
-def server(running_server: FakeOpenAIServer) -> FakeOpenAIServer:
-    running_server.reset()
-    yield running_server
-    running_server.reset()
-
-
 @pytest.fixture(autouse=True)
-async def close_clients():
-    yield
-    await aclose_clients()
+async def close_clients(close_model_clients):
+    """Each test's shared model clients are closed on its own event loop."""
 
 
 def make_model(server: FakeOpenAIServer) -> OpenAICompatibleModel:

@@ -13,34 +13,20 @@ from core.expansion import resolve_any_items
 from core.llm_user import KICKOFF, STOP_MARKER, LLMUser, flip_roles, generate_any_items, parse_items, split_stop_marker
 from core.offline_bot import FALLBACK_TEXT
 from core.offline_user import OfflineUser
-from core.openai_provider import OpenAICompatibleModel, aclose_clients
+from core.openai_provider import OpenAICompatibleModel
 from core.profile_model import GoalStyle, InteractionStyle
 from core.user_factory import make_user_simulator
 from core.user_simulator import UserSimulator
-from tests.fake_openai_server import FakeOpenAIServer, run_fake_server
+from tests.fake_openai_server import FakeOpenAIServer
 from tests.test_expansion import profile_from
 from tests.test_user_offline import THREE_GOALS, make_spec, run_offline
 
 MODEL = "openai-api/fake/sim-model"
 
 
-@pytest.fixture(scope="module")
-def running_server():
-    with run_fake_server() as server:
-        yield server
-
-
-@pytest.fixture
-def server(running_server: FakeOpenAIServer) -> FakeOpenAIServer:
-    running_server.reset()
-    yield running_server
-    running_server.reset()
-
-
 @pytest.fixture(autouse=True)
-async def close_clients():
-    yield
-    await aclose_clients()
+async def close_clients(close_model_clients):
+    """Each test's shared model clients are closed on its own event loop."""
 
 
 def model_for(server: FakeOpenAIServer) -> OpenAICompatibleModel:
