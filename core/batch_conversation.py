@@ -9,6 +9,10 @@ record is then marked `cancelled` (an infrastructure stop: `--resume` runs it ag
 
 With `on_step`, the conversation is streamed as it happens: each customer line, the bot's text
 as it comes, each tool call with its result (`parley run --single`).
+
+A bot that does not use parley's World (a connector to a deployed chatbot, a prompt bot: see
+core.bot_connectors) runs without one, and what parley cannot observe of it is evaluated as
+`not_applicable` (core.unobservable_checks).
 """
 
 from __future__ import annotations
@@ -27,13 +31,16 @@ from pydantic_core import to_jsonable_python
 from core.batch_models import BatchModels
 from core.batch_plan import PlannedRun
 from core.bot_api import Bot, BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, TurnCompleted
+from core.bot_connectors import uses_world
 from core.chat_types import ChatMessage
 from core.conversation import Conversation
 from core.errors import ParleyError
 from core.evaluation import evaluate
 from core.playbook import run_playbook
+from core.prompt_bot import PromptBot, prompt_variables
 from core.runner import Limits, run_conversation
 from core.user_simulator import GoalReporter, UserSimulator, UserTurn
+from core.unobservable_checks import hide_unobservable, no_world_client, with_checks
 from core.verdict import Verdict
 
 CANCELLED_TEXT = "the batch was stopped while this conversation was running"
@@ -111,17 +118,32 @@ class WorldTemplates:
 class BatchBot:
     """The batch's bot as one conversation sees it: interruptible, and streamed on request."""
 
-    def __init__(self, inner: Bot, control: ConversationControl, on_step: StepCallback | None) -> None:
+    def __init__(
+        self,
+        inner: Bot,
+        control: ConversationControl,
+        on_step: StepCallback | None,
+        variables: dict[str, str] | None = None,
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.control = control
         self.on_step = on_step
+        self.variables = variables or {}
+        self.uses_world = uses_world(inner)
+
+    def _bind(self, ctx: BotContext) -> None:
+        """Give the context this conversation's variables (a prompt bot's template reads them)."""
+        if not ctx.variables and self.variables:
+            ctx.variables.update(self.variables)
 
     def system_prompt(self, ctx: BotContext) -> str | None:
+        self._bind(ctx)
         getter = getattr(self.inner, "system_prompt", None)
         return getter(ctx) if callable(getter) else None
 
     async def respond(self, transcript: list[ChatMessage], ctx: BotContext) -> BotTurn:
+        self._bind(ctx)
         try:
             if self.on_step is None:
                 return await self.inner.respond(transcript, ctx)
@@ -173,6 +195,7 @@ class BatchBot:
         self.on_step("bot_done", {"text": turn.text, "ends": turn.ends_conversation})
 
     def respond_stream(self, transcript: list[ChatMessage], ctx: BotContext) -> AsyncIterator[BotEvent]:
+        self._bind(ctx)
         return self.inner.respond_stream(transcript, ctx)
 
 
@@ -235,14 +258,17 @@ async def run_planned(
     run = control.run
     spec = run.spec
     control.phase = "running"
-    bot = BatchBot(models.bot(), control, on_step)
+    spec_today = spec.world.today or today
+    bot = BatchBot(models.bot(), control, on_step, variables=prompt_variables(spec, spec_today))
     inner_user: UserSimulator | None = None
-    world = worlds.new_world(run, today)
+    world = worlds.new_world(run, today) if bot.uses_world else None
+    client = None if bot.uses_world else no_world_client()
     try:
         if spec.kind == "playbook":
             conversation = await run_playbook(
                 spec,
                 world=world,
+                client=client,
                 bot=bot,
                 customer_id=spec.world.customer_id,
                 limits=limits,
@@ -253,6 +279,8 @@ async def run_planned(
             inner_user = models.user(spec)
             conversation = await run_conversation(
                 world=world,
+                client=client,
+                today=spec_today,
                 bot=bot,
                 user=BatchUser(inner_user, control, on_step),
                 customer_id=spec.world.customer_id,
@@ -270,7 +298,10 @@ async def run_planned(
             task.uncancel()
         conversation = _empty_cancelled(control, bot.name, getattr(inner_user, "name", "playbook"))
     finally:
-        world.close()
+        if world is not None:
+            world.close()
+        if client is not None:
+            await client.aclose()
 
     if control.interrupted and conversation.stop_reason == "error":
         conversation = _cancelled(conversation)
@@ -282,8 +313,12 @@ async def run_planned(
             conversation.metadata["goal_table_error"] = f"{type(exc).__name__}: {exc}"
 
     control.phase = "judging"
+    eval_spec, eval_conversation, hidden = spec, conversation, []
+    if not bot.uses_world:
+        has_tools = not isinstance(bot.inner, PromptBot)
+        eval_spec, eval_conversation, hidden = hide_unobservable(spec, conversation, bot.name, has_tools=has_tools)
     try:
-        verdict = await evaluate(conversation, spec, judge=models.judge())
+        verdict = await evaluate(eval_conversation, eval_spec, judge=models.judge())
     except asyncio.CancelledError:
         if not control.interrupted:
             raise
@@ -291,6 +326,9 @@ async def run_planned(
         if task is not None:
             task.uncancel()
         conversation = _cancelled(conversation)
-        verdict = await evaluate(conversation, spec)  # a broken run: no judge is asked
+        eval_conversation = eval_conversation.model_copy(update={"stop_reason": "cancelled", "error": CANCELLED_TEXT})
+        verdict = await evaluate(eval_conversation, eval_spec)  # a broken run: no judge is asked
+    if hidden:
+        verdict = with_checks(verdict, hidden)
     control.phase = "saving"
     return conversation, verdict

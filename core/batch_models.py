@@ -8,17 +8,22 @@ simulator per conversation, and the judge:
 - the judge is bounded by its own timeout (`BoundedJudge`): a hung judge becomes a judge
   error, never a score and never a stuck batch;
 - `check_keys` resolves every endpoint a batch will use before anything runs, so a missing
-  API key is one clear ConfigError up front.
+  API key is one clear ConfigError up front; it also checks what the bot needs besides a key
+  (a prompt bot's placeholders against every spec, an http: connector's header variables);
+- the bot may be a connector or a prompt bot (core.bot_connectors): `bot_spec` says which,
+  and whether it uses parley's World.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from core.batch_records import RoleModels
 from core.bot_api import Bot
+from core.bot_connectors import BotSpec, build_bot, parse_bot_spec
 from core.chat_types import ChatMessage, GenerateConfig, ModelReply, ToolSpec
 from core.conversation import Conversation
 from core.conversation_spec import ConversationSpec
@@ -26,7 +31,6 @@ from core.judge import Judge, LLMJudge, OfflineJudge
 from core.model_api import ChatModel
 from core.model_names import OFFLINE, parse_model_name
 from core.model_registry import get_model
-from core.order_bot import OrderBot
 from core.reply_cache import CachedModel
 from core.retry import RetryEvent
 from core.store import Store
@@ -113,8 +117,9 @@ class BatchModels:
         judge_timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S,
         env: Any = None,
     ) -> None:
-        for role, name in (("bot", models.bot), ("judge", models.judge)):
-            parse_model_name(name)  # ConfigError for a name that is not one
+        # ConfigError for a name that is not one (a bad connector spec or prompt file too)
+        self.bot_spec: BotSpec = parse_bot_spec(models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s)
+        parse_model_name(models.judge)
         if models.user != PROFILE_MODEL:
             parse_model_name(models.user)
         if cache and store is None:
@@ -177,8 +182,9 @@ class BatchModels:
         return spec.llm.qualified_model if name == PROFILE_MODEL else name
 
     def bot(self) -> Bot:
+        """The bot under test, built once: the order bot, a prompt bot or a connector."""
         if self._bot is None:
-            self._bot = OrderBot(self.chat_model(self.names.bot, "bot"))
+            self._bot = build_bot(self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env)
         return self._bot
 
     def user(self, spec: ConversationSpec) -> UserSimulator:
@@ -197,13 +203,21 @@ class BatchModels:
             self._judge = BoundedJudge(inner, self.judge_timeout_s)
         return self._judge
 
+    async def aclose(self) -> None:
+        """Close what the bot holds open (a connector's HTTP client); the shared model clients
+        are closed by their owner (core.openai_provider.aclose_clients)."""
+        close = getattr(self._bot, "aclose", None)
+        if callable(close):
+            await close()
+
     # -- up-front checks -----------------------------------------------------------------------
 
     def endpoints(self, specs: Iterable[ConversationSpec] = ()) -> list[tuple[str, str]]:
         """Every (role, model name) the batch will call over HTTP."""
         wanted: dict[tuple[str, str], None] = {}
-        if self.names.bot != OFFLINE:
-            wanted[("bot", self.names.bot)] = None
+        bot_model = self.bot_spec.model_name  # None: a connector, which needs no key
+        if bot_model is not None and bot_model != OFFLINE:
+            wanted[("bot", bot_model)] = None
         if self.names.user == PROFILE_MODEL:
             for spec in specs:
                 if spec.kind != "playbook" and spec.llm.qualified_model != OFFLINE:
@@ -216,12 +230,24 @@ class BatchModels:
 
     def check_keys(self, specs: Iterable[ConversationSpec] = ()) -> None:
         """Resolve every endpoint now: ConfigError (one line: which variable, which role) for
-        the first key or base URL that is missing. No request is sent."""
-        for role, name in self.endpoints(list(specs)):
+        the first key or base URL that is missing. No request is sent. With specs, a prompt
+        bot's placeholders must be filled by each of them; an http: connector's header
+        variables must be set."""
+        specs = list(specs)
+        for role, name in self.endpoints(specs):
             model = get_model(name, role=role, env=self.env)
             check = getattr(model, "check", None)
             if callable(check):
                 check()
+        bot = self.bot() if self.bot_spec.kind in ("prompt", "http") else None
+        check = getattr(bot, "check", None)
+        if callable(check):
+            check()
+        template = getattr(bot, "template", None)
+        if template is not None and specs:
+            from core.prompt_bot import check_prompt_variables
+
+            check_prompt_variables(template, specs, datetime.date.today())
 
     # -- cache statistics ----------------------------------------------------------------------
 

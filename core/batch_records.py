@@ -33,8 +33,13 @@ class RoleModels(BaseModel):
     """The model of each role, named the way the model registry names them."""
 
     bot: str = "offline"
+    """A model name, or a connector: rasa:URL, taskyto:URL, http:FILE.yaml (core.bot_connectors)."""
     user: str = "offline"
     judge: str = "offline"
+    bot_prompt: str | None = None
+    """The system prompt file of a prompt bot (`--bot-prompt`); None: the built-in order bot."""
+    bot_timeout_s: float = Field(default=30.0, gt=0)
+    """A connector's limit per HTTP call (`--bot-timeout`)."""
 
 
 class BatchOptions(BaseModel):

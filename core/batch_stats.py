@@ -13,6 +13,11 @@ Counting rules, used everywhere (the store's OUTCOME_SQL):
 - a *judge error* is a conversation whose judge failed (no score), whatever its outcome: it is
   counted on the side, never turned into a score.
 The pass rate is passed / (passed + failed).
+
+A check that could not be applied (`not_applicable`: a world check on a bot without parley's
+World, a tool expectation on a bot whose tool calls parley cannot see) neither passes nor fails:
+a conversation passes on the checks that applied. The summary counts the not-applicable checks
+of runs that did not break, and how many passed conversations had any, so the report can say so.
 """
 
 from __future__ import annotations
@@ -118,6 +123,19 @@ class CheckFailureCount(BaseModel):
     count: int
 
 
+class NotApplicableCount(BaseModel):
+    """One kind of check that could not be applied: how many such checks, in how many
+    conversations, which (the first few names) and why. Runs that broke are left out: their
+    checks are moot anyway."""
+
+    kind: str
+    checks: int
+    conversations: int
+    names: list[str]
+    more_names: int = 0
+    reason: str
+
+
 class LatencyStats(BaseModel):
     """The bot's response time per turn."""
 
@@ -160,6 +178,9 @@ class BatchSummary(BaseModel):
     failures: list[FailureEntry]
     failures_total: int
     bot_latency: LatencyStats | None
+    not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
+    passed_with_not_applicable: int = 0
+    """Passed conversations that had at least one not-applicable check (passed on the rest)."""
 
 
 def _score_statistics(distribution: Mapping[int, int]) -> ScoreStatistics:
@@ -315,14 +336,15 @@ def _policy_violations(q: Query, bid: str, limit: int) -> list[PolicyViolation]:
 
 def _failed_checks(q: Query, bid: str) -> list[CheckFailureCount]:
     rows = q(
-        f"""SELECT json_extract(j.value, '$.kind') AS kind, json_extract(j.value, '$.name') AS check_name,
+        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, json_extract(j.value, '$.name') AS check_name,
                    COUNT(*) AS n
             {_JSON_CHECKS}
             WHERE c.batch_id = ? AND json_extract(j.value, '$.outcome') = 'fail'
-            GROUP BY kind, check_name ORDER BY n DESC, kind, check_name""",
+            GROUP BY check_kind, check_name ORDER BY n DESC, check_kind, check_name""",
         [bid],
     )
-    return [CheckFailureCount(kind=r["kind"] or "", name=r["check_name"] or "", count=r["n"]) for r in rows]
+    # (`check_kind`, not `kind`: conversations has a `kind` column, which GROUP BY would pick)
+    return [CheckFailureCount(kind=r["check_kind"] or "", name=r["check_name"] or "", count=r["n"]) for r in rows]
 
 
 def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
@@ -357,6 +379,34 @@ def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
     return failures
 
 
+def _not_applicable(q: Query, bid: str, shown_names: int = 5) -> tuple[list[NotApplicableCount], int]:
+    na = "json_extract(j.value, '$.outcome') = 'not_applicable'"
+    rows = q(
+        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, COUNT(*) AS n, COUNT(DISTINCT c.id) AS convs,
+                   json_group_array(DISTINCT json_extract(j.value, '$.name')) AS names,
+                   MIN(json_extract(j.value, '$.reason')) AS reason
+            {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND c.stop_reason NOT IN {INFRA_SQL} AND {na}
+            GROUP BY check_kind ORDER BY n DESC, check_kind""",
+        [bid],
+    )
+    counts = []
+    for r in rows:
+        names = sorted(str(n) for n in json.loads(r["names"] or "[]") if n)
+        counts.append(NotApplicableCount(
+            kind=r["check_kind"] or "", checks=r["n"], conversations=r["convs"], names=names[:shown_names],
+            more_names=max(0, len(names) - shown_names), reason=r["reason"] or "",
+        ))
+    if not counts:
+        return counts, 0
+    passed = q(
+        f"""SELECT COUNT(*) AS n {_BASE} AND ({OUTCOME_SQL}) = 'passed'
+              AND EXISTS (SELECT 1 FROM json_each(v.checks) j WHERE {na})""",
+        [bid],
+    )[0]["n"]
+    return counts, passed
+
+
 def _bot_latency(q: Query, bid: str) -> LatencyStats | None:
     r = q(
         f"""SELECT SUM(c.turns) AS turns, TOTAL(c.bot_latency_total_s) AS total,
@@ -377,6 +427,7 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
     t = _totals(q, bid)
     distribution = _score_distribution(q, bid)
     usage, total = _usage(q, bid)
+    not_applicable, passed_with_na = _not_applicable(q, bid)
     return BatchSummary(
         batch=batch,
         planned=batch.planned,
@@ -405,4 +456,6 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         failures=_failures(q, bid, max_listed),
         failures_total=t["failed"] + t["errors"] + t["evaluation_errors"],
         bot_latency=_bot_latency(q, bid),
+        not_applicable_checks=not_applicable,
+        passed_with_not_applicable=passed_with_na,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -22,12 +22,17 @@ from core.order_tools import OrderTools, ToolCallRecord
 @dataclass
 class BotContext:
     """What a bot is bound to for one conversation. `usage` accumulates every model call,
-    including those of a turn that never finished."""
+    including those of a turn that never finished. `variables` are the spec's variables (a
+    prompt bot fills its prompt template with them); `session` is a connector's own state for
+    this conversation (a Rasa sender id, a Taskyto conversation id), so one connector instance
+    serves many conversations at once without mixing them."""
 
     customer_id: str
     today: datetime.date
     tools: OrderTools | None = None
     usage: Usage = field(default_factory=Usage)
+    variables: dict[str, str] = field(default_factory=dict)
+    session: dict[str, Any] = field(default_factory=dict)
 
 
 class BotTurn(BaseModel):

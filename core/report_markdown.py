@@ -1,8 +1,9 @@
 """A batch's summary as a markdown report.
 
 Sections, in this order: title (batch, sources, models per role), policy violations (first,
-"None." when there are none), totals, pass rate and pass^k, scores with a text histogram, per
-profile, tokens and cost, bot response time, stop reasons, failures with reasons.
+"None." when there are none), totals, pass rate and pass^k, checks not applicable (only when
+some were: a bot without parley's World or visible tool calls), scores with a text histogram,
+per profile, tokens and cost, bot response time, stop reasons, failures with reasons.
 
 The same summary always renders to the same text: the only times in it are the batch's own.
 """
@@ -76,7 +77,8 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
         f"- Status: {b.status}" + (f" ({_cell(b.error)})" if b.error else ""),
         f"- Created {_when(b.created_at)}, started {_when(b.started_at)}, finished {_when(b.finished_at)}",
         f"- Sources: {', '.join(f'`{s}`' for s in b.sources) or '-'}",
-        f"- Models: bot `{o.models.bot}`, user `{o.models.user}`, judge `{o.models.judge}`",
+        f"- Models: bot `{o.models.bot}`" + (f" with the system prompt `{o.models.bot_prompt}`" if o.models.bot_prompt else "")
+        + f", user `{o.models.user}`, judge `{o.models.judge}`",
         f"- Trials {o.trials}, seed {o.seed}, concurrency {o.concurrency}, max turns {o.max_turns}, "
         f"timeout {o.timeout_s:g} s, cache {'on' if o.cache else 'off'}",
         "",
@@ -112,6 +114,24 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
     ]
     out += _table(["k", "pass^k", "Specs"], [[p.k, _pct(p.value), p.specs] for p in summary.pass_k])
     out += ["", "pass^k: the chance that all k trials of a spec pass, averaged over specs (tau-bench).", ""]
+    if summary.passed_with_not_applicable:
+        out += [f"{summary.passed_with_not_applicable} of the {summary.passed} passed conversations passed on the "
+                "checks that applied to them; some of their checks could not be applied (below).", ""]
+
+    if summary.not_applicable_checks:
+        out += ["## Checks not applicable", ""]
+        out += ["These checks were neither passed nor failed: the bot under test does not use parley's order "
+                "database, or does not show its tool calls, so they cannot be decided. Test the built-in "
+                "bot (`--bot MODEL`) to apply them.", ""]
+        out += _table(
+            ["Kind", "Checks", "Conversations", "Which", "Why"],
+            [
+                [c.kind, c.checks, c.conversations, "; ".join(c.names) + (f"; ... and {c.more_names} more" if c.more_names else ""),
+                 c.reason]
+                for c in summary.not_applicable_checks
+            ],
+        )
+        out.append("")
 
     s = summary.score_statistics
     out += ["## Scores", ""]
@@ -156,7 +176,8 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
             ["Turns", "Mean", "Min", "Max"],
             [[lat.turns, f"{lat.mean_s:.3f} s", f"{lat.min_s:.3f} s", f"{lat.max_s:.3f} s"]],
         )
-        out.append("")
+        out += ["", "Per bot answer, measured by parley around the bot's call (for a deployed bot: the HTTP "
+                "round trip). Turns that ended in an error are not timed.", ""]
 
     out += ["## Stop reasons", ""]
     if summary.stop_reasons:

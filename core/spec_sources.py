@@ -35,7 +35,8 @@ YAML_SUFFIXES = (".yml", ".yaml")
 JSON_SUFFIXES = (".json",)
 TEMPLATE_SUFFIXES = (".txt",)
 PERSONALITY_DIRS = frozenset({"personalities"})
-SKIPPED_DIRS = frozenset({"templates", "list_functions", "__pycache__", "node_modules"})
+# connectors/ holds bot connector files (`--bot http:FILE.yaml`), not profiles.
+SKIPPED_DIRS = frozenset({"templates", "list_functions", "connectors", "__pycache__", "node_modules"})
 
 
 @dataclass

@@ -134,10 +134,9 @@ def serve() -> None:
     _not_built("serve", "the REST service work")
 
 
-@cli.command(name="serve-bot")
-def serve_bot() -> None:
-    """Serve the built-in order bot behind a Rasa-compatible webhook."""
-    _not_built("serve-bot", "the connectors work")
+from tui.serve_bot_command import serve_bot  # noqa: E402  (the order bot over HTTP)
+
+cli.add_command(serve_bot)
 
 
 @cli.command()
@@ -156,6 +155,7 @@ def status() -> None:
 def fetch() -> None:
     """Download a batch's results from a running parley service."""
     _not_built("fetch", "the REST service work")
+
 
 
 def main() -> None:

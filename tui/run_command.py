@@ -33,6 +33,16 @@ openai-api/SERVICE/MODEL (SERVICE_BASE_URL, SERVICE_API_KEY). --user profile run
 profile's own `llm:` model.
 
 \b
+Bots you deployed elsewhere (--bot):
+  rasa:URL        a Rasa REST webhook, e.g. rasa:http://127.0.0.1:5005/webhooks/rest/webhook
+  taskyto:URL     a Taskyto server, e.g. taskyto:http://127.0.0.1:5000
+  http:FILE.yaml  any HTTP API described in YAML (profiles/connectors/serve_bot.yaml)
+  MODEL --bot-prompt FILE   an LLM with FILE as its system prompt and no tools
+These run without parley's order database: world checks (final order statuses) and tool
+checks are reported as not applicable. `parley serve-bot` serves the built-in bot as a
+Rasa webhook to try them on.
+
+\b
 Exit codes:
   0    every conversation passed its checks
   1    some conversation did not pass: it failed a check (a timeout fails one) or its
@@ -43,6 +53,13 @@ Exit codes:
 """
 
 
+BOT_HELP = (
+    "The bot under test: a MODEL runs parley's built-in order bot (tools, order database); "
+    "with --bot-prompt, a prompt bot; or a connector to a deployed chatbot: rasa:URL (a Rasa REST "
+    "webhook), taskyto:URL (a Taskyto server), http:FILE.yaml (any HTTP API described in YAML)."
+)
+
+
 def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     from core.model_names import parse_model_name
 
@@ -50,7 +67,12 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     if param.name == "user_model" and value == "profile":
         return value
     try:
-        parse_model_name(value)
+        if param.name == "bot_model":
+            from core.bot_connectors import parse_bot_spec
+
+            parse_bot_spec(value)  # a model name or a connector (rasa:, taskyto:, http:)
+        else:
+            parse_model_name(value)
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
     return value
@@ -78,8 +100,15 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
               help="Run each conversation k times with distinct seeds; the report shows pass^k beside pass^1.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Batch seed: the same seed and files give the same conversations (offline: byte for byte).")
-@click.option("--bot", "bot_model", default="offline", show_default=True, callback=_model_name, metavar="MODEL",
-              help="Model of the bot under test.")
+@click.option("--bot", "bot_model", default="offline", show_default=True, callback=_model_name, metavar="MODEL|CONNECTOR",
+              help=BOT_HELP)
+@click.option("--bot-prompt", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="With --bot MODEL: a prompt bot, the model with FILE as its system prompt and no tools "
+              "(e.g. profiles/scenarios/templates/agent.txt). {NAME} placeholders are filled from each "
+              "spec's variables, plus session_id, CURRENT_DATE and CUSTOMER_ID.")
+@click.option("--bot-timeout", "bot_timeout_s", type=click.FloatRange(0.1, None), default=30.0, show_default=True,
+              metavar="SECONDS", help="A connector's limit per HTTP call; a call past it ends the conversation "
+              "with error (an http: file's own `timeout` wins).")
 @click.option("--user", "user_model", default="offline", show_default=True, callback=_model_name, metavar="MODEL",
               help="Model of the simulated customer; `profile` uses each profile's own llm: model.")
 @click.option("--judge", "judge_model", default="offline", show_default=True, callback=_model_name, metavar="MODEL",
@@ -109,6 +138,8 @@ def run(
     trials: int,
     seed: int,
     bot_model: str,
+    bot_prompt: Path | None,
+    bot_timeout_s: float,
     user_model: str,
     judge_model: str,
     cache: bool,
@@ -135,7 +166,8 @@ def run(
         raise click.UsageError("--single runs a new batch; it cannot be combined with --resume")
     ignored = [
         f"--{name.replace('_', '-')}"
-        for name in ("max_turns", "timeout_s", "trials", "seed", "bot_model", "user_model", "judge_model", "cache", "prompt_version")
+        for name in ("max_turns", "timeout_s", "trials", "seed", "bot_model", "bot_prompt", "bot_timeout_s", "user_model",
+                     "judge_model", "cache", "prompt_version")
         if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
     ]
     if resume_ref is not None and ignored:
@@ -145,8 +177,18 @@ def run(
         if resume_ref is None or ctx.get_parameter_source("concurrency") != ParameterSource.DEFAULT
         else None
     )
+    if bot_prompt is not None and resume_ref is None:
+        from core.bot_connectors import parse_bot_spec
+
+        try:
+            parse_bot_spec(bot_model, bot_prompt=str(bot_prompt))
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--bot-prompt'") from None
     options = BatchOptions(
-        models=RoleModels(bot=bot_model, user=user_model, judge=judge_model),
+        models=RoleModels(
+            bot=bot_model, bot_prompt=str(bot_prompt) if bot_prompt else None, bot_timeout_s=bot_timeout_s,
+            user=user_model, judge=judge_model,
+        ),
         concurrency=concurrency,
         trials=trials,
         seed=seed,
@@ -190,6 +232,7 @@ async def _main(
 ) -> int:
     from core.batch_plan import InvalidInputs, SelectionError
     from core.batch_runner import BatchRunner, prepare_batch, prepare_resume
+    from core.http_connector import aclose_connectors
     from core.openai_provider import aclose_clients
 
     err = console(err=True)
@@ -266,6 +309,7 @@ async def _main(
             display.close()
     finally:
         await aclose_clients()
+        await aclose_connectors()
 
     report_file = report_path or default_report_path(store, result.batch_id)
     summary_text = await asyncio.to_thread(_summary_and_report, store, result, report_file, single is not None)
@@ -317,6 +361,13 @@ def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool
             lines.append(f"  - {v.spec_id} trial {v.trial} ({v.conversation_id[:12]}): {v.check}: {v.reason}")
     else:
         lines.append("Policy violations: none")
+    if summary.not_applicable_checks:
+        total = sum(c.checks for c in summary.not_applicable_checks)
+        kinds = ", ".join(dict.fromkeys(c.kind for c in summary.not_applicable_checks))
+        lines.append(
+            f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided for this bot; "
+            f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
+        )
     lines.append(
         f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed"
         + (f", {summary.evaluation_errors} evaluation errors" if summary.evaluation_errors else "")

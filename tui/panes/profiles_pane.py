@@ -25,7 +25,8 @@ from tui.panes.base import Pane
 from tui.widgets.source_view import SourceView
 
 PROFILE_SUFFIXES = (".yaml", ".yml", ".json", ".txt")
-SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "list_functions"})
+# connectors/ holds bot connector files (`--bot http:FILE.yaml`), not profiles.
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "list_functions", "connectors"})
 SEED = 0
 
 
