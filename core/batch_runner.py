@@ -44,6 +44,7 @@ from typing import Any
 from core.adaptive_limit import AdaptiveLimit, LimitChange
 from core.batch_conversation import ConversationControl, StepCallback, WorldTemplates, run_planned
 from core.batch_models import BatchModels
+from core.batch_owner import running_elsewhere
 from core.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from core.batch_records import BatchOptions, BatchRecord, ConversationRow
 from core.conversation import INFRASTRUCTURE_STOPS, Conversation
@@ -131,7 +132,12 @@ async def prepare_resume(store: Store, batch_ref: str = "latest", *, models: Bat
         if latest is None:
             raise ParleyError("there is no batch to resume in this database; start one with `parley run PATH`")
         ref = latest
+    await asyncio.to_thread(store.interrupt_orphans)  # a killed run's batch shows as interrupted
     batch = await asyncio.to_thread(store.get_batch, ref)
+    if batch.status in ("pending", "running"):
+        owner = await asyncio.to_thread(store.batch_owner, batch.id)
+        if owner is not None and running_elsewhere(owner):
+            raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
     missing = [s for s in batch.sources if not Path(s).exists()]
     if missing:

@@ -36,6 +36,7 @@ from core.batch_records import (
     StoredChatSession,
     StoredConversation,
 )
+from core.batch_owner import BatchOwner, current_owner, owner_alive
 from core.chat_session import ChatExport
 from core.chat_types import Usage
 from core.conversation import INFRASTRUCTURE_STOPS, Conversation
@@ -78,6 +79,9 @@ error or unevaluated."""
 
 _LIST_HINT = "`parley sessions list` shows what is stored"
 
+ACTIVE_STATUSES = ("pending", "running")
+"""Statuses of a batch some process is (or should be) running: the ones with an owner."""
+
 T = TypeVar("T")
 
 
@@ -118,6 +122,7 @@ class Store:
         self.db = db
         self.path = path
         self._lock = threading.RLock()
+        self._owner_columns: bool | None = None
 
     # ---- opening ------------------------------------------------------------------------------
 
@@ -215,9 +220,24 @@ class Store:
         """Store a new batch; returns it. An existing id is an error."""
         if self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch.id]).fetchone():
             raise ParleyError(f"a batch '{batch.id}' already exists")
+        row = self._batch_row(batch)
+        if batch.status in ACTIVE_STATUSES:
+            row.update(self._owner_row())
         with self.db.atomic():
-            self._insert("batches", [self._batch_row(batch)], secret_values())
+            self._insert("batches", [row], secret_values())
         return batch
+
+    def _has_owner_columns(self) -> bool:
+        if self._owner_columns is None:
+            self._owner_columns = "owner_token" in self.db["batches"].columns_dict
+        return self._owner_columns
+
+    def _owner_row(self) -> dict[str, Any]:
+        """This process as the owner of a batch it stores as pending or running."""
+        if not self._has_owner_columns():
+            return {}
+        owner = current_owner()
+        return {"owner_host": owner.host, "owner_pid": owner.pid, "owner_started": owner.started, "owner_token": owner.token}
 
     @staticmethod
     def _batch_row(batch: BatchRecord) -> dict[str, Any]:
@@ -258,6 +278,8 @@ class Store:
         updated = BatchRecord.model_validate({**current.model_dump(), **fields})
         row = self._batch_row(updated)
         changes = {k: row[k] for k in fields}
+        if "status" in fields and updated.status in ACTIVE_STATUSES:
+            changes.update(self._owner_row())  # whoever starts (or resumes) a batch owns it
         with self.db.atomic():
             self.db["batches"].update(current.id, scrub_row(changes, secret_values()))
         return updated
@@ -268,6 +290,71 @@ class Store:
         resolved = self._resolve("batches", batch_id, "batch")
         row = next(self.db.query("SELECT * FROM batches WHERE id = ?", [resolved]))
         return self._batch_from(row)
+
+    @_locked
+    def batch_owner(self, batch_id: str) -> BatchOwner | None:
+        """The process that last stored the batch as pending or running (None: not recorded,
+        e.g. a batch written before owners were)."""
+        if not self._has_owner_columns():
+            return None
+        resolved = self._resolve("batches", batch_id, "batch")
+        row = next(self.db.query("SELECT owner_host, owner_pid, owner_started, owner_token FROM batches WHERE id = ?", [resolved]))
+        if row["owner_token"] is None:
+            return None
+        return BatchOwner(host=row["owner_host"], pid=row["owner_pid"], started=row["owner_started"], token=row["owner_token"])
+
+    @_locked
+    def interrupt_orphans(self, alive: Callable[[BatchOwner], bool] = owner_alive) -> list[str]:
+        """Mark `interrupted` every batch left pending or running by a process that is gone
+        (see core.batch_owner; a batch with no recorded owner counts as gone); returns their
+        ids. A batch another live process runs is left alone. Each change is conditional on
+        the owner read, so a batch resumed meanwhile by someone else is not touched."""
+        if not self._has_owner_columns():
+            return []
+        marks = ",".join("?" * len(ACTIVE_STATUSES))
+        rows = list(
+            self.db.query(
+                f"SELECT id, owner_host, owner_pid, owner_started, owner_token FROM batches WHERE status IN ({marks})",
+                list(ACTIVE_STATUSES),
+            )
+        )
+        interrupted = []
+        for row in rows:
+            owner = None
+            if row["owner_token"] is not None:
+                owner = BatchOwner(host=row["owner_host"], pid=row["owner_pid"], started=row["owner_started"], token=row["owner_token"])
+                if alive(owner):
+                    continue
+            who = f"the process running it ({owner.describe()})" if owner else "the process running it"
+            with self.db.atomic():
+                cursor = self.db.execute(
+                    f"UPDATE batches SET status = 'interrupted', error = ? WHERE id = ? AND status IN ({marks})"
+                    " AND owner_token IS ?",
+                    [f"{who} ended before the batch did; resume it to continue", row["id"], *ACTIVE_STATUSES, row["owner_token"]],
+                )
+            if cursor.rowcount:
+                interrupted.append(row["id"])
+        return interrupted
+
+    @_locked
+    def batch_row(self, batch_id: str) -> BatchRow:
+        """One batch (id or unique prefix) with its counts so far, as `list_batches` gives them."""
+        resolved = self._resolve("batches", batch_id, "batch")
+        sql = f"""
+            SELECT COUNT(c.id) AS done,
+                   COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
+                   COALESCE(SUM(({OUTCOME_SQL}) = 'failed'), 0) AS n_failed,
+                   COALESCE(SUM(({OUTCOME_SQL}) = 'error'), 0) AS n_errors
+            FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
+            WHERE c.batch_id = ?
+        """
+        r = next(self.db.query(sql, [resolved]))
+        batch = self.get_batch(resolved)
+        return BatchRow(batch=batch, done=r["done"], passed=r["n_passed"], failed=r["n_failed"], errors=r["n_errors"])
+
+    @_locked
+    def count_batches(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0]
 
     @_locked
     def latest_batch_id(self) -> str | None:

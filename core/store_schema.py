@@ -164,7 +164,15 @@ def _v1_initial(db: Database) -> None:
     db.executescript(_V1_TABLES)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+def _v2_batch_owner(db: Database) -> None:
+    """Who runs a pending/running batch (core.batch_owner), so a batch whose process was
+    killed can be told from one that another live process is running."""
+    for column, kind in (("owner_host", "TEXT"), ("owner_pid", "INTEGER"), ("owner_started", "TEXT"), ("owner_token", "TEXT")):
+        db.execute(f"ALTER TABLE batches ADD COLUMN {column} {kind}")
+    db.execute("CREATE INDEX idx_batches_status ON batches (status)")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner)
 
 
 def ensure_version_table(db: Database) -> None:

@@ -29,10 +29,10 @@ def test_help_lists_every_command_with_one_line_each():
         assert summary.strip(), f"{name} has no one-line description"
 
 
-def test_unbuilt_command_says_so_and_fails():
-    result = CliRunner().invoke(cli, ["serve"])
-    assert result.exit_code == 2
-    assert "not built yet" in result.output
+def test_a_client_command_with_no_service_says_so_in_one_line():
+    result = CliRunner().invoke(cli, ["status", "0123456789ab", "--api-url", "http://127.0.0.1:9"])
+    assert result.exit_code == 1
+    assert result.output.strip() == "error: no parley service at http://127.0.0.1:9 (is `parley serve` running?)"
 
 
 def test_mockapi_rejects_a_bad_date_with_a_clear_message():

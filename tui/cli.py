@@ -27,11 +27,6 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD, e.g. 2026-11-21") from None
 
 
-def _not_built(command: str, arrives_with: str) -> None:
-    click.echo(f"parley {command}: not built yet (arrives with {arrives_with}).", err=True)
-    sys.exit(2)
-
-
 class ParleyGroup(click.Group):
     """Turns our own errors into one clear line and a non-zero exit, never a traceback."""
 
@@ -128,10 +123,9 @@ def mockapi(host: str, port: int, db_path: Path, today: dt.date | None, reset: b
     serve(host=host, port=port, db_path=db_path, today=today, reset=reset)
 
 
-@cli.command()
-def serve() -> None:
-    """Serve the batch REST API."""
-    _not_built("serve", "the REST service work")
+from tui.serve_command import serve  # noqa: E402  (the batch REST service)
+
+cli.add_command(serve)
 
 
 from tui.serve_bot_command import serve_bot  # noqa: E402  (the order bot over HTTP)
@@ -139,23 +133,11 @@ from tui.serve_bot_command import serve_bot  # noqa: E402  (the order bot over H
 cli.add_command(serve_bot)
 
 
-@cli.command()
-def submit() -> None:
-    """Launch a batch on a running parley service."""
-    _not_built("submit", "the REST service work")
+from tui.service_client import fetch, status, submit  # noqa: E402  (the batch service's client)
 
-
-@cli.command()
-def status() -> None:
-    """Show a batch's progress on a running parley service."""
-    _not_built("status", "the REST service work")
-
-
-@cli.command()
-def fetch() -> None:
-    """Download a batch's results from a running parley service."""
-    _not_built("fetch", "the REST service work")
-
+cli.add_command(submit)
+cli.add_command(status)
+cli.add_command(fetch)
 
 
 def main() -> None:

@@ -141,7 +141,9 @@ class BatchesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batches", description="reading the batches")
     def _list(self) -> None:
-        self.post_message(BatchesListed(self.parley.store().list_batches(limit=500)))
+        store = self.parley.store()
+        store.interrupt_orphans()  # a batch whose process was killed shows as interrupted
+        self.post_message(BatchesListed(store.list_batches(limit=500)))
 
     def on_batches_listed(self, message: BatchesListed) -> None:
         table = self.table
