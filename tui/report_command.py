@@ -1,9 +1,12 @@
-"""`parley report [BATCH_ID|latest]`: a stored batch as markdown, JSON, CSV or NDJSON.
+"""`parley report [BATCH_ID|latest]`: a stored batch as markdown, JSON, CSV, NDJSON or an
+inspect_ai eval log.
 
 Markdown is the readable report (policy violations first, pass rate and pass^k, scores, per
 profile, tokens and cost, stop reasons, failures with reasons); JSON is one document with the
 summary and every conversation; CSV and NDJSON have one conversation per row / line. All of
-them are read from the store a page at a time.
+them are read from the store a page at a time. `inspect` writes an inspect_ai eval log
+(`.eval`) into the directory --output names, for `inspect view` (core.inspect_export; needs
+the optional extra `parley[inspect]`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import click
 from core.errors import ParleyError
 from tui.sessions_command import db_option, open_store
 
-FORMATS = ("md", "json", "csv", "ndjson")
+FORMATS = ("md", "json", "csv", "ndjson", "inspect")
 
 
 def resolve_batch(store: Any, ref: str | None) -> str:
@@ -69,16 +72,28 @@ def report_to_file(store: Any, batch_id: str, path: Path, fmt: str = "md") -> in
     type=click.Choice(FORMATS),
     default=None,
     help="md (default; the readable report), json (summary and every conversation), csv or ndjson "
-    "(one conversation per row / line). Default: from --output's suffix, else md.",
+    "(one conversation per row / line), inspect (an inspect_ai eval log written into --output DIR, "
+    "for `inspect view`). Default: from --output's suffix, else md.",
 )
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write to FILE instead of stdout.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    metavar="FILE|DIR",
+    help="Write to FILE instead of stdout; with --format inspect, the directory the log goes into.",
+)
 @db_option
 def report(batch_ref: str, fmt: str | None, output: Path | None, db_path: Path | None) -> None:
-    """Write a batch's report (markdown, JSON, CSV or NDJSON).
+    """Write a batch's report (markdown, JSON, CSV, NDJSON or an inspect_ai eval log).
 
     BATCH_ID may be a unique prefix of 6+ characters; `latest` (the default) is the batch
     started last. An unknown batch is one line on stderr and exit code 1.
     """
+    if fmt == "inspect":
+        export_inspect(batch_ref, output, db_path)
+        return
+    if output is not None and output.is_dir():
+        raise click.BadParameter(f"{output} is a directory; give a file to write the report to", param_hint="--output")
     if fmt is None:
         suffix = output.suffix.lower().lstrip(".") if output is not None else ""
         fmt = {"md": "md", "markdown": "md", "json": "json", "csv": "csv", "ndjson": "ndjson", "jsonl": "ndjson"}.get(suffix, "md")
@@ -90,3 +105,18 @@ def report(batch_ref: str, fmt: str | None, output: Path | None, db_path: Path |
             return
         n = report_to_file(store, batch_id, output, fmt)
     click.echo(f"wrote {output} ({fmt}, batch {batch_id}, {n} conversation{'s' if n != 1 else ''})", err=True)
+
+
+def export_inspect(batch_ref: str, output: Path | None, db_path: Path | None) -> None:
+    """`--format inspect`: the batch as an inspect eval log in directory `output`; prints the
+    file's path on stdout."""
+    if output is None:
+        raise click.UsageError("--format inspect writes an eval log into a directory: give it with --output DIR")
+    from core.inspect_export import export_batch, require_inspect
+
+    require_inspect()  # before touching the store: the install hint is all there is to say
+    with open_store(db_path) as store:
+        batch_id = resolve_batch(store, batch_ref)
+        path, n = export_batch(store, batch_id, output)
+    click.echo(str(path))
+    click.echo(f"wrote {path} (inspect eval log, batch {batch_id}, {n} sample{'s' if n != 1 else ''})", err=True)
