@@ -40,3 +40,14 @@ async def close_model_clients():
     from core.openai_provider import aclose_clients
 
     await aclose_clients()
+
+
+@pytest.fixture
+def slow_bot(server, monkeypatch):
+    """A bot model name served by the fake OpenAI server, each call answered after 150 ms:
+    a batch slow enough to stop or restart in the middle."""
+    from service_support import SLOW_BOT
+
+    server.fixed_delay_ms = 150
+    monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+    return SLOW_BOT

@@ -14,14 +14,6 @@ from core.store import Store
 pytestmark = pytest.mark.usefixtures("close_model_clients")
 
 
-@pytest.fixture
-def slow_bot(server, monkeypatch):
-    """The fake OpenAI server as the bot, answering each call after 150 ms."""
-    server.fixed_delay_ms = 150
-    monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
-    return SLOW_BOT
-
-
 async def test_health_says_what_runs_and_never_shows_a_key(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-health-secret-123456")
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)

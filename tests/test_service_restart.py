@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from service_support import SLOW_BOT, sample_scenarios, service, wait_done_at_least, wait_for
+from service_support import sample_scenarios, service, wait_done_at_least, wait_for
 
 from core.batch_owner import BatchOwner, current_owner, owner_alive, process_start
 from core.batch_records import BatchRecord
@@ -18,13 +18,6 @@ from core.store import Store
 from tui.cli import cli
 
 pytestmark = pytest.mark.usefixtures("close_model_clients")
-
-
-@pytest.fixture
-def slow_bot(server, monkeypatch):
-    server.fixed_delay_ms = 150
-    monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
-    return SLOW_BOT
 
 
 def dead_pid() -> int:

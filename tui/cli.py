@@ -14,17 +14,9 @@ from typing import Any
 import click
 
 from core.errors import ParleyError
+from tui.date_option import parse_date
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD, e.g. 2026-11-21") from None
 
 
 class ParleyGroup(click.Group):
@@ -114,7 +106,7 @@ cli.add_command(sessions)
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite file the orders persist in; created from the fixture when missing.",
 )
-@click.option("--today", callback=_parse_date, metavar="YYYY-MM-DD", help="Pin the date order ages count from.")
+@click.option("--today", callback=parse_date, metavar="YYYY-MM-DD", help="Pin the date order ages count from.")
 @click.option("--reset", is_flag=True, help="Reload the fixture, discarding changes in --db.")
 def mockapi(host: str, port: int, db_path: Path, today: dt.date | None, reset: bool) -> None:
     """Serve the mock order API (FastAPI + SQLite, 10-day cancellation policy)."""

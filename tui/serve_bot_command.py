@@ -12,6 +12,7 @@ import datetime as dt
 import click
 
 from core.errors import ConfigError
+from tui.date_option import parse_date
 
 EPILOG = """\b
 Routes:
@@ -36,22 +37,13 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
-def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD, e.g. 2026-11-21") from None
-
-
 @click.command(name="serve-bot", epilog=EPILOG)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback by default).")
 @click.option("--port", default=5005, show_default=True, type=click.IntRange(1, 65535), help="Port (Rasa's default).")
 @click.option("--model", default="offline", show_default=True, callback=_model, metavar="MODEL",
               help="Model of the order bot: offline, openai/MODEL, ollama/MODEL, ... (as `parley run --bot`).")
 @click.option("--customer", default="C-100", show_default=True, help="Customer signed in when a sender's metadata names none.")
-@click.option("--today", callback=_date, metavar="YYYY-MM-DD",
+@click.option("--today", callback=parse_date, metavar="YYYY-MM-DD",
               help="Date the order database counts order ages from, unless a sender's metadata pins one (default: today).")
 @click.option("--max-sessions", type=click.IntRange(1, None), default=1000, show_default=True,
               help="Conversations kept at once; the least recently used is dropped beyond this.")
