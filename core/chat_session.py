@@ -86,9 +86,11 @@ def _resolve_bot(model: ChatModel | str | None, bot: Bot | None) -> Bot:
 
         return OrderBot(OfflineOrderModel())
     if isinstance(model, str):
+        # A model name, or a deployed bot (`rasa:URL`, `taskyto:URL`, `http:FILE.yaml`).
+        from core.bot_connectors import build_bot, parse_bot_spec
         from core.model_registry import get_model
 
-        return OrderBot(get_model(model, role="bot"))
+        return build_bot(parse_bot_spec(model), lambda name: get_model(name, role="bot"))
     return OrderBot(model)
 
 
@@ -331,6 +333,9 @@ class ChatSession:
         if not self.closed:
             self.closed = True
             await self._drop_world()
+            close = getattr(self.bot, "aclose", None)
+            if callable(close):
+                await close()  # a connector's HTTP client
 
     async def __aenter__(self) -> ChatSession:
         return self

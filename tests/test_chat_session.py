@@ -188,3 +188,25 @@ def test_command_parsing_helpers():
     assert normalize_order_id("#1003") == "ORD-1003" and normalize_order_id("0RD-1003") == "ORD-1003"
     assert normalize_customer_id("c200") == "C-200" and normalize_customer_id("C-300") == "C-300"
     assert normalize_customer_id("bob") is None
+
+
+async def test_a_live_chat_can_talk_to_a_deployed_bot_through_a_connector(tmp_path):
+    from tests.connector_servers import serve_bot_process
+
+    with serve_bot_process() as served:
+        session = ChatSession(model=f"rasa:{served.webhook}", export_dir=tmp_path)
+        try:
+            first = await session.send("where is my order ORD-1003?")
+            second = await session.send("and ORD-1001?")
+        finally:
+            await session.aclose()
+    assert session.bot_model == f"rasa:{served.webhook}"
+    assert "ORD-1003" in first.text and "ORD-1001" in second.text
+    assert [m.role for m in session.transcript] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_chat_with_a_connector_that_is_not_one_fails_with_one_clear_error(tmp_path):
+    from core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown connector 'smtp:'"):
+        ChatSession(model="smtp:mail.example.com", export_dir=tmp_path)
