@@ -86,6 +86,8 @@ def serve(port: int, delay_ms: int, tool_round: bool) -> None:
 @contextlib.contextmanager
 def server_process(delay_ms: int, tool_round: bool) -> Iterator[str]:
     """`serve` in a child process (not sharing this one's GIL); yields its base URL."""
+    from tests.child_process import stop_process
+
     command = [sys.executable, __file__, "--serve", "--delay-ms", str(delay_ms)]
     proc = subprocess.Popen(command + (["--tools"] if tool_round else []), stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
@@ -95,14 +97,7 @@ def server_process(delay_ms: int, tool_round: bool) -> Iterator[str]:
             raise RuntimeError(f"the fake server did not start: {line!r}")
         yield match.group(1)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+        stop_process(proc)
 
 
 # -- the two measurements ------------------------------------------------------------------------

@@ -79,14 +79,19 @@ class ConversationControl:
         self.task.cancel()
         return True
 
-    def convert(self) -> None:
-        """In an `except CancelledError`: re-raise unless it is our interrupt, which becomes a
-        ConversationInterrupted error the runners record."""
+    def absorb(self) -> None:
+        """In an `except CancelledError`: re-raise unless it is our interrupt, which is taken
+        off the task so the conversation can still be evaluated and saved."""
         if not self.interrupted:
             raise  # noqa: PLE0704 - re-raise the CancelledError being handled
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
+
+    def convert(self) -> None:
+        """In an `except CancelledError`: re-raise unless it is our interrupt, which becomes a
+        ConversationInterrupted error the runners record."""
+        self.absorb()
         raise ConversationInterrupted(CANCELLED_TEXT)
 
 
@@ -291,11 +296,7 @@ async def run_planned(
             )
     except asyncio.CancelledError:
         # Interrupted outside a bot or user call (closing the world's client): nothing to keep.
-        if not control.interrupted:
-            raise
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
+        control.absorb()
         conversation = _empty_cancelled(control, bot.name, getattr(inner_user, "name", "playbook"))
     finally:
         if world is not None:
@@ -320,11 +321,7 @@ async def run_planned(
     try:
         verdict = await evaluate(eval_conversation, eval_spec, judge=models.judge())
     except asyncio.CancelledError:
-        if not control.interrupted:
-            raise
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
+        control.absorb()
         conversation = _cancelled(conversation)
         eval_conversation = eval_conversation.model_copy(update={"stop_reason": "cancelled", "error": CANCELLED_TEXT})
         verdict = await evaluate(eval_conversation, eval_spec)  # a broken run: no judge is asked

@@ -327,7 +327,7 @@ class ChatSession:
         record = self.snapshot()
         text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False)
         stamp = record.exported_at.strftime("%Y%m%d-%H%M%S")
-        return await asyncio.to_thread(_write_new, self.export_dir, f"chat-{stamp}", text)
+        return await asyncio.to_thread(write_new_json, self.export_dir, f"chat-{stamp}", text)
 
     async def aclose(self) -> None:
         if not self.closed:
@@ -344,7 +344,7 @@ class ChatSession:
         await self.aclose()
 
 
-def _write_new(directory: pathlib.Path, stem: str, text: str) -> pathlib.Path:
+def write_new_json(directory: pathlib.Path, stem: str, text: str) -> pathlib.Path:
     """Write to stem.json, or stem-2.json... if it exists (two exports in one second)."""
     directory.mkdir(parents=True, exist_ok=True)
     n = 1

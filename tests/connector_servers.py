@@ -29,6 +29,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from tests.child_process import stop_process
 from tests.fake_openai_server import loopback_socket
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,15 +78,7 @@ def serve_bot_process(*args: str) -> Iterator[ServedBot]:
             time.sleep(0.05)
         yield ServedBot(proc, base_url)
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
+        stop_process(proc)
 
 
 @contextlib.contextmanager

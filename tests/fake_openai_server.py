@@ -42,6 +42,8 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from tests.child_process import stop_process
+
 AUTO: Literal["auto"] = "auto"
 UsageSpec = tuple[int, int] | None | Literal["auto"]
 
@@ -339,14 +341,7 @@ def fake_server_process(*, delay_ms: int = 0, port: int = 0) -> Iterator[str]:
             raise RuntimeError(f"the fake OpenAI server process did not start: {line!r}")
         yield match.group(1)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+        stop_process(proc)
 
 
 def main(argv: list[str] | None = None) -> None:

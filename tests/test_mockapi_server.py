@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.child_process import stop_process
+
 REPO = Path(__file__).resolve().parent.parent
 PARLEY = Path(sys.executable).with_name("parley")
 STARTUP_TIMEOUT = 20.0
@@ -47,13 +49,7 @@ def running_server(command: list[str], port: int) -> Iterator[str]:
             time.sleep(0.1)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+        stop_process(proc)
 
 
 def server_command(launcher: str, port: int, db: Path, *extra: str) -> list[str]:

@@ -20,6 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.child_process import stop_process
+
 SERVICE = "llamacpp"
 MODEL_ALIAS = "smollm2"
 LIVE_MODEL = f"openai-api/{SERVICE}/{MODEL_ALIAS}"
@@ -81,11 +83,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             time.sleep(0.5)
         yield base_url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
 
 

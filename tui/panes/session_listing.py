@@ -276,14 +276,6 @@ def export_detail(store: Any, kind: SessionKind, session_id: str, directory: Pat
         stored = store.load_conversation(session_id)
         data = result_record(stored)
         stem = f"conversation-{stored.conversation.id[:12]}"
-    directory.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    n = 1
-    while True:
-        path = directory / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
-        try:
-            with path.open("x", encoding="utf-8") as fh:
-                fh.write(text)
-            return path
-        except FileExistsError:
-            n += 1
+    from core.chat_session import write_new_json
+
+    return write_new_json(directory, stem, json.dumps(data, indent=2, ensure_ascii=False))
