@@ -600,6 +600,18 @@ class BatchRunner:
 
         return on_step
 
+    async def _conversation(self, control: ConversationControl) -> tuple[Conversation, Verdict]:
+        """Run and evaluate one conversation: here, on this loop (a sharded batch runs it on a
+        worker process: parley.core.engine.distributed)."""
+        return await run_planned(
+            control,
+            models=self.models,
+            worlds=self._worlds,
+            limits=self.limits,
+            today=self.prepared.today,
+            on_step=self._step_callback(control),
+        )
+
     async def _one(self, control: ConversationControl) -> None:
         run: PlannedRun = control.run
         spec = run.spec
@@ -614,14 +626,7 @@ class BatchRunner:
                 )
             )
             try:
-                conversation, verdict = await run_planned(
-                    control,
-                    models=self.models,
-                    worlds=self._worlds,
-                    limits=self.limits,
-                    today=self.prepared.today,
-                    on_step=self._step_callback(control),
-                )
+                conversation, verdict = await self._conversation(control)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a bug in one conversation must not stop the batch

@@ -1,0 +1,17 @@
+"""A batch sharded over worker processes on Ray: this machine's (`--workers N`) or a cluster's
+(`--ray ADDRESS`).
+
+- `placement`: where the workers run (a local Ray instance started for the batch, or an
+  existing cluster) and the one-line message when the `parley[ray]` extra is missing;
+- `worker`: what one worker process does: runs the conversations it is handed with the batch's
+  own per-conversation path (parley.core.engine.batch_conversation.run_planned) and tells how its
+  model calls went (successes, 429s);
+- `pool`: the worker processes as Ray actors, shared by the batches of one process, a worker
+  that dies replaced;
+- `sharded_runner`: the coordinating process's BatchRunner: it launches every conversation under
+  the batch's one adaptive limit, hands each to the least busy worker, stores what comes back
+  (it alone writes SQLite) and runs again elsewhere what a dead worker had.
+
+Nothing here imports Ray at module level: `import ray` happens when a sharded batch starts, so
+parley's start-up and the app never load it.
+"""
