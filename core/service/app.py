@@ -17,6 +17,7 @@ import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -31,6 +32,9 @@ from parley.core.service.routes import TOKEN_ENV, ServiceState, build_router
 from parley.core.settings import settings
 from parley.core.specs.shipped import SHIPPED_DIR
 from parley.core.store.store import Store
+
+if TYPE_CHECKING:
+    from parley.core.engine.distributed.placement import Placement
 
 __all__ = ["TOKEN_ENV", "create_app", "default_profile_dirs"]
 
@@ -51,12 +55,14 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     grace_s: float = 2.0,
     personality_dirs: Sequence[str | os.PathLike[str]] = (),
+    placement: Placement | None = None,
 ) -> FastAPI:
     """The service over the database at `db_path` (default as `Store.open`), reading profiles
     only inside `profile_dirs` (default: see default_profile_dirs), keeping request inputs in
     `inputs_dir` (default: service-inputs/ beside the database). `token` (default
     $PARLEY_API_TOKEN; "" for none) guards every route but /health. A profile's personality and
-    list-function files are read beside it, else in `personality_dirs` (`--personalities`)."""
+    list-function files are read beside it, else in `personality_dirs` (`--personalities`).
+    With `placement`, batches run sharded over worker processes (`parley serve --workers N`)."""
     token = settings().token if token is None else token
     roots = [Path(p).expanduser().resolve() for p in (profile_dirs or default_profile_dirs())]
     defaults = default_models or RoleModels()
@@ -66,7 +72,7 @@ def create_app(
         store = await asyncio.to_thread(Store.open, db_path)
         beside_db = (store.path.parent if store.path else Path.cwd()) / "service-inputs"
         folder = Path(inputs_dir) if inputs_dir is not None else beside_db
-        manager = BatchManager(store, grace_s=grace_s)
+        manager = BatchManager(store, grace_s=grace_s, placement=placement)
         await manager.start()
         app.state.service = ServiceState(
             store, manager, roots, folder.resolve(), defaults, [str(Path(d).resolve()) for d in personality_dirs]

@@ -10,6 +10,9 @@
 - `shutdown` (the service stopping): no new launches; conversations in flight get `grace_s` to
   finish, the rest are saved as cancelled; the batch is then `interrupted`, not `cancelled`:
   nobody asked for it to stop, and `POST /batches/{id}/resume` continues it.
+- with a placement (`parley serve --workers N` / `--ray ADDRESS`), batches run sharded over one
+  pool of worker processes that every batch shares (parley.core.engine.distributed), started at
+  the first batch and stopped at shutdown; a batch that caches replies runs in this process.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from parley.core.errors import ParleyError
 if TYPE_CHECKING:
     from parley.core.engine.batch_plan import PreparedBatch
     from parley.core.engine.batch_runner import BatchRunner
+    from parley.core.engine.distributed.placement import Placement
+    from parley.core.engine.distributed.pool import WorkerPool
     from parley.core.records.batch import BatchRecord
     from parley.core.records.events import Progress
     from parley.core.store.store import Store
@@ -49,9 +54,11 @@ class Job:
 class BatchManager:
     """Runs batches for the service; see the module doc."""
 
-    def __init__(self, store: Store, *, grace_s: float = 2.0) -> None:
+    def __init__(self, store: Store, *, grace_s: float = 2.0, placement: Placement | None = None) -> None:
         self.store = store
         self.grace_s = grace_s
+        self.placement = placement
+        self._pool: WorkerPool | None = None
         self._jobs: dict[str, Job] = {}
         self._claimed: set[str] = set()
         self._closing = False
@@ -101,6 +108,8 @@ class BatchManager:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=10.0)
+        if self._pool is not None:
+            await self._pool.stop()
         await aclose_clients()
         await aclose_connectors()
 
@@ -108,15 +117,25 @@ class BatchManager:
 
     def launch(self, prepared: PreparedBatch) -> Job:
         """Run `prepared` in the background; returns its job."""
-        from parley.core.engine.batch_runner import BatchRunner
-
         if self._closing:
             raise JobConflict("the service is shutting down; no new batches")
-        runner = BatchRunner(self.store, prepared, grace_s=self.grace_s)
+        runner = self._runner(prepared)
         job = Job(batch_id=prepared.id, runner=runner)
         self._jobs[prepared.id] = job
         job.task = asyncio.create_task(self._drive(job), name=f"parley-batch-{prepared.id}")
         return job
+
+    def _runner(self, prepared: PreparedBatch) -> BatchRunner:
+        from parley.core.engine.batch_runner import BatchRunner
+
+        if self.placement is None or prepared.batch.options.cache:
+            return BatchRunner(self.store, prepared, grace_s=self.grace_s)
+        from parley.core.engine.distributed.pool import WorkerPool
+        from parley.core.engine.distributed.sharded_runner import ShardedRunner
+
+        if self._pool is None:
+            self._pool = WorkerPool(self.placement)
+        return ShardedRunner(self.store, prepared, pool=self._pool, grace_s=self.grace_s)
 
     async def _drive(self, job: Job) -> None:
         status: str | None = None

@@ -23,6 +23,7 @@ from parley.core.settings import settings
 from parley.tui.cli.run_modes import RunRequest, lineage_request, parse_rate, parse_selection, rate_gate
 from parley.tui.cli.sessions_command import console, db_option, open_store, print_verdict, tool_line
 from parley.tui.cli.spec_options import personalities_option, template_options
+from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -242,6 +243,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     metavar="SECONDS",
     help="On Ctrl-C, how long conversations in flight may finish before they are cancelled.",
 )
+@workers_options
 @template_options
 @personalities_option
 @db_option
@@ -271,6 +273,8 @@ def run(
     dry_run: bool,
     budget_usd: float | None,
     grace_s: float,
+    workers: int | None,
+    ray_address: str | None,
     db_path: Path | None,
     personality_dirs: tuple[Path, ...],
     agent_template: Path | None,
@@ -305,6 +309,14 @@ def run(
         raise click.UsageError(f"--single runs a new batch; it cannot be combined with {modes[0]}")
     if fail_under_lower and fail_under is None:
         raise click.UsageError("--fail-under-lower needs --fail-under RATE")
+    sharded = "--workers" if workers is not None else "--ray" if ray_address else None
+    if sharded is not None and single is not None:
+        raise click.UsageError(f"--single streams one conversation here; it cannot be combined with {sharded}")
+    if sharded is not None and cache:
+        raise click.UsageError(
+            f"--cache keeps replies in the database, which only this process writes; it cannot be combined with {sharded}"
+        )
+    placement = placement_or_exit(workers, ray_address) if sharded is not None and not dry_run else None
     if rerun is not None or replay_ref is not None:
         values = {
             "bot_model": bot_model,
@@ -329,6 +341,7 @@ def run(
             report_path=report_path,
             grace_s=grace_s,
             gate=(fail_under, fail_under_lower),
+            placement=placement,
         )
     ignored = [
         f"--{name.replace('_', '-')}"
@@ -397,6 +410,7 @@ def run(
         report_path=report_path,
         grace_s=grace_s,
         gate=(fail_under, fail_under_lower),
+        placement=placement,
     )
 
 
@@ -409,6 +423,7 @@ def _exit(
     report_path: Path | None,
     grace_s: float,
     gate: tuple[float | None, bool],
+    placement: Any = None,
 ) -> None:
     """Run the request (or only plan it, with --dry-run) and exit with its code."""
     store = open_store(db_path)
@@ -418,7 +433,9 @@ def _exit(
 
             code = asyncio.run(print_dry_run(store, request))
         else:
-            code = asyncio.run(_main(store, request, concurrency=concurrency, report_path=report_path, grace_s=grace_s, gate=gate))
+            code = asyncio.run(
+                _main(store, request, concurrency=concurrency, report_path=report_path, grace_s=grace_s, gate=gate, placement=placement)
+            )
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         code = EXIT_INTERRUPTED
@@ -435,6 +452,7 @@ async def _main(
     report_path: Path | None,
     grace_s: float,
     gate: tuple[float | None, bool] = (None, False),
+    placement: Any = None,
 ) -> int:
     from parley.core.bots.connectors.base import aclose_connectors
     from parley.core.engine.batch_lineage import NothingToRerun
@@ -443,6 +461,7 @@ async def _main(
     from parley.core.models.openai_provider import aclose_clients
 
     single = request.single
+    pool: Any = None
     try:
         try:
             prepared = await request.prepare(store)
@@ -470,7 +489,18 @@ async def _main(
             files = len({e.file for e in prepared.left_out})
             click.echo(f"left out: {files} file{'s' if files != 1 else ''} with problems (above); the others run", err=True)
 
-        runner = BatchRunner(store, prepared, concurrency=concurrency, grace_s=grace_s, stream_transcripts=single is not None)
+        if placement is not None:
+            from parley.core.engine.distributed.pool import WorkerPool
+            from parley.core.engine.distributed.sharded_runner import ShardedRunner
+
+            pool = WorkerPool(placement)
+            try:
+                runner: BatchRunner = ShardedRunner(store, prepared, pool=pool, concurrency=concurrency, grace_s=grace_s)
+            except ParleyError as exc:  # a resumed batch that caches replies
+                click.echo(f"error: {exc}", err=True)
+                return EXIT_FAILED
+        else:
+            runner = BatchRunner(store, prepared, concurrency=concurrency, grace_s=grace_s, stream_transcripts=single is not None)
         out = console()
         display: _Display
         if single is not None:
@@ -489,7 +519,8 @@ async def _main(
         extra = f", {prepared.already_done} already done" if prepared.resumed else ""
         out.print(
             f"batch {prepared.id} {verb}: {prepared.total} conversation{'s' if prepared.total != 1 else ''}"
-            f"{extra}, {todo} to run, concurrency {concurrency or prepared.batch.options.concurrency} (db {db})",
+            f"{extra}, {todo} to run, concurrency {concurrency or prepared.batch.options.concurrency}"
+            f"{' in all' if pool is not None else ''} (db {db})",
             highlight=False,
         )
 
@@ -516,13 +547,21 @@ async def _main(
                 handled.append(sig)
             except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
                 pass
+        if pool is not None:
+            display.note(f"starting {placement.describe()}; this process stores the results")
         try:
             result = await runner.run()
+        except ParleyError as exc:  # the workers did not start: the batch is recorded failed
+            display.close()
+            click.echo(f"error: {exc}", err=True)
+            return EXIT_FAILED
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
             display.close()
     finally:
+        if pool is not None:
+            await pool.stop()
         await aclose_clients()
         await aclose_connectors()
 

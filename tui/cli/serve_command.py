@@ -14,6 +14,7 @@ import click
 
 from parley.tui.cli.sessions_command import db_option
 from parley.tui.cli.spec_options import personalities_option
+from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 EPILOG = """\b
 Environment:
@@ -97,6 +98,7 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
     help="On shutdown, how long conversations in flight may finish before they are cancelled.",
 )
 @personalities_option
+@workers_options
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info", show_default=True)
 def serve(
     host: str,
@@ -108,6 +110,8 @@ def serve(
     judge_model: str,
     grace_s: float,
     personality_dirs: tuple[Path, ...],
+    workers: int | None,
+    ray_address: str | None,
     log_level: str,
 ) -> None:
     """Serve the batch REST API (003's routes under /api) over parley's database.
@@ -123,6 +127,7 @@ def serve(
     from parley.core.store.store import Store
     from parley.tui.cli.log_file import configure_logging
 
+    placement = placement_or_exit(workers, ray_address)  # Ray missing: one line saying how to install it
     Store.open(db_path).close()  # a bad path or a newer database: one clear line, before binding
     configure_logging(db_path or settings().db_path)
     token = settings().token
@@ -139,10 +144,13 @@ def serve(
         default_models=RoleModels(bot=bot_model, user=user_model, judge=judge_model),
         grace_s=grace_s,
         personality_dirs=personality_dirs,
+        placement=placement,
     )
     shown = ", ".join(str(Path(d).resolve()) for d in dirs)
     click.echo(
-        f"parley service on http://{host}:{port}/api (profiles: {shown}; {'bearer token required' if token else 'no token'})",
+        f"parley service on http://{host}:{port}/api (profiles: {shown}; {'bearer token required' if token else 'no token'}"
+        + (f"; batches over {placement.describe()}" if placement is not None else "")
+        + ")",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=max(5, int(grace_s) + 5))

@@ -72,11 +72,22 @@ class WorkerPool:
         self._batches: dict[str, _OpenBatch] = {}
         self._starting = 0
         self._changed = asyncio.Event()
+        self._starting_lock = asyncio.Lock()
 
     # -- starting and stopping -----------------------------------------------------------------
 
+    @property
+    def started(self) -> bool:
+        return bool(self.workers)
+
     async def start(self) -> None:
-        """Start or join Ray and start the workers (ConfigError: Ray missing or unreachable)."""
+        """Start or join Ray and start the workers (ConfigError: Ray missing or unreachable).
+        Once: later calls (a second batch of the service) wait for the first and return."""
+        async with self._starting_lock:
+            if not self.workers:
+                await self._start()
+
+    async def _start(self) -> None:
         ray = import_ray()
         self._owns_ray = await asyncio.to_thread(start_ray, self.placement)
         count = self.placement.workers

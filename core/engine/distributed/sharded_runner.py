@@ -93,7 +93,15 @@ class ShardedRunner(BatchRunner):
         return endpoint_env(self.models, self.prepared.specs)
 
     async def run(self) -> BatchResult:
-        await self.pool.open_batch(self.batch_id, self.options, self.prepared.today, self._worker_env())
+        """Start the pool's workers if they are not yet, then run the batch as BatchRunner does.
+        A pool that cannot start (Ray missing, a cluster unreachable) ends the batch `failed`
+        with the reason (ConfigError raised); `--resume` continues it."""
+        try:
+            await self.pool.start()
+            await self.pool.open_batch(self.batch_id, self.options, self.prepared.today, self._worker_env())
+        except Exception as exc:
+            await asyncio.to_thread(self.store.update_batch, self.batch_id, status="failed", error=f"the workers did not start: {exc}")
+            raise
         signals = asyncio.create_task(self._collect_signals(), name=f"parley-signals-{self.batch_id}")
         try:
             return await super().run()
