@@ -93,8 +93,10 @@ class WorkerPool:
         count = self.placement.workers
         if count is None:
             count = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        # Each worker takes one CPU of the cluster, so Ray spreads them over its nodes.
-        self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_concurrency=MAX_CALLS_PER_WORKER)(ConversationWorker)
+        # On a cluster each worker takes one CPU, so Ray spreads them over its nodes; on this
+        # machine they take none, so pools of several services or tests can share one instance.
+        cpus = 0 if self.placement.local else 1
+        self._actor_class = ray.remote(num_cpus=cpus, max_restarts=0, max_concurrency=MAX_CALLS_PER_WORKER)(ConversationWorker)
         self.replacements_left = count
         try:
             started = await asyncio.gather(*(self._new_worker() for _ in range(count)))

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -86,6 +87,8 @@ class ShardedRunner(BatchRunner):
         self.pool = pool
         self.reruns = 0
         """Conversations run again because their worker died."""
+        self.by_worker: Counter[int] = Counter()
+        """Conversations each worker ran to the end, by worker number."""
 
     def _worker_env(self) -> dict[str, str]:
         if self.pool.placement.local:
@@ -150,6 +153,7 @@ class ShardedRunner(BatchRunner):
                 worker.in_flight -= 1
             if not reply.started:
                 raise asyncio.CancelledError  # stopped before its worker began it: nothing to save
+            self.by_worker[worker.number] += 1
             if reply.error is not None or reply.conversation is None or reply.verdict is None:
                 raise WorkerError(reply.error or "the worker sent back no conversation")
             return reply.conversation, reply.verdict

@@ -1,0 +1,249 @@
+"""A batch sharded over worker processes on Ray (parley.core.engine.distributed), in this process:
+what it stores equals a single-process run field for field (timings and ids apart); a worker
+killed with kill -9 loses nothing finished, its conversations run again elsewhere, nothing is
+stored twice; one adaptive limit holds for all workers together; a stop reaches into the workers
+and leaves a resumable batch; progress events and the batch service work the same way.
+
+One local Ray instance with a pool of two workers serves the whole module (starting Ray takes
+seconds on a busy machine); the tests share the module's event loop for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from parley.core.engine.batch_runner import BatchRunner, prepare_batch, prepare_resume
+from parley.core.engine.distributed.placement import Placement
+from parley.core.engine.distributed.pool import WorkerPool
+from parley.core.engine.distributed.sharded_runner import ShardedRunner, endpoint_env
+from parley.core.models.openai_provider import aclose_clients
+from parley.core.records.batch import BatchOptions, RoleModels
+from parley.core.store.store import Store
+from tests.fake_openai_server import FakeOpenAIServer, run_fake_server
+from tests.service_support import service, wait_for
+from tests.test_batch_runner import transcripts
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = ROOT / "profiles"
+PLAYBOOKS = PROFILES / "playbooks"
+FAKE = "openai-api/fake/m"
+TIMINGS = {"started_at", "ended_at", "duration_s", "latency_s", "turn_timings", "id", "conversation_id"}
+
+
+class CountingServer(FakeOpenAIServer):
+    """The fake server, counting the requests it holds at once (its fixed delay)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holding = 0
+        self.most_held = 0
+
+    async def _pause(self, seconds: float) -> None:
+        self.holding += 1
+        self.most_held = max(self.most_held, self.holding)
+        try:
+            await super()._pause(seconds)
+        finally:
+            self.holding -= 1
+
+
+@pytest.fixture(scope="module")
+def server():
+    with run_fake_server(CountingServer()) as s:
+        yield s
+
+
+@pytest.fixture
+def fake(server, monkeypatch):
+    server.reset()
+    server.most_held = 0
+    monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+    yield server
+    server.reset()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def pool():
+    pool = WorkerPool(Placement(workers=2))
+    await pool.start()
+    yield pool
+    await pool.stop()
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store.open(tmp_path / "parley.db")
+    yield s
+    s.close()
+
+
+async def run_sharded(store, pool, prepared, **kwargs):
+    runner = ShardedRunner(store, prepared, pool=pool, **kwargs)
+    events = []
+    runner.subscribe(events.append)
+    try:
+        result = await runner.run()
+    finally:
+        await aclose_clients()
+    return runner, result, events
+
+
+async def run_here(store, prepared):
+    try:
+        return await BatchRunner(store, prepared).run()
+    finally:
+        await aclose_clients()
+
+
+def rows(store, batch_id):
+    """(spec_id, trial) -> the results row, timings and ids left out."""
+    return {(r.spec_id, r.trial): r.model_dump(exclude=TIMINGS | {"batch_id"}) for r in store.conversation_rows(batch_id, limit=10_000)}
+
+
+def stored_keys(store, batch_id):
+    return [(r["spec_id"], r["trial"]) for r in store.read_sql("SELECT spec_id, trial FROM conversations WHERE batch_id = ?", [batch_id])]
+
+
+async def test_a_sharded_batch_stores_what_one_process_stores_field_for_field(store, pool):
+    options = BatchOptions(concurrency=6, trials=2, seed=11, max_turns=6)
+    sharded = await prepare_batch(store, [PROFILES], options)
+    runner, result, events = await run_sharded(store, pool, sharded)
+    alone = await prepare_batch(store, [PROFILES], options)
+    alone_result = await run_here(store, alone)
+
+    assert result.status == alone_result.status == "completed"
+    assert result.done == result.total == 54 and result.passed == alone_result.passed
+    assert len(runner.by_worker) == 2 and sum(runner.by_worker.values()) == 54, "both workers ran conversations"
+    assert transcripts(store, sharded.id) == transcripts(store, alone.id)
+    assert rows(store, sharded.id) == rows(store, alone.id)
+    keys = stored_keys(store, sharded.id)
+    assert len(keys) == len(set(keys)) == 54
+
+    # progress as a single-process batch reports it: counts that only grow, to the total
+    progress = [e for e in events if e.kind == "progress"]
+    assert [p.done for p in progress] == sorted(p.done for p in progress)
+    assert progress[-1].done == progress[-1].total == 54 and progress[-1].passed == result.passed
+    assert sum(e.kind == "conversation_finished" for e in events) == 54
+    assert events[0].kind == "batch_started" and events[-1].kind == "batch_finished"
+
+
+async def test_a_worker_killed_with_kill_9_loses_nothing_and_nothing_is_stored_twice(store, pool, fake):
+    fake.fixed_delay_ms = 150
+    options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=8, trials=3, max_turns=4)
+    prepared = await prepare_batch(store, [PLAYBOOKS], options)
+    runner = ShardedRunner(store, prepared, pool=pool)
+    task = asyncio.create_task(runner.run())
+    deadline = time.monotonic() + 60
+    while len(stored_keys(store, prepared.id)) < 3:
+        assert time.monotonic() < deadline and not task.done(), "no conversation was stored"
+        await asyncio.sleep(0.05)
+    victim = max(pool.live, key=lambda w: w.in_flight)
+    assert victim.in_flight > 0
+    os.kill(victim.pid, signal.SIGKILL)
+    try:
+        result = await asyncio.wait_for(task, 120)
+    finally:
+        await aclose_clients()
+
+    assert result.status == "completed" and result.done == result.total == 21
+    assert runner.reruns >= 1, "the killed worker's conversations ran again"
+    keys = stored_keys(store, prepared.id)
+    assert len(keys) == len(set(keys)) == 21, "each conversation stored once"
+    reasons = {r["stop_reason"] for r in store.read_sql("SELECT stop_reason FROM conversations WHERE batch_id = ?", [prepared.id])}
+    assert not reasons & {"cancelled", "error"}, reasons
+    assert victim.pid not in pool.pids() and len(pool.live) == 2, "a new worker took the dead one's place"
+
+    fake.fixed_delay_ms = 0
+    alone = await prepare_batch(store, [PLAYBOOKS], options)
+    await run_here(store, alone)
+    assert transcripts(store, prepared.id) == transcripts(store, alone.id)
+
+
+async def test_one_adaptive_limit_holds_for_all_workers_together(store, pool, fake):
+    fake.fixed_delay_ms = 100
+    for _ in range(4):  # the first wave is throttled
+        fake.push_error(429, "slow down", retry_after=1)
+    options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=6, trials=4, max_turns=3)
+    prepared = await prepare_batch(store, [PLAYBOOKS], options)
+    started = time.monotonic()
+    runner, result, events = await run_sharded(store, pool, prepared)
+
+    assert fake.most_held <= 6, "the concurrency asked for is the total over the workers"
+    assert fake.most_held > 3, "both workers had conversations in flight together"
+    changes = [e for e in events if e.kind == "concurrency_changed"]
+    assert result.rate_limited >= 1 and result.lowest_limit < 6
+    assert changes[0].reason.startswith("rate limited") and changes[0].paused_for_s == pytest.approx(1.0, abs=0.3)
+    assert changes[-1].limit == 6, "the shared limit grows back as the workers' calls succeed"
+    assert result.status == "completed" and result.errors == 0 and result.done == 28
+    assert time.monotonic() - started >= 1.0
+
+
+async def test_a_stop_reaches_the_workers_and_the_batch_resumes_to_the_end(store, pool, fake):
+    fake.fixed_delay_ms = 400
+    options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=4, trials=2, max_turns=6)
+    prepared = await prepare_batch(store, [PLAYBOOKS], options)
+    runner = ShardedRunner(store, prepared, pool=pool, grace_s=0.1)
+    task = asyncio.create_task(runner.run())
+    deadline = time.monotonic() + 60
+    while runner.in_flight < 4 or not stored_keys(store, prepared.id):
+        assert time.monotonic() < deadline and not task.done()
+        await asyncio.sleep(0.05)
+    runner.stop()
+    result = await asyncio.wait_for(task, 30)
+    await aclose_clients()
+
+    assert result.status == "cancelled"
+    cancelled = store.read_sql(
+        "SELECT COUNT(*) AS n, MIN(turns) AS fewest FROM conversations WHERE batch_id = ? AND stop_reason = 'cancelled'", [prepared.id]
+    )[0]
+    assert cancelled["n"] >= 1, "conversations running on the workers were interrupted and saved as cancelled"
+    assert all(w.in_flight == 0 for w in pool.live)
+
+    fake.fixed_delay_ms = 0
+    resumed = await prepare_resume(store, prepared.id)
+    _, again, _ = await run_sharded(store, pool, resumed)
+    assert again.status == "completed" and again.done == again.total == 14
+    keys = stored_keys(store, prepared.id)
+    assert len(keys) == len(set(keys)) == 14
+    assert not store.read_sql("SELECT id FROM conversations WHERE batch_id = ? AND stop_reason = 'cancelled'", [prepared.id])
+
+
+async def test_the_service_runs_a_batch_over_workers(tmp_path, pool, fake):
+    fake.fixed_delay_ms = 50
+    async with service(tmp_path, placement=Placement(workers=2)) as client:
+        launched = await client.post(
+            "/api/batches",
+            json={"profiles": ["profiles/playbooks"], "models": {"bot": FAKE}, "trials": 2, "concurrency": 4, "max_turns": 3},
+        )
+        assert launched.status_code == 201, launched.text
+        batch_id = launched.json()["batch_id"]
+        manager = client.app.state.service.manager
+        seen_running = False
+        for _ in range(2000):
+            progress = manager.progress(batch_id)
+            if progress is not None and progress.in_flight:
+                seen_running = True
+                break
+            await asyncio.sleep(0.02)
+        view = await wait_for(client, batch_id, timeout_s=90)
+        served_by = manager._pool
+    assert seen_running
+    assert view["status"] == "completed" and view["completed_scenarios"] == 14, view
+    assert served_by is not None and served_by is not pool and not served_by.live, "the service stopped its workers"
+
+
+async def test_the_environment_a_cluster_worker_gets_is_the_endpoints_only():
+    from parley.core.engine.batch_models import BatchModels
+
+    models = BatchModels(RoleModels(bot="openai-api/vllm/m", user="openai/gpt-4o-mini", judge="offline"))
+    env = {"VLLM_BASE_URL": "http://gpu:8000/v1", "OPENAI_API_KEY": "sk-x", "AWS_SECRET_ACCESS_KEY": "no", "HOME": "/root"}
+    assert endpoint_env(models, [], env) == {"OPENAI_API_KEY": "sk-x", "VLLM_BASE_URL": "http://gpu:8000/v1"}
