@@ -4,6 +4,7 @@ install it; parley's start-up, a single-process batch, the app and the service n
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -114,3 +115,38 @@ def test_start_up_a_batch_in_one_process_the_app_and_the_service_never_import_ra
     assert done.returncode == 0, done.stderr
     assert "batch completed: 7 of 7 done" in done.stdout
     assert done.stdout.strip().splitlines()[-1] == "no ray"
+
+
+@pytest.fixture
+def ray_cluster(tmp_path):
+    """A Ray cluster started apart from parley (`ray start --head`), as a user's would be; its
+    address. Its processes end with it."""
+    from tests.child_process import stop_process
+    from tests.service_support import free_port
+
+    port = free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    command = [str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}", "--num-cpus=2"]
+    command += ["--include-dashboard=false", "--disable-usage-stats", "--block"]
+    log = tmp_path / "ray-head.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        wait_for(lambda: "block forever" in log.read_text() or proc.poll() is not None, timeout=180, what="the Ray head")
+        assert proc.poll() is None, log.read_text()[-2000:]
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop_process(proc, timeout_s=30)
+
+
+def test_a_batch_runs_on_an_existing_ray_cluster_with_one_worker_per_cpu(ray_cluster, tmp_path):
+    db = tmp_path / "p.db"
+    with run_fake_server() as server:
+        # The cluster's processes never saw FAKE_BASE_URL: the batch ships its endpoints' variables.
+        env = {"FAKE_BASE_URL": server.base_url, "RAY_AUTH_MODE": "token"}
+        done = run(["run", PLAYBOOKS, "--bot", FAKE, "--trials", "2", "--ray", ray_cluster, "--db", db], env=env)
+    assert f"starting one worker per CPU on the Ray cluster at {ray_cluster}" in done.stdout, done.stderr
+    assert "batch completed: 14 of 14 done" in done.stdout, done.stdout + done.stderr
+    assert query(db, "SELECT COUNT(*), COUNT(DISTINCT spec_id || '/' || trial) FROM conversations") == [(14, 14)]
+    assert query(db, "SELECT COUNT(*) FROM conversations WHERE stop_reason = 'error'") == [(0,)]

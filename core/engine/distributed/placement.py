@@ -17,6 +17,7 @@ from parley.core.errors import ConfigError
 
 INSTALL_HINT = "--workers and --ray need Ray, which is not installed: pip install 'parley[ray]'"
 ADDRESS_ENV = "RAY_ADDRESS"
+AUTH_MODE_ENV = "RAY_AUTH_MODE"
 
 
 def import_ray() -> Any:
@@ -84,7 +85,10 @@ def start_ray(placement: Placement) -> bool:
         try:
             ray.init(address=placement.address, **quiet)
         except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise ConfigError(f"cannot join the Ray cluster at {placement.address}: {exc}") from None
+            hint = ""
+            if not os.environ.get(AUTH_MODE_ENV):
+                hint = f" (a cluster with token authentication also needs {AUTH_MODE_ENV}=token here, and its token)"
+            raise ConfigError(f"cannot join the Ray cluster at {placement.address}: {exc}{hint}") from None
     return True
 
 
