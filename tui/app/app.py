@@ -72,11 +72,14 @@ class ParleyApp(App[None]):
         today: dt.date | None = None,
         sessions_page_size: int = 200,
         personality_dirs: Sequence[Path | str] = (),
+        placement: Any = None,
     ) -> None:
         """`bot_model` is a model name (`offline`, `openai/gpt-4o-mini`, ...) or a ChatModel;
         `profile_dirs` are shown besides `profiles/`; `db_path` defaults to PARLEY_DB, else
         `sessions/parley.db`; `today` pins the date order ages count from; `personality_dirs`
-        are the `--personalities` folders profiles are read with."""
+        are the `--personalities` folders profiles are read with; `placement`
+        (parley.core.engine.distributed.placement.Placement: `parley --workers N`) runs batches
+        over worker processes."""
         super().__init__()
         if initial_pane not in PANES:
             raise ValueError(f"unknown pane {initial_pane!r}: one of {', '.join(PANES)}")
@@ -91,6 +94,8 @@ class ParleyApp(App[None]):
         self._store: Any = None
         self._store_lock = threading.Lock()
         self._active_pane: str | None = None
+        self.placement = placement
+        self._worker_pool: Any = None
 
     @property
     def export_dir(self) -> Path:
@@ -200,6 +205,22 @@ class ParleyApp(App[None]):
         self.action_show_pane("sessions")
         self.call_after_refresh(lambda: self.query_one("#sessions-table").focus())
 
+    def batch_runner(self, store: Any, prepared: Any, **kwargs: Any) -> Any:
+        """The runner of a batch launched here: in this process, or over the app's worker
+        processes (one pool for all its batches, started by the first) with a placement."""
+        if self.placement is None:
+            from parley.core.engine.batch_runner import BatchRunner
+
+            return BatchRunner(store, prepared, **kwargs)
+        from parley.core.engine.distributed.pool import WorkerPool
+        from parley.core.engine.distributed.sharded_runner import ShardedRunner
+
+        if self._worker_pool is None:
+            self._worker_pool = WorkerPool(self.placement)
+        return ShardedRunner(store, prepared, pool=self._worker_pool, **kwargs)
+
     async def on_unmount(self) -> None:
+        if self._worker_pool is not None:
+            await self._worker_pool.stop()
         if self._store is not None:
             self._store.close()

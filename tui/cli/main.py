@@ -16,6 +16,7 @@ import click
 from parley.core.errors import ParleyError
 from parley.tui.cli.date_option import parse_date
 from parley.tui.cli.spec_options import personalities_option
+from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -55,11 +56,20 @@ def _app_options(command: Any) -> Any:
 @click.group(cls=ParleyGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="parley", prog_name="parley")
 @_app_options
+@workers_options
 @click.pass_context
-def cli(ctx: click.Context, profile_dirs: tuple[Path, ...], db_path: Path | None, personality_dirs: tuple[Path, ...]) -> None:
+def cli(
+    ctx: click.Context,
+    profile_dirs: tuple[Path, ...],
+    db_path: Path | None,
+    personality_dirs: tuple[Path, ...],
+    workers: int | None,
+    ray_address: str | None,
+) -> None:
     """parley: test customer-service chatbots with simulated customers.
 
-    With no command, opens the terminal app (chat, profiles, batches, sessions).
+    With no command, opens the terminal app (chat, profiles, batches, sessions); with
+    --workers/--ray, the batches it launches run over worker processes.
     Every role runs offline by default: no key, no network.
     """
     from parley.core.settings import settings
@@ -69,7 +79,10 @@ def cli(ctx: click.Context, profile_dirs: tuple[Path, ...], db_path: Path | None
     if ctx.invoked_subcommand is None:
         from parley.tui.app.app import ParleyApp
 
-        ParleyApp(profile_dirs=profile_dirs, db_path=db_path, personality_dirs=personality_dirs).run()
+        placement = placement_or_exit(workers, ray_address) if workers is not None or ray_address else None
+        ParleyApp(profile_dirs=profile_dirs, db_path=db_path, personality_dirs=personality_dirs, placement=placement).run()
+    elif workers is not None or ray_address:
+        raise click.UsageError("--workers and --ray before a command open the app; give them to `parley run` or `parley serve`")
 
 
 @cli.command()

@@ -220,7 +220,6 @@ class BatchesPane(Pane):
 
     @work(exclusive=False, exit_on_error=False, group="batch-run", description="running the batch")
     async def _run(self, prepared: Any) -> None:
-        from parley.core.engine.batch_runner import BatchRunner
         from parley.core.records.events import (
             BatchFinished,
             BatchStarted,
@@ -249,7 +248,7 @@ class BatchesPane(Pane):
                 )
 
         store = self.parley.store()  # already open: prepare_batch used it
-        self.runner = BatchRunner(store, prepared, on_event=on_event)
+        self.runner = self.parley.batch_runner(store, prepared, on_event=on_event)
         try:
             await self.runner.run()
         except Exception as exc:  # the runner never raises for a conversation; this is the run itself
