@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/bench_workers.py [--concurrency 64 256 512] [--workers 1 2 4] [--calls 4000]
 
-Serves the fake OpenAI-compatible server (tests/fake_openai_server.py) in its own process,
+Serves the fake OpenAI-compatible server (tests/fake_openai_server.py's) in its own process,
 answering every call after --delay-ms (200), with the bot and the simulated customer on it and
 the offline judge. Then, all in one run, for each concurrency C (a batch of a multiple of C
 conversations of one shipped profile, about --calls model calls):
@@ -151,10 +151,27 @@ async def batch(server_pid: int, pool: object | None, conversations: int, concur
     return span.measured(int(rows[0]["n"]), result.errors)
 
 
+def serve(delay_ms: int) -> None:
+    """tests/fake_openai_server.py's server, answering "ok" after `delay_ms`, until killed. As its
+    own `main` serves it, but keeping idle connections a minute (uvicorn's default is 5 s): with
+    hundreds of connections on a loaded machine, a connection the server closes while the client
+    sends on it is a connection error the bare SDK (retries off) would die of."""
+    import uvicorn
+
+    from tests.fake_openai_server import FakeOpenAIServer, loopback_socket
+
+    server = FakeOpenAIServer()
+    server.fixed_delay_ms = delay_ms
+    server.record_requests = False
+    sock = loopback_socket(0)
+    host, port = sock.getsockname()[:2]
+    print(f"fake OpenAI server listening on http://{host}:{port}/v1", flush=True)
+    config = uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=60)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 def start_server(delay_ms: int) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_openai_server", "--delay-ms", str(delay_ms)], stdout=subprocess.PIPE, text=True, cwd=ROOT
-    )
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", "--delay-ms", str(delay_ms)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     line = proc.stdout.readline() if proc.stdout else ""
     match = re.search(r"(http://\S+)", line)
     if not match:
@@ -239,7 +256,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=4000, help="model calls per measurement (about)")
     parser.add_argument("--delay-ms", type=int, default=200)
     parser.add_argument("--max-turns", type=int, default=4, help="bot answers per conversation")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve(args.delay_ms)
+        return
     proc, base_url = start_server(args.delay_ms)
     try:
         asyncio.run(measure_all(args, base_url, proc.pid))

@@ -148,5 +148,6 @@ def test_a_batch_runs_on_an_existing_ray_cluster_with_one_worker_per_cpu(ray_clu
         done = run(["run", PLAYBOOKS, "--bot", FAKE, "--trials", "2", "--ray", ray_cluster, "--db", db], env=env)
     assert f"starting one worker per CPU on the Ray cluster at {ray_cluster}" in done.stdout, done.stderr
     assert "batch completed: 14 of 14 done" in done.stdout, done.stdout + done.stderr
+    assert "Workers: 2 ran conversations" in done.stdout
     assert query(db, "SELECT COUNT(*), COUNT(DISTINCT spec_id || '/' || trial) FROM conversations") == [(14, 14)]
     assert query(db, "SELECT COUNT(*) FROM conversations WHERE stop_reason = 'error'") == [(0,)]

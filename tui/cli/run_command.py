@@ -568,6 +568,8 @@ async def _main(
     report_file = report_path or default_report_path(store, result.batch_id)
     summary_text = await asyncio.to_thread(_summary_and_report, store, result, report_file, single is not None)
     out.print(summary_text, highlight=False, markup=False)
+    if pool is not None:
+        out.print(runner.workers_line(), highlight=False, markup=False)
     if result.status == "cancelled":
         out.print(f"continue it with: parley run --resume {result.batch_id}", highlight=False)
         return EXIT_INTERRUPTED

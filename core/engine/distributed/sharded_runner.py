@@ -90,6 +90,14 @@ class ShardedRunner(BatchRunner):
         self.by_worker: Counter[int] = Counter()
         """Conversations each worker ran to the end, by worker number."""
 
+    def workers_line(self) -> str:
+        """Where the conversations ran, for the end of `parley run`."""
+        counts = ", ".join(str(self.by_worker[n]) for n in sorted(self.by_worker)) or "none"
+        line = f"Workers: {len(self.by_worker)} ran conversations ({counts})"
+        if self.reruns:
+            line += f"; {self.reruns} ran again after their worker died"
+        return line
+
     def _worker_env(self) -> dict[str, str]:
         if self.pool.placement.local:
             return dict(os.environ)  # same machine, same user: as a child process would inherit it
