@@ -99,13 +99,13 @@ async def test_persistent_provider_errors_are_recorded_and_the_batch_goes_on(fak
     assert result.status == "completed" and result.done == 7
     assert result.errors == 1 and result.passed + result.failed == 6
     failed = [e for e in events if e.kind == "conversation_failed"]
-    assert len(failed) == 1 and failed[0].stop_reason == "error"
+    assert len(failed) == 1 and failed[0].stop_reason == "bot_error"
     assert "server error" in failed[0].error and "gave up after 5 attempts" in failed[0].error
     summary = summarize(store, result.batch_id)
     assert summary.errors == 1  # counted apart from the bot's failures
     assert summary.failed == result.failed and summary.pass_rate_denominator == 6
     [row] = store.conversation_rows(result.batch_id, outcome="error")
-    assert row.stop_reason == "error" and "overloaded" in row.error and row.score is None
+    assert row.stop_reason == "bot_error" and "overloaded" in row.error and row.score is None
 
 
 async def test_a_hung_model_call_ends_the_conversation_as_a_timeout(fake, store):

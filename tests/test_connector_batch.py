@@ -83,7 +83,7 @@ def test_a_failing_bot_ends_each_conversation_with_error_and_the_batch_completes
         stored = list(store.iter_conversations(row.id))
     assert row.batch.status == "completed" and len(stored) == 3
     for s in stored:
-        assert s.conversation.stop_reason == "error"
+        assert s.conversation.stop_reason == "bot_error"
         assert re.search(reason, s.conversation.error), s.conversation.error
 
 
@@ -108,7 +108,7 @@ async def test_a_server_killed_mid_batch_errors_the_later_conversations_and_the_
         assert len(stored) == 4
         assert stored[0].conversation.stop_reason == "user_stop" and stored[0].verdict.passed
         for later in stored[1:]:
-            assert later.conversation.stop_reason == "error"
+            assert later.conversation.stop_reason == "bot_error"
             assert f"rasa:{served.webhook}: POST {served.webhook} failed" in later.conversation.error
         summary = summarize(store, result.batch_id)
         assert (summary.done, summary.passed, summary.errors) == (4, 1, 3)

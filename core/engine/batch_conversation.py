@@ -33,14 +33,14 @@ from parley.core.bots.bot_names import uses_world
 from parley.core.bots.prompt_bot import PromptBot, prompt_variables
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
-from parley.core.engine.harness import Limits, run_conversation
+from parley.core.engine.harness import ConversationInterrupted, Limits, run_conversation
+from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ParleyError
 from parley.core.evaluation.evaluate import evaluate
 from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
 from parley.core.records.chat import ChatMessage
-from parley.core.records.conversation import Conversation
+from parley.core.records.conversation import BROKEN_STOPS, Conversation
 from parley.core.records.verdict import Verdict
-from parley.core.specs.playbook import run_playbook
 from parley.core.users.simulator import GoalReporter, UserSimulator, UserTurn
 
 CANCELLED_TEXT = "the batch was stopped while this conversation was running"
@@ -48,10 +48,6 @@ WORLD_TEMPLATES_KEPT = 32
 
 StepCallback = Callable[[str, dict[str, Any]], None]
 """`on_step(step, data)`: step is user, bot_text, tool_call or bot_done."""
-
-
-class ConversationInterrupted(ParleyError):
-    """Raised inside a conversation that the batch stopped (see the module doc)."""
 
 
 @dataclass
@@ -304,7 +300,7 @@ async def run_planned(
         if client is not None:
             await client.aclose()
 
-    if control.interrupted and conversation.stop_reason == "error":
+    if control.interrupted and conversation.stop_reason in BROKEN_STOPS:
         conversation = _cancelled(conversation)
     if inner_user is not None and spec.goal_style.export and isinstance(inner_user, GoalReporter):
         try:

@@ -9,10 +9,12 @@ batch runner can shrink its concurrency when it sees 429s.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -41,6 +43,24 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(max_retries=0)
+
+_RATE_LIMIT_DEADLINE: ContextVar[float | None] = ContextVar("parley_rate_limit_deadline", default=None)
+
+
+@contextlib.contextmanager
+def rate_limit_deadline(seconds: float) -> Iterator[None]:
+    """Within this block (a conversation), calls may wait out rate limits until `seconds` from
+    now, the conversation's own deadline, whatever their attempt count."""
+    token = _RATE_LIMIT_DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _RATE_LIMIT_DEADLINE.reset(token)
+
+
+def current_rate_limit_deadline() -> float | None:
+    """The `time.monotonic()` by which the current conversation must end, if inside one."""
+    return _RATE_LIMIT_DEADLINE.get()
 
 
 @dataclass(frozen=True)
