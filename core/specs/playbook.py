@@ -54,6 +54,7 @@ from parley.core.specs.profile_validation import (
     did_you_mean,
     plain_value,
 )
+from parley.mockapi.fixture import date_problem
 
 PLAYBOOK_KEYS = ("name", "description", "customer_id", "today", "steps", "expect")
 STEP_KINDS = ("user", "inject_bot_response", "inject_tool", "expect_tool", "expect_bot_regex")
@@ -252,6 +253,10 @@ class _PlaybookBuilder(SectionParser):
         if root.has("today") and root.value["today"] is not None:
             fields["today"] = c.date(root.child("today"))
             ok &= fields["today"] is not None
+            problem = date_problem(fields["today"]) if fields["today"] is not None else None
+            if problem is not None:
+                c.error(root.child("today"), problem)
+                ok = False
         if root.has("steps"):
             fields["steps"] = self._steps(root.child("steps"))
             ok &= fields["steps"] is not None
