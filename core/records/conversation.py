@@ -38,8 +38,6 @@ RERUN_STOPS: frozenset[str] = BROKEN_STOPS - {"bot_error"}
 """Stops that say nothing about the bot: `--resume` runs these again (a bot_error is a result)."""
 UNFINISHED_STOPS: frozenset[str] = BROKEN_STOPS | {"timeout"}
 """Conversations cut short: checks that need the end are not run."""
-# Counted apart from the bot's results until the outcome model lands everywhere.
-INFRASTRUCTURE_STOPS: frozenset[str] = BROKEN_STOPS
 
 
 class TurnTiming(BaseModel):

@@ -44,10 +44,14 @@ Rasa webhook to try them on.
 
 \b
 Exit codes:
-  0    every conversation passed its checks
-  1    some conversation did not pass: it failed a check (a timeout fails one) or its
-       run broke (provider errors, counted apart); also: invalid input files (each
-       problem printed as file:line:col), a missing API key, an unknown batch
+  0    no conversation failed and none broke: each passed its checks, or was unverified
+       (nothing about the bot was checked) or had a simulator fault (counted apart;
+       with --strict these fail too)
+  1    the bot failed: a check failed (a timeout fails one) or the bot broke (bot_error:
+       an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
+       parley's side (counted apart, but nothing was verified); also: invalid input
+       files (each problem printed as file:line:col), a missing API key, an endpoint
+       that cannot be reached, an unknown batch
   2    usage error (a bad option, --single naming no conversation)
   130  interrupted (Ctrl-C): the batch is `cancelled`; continue it with --resume
 """
@@ -180,7 +184,8 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "resume_ref",
     metavar="BATCH_ID",
     help="Continue a stopped or crashed batch (id, prefix, or `latest`): the same specs and "
-    "options; only conversations not completed are run (error and cancelled ones again).",
+    "options; only conversations not completed are run (those whose run broke on the simulator's "
+    "or parley's side, and cancelled ones, again; a bot error is a result and stays).",
 )
 @click.option(
     "--report",
@@ -198,6 +203,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     show_default=True,
     metavar="SECONDS",
     help="On Ctrl-C, how long conversations in flight may finish before they are cancelled.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Unverified conversations (nothing about the bot was checked) and simulator faults fail the exit code too.",
 )
 @db_option
 @click.pass_context
@@ -220,6 +230,7 @@ def run(
     report_path: Path | None,
     prompt_version: str | None,
     grace_s: float,
+    strict: bool,
     db_path: Path | None,
 ) -> None:
     """Run a batch of simulated conversations from profiles, playbooks or scenario files.
@@ -291,6 +302,7 @@ def run(
                 concurrency=runtime_concurrency,
                 report_path=report_path,
                 grace_s=grace_s,
+                strict=strict,
             )
         )
     except KeyboardInterrupt:
@@ -311,6 +323,7 @@ async def _main(
     concurrency: int | None,
     report_path: Path | None,
     grace_s: float,
+    strict: bool = False,
 ) -> int:
     from parley.core.bots.connectors.base import aclose_connectors
     from parley.core.engine.batch_plan import InvalidInputs, SelectionError
@@ -396,7 +409,7 @@ async def _main(
     if result.status == "cancelled":
         out.print(f"continue it with: parley run --resume {result.batch_id}", highlight=False)
         return EXIT_INTERRUPTED
-    if result.status != "completed" or not result.all_passed:
+    if not result.ok(strict=strict):
         return EXIT_FAILED
     return EXIT_OK
 
@@ -408,6 +421,53 @@ def default_report_path(store: Any, batch_id: str) -> Path:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _interval(interval: Any) -> str:
+    return "" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
+
+
+def counts_lines(summary: Any) -> list[str]:
+    """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
+    as terminal lines."""
+    from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT
+
+    def n(count: int, one: str, many: str | None = None) -> str:
+        return f"{count} {one if count == 1 else (many or one + 's')}"
+
+    apart = [
+        n(summary.unverified, "unverified", "unverified"),
+        n(summary.user_faults, "simulator fault"),
+        n(summary.user_errors, "simulator error"),
+        n(summary.infrastructure_errors, "infrastructure error"),
+    ]
+    if summary.cancelled:
+        apart.append(n(summary.cancelled, "cancelled", "cancelled"))
+    if summary.evaluation_errors:
+        apart.append(n(summary.evaluation_errors, "evaluation error"))
+    if summary.legacy_errors:
+        apart.append(n(summary.legacy_errors, "legacy error"))
+    lines = [
+        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed, "
+        f"{n(summary.bot_errors, 'bot error')} (the bot's failures); counted apart: {', '.join(apart)}"
+    ]
+    if summary.unverified:
+        lines.append(f"Unverified: {n(summary.unverified, 'conversation')} had no check about the bot: {UNVERIFIED_HINT}")
+    if summary.legacy_errors:
+        lines.append(f"Legacy errors: {LEGACY_ERROR_NOTE}")
+    shown_k = summary.pass_k if len(summary.pass_k) <= 4 else [*summary.pass_k[:2], summary.pass_k[-1]]
+    pass_k = "  ".join(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else "") for p in shown_k)
+    rate = f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator}"
+    if summary.pass_rate_interval is not None:
+        rate += f", 95% interval {_interval(summary.pass_rate_interval)}"
+    lines.append(f"{rate})   {pass_k}")
+    if summary.flaky_specs:
+        shown = ", ".join(f"{f.spec_id} ({f.passed} of {f.trials} passed)" for f in summary.flaky_specs[:5])
+        more = f", ... and {len(summary.flaky_specs) - 5} more" if len(summary.flaky_specs) > 5 else ""
+        lines.append(f"Flaky specs ({len(summary.flaky_specs)}): {shown}{more}")
+    elif summary.batch.options.trials >= 2:
+        lines.append("Flaky specs: none (every spec's trials agree)")
+    return lines
 
 
 def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool) -> str:
@@ -447,14 +507,7 @@ def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool
             f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided for this bot; "
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
-    lines.append(
-        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed"
-        + (f", {summary.evaluation_errors} evaluation errors" if summary.evaluation_errors else "")
-        + f"; {summary.errors} infrastructure error{'s' if summary.errors != 1 else ''} (counted apart, not the bot's failures)"
-    )
-    shown_k = summary.pass_k if len(summary.pass_k) <= 4 else [*summary.pass_k[:2], summary.pass_k[-1]]
-    pass_k = "  ".join(f"pass^{p.k} {_pct(p.value)}" for p in shown_k)
-    lines.append(f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator})   {pass_k}")
+    lines += counts_lines(summary)
     s = summary.score_statistics
     if s.count:
         lines.append(
@@ -464,7 +517,7 @@ def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool
     else:
         lines.append("Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else ""))
     if summary.failures_total:
-        lines.append(f"Failed or errored: {summary.failures_total}")
+        lines.append(f"Not passed (failed, broke or faulty): {summary.failures_total}")
         for f in summary.failures[:10]:
             reason = f.reasons[0] if f.reasons else "(no reason recorded)"
             lines.append(f"  - {f.spec_id} trial {f.trial} ({f.outcome}, {f.stop_reason}): {reason}")
@@ -504,11 +557,13 @@ class _Display:
 def _row_line(event: Any, done: int, total: int) -> str:
     width = len(str(total))
     if event.kind == "conversation_failed":
-        return f"[{done:>{width}}/{total}] {'error':<7} {event.spec_id} trial {event.trial}: {event.stop_reason}: {event.error}"
+        return f"[{done:>{width}}/{total}] {event.stop_reason:<10} {event.spec_id} trial {event.trial}: {event.error}"
     row = event.row
+    if event.outcome == "bot_error":
+        return f"[{done:>{width}}/{total}] {'bot_error':<10} {event.spec_id} trial {event.trial}: {row.error}"
     score = "-" if event.score is None else str(event.score)
     return (
-        f"[{done:>{width}}/{total}] {event.outcome:<7} {event.spec_id} trial {event.trial}: score {score}, "
+        f"[{done:>{width}}/{total}] {event.outcome:<10} {event.spec_id} trial {event.trial}: score {score}, "
         f"{row.turns} turn{'s' if row.turns != 1 else ''}, {event.stop_reason}, {row.duration_s:.2f} s"
     )
 
@@ -535,12 +590,13 @@ class _PlainDisplay(_Display):
         elif kind == "batch_finished":
             self.note(
                 f"batch {event.status}: {event.done} of {event.total} done, {event.passed} passed, "
-                f"{event.failed} failed, {event.errors} errors"
+                f"{event.failed} failed, {event.unverified} unverified, {event.user_faults} simulator faults, {event.errors} errors"
             )
 
 
 class _BarDisplay(_Display):
-    """A rich progress bar; failed and errored conversations are listed above it as they end."""
+    """A rich progress bar (✓ passed, ✗ the bot's failures, ? unverified or simulator faults,
+    ! broken runs); every conversation that did not pass is listed above it as it ends."""
 
     def __init__(self, out: Any) -> None:
         super().__init__(out)
@@ -550,7 +606,10 @@ class _BarDisplay(_Display):
             TextColumn("[bold]{task.description}"),
             BarColumn(bar_width=24),
             MofNCompleteColumn(),
-            TextColumn("[green]✓{task.fields[passed]}[/] [red]✗{task.fields[failed]}[/] [yellow]!{task.fields[errors]}[/]"),
+            TextColumn(
+                "[green]✓{task.fields[passed]}[/] [red]✗{task.fields[failed]}[/] [cyan]?{task.fields[apart]}[/] "
+                "[yellow]!{task.fields[errors]}[/]"
+            ),
             TextColumn("{task.fields[rate]}"),
             TextColumn("eta {task.fields[eta]}"),
             TextColumn("limit {task.fields[limit]}"),
@@ -573,6 +632,7 @@ class _BarDisplay(_Display):
                 completed=event.already_done,
                 passed=0,
                 failed=0,
+                apart=0,
                 errors=0,
                 rate="-",
                 eta="-",
@@ -587,6 +647,7 @@ class _BarDisplay(_Display):
                 completed=event.done,
                 passed=event.passed,
                 failed=event.failed,
+                apart=event.unverified + event.user_faults,
                 errors=event.errors,
                 rate=f"{event.rate_per_s:.1f}/s",
                 eta=eta,
@@ -594,7 +655,7 @@ class _BarDisplay(_Display):
             )
         elif kind in ("conversation_finished", "conversation_failed"):
             self.done += 1
-            if kind == "conversation_failed" or not event.passed:
+            if kind == "conversation_failed" or event.outcome != "passed":
                 self.progress.console.print(_row_line(event, self.done, self.total), highlight=False, markup=False)
         elif kind == "concurrency_changed":
             self.progress.update(self.task, limit=event.limit)

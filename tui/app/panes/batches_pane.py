@@ -36,8 +36,23 @@ from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
 
 HINT = "r in Profiles (or ctrl+p › Run batch) launches a batch here; from a terminal: parley run PATH."
-COLUMNS = ("Batch", "Created (UTC)", "Status", "Sources", "Planned", "Done", "Passed", "Failed", "Errors")
-RESULT_COLUMNS = ("Profile", "Variables", "Stop", "Passed", "Score", "Turns", "Tokens", "Cost", "Time")
+COLUMNS = ("Batch", "Created (UTC)", "Status", "Sources", "Planned", "Done", "Passed", "Failed", "Apart", "Errors")
+"""Failed: the bot's failures (failed checks, bot errors). Apart: unverified conversations and
+simulator faults. Errors: runs that broke on the simulator's or parley's side."""
+RESULT_COLUMNS = ("Profile", "Variables", "Stop", "Outcome", "Score", "Turns", "Tokens", "Cost", "Time")
+OUTCOME_LABELS = {"passed": "yes", "failed": "no", "bot_error": "bot error", "user_fault": "user fault"}
+OUTCOME_STYLES = {
+    "failed": "red",
+    "bot_error": "bold red",
+    "unverified": "cyan",
+    "user_fault": "magenta",
+    "user_error": "yellow",
+    "infrastructure_error": "yellow",
+    "cancelled": "yellow",
+    "evaluation_error": "yellow",
+    "error": "yellow",
+}
+"""A results row's style by outcome: the bot's failures red, what is counted apart in its own colour."""
 MAX_ROWS = 5000  # results shown per batch; the counts above are always complete
 
 
@@ -45,25 +60,47 @@ def batch_cells(row: Any) -> tuple[str, ...]:
     b = row.batch
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
     sources = ", ".join(b.sources)
-    if len(sources) > 32:
-        sources = sources[:31] + "…"
-    return (b.id[:12], created, b.status, sources, str(b.planned), str(row.done), str(row.passed), str(row.failed), str(row.errors))
+    if len(sources) > 26:  # room for the Apart column at 120 columns
+        sources = sources[:25] + "…"
+    apart = row.unverified + row.user_faults
+    return (
+        b.id[:12],
+        created,
+        b.status,
+        sources,
+        str(b.planned),
+        str(row.done),
+        str(row.passed),
+        str(row.failed),
+        str(apart),
+        str(row.errors),
+    )
+
+
+def outcome_label(outcome: str | None) -> str:
+    """What the results table says of an outcome: yes / no / bot error / unverified / ..."""
+    if outcome is None:
+        return "-"
+    return OUTCOME_LABELS.get(outcome, outcome.replace("_", " "))
+
+
+def result_texts(row: Any) -> list[Text]:
+    """A results row as styled cells: the bot's failures in red, what is counted apart in its colour."""
+    style = OUTCOME_STYLES.get(row.outcome or "", "")
+    return [Text(c, style=style) for c in result_cells(row)]
 
 
 def result_cells(row: Any) -> tuple[str, ...]:
     """A conversation as the results table shows it (durations to a tenth of a second)."""
     variables = ", ".join(f"{k}={v}" for k, v in row.variables.items()) or "-"
-    if len(variables) > 16:
-        variables = variables[:15] + "…"
-    passed = "-" if row.passed is None else ("yes" if row.passed else "no")
-    if row.outcome == "error":
-        passed = "error"
+    if len(variables) > 15:
+        variables = variables[:14] + "…"
     cost = "unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
     return (
         row.name,
         variables,
         row.stop_reason,
-        passed,
+        outcome_label(row.outcome),
         "-" if row.score is None else str(row.score),
         str(row.turns),
         f"{row.input_tokens + row.output_tokens:,}",
@@ -174,9 +211,13 @@ class BatchesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
-        rows = self.parley.store().conversation_rows(batch_id=batch_id, limit=MAX_ROWS)
+        from parley.core.reports.markdown import rates_line
+        from parley.core.reports.stats import summarize
+
+        store = self.parley.store()
+        rows = store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS)
         rows.sort(key=lambda r: (r.started_at, r.name, r.trial))  # in the order they ran
-        self.post_message(BatchRowsLoaded(batch_id, rows))
+        self.post_message(BatchRowsLoaded(batch_id, rows, rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
         if message.batch_id != self.shown_batch:
@@ -188,8 +229,9 @@ class BatchesPane(Pane):
         self.results = rows
         table = self.results_table
         table.clear()
-        table.add_rows([Text(c) for c in result_cells(row)] for row in self.results)
+        table.add_rows(result_texts(row) for row in self.results)
         self._histogram()
+        self._rates(message.rates)
 
     def _histogram(self) -> None:
         self.query_one(ScoreHistogram).show_scores(row.score for row in self.results)
@@ -239,7 +281,16 @@ class BatchesPane(Pane):
             elif isinstance(event, BatchFinished):
                 self.post_message(
                     BatchRunEnded(
-                        event.batch_id, event.status, event.done, event.total, event.passed, event.failed, event.errors, event.error
+                        event.batch_id,
+                        event.status,
+                        event.done,
+                        event.total,
+                        event.passed,
+                        event.failed,
+                        event.errors,
+                        event.error,
+                        event.unverified,
+                        event.user_faults,
                     )
                 )
 
@@ -265,7 +316,8 @@ class BatchesPane(Pane):
         if self.stop_requests == 1:
             stopping = " · stopping (c again cancels now)"
         self._counts(
-            f"{p.done}/{p.total} done · {p.passed} passed · {p.failed} failed · {p.errors} errors"
+            f"{p.done}/{p.total} done · {p.passed} passed · {p.failed} failed · {p.unverified + p.user_faults} apart"
+            f" · {p.errors} errors"
             f" · {p.rate_per_s:.1f}/s · ETA {_eta(p.eta_s)} · concurrency {p.concurrency}{stopping}"
         )
 
@@ -277,7 +329,7 @@ class BatchesPane(Pane):
         if any(row.id == message.row.id for row in self.results):
             return
         self.results.append(message.row)
-        self.results_table.add_row(*(Text(c) for c in result_cells(message.row)))
+        self.results_table.add_row(*result_texts(message.row))
         self._histogram()
 
     def on_batch_concurrency_changed(self, message: BatchConcurrencyChanged) -> None:
@@ -291,7 +343,7 @@ class BatchesPane(Pane):
         self.query_one("#batch-progress", ProgressBar).update(total=message.total, progress=message.done)
         text = (
             f"{message.status}: {message.done}/{message.total} done · {message.passed} passed"
-            f" · {message.failed} failed · {message.errors} errors"
+            f" · {message.failed} failed · {message.unverified + message.user_faults} apart · {message.errors} errors"
         )
         error = message.error or (self.last_error if message.errors else None)
         if error:
@@ -303,6 +355,12 @@ class BatchesPane(Pane):
         self._list()
         severity = "error" if message.status == "failed" else "information"
         self.notify(text.splitlines()[0], title="Batch finished", severity=severity)
+
+    def _rates(self, rates: str) -> None:
+        """The shown batch's pass rate and pass^k with their intervals, under the batches table."""
+        status = self.query_one("#batches-status", Static)
+        listed = f"{len(self.batch_ids)} batch{'es' if len(self.batch_ids) != 1 else ''}" if self.batch_ids else "No batches yet."
+        status.update(Content(f"{listed} · {self.shown_batch[:12]}: {rates}" if rates and self.shown_batch else listed))
 
     def _counts(self, text: str, *, error: bool = False) -> None:
         counts = self.query_one("#batch-counts", Static)

@@ -15,17 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from parley.core.records.batch import OUTCOME_FILTERS
+
 SessionKind = Literal["conversation", "chat"]
 CHATS = "__chats__"
 """The profile filter's value for "live chats only"."""
-OUTCOMES = ("passed", "failed", "error", "unevaluated")
+OUTCOMES = OUTCOME_FILTERS
 
 
 @dataclass(frozen=True)
 class SessionFilters:
     text: str = ""
     profile: str | None = None  # a profile/test name, CHATS, or None for all
-    outcome: str | None = None  # passed / failed / error / unevaluated
+    outcome: str | None = None  # one of OUTCOMES
     since: dt.date | None = None
     until: dt.date | None = None  # exclusive
 
