@@ -114,13 +114,19 @@ _QUESTION = re.compile(r"[^.!?\n]*\?")
 _TO_YOU = re.compile(r"\b(you|your|yours)\b", re.IGNORECASE)
 
 
+def _echoes(text: str, said: str) -> bool:
+    """The bot's message is mostly the customer's own message repeated."""
+    bot, customer = _normal(text), _normal(said)
+    return bool(customer) and customer in bot and len(customer) >= 0.6 * len(bot)
+
+
 def asks_the_user(text: str | None, said: str | None = None) -> bool:
     """Does a bot message ask the customer something that needs an answer (a confirmation, an
     order id, another question put to them), rather than a closing "anything else?"? A bot that
     only repeats what the customer `said` (an echo) asks nothing."""
     if not text:
         return False
-    if said and _normal(said) and _normal(said) in _normal(text):
+    if said and _echoes(text, said):
         return False
     if CONFIRMATION_QUESTION.search(text):
         return True
