@@ -223,3 +223,20 @@ def test_missing_keys_are_found_before_anything_runs(monkeypatch):
 
     with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set.*judge role"):
         models.check_keys()
+
+
+async def test_a_storm_of_rate_limits_slows_the_batch_and_fails_no_conversation(fake, store):
+    """40% of the bot's calls answered 429 with Retry-After 0.3 s, at concurrency 16: every
+    conversation still ends of its own accord (no error of any kind), the adaptive limit shrank,
+    and the batch reports the rate limits it absorbed."""
+    fake.rate_limit_storm(0.4, retry_after="0.3", seed=1)
+    options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=16, max_turns=4, timeout_s=60)
+    result, events = await run_batch(store, [PLAYBOOKS, PROFILES / "track_shipped_order.yaml"], options)
+
+    assert result.status == "completed" and result.done == result.total == 8
+    assert (result.errors, result.bot_errors) == (0, 0)
+    stops = {s.conversation.stop_reason for s in store.iter_conversations(result.batch_id)}
+    assert stops <= {"user_stop", "bot_stop", "max_turns"}, stops
+    assert fake.storm_hits >= 5 and result.rate_limited >= 1
+    assert result.lowest_limit < 16  # the limit shrank on the 429s
+    assert any(e.kind == "concurrency_changed" and e.paused_for_s >= 0.3 for e in events)  # and honoured Retry-After

@@ -214,6 +214,12 @@ async def test_summary_has_the_reports_statistics_with_pass_hat_k(tmp_path):
     assert (summary["batch_id"], summary["status"], summary["partial"]) == (batch_id, "completed", False)
     assert (summary["total_scenarios"], summary["successful_scenarios"], summary["success_rate"]) == (21, 21, 1.0)
     assert [p["k"] for p in summary["pass_k"]] == [1, 2, 3]
+    # every rate with its 95% interval and denominator: Wilson for the pass rate, the seeded
+    # bootstrap over specs for pass^k (Wilson on the 7 specs when every one passed every trial)
+    assert summary["pass_rate_interval"]["method"] == "wilson" and round(summary["pass_rate_interval"]["low"], 3) == 0.845
+    assert summary["pass_rate_denominator"] == 21 and summary["flaky_specs"] == []
+    assert all(round(p["interval"]["low"], 3) == 0.646 for p in summary["pass_k"])
+    assert summary["outcomes"]["passed"] == 21 and summary["outcomes"]["bot_error"] == 0
     assert summary["score_distribution"] == {"score_1": 0, "score_2": 0, "score_3": 21}
     assert summary["score_statistics"]["mean"] == 3.0
 
