@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from parley.core.evaluation.checks import (
     build_checks,
@@ -92,7 +93,7 @@ def assemble_verdict(
     outcome: Outcome
     error: str | None = None
     if broke is not None:
-        outcome, error = conversation.stop_reason, broke  # type: ignore[assignment]  # a BROKEN_STOPS name is an Outcome
+        outcome, error = cast(Outcome, conversation.stop_reason), broke  # every BROKEN_STOPS name is an Outcome
     elif any(c.policy_violation for c in failed):
         outcome = "failed"
     elif user_faults:

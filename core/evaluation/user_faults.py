@@ -60,7 +60,7 @@ def _normal(text: str) -> str:
 
 def _user_turns(messages: Sequence[ChatMessage]) -> list[tuple[int, int, str]]:
     """(turn number from 1, position in the transcript, text) of each user message."""
-    out = []
+    out: list[tuple[int, int, str]] = []
     for position, m in enumerate(messages):
         if m.role == "user":
             out.append((len(out) + 1, position, m.content or ""))
