@@ -23,11 +23,13 @@ How it behaves:
 - each conversation runs with its own World and user simulator, is evaluated (the judge bounded
   by its own timeout) and committed in one transaction from a worker thread at once: nothing
   accumulates in memory, and a process killed at any moment loses nothing that had finished;
-- a provider that keeps failing ends that conversation with stop reason `error` (recorded with
-  the reason, counted apart from the bot's failures) and the batch goes on;
+- a conversation that breaks is stored with who broke it (bot_error: a failure of the bot;
+  user_error, infrastructure_error: counted apart) and the batch goes on; whatever breaks while
+  it is prepared, evaluated or stored, it is stored all the same (see batch_conversation and
+  `_store`), so the counts are always the rows stored;
 - stopped, the batch is `cancelled`, interrupted conversations are saved as `cancelled` with
   what they had; `prepare_resume` plans the same specs from the stored sources and options and
-  runs only the (spec_id, trial) pairs not completed (error and cancelled ones run again).
+  runs only the (spec_id, trial) pairs not completed (those in RERUN_STOPS run again).
 """
 
 from __future__ import annotations

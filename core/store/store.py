@@ -68,7 +68,7 @@ from parley.core.store.schema import MIGRATIONS, Migration, migrate
 DEFAULT_DB_PATH = pathlib.Path("sessions") / "parley.db"
 MIN_PREFIX = 6
 
-# SQL shared with the reports: an infrastructure stop is an error whatever the verdict says.
+# SQL shared with the engine and the reports.
 RERUN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(RERUN_STOPS)) + ")"
 """Stop reasons `--resume` runs again (the run broke on parley's or the simulator's side)."""
 _BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
