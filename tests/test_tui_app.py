@@ -27,7 +27,8 @@ async def test_the_batches_pane_lists_past_batches(db_path):
     with Store.open(db_path) as store:
         batch = build_scored_batch(store)
         counts = store.list_batches()[0]
-    assert (counts.passed, counts.failed, counts.errors) == (6, 3, 2)  # 1 of the 12 is unevaluated
+    # errors: the infrastructure error, the judge (evaluation) error and the unevaluated one, all apart
+    assert (counts.passed, counts.failed, counts.unverified, counts.user_faults, counts.errors) == (6, 3, 0, 0, 3)
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -37,7 +38,7 @@ async def test_the_batches_pane_lists_past_batches(db_path):
         assert table.row_count == 1
         row = list(table.full_row(0))
         assert row[0] == batch.id[:12] and row[2] == "completed"
-        assert row[4:] == ["12", "12", "6", "3", "2"]  # planned, done, passed, failed, errors
+        assert row[4:] == ["12", "12", "6", "3", "0", "3"]  # planned, done, passed, failed, apart, errors
 
 
 async def test_an_empty_batches_pane_says_so(db_path):

@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from parley.core.engine.reachability import UnreachableEndpoint
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.ingress.strict_json import StrictJsonRoute
 from parley.core.records.batch import BatchOptions, BatchRecord, LoadOptions, RoleModels
@@ -229,6 +230,9 @@ def build_router(*, guarded: bool) -> APIRouter:
         except JobConflict as exc:
             inputs.discard()
             raise HTTPException(409, str(exc)) from None
+        except UnreachableEndpoint as exc:  # nothing answers there: refused before anything runs
+            inputs.discard()
+            raise _unprocessable([(["body", "models", exc.role], str(exc))]) from None
         except ConfigError as exc:
             role = re.search(r"for the (bot|user|judge) role", str(exc))
             raise unprocessable([(["body", "models", *([role.group(1)] if role else [])], str(exc))]) from None

@@ -49,6 +49,7 @@ from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.profile_validation import CUSTOMER_ID_RE, Checker, Node, describe, did_you_mean, is_int, plain_value
 from parley.core.specs.shipped import SHIPPED_TEMPLATES_DIR
 from parley.core.specs.yaml_reading import MAX_DEPTH, YamlLimitError, check_depth
+from parley.mockapi.fixture import date_problem
 
 TemplateRole = Literal["agent", "client", "evaluator"]
 TEMPLATE_ROLES: tuple[TemplateRole, ...] = ("agent", "client", "evaluator")
@@ -376,6 +377,10 @@ def _variables(c: Checker, node: Node) -> dict[str, Any] | None:
             c.error(child, f"{key} must be a whole number from 0 to 3 ({LEVEL_VARIABLES[key]}), got {describe(value)}")
             ok = False
             continue
+        if key == "CURRENT_DATE" and isinstance(value, str) and (problem := _current_date_problem(value)):
+            c.error(child, problem)
+            ok = False
+            continue
         if key == "CUSTOMER_ID" and not (isinstance(value, str) and CUSTOMER_ID_RE.match(value.strip())):
             c.error(child, f"CUSTOMER_ID must be a customer id like C-100, got {describe(value)}")
             ok = False
@@ -499,6 +504,20 @@ def _role_and_context(client_prompt: str) -> tuple[str, list[str]]:
     if not paragraphs:
         return "", []
     return paragraphs[0], paragraphs[1:]
+
+
+def _current_date_problem(text: str) -> str | None:
+    """Why CURRENT_DATE cannot be the World's today: a leading ISO date that is not a date, or
+    one a World cannot hold. None when it has no leading date (then it is only text)."""
+    match = _LEADING_DATE.match(text)
+    if not match:
+        return None
+    try:
+        day = datetime.date.fromisoformat(match.group(1))
+    except ValueError:
+        return f"starts with {match.group(1)}, which is not a date (the World's today is read from it)"
+    problem = date_problem(day)
+    return problem
 
 
 def _leading_date(text: str | None) -> datetime.date | None:

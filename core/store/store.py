@@ -28,6 +28,7 @@ from sqlite_utils import Database
 from parley.core.engine.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.errors import ParleyError
 from parley.core.records.batch import (
+    OUTCOME_FILTERS,
     BatchOptions,
     BatchRecord,
     BatchRow,
@@ -40,7 +41,7 @@ from parley.core.records.batch import (
 )
 from parley.core.records.chat import Usage
 from parley.core.records.chat_export import ChatExport
-from parley.core.records.conversation import INFRASTRUCTURE_STOPS, Conversation
+from parley.core.records.conversation import BROKEN_STOPS, RERUN_STOPS, Conversation
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import Verdict
 from parley.core.store.rows import (
@@ -67,11 +68,14 @@ from parley.core.store.schema import ForeignDatabase as ForeignDatabase  # raise
 
 MIN_PREFIX = 6
 
-# SQL shared with the reports: an infrastructure stop is an error whatever the verdict says.
-INFRA_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(INFRASTRUCTURE_STOPS)) + ")"
-OUTCOME_SQL = f"CASE WHEN c.stop_reason IN {INFRA_SQL} THEN 'error' WHEN v.conversation_id IS NULL THEN 'unevaluated' ELSE v.outcome END"
-"""The effective outcome of conversation `c` with verdict `v` (LEFT JOIN): passed, failed,
-error or unevaluated."""
+# SQL shared with the engine and the reports.
+RERUN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(RERUN_STOPS)) + ")"
+"""Stop reasons `--resume` runs again (the run broke on parley's or the simulator's side)."""
+BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
+OUTCOME_SQL = f"COALESCE(v.outcome, CASE WHEN c.stop_reason IN {BROKEN_SQL} THEN c.stop_reason ELSE 'unevaluated' END)"
+"""The outcome of conversation `c` with verdict `v` (LEFT JOIN): one of
+parley.core.records.verdict.OUTCOMES (the verdict's; a broken run stored without a verdict is
+its stop reason), or unevaluated when no verdict was stored."""
 
 _LIST_HINT = "`parley sessions list` shows what is stored"
 
@@ -163,6 +167,30 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
             if options.endswith("immutable=1"):
                 raise
     raise AssertionError("unreachable")
+
+
+_COUNT_COLUMNS = f"""
+    COUNT(c.id) AS done,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
+    COALESCE(SUM(({OUTCOME_SQL}) IN ('failed', 'bot_error')), 0) AS n_failed,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'bot_error'), 0) AS n_bot_errors,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'unverified'), 0) AS n_unverified,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'user_fault'), 0) AS n_user_faults
+"""
+
+
+def _batch_row(batch: BatchRecord, r: Mapping[str, Any]) -> BatchRow:
+    counted = r["n_passed"] + r["n_failed"] + r["n_unverified"] + r["n_user_faults"]
+    return BatchRow(
+        batch=batch,
+        done=r["done"],
+        passed=r["n_passed"],
+        failed=r["n_failed"],
+        bot_errors=r["n_bot_errors"],
+        unverified=r["n_unverified"],
+        user_faults=r["n_user_faults"],
+        errors=r["done"] - counted,
+    )
 
 
 _ROW_COLUMNS = f"""
@@ -438,16 +466,13 @@ class Store:
         """One batch (id or unique prefix) with its counts so far, as `list_batches` gives them."""
         resolved = self.resolve_batch_ref(batch_id)
         sql = f"""
-            SELECT COUNT(c.id) AS done,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'failed'), 0) AS n_failed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'error'), 0) AS n_errors
+            SELECT {_COUNT_COLUMNS}
             FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
             WHERE c.batch_id = ?
         """
         r = next(self.db.query(sql, [resolved]))
         batch = self.get_batch(resolved)
-        return BatchRow(batch=batch, done=r["done"], passed=r["n_passed"], failed=r["n_failed"], errors=r["n_errors"])
+        return _batch_row(batch, r)
 
     @_locked
     def count_batches(self) -> int:
@@ -491,11 +516,7 @@ class Store:
         done, passed, failed, errors; `status` keeps only batches in that status."""
         where = "WHERE status = ?" if status else ""
         sql = f"""
-            SELECT b.*,
-                   COUNT(c.id) AS done,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'failed'), 0) AS n_failed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'error'), 0) AS n_errors
+            SELECT b.*, {_COUNT_COLUMNS}
             FROM (SELECT *, rowid AS row_order FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?) b
             LEFT JOIN conversations c ON c.batch_id = b.id
             LEFT JOIN verdicts v ON v.conversation_id = c.id
@@ -503,10 +524,7 @@ class Store:
             ORDER BY b.created_at DESC, b.row_order DESC
         """
         params = [status, limit, offset] if status else [limit, offset]
-        return [
-            BatchRow(batch=self._batch_from(r), done=r["done"], passed=r["n_passed"], failed=r["n_failed"], errors=r["n_errors"])
-            for r in self.db.query(sql, params)
-        ]
+        return [_batch_row(self._batch_from(r), r) for r in self.db.query(sql, params)]
 
     # ---- conversations --------------------------------------------------------------------------
 
@@ -524,8 +542,9 @@ class Store:
 
         Duplicates: saving the same conversation id again is a no-op (a retried write). Another
         conversation for a (batch, spec, trial) already stored raises DuplicateConversationError
-        and changes nothing, unless the stored one ended with an infrastructure stop (error,
-        cancelled): that one is replaced, so `--resume` can re-run it.
+        and changes nothing, unless the stored one's run broke on parley's or the simulator's
+        side (RERUN_STOPS: user_error, infrastructure_error, cancelled, a legacy error): that one
+        is replaced, so `--resume` can re-run it.
         """
         if verdict is not None and verdict.conversation_id != conversation.id:
             raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
@@ -541,7 +560,7 @@ class Store:
                     [batch_id, spec.spec_id, trial],
                 ).fetchone()
                 if existing is not None:
-                    if existing[1] not in INFRASTRUCTURE_STOPS:
+                    if existing[1] not in RERUN_STOPS:
                         raise DuplicateConversationError(
                             f"batch '{batch_id}' already has {spec.spec_id} trial {trial} "
                             f"(conversation {existing[0]}); nothing was replaced"
@@ -558,11 +577,11 @@ class Store:
     @_locked
     def completed_keys(self, batch_id: str, *, retry_errors: bool = True) -> set[tuple[str, int]]:
         """(spec_id, trial) of the batch's stored conversations, for `--resume`. With
-        `retry_errors` (the default), conversations that ended with an infrastructure stop
-        (error, cancelled) are left out so they run again."""
+        `retry_errors` (the default), conversations whose run broke on parley's or the
+        simulator's side (RERUN_STOPS) are left out so they run again; a bot_error is a result."""
         sql = "SELECT spec_id, trial FROM conversations WHERE batch_id = ?"
         if retry_errors:
-            sql += f" AND stop_reason NOT IN {INFRA_SQL}"
+            sql += f" AND stop_reason NOT IN {RERUN_SQL}"
         return {(r[0], r[1]) for r in self.db.execute(sql, [batch_id]).fetchall()}
 
     @_locked
@@ -596,8 +615,8 @@ class Store:
             where.append("c.name = ?")
             params.append(name)
         if outcome:
-            if outcome not in ("passed", "failed", "error", "unevaluated"):
-                raise ParleyError(f"unknown outcome {outcome!r}: use passed, failed, error or unevaluated")
+            if outcome not in OUTCOME_FILTERS:
+                raise ParleyError(f"unknown outcome {outcome!r}: use {', '.join(OUTCOME_FILTERS)}")
             where.append(f"({OUTCOME_SQL}) = ?")
             params.append(outcome)
         if since is not None:
@@ -631,7 +650,7 @@ class Store:
     ) -> list[ConversationRow]:
         """Conversations newest first (by start time), filtered: `text` searches names, spec
         ids, variables, comments, errors and the transcript; `name` is the exact profile/test
-        name; `outcome` is passed / failed / error / unevaluated; `since` <= started < `until`."""
+        name; `outcome` is one of OUTCOME_FILTERS; `since` <= started < `until`."""
         where, params = self._filters(batch_id, text, name, outcome, since, until)
         sql = (
             f"SELECT {_ROW_COLUMNS} FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id"
@@ -698,7 +717,7 @@ class Store:
         checks; no transcript), in spec order then trial, a page at a time: what a CSV needs."""
         columns = (
             f"{_ROW_COLUMNS}, c.spec_index, c.source, c.seed, c.customer_id, c.bot_model, c.user_model,"
-            " c.ended_at, c.tool_call_count, v.outcome AS verdict_outcome, v.judge, v.checks"
+            " c.ended_at, c.tool_call_count, v.outcome AS verdict_outcome, v.judge, v.checks, v.user_faults"
         )
         for page in self._pages(batch_id, columns, page_size):
             with self._lock:
@@ -719,6 +738,7 @@ class Store:
                     verdict_outcome=row["verdict_outcome"],
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
                     failed_checks=[f"{c.get('name')}: {c.get('reason')}" for c in checks if c.get("outcome") == "fail"],
+                    user_faults=[f"{f.get('kind')}: {f.get('reason')}" for f in json.loads(row["user_faults"] or "[]")],
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:
@@ -802,6 +822,7 @@ class Store:
                         "checks": json.loads(v["checks"]),
                         "outputs": json.loads(v["outputs"]),
                         "error": v["error"],
+                        "user_faults": json.loads(v["user_faults"]) if v.get("user_faults") else [],
                     }
                 )
             out.append(

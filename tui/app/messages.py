@@ -157,6 +157,8 @@ class BatchRowsLoaded(Message):
 
     batch_id: str
     rows: list[Any]
+    rates: str = ""
+    """The batch's pass rate and pass^k with their 95% intervals, one line (empty: no conversations)."""
 
 
 @dataclass
@@ -196,3 +198,5 @@ class BatchRunEnded(Message):
     failed: int
     errors: int
     error: str | None = None
+    unverified: int = 0
+    user_faults: int = 0

@@ -51,10 +51,14 @@ Rasa webhook to try them on.
 
 \b
 Exit codes:
-  0    every conversation passed its checks
-  1    some conversation did not pass: it failed a check (a timeout fails one) or its
-       run broke (provider errors, counted apart); also: invalid input files (each
-       problem printed as file:line:col), a missing API key, an unknown batch
+  0    no conversation failed and none broke: each passed its checks, or was unverified
+       (nothing about the bot was checked) or had a simulator fault (counted apart;
+       with --strict these fail too)
+  1    the bot failed: a check failed (a timeout fails one) or the bot broke (bot_error:
+       an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
+       parley's side (counted apart, but nothing was verified); also: invalid input
+       files (each problem printed as file:line:col), a missing API key, an endpoint
+       that cannot be reached, an unknown batch
        With --fail-under RATE: 1 when the pass rate (--fail-under-lower: its lower
        bound) is below RATE, 0 otherwise.
   2    usage error (a bad option, --single naming no conversation)
@@ -185,7 +189,8 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "resume_ref",
     metavar="BATCH_ID",
     help="Continue a stopped or crashed batch (id, prefix, or `latest`): the same specs and "
-    "options; only conversations not completed are run (error and cancelled ones again).",
+    "options; only conversations not completed are run (those whose run broke on the simulator's "
+    "or parley's side, and cancelled ones, again; a bot error is a result and stays).",
 )
 @click.option(
     "--rerun",
@@ -246,6 +251,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     metavar="SECONDS",
     help="On Ctrl-C, how long conversations in flight may finish before they are cancelled.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Unverified conversations (nothing about the bot was checked) and simulator faults fail the exit code too.",
+)
 @template_options
 @personalities_option
 @db_option
@@ -275,6 +285,7 @@ def run(
     dry_run: bool,
     budget_usd: float | None,
     grace_s: float,
+    strict: bool,
     db_path: Path | None,
     personality_dirs: tuple[Path, ...],
     agent_template: Path | None,
@@ -333,6 +344,7 @@ def run(
             report_path=report_path,
             grace_s=grace_s,
             gate=(fail_under, fail_under_lower),
+            strict=strict,
         )
     ignored = [
         f"--{name.replace('_', '-')}"
@@ -401,6 +413,7 @@ def run(
         report_path=report_path,
         grace_s=grace_s,
         gate=(fail_under, fail_under_lower),
+        strict=strict,
     )
 
 
@@ -413,6 +426,7 @@ def _exit(
     report_path: Path | None,
     grace_s: float,
     gate: tuple[float | None, bool],
+    strict: bool = False,
 ) -> None:
     """Run the request (or only plan it, with --dry-run) and exit with its code."""
     store = open_store(db_path)
@@ -422,7 +436,9 @@ def _exit(
 
             code = asyncio.run(print_dry_run(store, request))
         else:
-            code = asyncio.run(_main(store, request, concurrency=concurrency, report_path=report_path, grace_s=grace_s, gate=gate))
+            code = asyncio.run(
+                _main(store, request, concurrency=concurrency, report_path=report_path, grace_s=grace_s, gate=gate, strict=strict)
+            )
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         code = EXIT_INTERRUPTED
@@ -439,6 +455,7 @@ async def _main(
     report_path: Path | None,
     grace_s: float,
     gate: tuple[float | None, bool] = (None, False),
+    strict: bool = False,
 ) -> int:
     from parley.core.bots.connectors.base import aclose_connectors
     from parley.core.engine.batch_lineage import NothingToRerun
@@ -553,7 +570,7 @@ async def _main(
         held, line = rate_gate(summary, threshold, lower=lower)
         out.print(line, highlight=False, markup=False)
         return EXIT_OK if held and result.status == "completed" else EXIT_FAILED
-    if result.status != "completed" or not result.all_passed:
+    if not result.ok(strict=strict):
         return EXIT_FAILED
     if prepared.left_out:
         out.print(f"{len(prepared.left_out)} problem(s) in files that were left out (listed before the batch)", highlight=False)
@@ -568,6 +585,53 @@ def default_report_path(store: Any, batch_id: str) -> Path:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _interval(interval: Any) -> str:
+    return "" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
+
+
+def counts_lines(summary: Any) -> list[str]:
+    """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
+    as terminal lines."""
+    from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT
+
+    def n(count: int, one: str, many: str | None = None) -> str:
+        return f"{count} {one if count == 1 else (many or one + 's')}"
+
+    apart = [
+        n(summary.unverified, "unverified", "unverified"),
+        n(summary.user_faults, "simulator fault"),
+        n(summary.user_errors, "simulator error"),
+        n(summary.infrastructure_errors, "infrastructure error"),
+    ]
+    if summary.cancelled:
+        apart.append(n(summary.cancelled, "cancelled", "cancelled"))
+    if summary.evaluation_errors:
+        apart.append(n(summary.evaluation_errors, "evaluation error"))
+    if summary.legacy_errors:
+        apart.append(n(summary.legacy_errors, "legacy error"))
+    lines = [
+        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed, "
+        f"{n(summary.bot_errors, 'bot error')} (the bot's failures); counted apart: {', '.join(apart)}"
+    ]
+    if summary.unverified:
+        lines.append(f"Unverified: {n(summary.unverified, 'conversation')} had no check about the bot: {UNVERIFIED_HINT}")
+    if summary.legacy_errors:
+        lines.append(f"Legacy errors: {LEGACY_ERROR_NOTE}")
+    shown_k = summary.pass_k if len(summary.pass_k) <= 4 else [*summary.pass_k[:2], summary.pass_k[-1]]
+    pass_k = "  ".join(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else "") for p in shown_k)
+    rate = f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator}"
+    if summary.pass_rate_interval is not None:
+        rate += f", 95% interval {_interval(summary.pass_rate_interval)}"
+    lines.append(f"{rate})   {pass_k}")
+    if summary.flaky_specs:
+        shown = ", ".join(f"{f.spec_id} ({f.passed} of {f.trials} passed)" for f in summary.flaky_specs[:5])
+        more = f", ... and {len(summary.flaky_specs) - 5} more" if len(summary.flaky_specs) > 5 else ""
+        lines.append(f"Flaky specs ({len(summary.flaky_specs)}): {shown}{more}")
+    elif summary.batch.options.trials >= 2:
+        lines.append("Flaky specs: none (every spec's trials agree)")
+    return lines
 
 
 def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool) -> tuple[str, str | None]:
@@ -627,14 +691,7 @@ def summary_lines(summary: Any) -> list[str]:
             f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided for this bot; "
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
-    lines.append(
-        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed"
-        + (f", {summary.evaluation_errors} evaluation errors" if summary.evaluation_errors else "")
-        + f"; {summary.errors} infrastructure error{'s' if summary.errors != 1 else ''} (counted apart, not the bot's failures)"
-    )
-    shown_k = summary.pass_k if len(summary.pass_k) <= 4 else [*summary.pass_k[:2], summary.pass_k[-1]]
-    pass_k = "  ".join(f"pass^{p.k} {_pct(p.value)}" for p in shown_k)
-    lines.append(f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator})   {pass_k}")
+    lines += counts_lines(summary)
     s = summary.score_statistics
     if s.count:
         lines.append(
@@ -644,7 +701,7 @@ def summary_lines(summary: Any) -> list[str]:
     else:
         lines.append("Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else ""))
     if summary.failures_total:
-        lines.append(f"Failed or errored: {summary.failures_total}")
+        lines.append(f"Not passed (failed, broke or faulty): {summary.failures_total}")
         for f in summary.failures[:10]:
             reason = f.reasons[0] if f.reasons else "(no reason recorded)"
             lines.append(f"  - {f.spec_id} trial {f.trial} ({f.outcome}, {f.stop_reason}): {reason}")
@@ -689,11 +746,13 @@ class _Display:
 def _row_line(event: Any, done: int, total: int) -> str:
     width = len(str(total))
     if event.kind == "conversation_failed":
-        return f"[{done:>{width}}/{total}] {'error':<7} {event.spec_id} trial {event.trial}: {event.stop_reason}: {event.error}"
+        return f"[{done:>{width}}/{total}] {event.stop_reason:<10} {event.spec_id} trial {event.trial}: {event.error}"
     row = event.row
+    if event.outcome == "bot_error":
+        return f"[{done:>{width}}/{total}] {'bot_error':<10} {event.spec_id} trial {event.trial}: {row.error}"
     score = "-" if event.score is None else str(event.score)
     return (
-        f"[{done:>{width}}/{total}] {event.outcome:<7} {event.spec_id} trial {event.trial}: score {score}, "
+        f"[{done:>{width}}/{total}] {event.outcome:<10} {event.spec_id} trial {event.trial}: score {score}, "
         f"{row.turns} turn{'s' if row.turns != 1 else ''}, {event.stop_reason}, {row.duration_s:.2f} s"
     )
 
@@ -720,12 +779,13 @@ class _PlainDisplay(_Display):
         elif kind == "batch_finished":
             self.note(
                 f"batch {event.status}: {event.done} of {event.total} done, {event.passed} passed, "
-                f"{event.failed} failed, {event.errors} errors"
+                f"{event.failed} failed, {event.unverified} unverified, {event.user_faults} simulator faults, {event.errors} errors"
             )
 
 
 class _BarDisplay(_Display):
-    """A rich progress bar; failed and errored conversations are listed above it as they end."""
+    """A rich progress bar (✓ passed, ✗ the bot's failures, ? unverified or simulator faults,
+    ! broken runs); every conversation that did not pass is listed above it as it ends."""
 
     def __init__(self, out: Any) -> None:
         super().__init__(out)
@@ -735,7 +795,10 @@ class _BarDisplay(_Display):
             TextColumn("[bold]{task.description}"),
             BarColumn(bar_width=24),
             MofNCompleteColumn(),
-            TextColumn("[green]✓{task.fields[passed]}[/] [red]✗{task.fields[failed]}[/] [yellow]!{task.fields[errors]}[/]"),
+            TextColumn(
+                "[green]✓{task.fields[passed]}[/] [red]✗{task.fields[failed]}[/] [cyan]?{task.fields[apart]}[/] "
+                "[yellow]!{task.fields[errors]}[/]"
+            ),
             TextColumn("{task.fields[rate]}"),
             TextColumn("eta {task.fields[eta]}"),
             TextColumn("limit {task.fields[limit]}"),
@@ -758,6 +821,7 @@ class _BarDisplay(_Display):
                 completed=event.already_done,
                 passed=0,
                 failed=0,
+                apart=0,
                 errors=0,
                 rate="-",
                 eta="-",
@@ -772,6 +836,7 @@ class _BarDisplay(_Display):
                 completed=event.done,
                 passed=event.passed,
                 failed=event.failed,
+                apart=event.unverified + event.user_faults,
                 errors=event.errors,
                 rate=f"{event.rate_per_s:.1f}/s",
                 eta=eta,
@@ -779,7 +844,7 @@ class _BarDisplay(_Display):
             )
         elif kind in ("conversation_finished", "conversation_failed"):
             self.done += 1
-            if kind == "conversation_failed" or not event.passed:
+            if kind == "conversation_failed" or event.outcome != "passed":
                 self.progress.console.print(_row_line(event, self.done, self.total), highlight=False, markup=False)
         elif kind == "concurrency_changed":
             self.progress.update(self.task, limit=event.limit)

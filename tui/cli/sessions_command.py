@@ -20,12 +20,25 @@ from typing import Any
 import click
 
 from parley.core.errors import ParleyError
+from parley.core.records.batch import OUTCOME_FILTERS
 
 DB_OPTION_HELP = "SQLite database (default: $PARLEY_DB, else sessions/parley.db)."
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-CHECK_MARKS = {"pass": "✓", "fail": "✗", "not_applicable": "–", "error": "!"}
-OUTCOME_STYLES = {"passed": "green", "failed": "red", "error": "yellow"}
+CHECK_MARKS = {"pass": "✓", "fail": "✗", "not_applicable": "–", "not_run": "·", "error": "!"}
+CHECK_LABELS = {"not_applicable": "not applicable", "not_run": "not run"}
+OUTCOME_STYLES = {
+    "passed": "green",
+    "failed": "red",
+    "bot_error": "red",
+    "unverified": "cyan",
+    "user_fault": "magenta",
+    "user_error": "yellow",
+    "infrastructure_error": "yellow",
+    "cancelled": "yellow",
+    "evaluation_error": "yellow",
+    "error": "yellow",
+}
 
 
 def db_option(command: Any) -> Any:
@@ -147,11 +160,14 @@ def print_verdict(out: Any, verdict: Any, stop_reason: str | None = None, error:
         out.print(f"  [yellow]judge error ({escape(verdict.judge.judge)}): {escape(verdict.judge.error)}[/yellow]")
     if verdict.error:
         out.print(f"  [yellow]error: {escape(verdict.error)}[/yellow]")
+    for fault in verdict.user_faults:
+        out.print(f"  [magenta]simulator fault ({fault.kind}): {escape(fault.reason)}[/magenta]")
     for check in verdict.checks:
         mark = CHECK_MARKS.get(check.outcome, "?")
         colour = {"pass": "green", "fail": "red", "error": "yellow"}.get(check.outcome, "dim")
         flag = " [bold red][policy violation][/bold red]" if check.policy_violation and check.outcome == "fail" else ""
-        out.print(f"  [{colour}]{mark} {check.outcome:<14}[/{colour}] {escape(check.name)}: {escape(check.reason)}{flag}")
+        label = CHECK_LABELS.get(check.outcome, check.outcome)
+        out.print(f"  [{colour}]{mark} {label:<14}[/{colour}] {escape(check.name)}: {escape(check.reason)}{flag}")
     for output in verdict.outputs:
         value = json.dumps(output.value, ensure_ascii=False) if output.found else "not found"
         out.print(f"  output {escape(output.name)} ({output.type}): {escape(value)}")
@@ -175,7 +191,7 @@ def sessions() -> None:
 @click.option("--profile", metavar="NAME", help="Only conversations of this profile / test name (no chats).")
 @click.option(
     "--outcome",
-    type=click.Choice(["passed", "failed", "error", "unevaluated"]),
+    type=click.Choice(list(OUTCOME_FILTERS)),
     help="Only conversations with this outcome (no chats).",
 )
 @click.option(

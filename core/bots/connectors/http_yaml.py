@@ -201,6 +201,11 @@ class HttpYamlConnector(HttpConnector):
         self.config = config or load_http_bot_config(path)
         super().__init__(f"{SCHEME}:{path}", timeout_s=self.config.timeout or timeout_s, env=env)
 
+    @property
+    def probe_url(self) -> str:
+        """Where to check, before a batch, that the bot is there at all."""
+        return self.config.base_url
+
     def check(self) -> None:
         """ConfigError now for a header's environment variable that is not set."""
         for name in self.config.env_names():

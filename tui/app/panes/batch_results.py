@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 UNEVALUATED = "unevaluated"
+OUTCOME_LABELS = {"passed": "yes", "failed": "no", "bot_error": "bot error", "user_fault": "user fault"}
+"""What the Outcome column says of an outcome (others: the name, with spaces)."""
 
 SORTS: dict[str, str] = {
     "run": "run order",
@@ -40,6 +42,13 @@ def outcome_of(row: Any) -> str:
     return row.outcome or UNEVALUATED
 
 
+def outcome_label(outcome: str | None) -> str:
+    """What the results table says of an outcome: yes / no / bot error / unverified / ..."""
+    if outcome is None:
+        return "-"
+    return OUTCOME_LABELS.get(outcome, outcome.replace("_", " "))
+
+
 def result_cells(row: Any) -> dict[str, str]:
     """A conversation as the results table shows it (durations to a tenth of a second)."""
     variables = ", ".join(f"{k}={v}" for k, v in row.variables.items()) or "-"
@@ -48,7 +57,7 @@ def result_cells(row: Any) -> dict[str, str]:
         "trial": str(row.trial),
         "variables": variables,
         "stop": row.stop_reason,
-        "outcome": outcome_of(row),
+        "outcome": outcome_label(row.outcome),
         "score": "-" if row.score is None else str(row.score),
         "turns": str(row.turns),
         "tokens": f"{row.input_tokens + row.output_tokens:,}",

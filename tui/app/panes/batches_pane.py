@@ -48,8 +48,11 @@ COLUMNS = (
     Ranked("Done", 1, 7),
     Ranked("Passed", 2, 7),
     Ranked("Failed", 2, 7),
+    Ranked("Apart", 3, 7),
     Ranked("Errors", 4, 7),
 )
+"""Failed: the bot's failures (failed checks, bot errors). Apart: unverified conversations and
+simulator faults. Errors: runs that broke on the simulator's or parley's side."""
 MAX_BATCHES = 500
 MAX_ROWS = 100_000  # rows read for a past batch; the counts in the list are always complete
 DRAW_INTERVAL_S = 0.1  # a running batch is drawn at most ten times a second
@@ -62,7 +65,19 @@ def batch_cells(row: Any) -> tuple[str, ...]:
     b = row.batch
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
     sources = ", ".join(b.sources)
-    return (b.id[:12], created, b.status, sources, str(b.planned), str(row.done), str(row.passed), str(row.failed), str(row.errors))
+    apart = row.unverified + row.user_faults
+    return (
+        b.id[:12],
+        created,
+        b.status,
+        sources,
+        str(b.planned),
+        str(row.done),
+        str(row.passed),
+        str(row.failed),
+        str(apart),
+        str(row.errors),
+    )
 
 
 def _eta(seconds: float | None) -> str:
@@ -99,6 +114,8 @@ class BatchesPane(Pane):
         self._timer: Timer | None = None
         self._debounce: Timer | None = None
         self._search_generation = 0
+        self.listed = ""  # the status line's count of batches
+        self.rates = ""  # the shown batch's pass rate and pass^k, with their intervals
 
     def compose(self) -> ComposeResult:
         yield Static(Content(HINT), id="batches-hint", classes="pane-placeholder")
@@ -158,7 +175,8 @@ class BatchesPane(Pane):
             if not n
             else plural(n, "batch", "batches") + (f" (the latest {MAX_BATCHES})" if n == MAX_BATCHES else "")
         )
-        self.query_one("#batches-status", Static).update(Content(status))
+        self.listed = status
+        self._status()
         if wanted in self.batch_ids:
             table.move_cursor(row=self.batch_ids.index(wanted), animate=False)
         elif self.batch_ids:
@@ -170,7 +188,16 @@ class BatchesPane(Pane):
     def _live(self, row: Any) -> Any:
         """The running batch's list row with the counts of its latest progress."""
         p = self.progress
-        return row.model_copy(update={"done": p.done, "passed": p.passed, "failed": p.failed, "errors": p.errors})
+        return row.model_copy(
+            update={
+                "done": p.done,
+                "passed": p.passed,
+                "failed": p.failed,
+                "unverified": p.unverified,
+                "user_faults": p.user_faults,
+                "errors": p.errors,
+            }
+        )
 
     @on(DataTable.RowHighlighted, "#batches-table")
     def _batch_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -181,6 +208,10 @@ class BatchesPane(Pane):
         """Show `batch_id`'s conversations (the running batch's fill in as they end)."""
         if batch_id == self.shown_batch and (batch_id == self.running_batch or self.results.rows):
             return
+        if batch_id != self.shown_batch and self.rates:
+            self.rates = ""
+            self.shown_batch = batch_id
+            self._status()
         self.shown_batch = batch_id
         self.query_one("#batch-progress-row").display = batch_id == self.running_batch
         if batch_id == self.running_batch:
@@ -189,9 +220,12 @@ class BatchesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
+        from parley.core.reports.markdown import rates_line
+        from parley.core.reports.stats import summarize
+
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
-        self.post_message(BatchRowsLoaded(batch_id, rows))
+        self.post_message(BatchRowsLoaded(batch_id, rows, rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
         if message.batch_id != self.shown_batch:
@@ -201,6 +235,8 @@ class BatchesPane(Pane):
             rows += self.results.rows
         self.results.reset(message.batch_id, rows)
         self._show_results()
+        self.rates = message.rates
+        self._status()
 
     # ---- the results: filter, sort, draw ----------------------------------------------------------
 
@@ -347,20 +383,23 @@ class BatchesPane(Pane):
             self.notify(f"Concurrency now {limit}: {reason}", title="Batch", timeout=4)
         if update.finished is not None:
             e = update.finished
-            self.post_message(BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error))
+            self.post_message(
+                BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error, e.unverified, e.user_faults)
+            )
 
     def _progress(self, p: Any) -> None:
         self.progress = p
         self.query_one("#batch-progress", ProgressBar).update(total=p.total, progress=p.done)
         stopping = " · stopping (x again cancels now)" if self.stop_requests == 1 else ""
         self._counts(
-            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed:,} failed · {plural(p.errors, 'error')}"
+            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed:,} failed · {p.unverified + p.user_faults:,} apart"
+            f" · {plural(p.errors, 'error')}"
             f" · {p.rate_per_s:.1f}/s · ETA {_eta(p.eta_s)} · concurrency {p.concurrency}{stopping}"
         )
         if self.running_batch in self.batch_ids:  # the list's Done, Passed... move with it
             index = self.batch_ids.index(self.running_batch)
             cells = list(self.table.full_row(index))
-            cells[5:9] = [str(p.done), str(p.passed), str(p.failed), str(p.errors)]
+            cells[5:10] = [str(p.done), str(p.passed), str(p.failed), str(p.unverified + p.user_faults), str(p.errors)]
             cells[2] = "running"
             self.table.set_text_row(index, cells)
 
@@ -378,7 +417,7 @@ class BatchesPane(Pane):
         self.query_one("#batch-progress", ProgressBar).update(total=message.total, progress=message.done)
         text = (
             f"{message.status}: {message.done:,}/{message.total:,} done · {message.passed:,} passed"
-            f" · {message.failed:,} failed · {plural(message.errors, 'error')}"
+            f" · {message.failed:,} failed · {message.unverified + message.user_faults:,} apart · {plural(message.errors, 'error')}"
         )
         error = message.error or (self.last_error if message.errors else None)
         if error:
@@ -390,6 +429,17 @@ class BatchesPane(Pane):
         self._list()
         severity = "error" if message.status == "failed" else "information"
         self.notify(text.splitlines()[0], title="Batch finished", severity=severity)
+
+    def _status(self) -> None:
+        """The line under the batches: how many are listed, and the shown batch's pass rate and
+        pass^k with their intervals."""
+        parts = [self.listed] if self.listed else []
+        if self.rates and self.shown_batch is not None and self.shown_batch != self.running_batch:
+            parts.append(f"{self.shown_batch[:12]}: {self.rates}")
+        text = " · ".join(parts)
+        if self.base_batch is not None:  # marked with `b`
+            text = f"Base: {self.base_batch[:12]}. {text}"
+        self.query_one("#batches-status", Static).update(Content(text))
 
     def _counts(self, text: str, *, error: bool = False) -> None:
         counts = self.query_one("#batch-counts", Static)

@@ -17,7 +17,7 @@ from textual.widgets import Footer, Header, Static
 
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
 
-CHECK_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "– n/a", "error": "! error"}
+CHECK_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "– n/a", "not_run": "· not run", "error": "! error"}
 
 
 def verdict_summary(detail: Any) -> str:
@@ -33,6 +33,8 @@ def verdict_summary(detail: Any) -> str:
         lines.append(f"Comment: {verdict.comment}")
     if verdict.error:
         lines.append(f"Error: {verdict.error}")
+    for fault in verdict.user_faults:
+        lines.append(f"Simulator fault ({fault.kind}): {fault.reason}")
     if verdict.policy_violations:
         lines.append(f"Policy violations: {len(verdict.policy_violations)}")
     for output in verdict.outputs:

@@ -87,6 +87,9 @@ class ResultsTable(ScrollView, can_focus=True):
         "results-table--cursor",
         "results-table--passed",
         "results-table--failed",
+        "results-table--bot-error",
+        "results-table--unverified",
+        "results-table--user-fault",
         "results-table--error",
         "results-table--other",
     }
@@ -99,19 +102,26 @@ class ResultsTable(ScrollView, can_focus=True):
         &:blur > .results-table--cursor { background: $block-cursor-blurred-background; }
         & > .results-table--passed { color: $text-success; }
         & > .results-table--failed { color: $text-error; }
+        & > .results-table--bot-error { color: $text-error; text-style: bold; }
+        & > .results-table--unverified { color: cyan; }
+        & > .results-table--user-fault { color: magenta; }
         & > .results-table--error { color: $text-warning; }
         & > .results-table--other { color: $text-muted; }
     }
     """
-    # An outcome's colour; one not listed (an outcome added later) is drawn as "other".
+    # An outcome's colour: the bot's failures red (a bot error in bold), what is counted apart in
+    # its own colour; one not listed (an outcome added later) is drawn as "other".
     OUTCOME_CLASSES: ClassVar[dict[str, str]] = {
         "passed": "passed",
         "failed": "failed",
-        "bot_error": "failed",
+        "bot_error": "bot-error",
+        "unverified": "unverified",
+        "user_fault": "user-fault",
         "error": "error",
         "infrastructure_error": "error",
         "user_error": "error",
         "evaluation_error": "error",
+        "cancelled": "error",
     }
 
     cursor_row: reactive[int] = reactive(0, always_update=True)
