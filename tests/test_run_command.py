@@ -50,6 +50,10 @@ def test_an_offline_batch_prints_its_id_progress_summary_and_report(tmp_path):
     assert f"`{batch_id}`" in text and "**100.0%** (22 of 22" in text
     [row] = batches(db)
     assert (row.batch.status, row.done, row.passed, row.unverified) == ("completed", 27, 22, 5)
+    # the 14 profiles' notes on where each personality was read from: three, then a count
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 4 and "personality" in notes[0], result.stderr
+    assert notes[-1] == "note: and 11 more notes (`parley profiles validate PATH` prints them all)"
 
 
 def test_strict_makes_unverified_conversations_fail_the_exit_code(tmp_path):

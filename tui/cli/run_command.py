@@ -447,6 +447,21 @@ def _exit(
     sys.exit(code)
 
 
+NOTES_SHOWN = 3
+
+
+def _fewer_notes(lines: list[str]) -> list[str]:
+    """The loader's lines as `parley run` prints them: every skipped file, and the first few
+    notes (where each personality was read from, ...) with a count of the rest, so a suite of
+    many profiles does not open with a screen of notes."""
+    notes = [line for line in lines if line.startswith("note: ")]
+    if len(notes) <= NOTES_SHOWN:
+        return lines
+    hidden = set(notes[NOTES_SHOWN:])
+    kept = [line for line in lines if line not in hidden]
+    return [*kept, f"note: and {len(hidden)} more notes (`parley profiles validate PATH` prints them all)"]
+
+
 async def _main(
     store: Any,
     request: RunRequest,
@@ -481,7 +496,7 @@ async def _main(
         except ParleyError as exc:  # ConfigError (a missing key), an unknown batch, no conversations
             click.echo(f"error: {exc}", err=True)
             return EXIT_FAILED
-        for line in prepared.notes:
+        for line in _fewer_notes(prepared.notes):
             click.echo(line, err=True)
         for warning in prepared.warnings:
             click.echo(f"warning: {warning}", err=True)
