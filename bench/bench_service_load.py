@@ -122,6 +122,9 @@ def main() -> None:
         f"{sum(v['status'] == 'completed' for v in views)} batches completed) in {span:.1f} s = {done / span:.0f} conversations/s; "
         f"the {args.batches} POSTs took {launches_s:.1f} s"
     )
+    for view in views:
+        if view["status"] != "completed":
+            print(f"batch {view['batch_id']} {view['status']}: {view['error']}")
     goal = percentile(loaded, 99) < 200
     print(f"goal p99 under load < 200 ms: {'met' if goal else 'NOT met'}")
 

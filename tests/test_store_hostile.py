@@ -219,3 +219,53 @@ def test_the_apps_sessions_pane_reads_a_read_only_database(read_only_db):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["rows", "1", "read_only", "True"]
+
+
+# ---- two connections writing one file ---------------------------------------------------------
+
+
+def test_two_connections_writing_at_once_wait_their_turn(tmp_path, monkeypatch):
+    """The service writes through two connections (its handlers and its batches). A transaction
+    that read, then saw the other connection commit, then wrote, failed with "database is
+    locked" (found by bench/bench_service_load.py: 1 batch in 20 ended `failed`). Here the other
+    connection writes exactly in that gap."""
+    import threading
+
+    from tests.test_store_fixtures import batch, conversation, spec, verdict
+
+    path = tmp_path / "p.db"
+    writer_a, writer_b = Store.open(path), Store.open(path)
+    target = writer_a.create_batch(batch(planned=1))
+    in_the_gap, b_wrote = threading.Event(), threading.Event()
+    original = Store._insert
+
+    def insert_after_a_pause(self, *args, **kwargs):
+        if self is writer_a and not in_the_gap.is_set():
+            in_the_gap.set()  # A has read inside its transaction; now B writes...
+            b_wrote.wait(timeout=1.0)  # ...unless B has to wait for A's transaction (as it must)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "_insert", insert_after_a_pause)
+    errors: list[BaseException] = []
+
+    def b_writes() -> None:
+        in_the_gap.wait(timeout=10)
+        try:
+            writer_b.create_batch(batch())
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            errors.append(exc)
+        b_wrote.set()
+
+    other = threading.Thread(target=b_writes)
+    other.start()
+    conv = conversation()
+    try:
+        writer_a.save_conversation(target.id, spec(), conv, verdict(conv), 1)
+    except BaseException as exc:  # noqa: BLE001 - the test reports it
+        errors.append(exc)
+    other.join(timeout=60)
+    writer_a.close()
+    writer_b.close()
+    assert errors == []
+    with Store.open(path, read_only=True) as store:
+        assert store.count_conversations(target.id) == 1 and store.count_batches() == 2

@@ -13,6 +13,7 @@ requests lose their credential fields.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import json
@@ -211,6 +212,24 @@ class Store:
         self._lock = threading.RLock()
         self._owner_columns: bool | None = None
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction that takes SQLite's write lock at once (BEGIN IMMEDIATE), waiting
+        its turn (busy_timeout). Another connection may write the same file (the service's
+        batches and its handlers, a `parley run` beside the app): a deferred transaction that
+        read first and wrote second would fail with "database is locked" instead of waiting."""
+        if self.db.conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        self.db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.conn.rollback()
+            raise
+        self.db.conn.commit()
+
     # ---- opening ------------------------------------------------------------------------------
 
     @classmethod
@@ -347,7 +366,7 @@ class Store:
         row = self._batch_row(batch)
         if batch.status in ACTIVE_STATUSES:
             row.update(self._owner_row())
-        with self.db.atomic():
+        with self._writing():
             self._insert("batches", [row], secret_values())
         return batch
 
@@ -406,7 +425,7 @@ class Store:
         changes = {k: row[k] for k in fields}
         if "status" in fields and updated.status in ACTIVE_STATUSES:
             changes.update(self._owner_row())  # whoever starts (or resumes) a batch owns it
-        with self.db.atomic():
+        with self._writing():
             self.db.table("batches").update(current.id, scrub_row(changes, secret_values()))
         return updated
 
@@ -452,7 +471,7 @@ class Store:
                 if alive(owner):
                     continue
             who = f"the process running it ({owner.describe()})" if owner else "the process running it"
-            with self.db.atomic():
+            with self._writing():
                 cursor = self.db.execute(
                     f"UPDATE batches SET status = 'interrupted', error = ? WHERE id = ? AND status IN ({marks}) AND owner_token IS ?",
                     [f"{who} ended before the batch did; resume it to continue", row["id"], *ACTIVE_STATUSES, row["owner_token"]],
@@ -551,7 +570,7 @@ class Store:
         if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
             return conversation.id
         secrets = secret_values()
-        with self.db.atomic():
+        with self._writing():
             if batch_id is not None:
                 if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
                     raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
@@ -875,7 +894,7 @@ class Store:
         row = scrub_row(row, secrets)
         columns = list(row)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("id", "created_at"))
-        with self.db.atomic():
+        with self._writing():
             cursor = self.db.execute(
                 f"INSERT INTO chat_sessions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
                 f" ON CONFLICT (id) DO UPDATE SET {updates} WHERE excluded.updated_at >= chat_sessions.updated_at",
@@ -950,5 +969,5 @@ class Store:
             "response": compact_json(response),
             "created_at": utc_text(datetime.datetime.now(datetime.UTC)),
         }
-        with self.db.atomic():
+        with self._writing():
             self.db.table("llm_cache").insert(scrub_row(row, secret_values()), ignore=True)
