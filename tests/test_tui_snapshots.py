@@ -210,12 +210,16 @@ def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
         form.query_one("#launch-seed", Input).value = "7"
         form.query_one("#launch-concurrency", Input).value = "1"
         await pilot.click("#launch-go")
+        pane = pilot.app.query_one(BatchesPane)
+        for _ in range(600):  # the batch's own process starts, runs and ends
+            await pilot.pause(0.1)
+            if pane.feed_result is not None and pane.running_batch is None:
+                break
         await settle(pilot, rounds=60)
         batches = pilot.app.query_one("#batches-table", RowTable)
         cells = list(batches.full_row(0))
         cells[0:2] = ["b-snapshot", "2026-11-21 09:00"]
         batches.set_text_row(0, cells)
-        pane = pilot.app.query_one(BatchesPane)
         pane.results.reset(pane.results.batch_id, [r.model_copy(update={"duration_s": 0.1}) for r in pane.results.rows])
         pane._show_results()
         pilot.app.clear_notifications()

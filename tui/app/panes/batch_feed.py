@@ -1,9 +1,12 @@
-"""Running a batch off the app's event loop, and what the Batches pane reads of it.
+"""Running a batch apart from the app, and what the Batches pane reads of it.
 
-The batch runs on an event loop of its own in a worker thread (`run_in_thread`), so a
-10,000-conversation batch never competes with drawing the screen for the UI loop. Its events
-are gathered here under a lock as they come; the pane drains them (`BatchFeed.drain`) about
-ten times a second and draws once per drain, however many conversations ended in between.
+The batch runs in a child process (`run`, called from a worker thread that waits for it), on
+an event loop and an interpreter of its own: a 10,000-conversation batch competes neither with
+drawing the screen for the UI loop nor with it for the GIL, so it runs as fast as `parley run`.
+The child writes each conversation to the same SQLite database as it ends (the store's WAL lets
+the app read meanwhile) and sends its events back through a queue; they are gathered here under
+a lock, and the pane drains them (`BatchFeed.drain`) about ten times a second, one draw however
+many conversations ended in between. stop() and cancel() are sent to the child the same way.
 No Textual here.
 """
 
@@ -11,6 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
+import queue
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,9 +47,8 @@ class BatchFeed:
         self.batch_id = batch_id
         self._lock = threading.Lock()
         self._pending = FeedUpdate()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: Any = None
-        self._asked: list[str] = []  # stop/cancel asked before the runner existed
+        self._control: Any = None  # the child's control queue while it runs
+        self._asked: list[str] = []  # stop/cancel asked before the child existed
         self.result: Any = None
 
     # ---- the batch's side ----------------------------------------------------------------------
@@ -69,26 +74,49 @@ class BatchFeed:
                 pending.finished = event
 
     def run(self, store: Any, prepared: Any) -> Any:
-        """Run `prepared` to its end on a new event loop in this (worker) thread; returns the
-        core BatchResult. stop() and cancel() may be called from any thread meanwhile."""
-        return asyncio.run(self._run(store, prepared))
-
-    async def _run(self, store: Any, prepared: Any) -> Any:
-        from parley.core.engine.batch_runner import BatchRunner
-        from parley.core.models.openai_provider import aclose_clients
-
-        self._loop = asyncio.get_running_loop()
-        runner = BatchRunner(store, prepared, on_event=self.on_event)
-        with self._lock:
-            self._runner = runner
-            asked, self._asked = self._asked, []
-        for method in asked:
-            getattr(runner, method)()
+        """Run `prepared` to its end in a child process on `store`'s database; returns the
+        BatchFinished event (None if the child died without one). Blocks: call it from a
+        worker thread. stop() and cancel() may be called from any thread meanwhile."""
+        context = multiprocessing.get_context("spawn")  # never fork a process with threads
+        # The app captures sys.stdout/stderr with objects that have no real file descriptor,
+        # which starting a child process (and multiprocessing's resource tracker) must pass on:
+        # the real streams are put back for that moment.
+        captured = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = sys.__stdout__ or sys.stdout, sys.__stderr__ or sys.stderr
         try:
-            self.result = await runner.run()
-            return self.result
+            events: Any = context.Queue()
+            control: Any = context.Queue()
+            # Not a daemon: an app closing mid-batch cancels it and waits while it saves what
+            # was in flight (as cancelled), so nothing that ran is lost.
+            child = context.Process(target=run_child, args=(str(store.path) if store.path else ":memory:", prepared, events, control))
+            with self._lock:
+                self._control = control
+                asked, self._asked = self._asked, []
+            child.start()
         finally:
-            await aclose_clients()  # this loop's HTTP clients, if any model used one
+            sys.stdout, sys.stderr = captured
+        for method in asked:
+            control.put(method)
+        finished = None
+        while True:
+            try:
+                event = events.get(timeout=0.5)
+            except queue.Empty:
+                if not child.is_alive():
+                    break
+                continue
+            if event is None:  # the child's last word
+                break
+            self.on_event(event)
+            if getattr(event, "kind", None) == "batch_finished":
+                finished = event
+        child.join(timeout=10)
+        with self._lock:
+            self._control = None
+        self.result = finished
+        if finished is None:
+            raise RuntimeError(f"the batch's process ended without finishing (exit code {child.exitcode})")
+        return finished
 
     # ---- the UI's side -------------------------------------------------------------------------
 
@@ -100,17 +128,13 @@ class BatchFeed:
 
     def _call(self, method: str) -> bool:
         with self._lock:
-            loop, runner = self._loop, self._runner
-            if runner is None:
-                self._asked.append(method)  # the thread is starting: the runner is told at once
+            control = self._control
+            if control is None:
+                if self.result is not None:
+                    return False  # it has ended
+                self._asked.append(method)  # the child is starting: it is told at once
                 return True
-        if loop is None or loop.is_closed():
-            return False
-        try:
-            loop.call_soon_threadsafe(getattr(runner, method))
-        except RuntimeError:  # the loop closed meanwhile: the batch has ended
-            log.info("batch %s ended before %s() reached it", self.batch_id, method)
-            return False
+        control.put(method)
         return True
 
     def stop(self) -> bool:
@@ -120,3 +144,42 @@ class BatchFeed:
     def cancel(self) -> bool:
         """Cancel the conversations in flight now (each is saved as cancelled)."""
         return self._call("cancel")
+
+
+def run_child(db_path: str, prepared: Any, events: Any, control: Any) -> None:
+    """The batch's process: open the store, run the batch, send every event back; "stop" and
+    "cancel" arrive on `control`. Ends by sending None."""
+    from parley.core.store.store import Store
+
+    async def main() -> None:
+        from parley.core.engine.batch_runner import BatchRunner
+        from parley.core.models.openai_provider import aclose_clients
+
+        loop = asyncio.get_running_loop()
+        store = await asyncio.to_thread(Store.open, db_path)
+        runner = BatchRunner(store, prepared, on_event=events.put)
+
+        def listen() -> None:  # a thread: each command is run on the batch's loop
+            while True:
+                method = control.get()
+                if method is None:
+                    return
+                try:
+                    loop.call_soon_threadsafe(getattr(runner, method))
+                except RuntimeError:  # the loop has closed: the batch is over
+                    return
+
+        threading.Thread(target=listen, daemon=True).start()
+        try:
+            await runner.run()
+        finally:
+            control.put(None)
+            await aclose_clients()
+            store.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        events.put(None)
+        events.close()
+        events.join_thread()

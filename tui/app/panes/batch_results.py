@@ -220,8 +220,9 @@ class BatchResults:
         return plural(len(self.rows), "conversation")
 
     def outcome_choices(self) -> list[tuple[str, str]]:
-        """(label, value) for the outcome filter: the outcomes these rows have, with counts."""
-        return [(f"{name} ({n:,})", name) for name, n in sorted(self.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))]
+        """(label, value) for the outcome filter: the outcomes these rows have, by name. (No
+        counts in the labels: they would change the menu at every draw of a running batch.)"""
+        return [(name, name) for name in sorted(self.outcomes)]
 
     def score_counts(self) -> dict[int, int]:
         return {s: self.scores.get(s, 0) for s in (1, 2, 3)}

@@ -105,6 +105,7 @@ class BatchesPane(Pane):
         self.shown_batch: str | None = None  # whose results are shown
         self.results = BatchResults()
         self.feed: BatchFeed | None = None
+        self.feed_result: Any = None  # the last batch's BatchFinished (its own timing)
         self.running_batch: str | None = None
         self.stop_requests = 0
         self.last_error: str | None = None
@@ -249,12 +250,15 @@ class BatchesPane(Pane):
         else:
             table.show(results.view, trials=results.trials > 1, keep=getattr(table.current, "id", None))
         table.trials = results.trials > 1
-        self.query_one("#batch-shown", Static).update(Content(results.count_line()))
+        # Only what changed is touched: each update of a text or a display re-lays the screen out.
+        self._text("#batch-shown", results.count_line())
         self.query_one(ScoreHistogram).show_counts(results.score_counts(), results.unscored)
         self._outcome_choices()
         empty = not results.rows and self.shown_batch is not None
         note = self.query_one("#batch-empty", Static)
-        note.display = empty or (bool(results.rows) and not results.view)
+        showing = empty or (bool(results.rows) and not results.view)
+        if note.display != showing:
+            note.display = showing
         if empty:
             running = self.shown_batch == self.running_batch
             note.update(
@@ -382,7 +386,7 @@ class BatchesPane(Pane):
         for limit, reason in update.concurrency:
             self.notify(f"Concurrency now {limit}: {reason}", title="Batch", timeout=4)
         if update.finished is not None:
-            e = update.finished
+            e = self.feed_result = update.finished
             self.post_message(
                 BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error, e.unverified, e.user_faults)
             )
@@ -442,9 +446,17 @@ class BatchesPane(Pane):
         self.query_one("#batches-status", Static).update(Content(text))
 
     def _counts(self, text: str, *, error: bool = False) -> None:
+        self._text("#batch-counts", text)
         counts = self.query_one("#batch-counts", Static)
-        counts.update(Content(text))
-        counts.set_class(error, "-error")
+        if counts.has_class("-error") != error:
+            counts.set_class(error, "-error")
+
+    def _text(self, selector: str, text: str) -> None:
+        """Set a Static's text if it changed (an update re-lays the screen out)."""
+        widget = self.query_one(selector, Static)
+        if getattr(widget, "_shown_text", None) != text:
+            widget._shown_text = text  # type: ignore[attr-defined]
+            widget.update(Content(text))
 
     # ---- opening a result -------------------------------------------------------------------------
 

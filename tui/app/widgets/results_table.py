@@ -159,9 +159,12 @@ class ResultsTable(ScrollView, can_focus=True):
         """Add rows at the end (a running batch's), without touching the cursor."""
         if not rows:
             return
+        first_new = len(self.rows)
         self.rows.extend(rows)
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
-        self.refresh()
+        top = int(self.scroll_offset.y)
+        if first_new < top + self.scrollable_content_region.height:  # a new row is on screen
+            self.refresh()
 
     @property
     def row_count(self) -> int:

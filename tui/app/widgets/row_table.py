@@ -108,11 +108,13 @@ class RowTable(DataTable[Any]):
                 self._rebuild()
                 return
             cells = self._cells(row)
-            widen = True
         else:
             cells = [Text(c) for c in row]
-            widen = True
         for column, cell in enumerate(cells):
+            current = self.get_cell_at((index, column))
+            if str(current) == str(cell):
+                continue  # unchanged cells cost nothing (a change of width re-lays the table out)
+            widen = cell.cell_len > self.ordered_columns[column].get_render_width(self) - 2 * self.cell_padding
             self.update_cell_at((index, column), cell, update_width=widen)
 
     def full_row(self, index: int) -> tuple[str, ...]:
