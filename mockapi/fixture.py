@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import pathlib
 from collections.abc import Mapping, Sequence
@@ -13,6 +14,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from parley.mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN, Item, OrderStatus
 
 DEFAULT_FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "orders.json"
+EARLIEST_TODAY = datetime.date(1900, 1, 1)
+LATEST_TODAY = datetime.date(9000, 12, 31)
+"""The dates the database's `today` may be: order dates are days before and after it, and a
+`today` near year 1 or 9999 would put them outside what a date can hold."""
+
+
+def today_problem(today: datetime.date) -> str | None:
+    """Why `today` cannot be the database's date (None when it can)."""
+    if EARLIEST_TODAY <= today <= LATEST_TODAY:
+        return None
+    return f"{today.isoformat()} is outside the dates the order database can count from ({EARLIEST_TODAY} to {LATEST_TODAY})"
 
 
 class FixtureCustomer(BaseModel):
@@ -123,6 +135,38 @@ def order_rows(fixture: Fixture, today: datetime.date) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def date_problem(today: datetime.date, overrides: Sequence[Mapping[str, Any]] = ()) -> str | None:
+    """Why the fixture (with `overrides`) cannot be dated at `today`: an order placed, delivered
+    or expected a number of days from it that falls outside the calendar (year 1 to 9999). None
+    when it can be; None too when the overrides are invalid (that is reported where they are)."""
+    try:
+        fixture = apply_overrides(_shipped_fixture(), overrides)
+    except ValueError:
+        return None
+    offsets = [0]
+    for order in fixture.orders:
+        offsets.append(-order.placed_days_ago)
+        if order.tracking is not None:
+            offsets += [-(order.tracking.delivered_days_ago or 0), order.tracking.estimated_delivery_in_days or 0]
+    before, after = -min(offsets), max(offsets)
+    span = (datetime.date.max - datetime.date.min).days
+    if before + after > span:
+        return f"its orders span {before + after} days, more than any calendar holds"
+    earliest = datetime.date.min + datetime.timedelta(days=before)
+    latest = datetime.date.max - datetime.timedelta(days=after)
+    if earliest <= today <= latest:
+        return None
+    return (
+        f"{today.isoformat()} is a date a World cannot hold: its orders are dated up to {before} days before it "
+        f"and {after} after; use a date from {earliest.isoformat()} to {latest.isoformat()}"
+    )
+
+
+@functools.cache
+def _shipped_fixture() -> dict[str, Any]:
+    return read_fixture()
 
 
 def _shift(today: datetime.date, days: int | None) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import pathlib
 import sqlite3
 import threading
@@ -34,6 +35,14 @@ from parley.mockapi.schema import (
 
 Clock = Callable[[], datetime.datetime]
 BUSY_TIMEOUT_SECONDS = 10.0
+APP_KEY = "app"
+APP_NAME = "parley-mockapi"
+"""The `meta` row that marks an order database the mock API created."""
+OWN_TABLES = frozenset({"meta", "customers", "orders", "audit"})
+
+
+class DatabaseRefused(Exception):
+    """A database file the mock API will not use; the message is one line naming the file."""
 
 
 class OrderStoreError(Exception):
@@ -108,7 +117,7 @@ def _create_and_fill(db: sqlite_utils.Database, data: Fixture, today: datetime.d
         foreign_keys=[("order_id", "orders", "id")],
     )
     db.table("orders").create_index(["customer_id"])
-    db.table("meta").insert({"key": "today", "value": today.isoformat()})
+    db.table("meta").insert_all([{"key": APP_KEY, "value": APP_NAME}, {"key": "today", "value": today.isoformat()}])
     db.table("customers").insert_all([c.model_dump() for c in data.customers])
     db.table("orders").insert_all(order_rows(data, today))
 
@@ -319,19 +328,63 @@ def _tracking_message(order: Order) -> str:
     return f"Order {order.id} has shipped with {t.carrier} (tracking {t.tracking_number}); latest: {t.last_event}{eta}."
 
 
+def owner_problem(db: sqlite_utils.Database) -> str | None:
+    """Why `db` is not the mock API's to use (None when it is: empty, marked as its own, or one
+    it created before the mark existed: only its own tables and a `today`)."""
+    tables = {t for t in db.table_names() if not t.startswith("sqlite_")}
+    if not tables:
+        return None
+    if "meta" in tables and {"key", "value"} <= {c.name for c in db["meta"].columns}:
+        marks = dict(db.execute("SELECT key, value FROM meta WHERE key IN (?, 'today')", [APP_KEY]).fetchall())
+        if marks.get(APP_KEY) == APP_NAME or (APP_KEY not in marks and "today" in marks and tables <= OWN_TABLES):
+            return None
+    shown = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "")
+    return f"it holds tables the mock API did not create ({shown})"
+
+
+def _refusal(path: pathlib.Path, exc: sqlite3.Error) -> DatabaseRefused:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    if name.startswith("SQLITE_READONLY") or (name.startswith("SQLITE_CANTOPEN") and path.exists() and not writable):
+        return DatabaseRefused(
+            f"{path} is read-only: the mock API writes to its database (cancellations, the audit trail); give --db a writable file"
+        )
+    return DatabaseRefused(f"{path} is not a database the mock API can use ({exc})")
+
+
 def open_file_store(path: pathlib.Path, *, today: datetime.date | None = None, reset: bool = False, clock: Clock = utc_now) -> OrderStore:
     """Open (creating if needed) a file database in WAL mode.
 
     The fixture is loaded when the file is new or `reset` is set. The `today` used is kept in
     the meta table so a restarted server agrees with itself; passing `today` replaces it.
+    DatabaseRefused (one line naming the file) for a database the mock API did not create (it is
+    left untouched, `reset` or not), a file that is not a database, or one it cannot write.
     """
     path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = connect(path)
-    db.enable_wal()
-    current = stored_today(db)
-    if reset or current is None:
-        load_fixture(db, today=today or datetime.date.today())
-    elif today is not None and today != current:
-        set_stored_today(db, today)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseRefused(f"cannot make the folder of {path}: {exc.strerror or exc}") from None
+    db: sqlite_utils.Database | None = None
+    try:
+        db = connect(path)
+        problem = owner_problem(db)
+        if problem is not None:
+            raise DatabaseRefused(f"{path} is not the mock API's database: {problem}; it is left as it is (give --db a new file)")
+        db.enable_wal()
+        current = stored_today(db)
+        if reset or current is None:
+            load_fixture(db, today=today or datetime.date.today())
+        else:
+            if today is not None and today != current:
+                set_stored_today(db, today)
+            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", [APP_KEY, APP_NAME])
+    except sqlite3.Error as exc:
+        if db is not None:
+            db.close()
+        raise _refusal(path, exc) from None
+    except BaseException:
+        if db is not None:
+            db.close()
+        raise
     return OrderStore(db, clock=clock)

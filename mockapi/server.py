@@ -11,7 +11,7 @@ from pathlib import Path
 import uvicorn
 
 from parley.mockapi.app import create_app
-from parley.mockapi.order_store import open_file_store
+from parley.mockapi.order_store import DatabaseRefused, open_file_store
 
 DEFAULT_DB = Path("sessions/orders.db")
 
@@ -52,7 +52,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--today", type=_date, default=None, help="pin the date ages count from (YYYY-MM-DD)")
     parser.add_argument("--reset", action="store_true", help="reload the fixture, discarding changes")
     args = parser.parse_args(argv)
-    serve(host=args.host, port=args.port, db_path=args.db, today=args.today, reset=args.reset)
+    try:
+        serve(host=args.host, port=args.port, db_path=args.db, today=args.today, reset=args.reset)
+    except DatabaseRefused as exc:
+        parser.exit(1, f"error: {exc}\n")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import random
 import re
 import socket
 import subprocess
@@ -114,6 +115,13 @@ class FakeOpenAIServer:
         self.stream_usage: Literal["honour", "ignore", "reject"] = "honour"
         self.requests: list[RecordedRequest] = []
         self.record_requests = True  # a long benchmark may turn this off to keep memory flat
+        # A rate-limit storm: this share of requests (drawn from a seeded generator) is answered
+        # 429 with `Retry-After: storm_retry_after` before the script is looked at.
+        self.storm_share = 0.0
+        self.storm_retry_after = "0.3"
+        self.storm_status = 429
+        self.storm_rng = random.Random(0)
+        self.storm_hits = 0
         self.base_url: str = ""
         self._stopping = threading.Event()
         self._counter = 0
@@ -149,6 +157,10 @@ class FakeOpenAIServer:
         self.default = TextReply("ok")
         self.fixed_delay_ms = 0
         self.stream_usage = "honour"
+        self.storm_share = 0.0
+        self.storm_status = 429
+        self.storm_rng = random.Random(0)
+        self.storm_hits = 0
 
     # the app
     def _next_step(self) -> Step:
@@ -162,6 +174,18 @@ class FakeOpenAIServer:
         deadline = time.monotonic() + seconds
         while not self._stopping.is_set() and time.monotonic() < deadline:
             await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def rate_limit_storm(self, share: float, *, retry_after: str = "0.3", status: int = 429, seed: int = 0) -> FakeOpenAIServer:
+        """Answer `share` of the requests (seeded, so a run repeats) with `status` and Retry-After."""
+        self.storm_share, self.storm_retry_after, self.storm_status = share, retry_after, status
+        self.storm_rng = random.Random(seed)
+        return self
+
+    def _in_storm(self) -> bool:
+        with self._lock:
+            hit = self.storm_rng.random() < self.storm_share
+            self.storm_hits += hit
+        return hit
 
     def _next_id(self) -> int:
         with self._lock:
@@ -200,6 +224,8 @@ class FakeOpenAIServer:
                         received_at=time.time(),
                     )
                 )
+            if self.storm_share and self._in_storm():
+                return _error(self.storm_status, "rate limited (storm)", {"Retry-After": self.storm_retry_after})
             step = self._next_step()
             if self.fixed_delay_ms:
                 await self._pause(self.fixed_delay_ms / 1000)
@@ -338,10 +364,11 @@ def run_fake_server(server: FakeOpenAIServer | None = None, *, port: int = 0) ->
 
 
 @contextlib.contextmanager
-def fake_server_process(*, delay_ms: int = 0, port: int = 0) -> Iterator[str]:
+def fake_server_process(*, delay_ms: int = 0, port: int = 0, storm: float = 0.0, retry_after: str = "0.3") -> Iterator[str]:
     """Run the fake server in a child process (for benchmarks); yields its base_url."""
+    extra = ["--rate-limit-share", str(storm), "--retry-after", retry_after] if storm else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_openai_server", "--port", str(port), "--delay-ms", str(delay_ms)],
+        [sys.executable, "-m", "tests.fake_openai_server", "--port", str(port), "--delay-ms", str(delay_ms), *extra],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parent.parent,
@@ -361,8 +388,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--delay-ms", type=int, default=0, help="answer every request after this long")
     parser.add_argument("--text", default="ok", help="the reply to every request")
+    parser.add_argument("--rate-limit-share", type=float, default=0.0, help="answer this share of requests 429")
+    parser.add_argument("--retry-after", default="0.3", help="the Retry-After of those 429s")
     args = parser.parse_args(argv)
     server = FakeOpenAIServer()
+    if args.rate_limit_share:
+        server.rate_limit_storm(args.rate_limit_share, retry_after=args.retry_after)
     server.fixed_delay_ms = args.delay_ms
     server.default = TextReply(args.text)
     server.record_requests = False

@@ -90,22 +90,24 @@ async def test_rate_limits_lower_the_concurrency_then_it_recovers_and_nothing_fa
     assert launches == 27
 
 
-async def test_persistent_provider_errors_are_recorded_and_the_batch_goes_on(fake, store):
-    for _ in range(5):  # the first attempt and its 4 retries, all refused
-        fake.push_error(503, "overloaded", headers={"retry-after-ms": "1"})
+async def test_the_bots_provider_failing_after_retries_is_the_bots_failure_and_the_batch_goes_on(fake, store):
+    for _ in range(5):  # the first attempt and its 4 retries, all refused (no Retry-After: not a rate limit)
+        fake.push_error(500, "overloaded")
     options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=1, max_turns=2)
     result, events = await run_batch(store, [PLAYBOOKS], options)
 
     assert result.status == "completed" and result.done == 7
-    assert result.errors == 1 and result.passed + result.failed == 6
-    failed = [e for e in events if e.kind == "conversation_failed"]
-    assert len(failed) == 1 and failed[0].stop_reason == "error"
-    assert "server error" in failed[0].error and "gave up after 5 attempts" in failed[0].error
+    assert result.bot_errors == 1 and result.errors == 0 and result.passed + result.failed == 7
+    broke = [e for e in events if e.kind == "conversation_finished" and e.outcome == "bot_error"]
+    assert len(broke) == 1 and broke[0].stop_reason == "bot_error" and not broke[0].passed
+    assert "server error" in broke[0].row.error and "gave up after 5 attempts" in broke[0].row.error
+    assert not [e for e in events if e.kind == "conversation_failed"]  # the run did not break: the bot did
     summary = summarize(store, result.batch_id)
-    assert summary.errors == 1  # counted apart from the bot's failures
-    assert summary.failed == result.failed and summary.pass_rate_denominator == 6
-    [row] = store.conversation_rows(result.batch_id, outcome="error")
-    assert row.stop_reason == "error" and "overloaded" in row.error and row.score is None
+    assert (summary.bot_errors, summary.errors) == (1, 0)
+    assert summary.pass_rate_denominator == 7  # the bot error is in the denominator
+    [row] = store.conversation_rows(result.batch_id, outcome="bot_error")
+    assert row.stop_reason == "bot_error" and "overloaded" in row.error and row.score is None
+    assert not result.ok()  # the exit code says the bot failed
 
 
 async def test_a_hung_model_call_ends_the_conversation_as_a_timeout(fake, store):
@@ -221,3 +223,20 @@ def test_missing_keys_are_found_before_anything_runs(monkeypatch):
 
     with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set.*judge role"):
         models.check_keys()
+
+
+async def test_a_storm_of_rate_limits_slows_the_batch_and_fails_no_conversation(fake, store):
+    """40% of the bot's calls answered 429 with Retry-After 0.3 s, at concurrency 16: every
+    conversation still ends of its own accord (no error of any kind), the adaptive limit shrank,
+    and the batch reports the rate limits it absorbed."""
+    fake.rate_limit_storm(0.4, retry_after="0.3", seed=1)
+    options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=16, max_turns=4, timeout_s=60)
+    result, events = await run_batch(store, [PLAYBOOKS, PROFILES / "track_shipped_order.yaml"], options)
+
+    assert result.status == "completed" and result.done == result.total == 8
+    assert (result.errors, result.bot_errors) == (0, 0)
+    stops = {s.conversation.stop_reason for s in store.iter_conversations(result.batch_id)}
+    assert stops <= {"user_stop", "bot_stop", "max_turns"}, stops
+    assert fake.storm_hits >= 5 and result.rate_limited >= 1
+    assert result.lowest_limit < 16  # the limit shrank on the 429s
+    assert any(e.kind == "concurrency_changed" and e.paused_for_s >= 0.3 for e in events)  # and honoured Retry-After

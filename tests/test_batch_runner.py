@@ -73,18 +73,22 @@ def transcripts(store, batch_id):
 async def test_the_shipped_suite_passes_offline_and_the_report_says_so(store):
     result, events = await run_batch(store, [PROFILES])
 
-    assert result.status == "completed" and result.all_passed
-    assert result.total == result.done == result.passed == 27 and result.errors == 0
+    # the scenario file's conversations carry no check parley can run offline: unverified, not passed
+    assert result.status == "completed" and result.ok() and not result.ok(strict=True)
+    assert result.total == result.done == 27 and (result.passed, result.unverified) == (22, 5) and result.errors == 0
     md = render_markdown(summarize(store, result.batch_id))
     assert "- Status: completed" in md
-    assert "| 27 | 27 | 27 | 0 | 0 | 0 | 0 | 0 |" in md  # planned, done, passed, failed, errors...
-    assert "**100.0%** (27 of 27" in md
+    assert "| 27 | 27 | 22 | 0 | 0 | 5 | 0 | 0 | 0 | 0 |" in md  # planned, done, passed, failed, bot errors, unverified...
+    assert "**100.0%** (22 of 22, 95% interval 85.1-100.0%)" in md
+    assert "5 unverified conversation(s): no check about the bot applied" in md
     assert "## Policy violations\n\nNone." in md
     # the progress moves as conversations finish, not only at the end
     done = [e.done for e in events if e.kind == "progress"]
     assert done == sorted(done) and done[0] == 0 and done[-1] == 27 and len(set(done)) == 28
     finished = [e for e in events if e.kind == "conversation_finished"]
-    assert len(finished) == 27 and all(e.passed and e.score == 3 and e.row.outcome == "passed" for e in finished)
+    assert len(finished) == 27
+    assert all(e.passed and e.score == 3 and e.row.outcome == "passed" for e in finished if e.row.kind != "scenario")
+    assert all(e.outcome == "unverified" and e.score is None for e in finished if e.row.kind == "scenario")
     assert [e.kind for e in events][0] == "batch_started" and events[-1].kind == "batch_finished"
     assert events[-1].status == "completed"
 
@@ -111,7 +115,8 @@ async def test_trials_run_each_spec_k_times_with_distinct_seeds_and_give_pass_ha
     summary = summarize(store, result.batch_id)
     assert [(p.k, p.value, p.specs) for p in summary.pass_k] == [(1, 1.0, 8), (2, 1.0, 8), (3, 1.0, 8)]
     md = render_markdown(summary)
-    assert "| 3 | 100.0% | 8 |" in md
+    assert "| 3 | 100.0% | 67.6-100.0% | 8 |" in md  # every spec passed all 3: Wilson's interval on the 8 specs
+    assert "None: every spec's judged trials agree." in md
 
 
 class CountingBot:
@@ -152,7 +157,7 @@ async def test_never_more_conversations_in_flight_than_the_limit(store, limit):
     models = CountingModels(options.models)
     result, events = await run_batch(store, [PROFILES], options, models=models)
 
-    assert result.passed == 27
+    assert result.passed + result.unverified == 27
     assert models.counting.most == limit  # reached, never passed
     assert result.max_in_flight == limit
     assert max(e.in_flight for e in events if e.kind == "progress") <= limit
@@ -196,7 +201,7 @@ async def test_a_stopped_batch_is_cancelled_and_resumes_to_the_same_report(store
     rows = store.conversation_rows(first.batch_id, limit=100)
     cancelled = [r for r in rows if r.stop_reason == "cancelled"]
     assert cancelled, "the conversations in flight are saved as cancelled"
-    assert all(r.outcome == "error" for r in cancelled)  # never blamed on the bot
+    assert all(r.outcome == "cancelled" for r in cancelled)  # never blamed on the bot
     for r in cancelled:
         conv = store.load_conversation(r.id).conversation
         assert conv.messages, "a cancelled conversation keeps what it had"
@@ -204,9 +209,9 @@ async def test_a_stopped_batch_is_cancelled_and_resumes_to_the_same_report(store
     resumed = await prepare_resume(store, "latest")
     assert resumed.id == first.batch_id and resumed.already_done == len(rows) - len(cancelled)
     second = await BatchRunner(store, resumed).run()
-    assert second.status == "completed" and second.done == 54 and second.passed == 54
+    assert second.status == "completed" and second.done == 54 and second.passed + second.unverified == 54
     assert second.ran == 54 - resumed.already_done
-    assert not store.conversation_rows(first.batch_id, outcome="error")
+    assert not store.conversation_rows(first.batch_id, outcome="cancelled")
 
     straight, _ = await run_batch(store, [PROFILES], options)
     resumed_md = render_markdown(summarize(store, first.batch_id))

@@ -74,7 +74,7 @@ def test_show_prints_the_run_summary_for_latest_a_prefix_and_latest_tilde(tmp_pa
     assert out.startswith(f"Batch {older}: completed")
     assert f"Sources: {PROFILE}" in out and "Models: bot offline, user offline, judge offline" in out
     assert "Trials 1, seed 0, max turns 30" in out
-    assert "Pass rate: 100.0% (1 of 1)" in out and "Policy violations: none" in out
+    assert "Pass rate: 100.0% (1 of 1, 95% interval 20.7-100.0%)" in out and "Policy violations: none" in out
     assert "Made from" not in out
     by_prefix = parley("batches", "show", newer[:7], "--db", db)
     assert by_prefix.exit_code == 0 and f"Batch {newer}:" in by_prefix.stdout and "seed 5" in by_prefix.stdout

@@ -138,7 +138,7 @@ async def test_reset_clears_history_and_restores_orders(session):
 
 async def test_customer_switch_changes_who_the_bot_acts_for(session):
     refused = await session.send("cancel ORD-2001")
-    assert "does not belong to customer C-100" in refused.text
+    assert "There is no order ORD-2001" in refused.text and refused.tool_calls[0].http_status == 403
     result = await session.send("/customer c-200")
     assert result.kind == "text" and "Now chatting as C-200" in result.text
     assert session.customer_id == "C-200" and session.transcript == []

@@ -40,7 +40,7 @@ def test_parley_run_over_the_served_bot_reports_response_times_and_checks_not_ap
     result = parley("run", *SOME_PROFILES, "--bot", f"rasa:{served.webhook}", "--db", db, "--report", report)
 
     assert result.exit_code == 0, result.output
-    assert "Pass rate: 100.0% (4 of 4)" in result.output
+    assert "Pass rate: 100.0% (4 of 4, 95% interval 51.0-100.0%)" in result.output
     assert re.search(r"Not applicable: \d+ checks \([^)]*order_status[^)]*\) could not be decided", result.output)
     text = report.read_text(encoding="utf-8")
     assert f"bot `rasa:{served.webhook}`" in text
@@ -69,7 +69,7 @@ def test_parley_run_over_the_served_bot_reports_response_times_and_checks_not_ap
         ("/html", [], r"the reply to POST .*/html is not JSON \(HTTP 200\): <html><body>Maintenance window"),
     ],
 )
-def test_a_failing_bot_ends_each_conversation_with_error_and_the_batch_completes(tmp_path, route, extra, reason):
+def test_a_failing_bot_is_the_bots_failure_in_every_conversation_and_the_batch_completes(tmp_path, route, extra, reason):
     app = misbehaving_app()
     with serve_app(app) as url:
         spec = tmp_path / "bot.yaml"
@@ -77,13 +77,15 @@ def test_a_failing_bot_ends_each_conversation_with_error_and_the_batch_completes
         db = tmp_path / "parley.db"
         result = parley("run", *SOME_PROFILES[:2], "--bot", f"http:{spec}", "--db", db, *extra)
     assert result.exit_code == 1
-    assert "batch completed: 3 of 3 done, 0 passed, 0 failed, 3 errors" in result.output
+    assert "batch completed: 3 of 3 done, 0 passed, 3 failed, 0 unverified, 0 simulator faults, 0 errors" in result.output
+    assert "Conversations: 3 of 3 done: 0 passed, 0 failed, 3 bot errors (the bot's failures)" in result.output
+    assert "Pass rate: 0.0% (0 of 3, 95% interval 0.0-56.1%)" in result.output
     with Store.open(db) as store:
         [row] = store.list_batches()
         stored = list(store.iter_conversations(row.id))
     assert row.batch.status == "completed" and len(stored) == 3
     for s in stored:
-        assert s.conversation.stop_reason == "error"
+        assert s.conversation.stop_reason == "bot_error"
         assert re.search(reason, s.conversation.error), s.conversation.error
 
 
@@ -108,10 +110,11 @@ async def test_a_server_killed_mid_batch_errors_the_later_conversations_and_the_
         assert len(stored) == 4
         assert stored[0].conversation.stop_reason == "user_stop" and stored[0].verdict.passed
         for later in stored[1:]:
-            assert later.conversation.stop_reason == "error"
+            assert later.conversation.stop_reason == "bot_error"
             assert f"rasa:{served.webhook}: POST {served.webhook} failed" in later.conversation.error
         summary = summarize(store, result.batch_id)
-        assert (summary.done, summary.passed, summary.errors) == (4, 1, 3)
+        assert (summary.done, summary.passed, summary.bot_errors, summary.errors) == (4, 1, 3, 0)
+        assert summary.pass_rate == 0.25 and summary.pass_rate_denominator == 4
         assert "rasa:" in render_markdown(summary)
     finally:
         store.close()

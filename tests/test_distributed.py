@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
 from parley.core.engine.batch_runner import BatchRunner, prepare_batch, prepare_resume
 from parley.core.engine.distributed.placement import Placement
@@ -26,6 +28,7 @@ from parley.core.engine.distributed.sharded_runner import ShardedRunner, endpoin
 from parley.core.models.openai_provider import aclose_clients
 from parley.core.records.batch import BatchOptions, RoleModels
 from parley.core.store.store import Store
+from tests.connector_servers import serve_app
 from tests.fake_openai_server import FakeOpenAIServer, run_fake_server
 from tests.service_support import service, wait_for
 from tests.test_batch_runner import transcripts
@@ -109,6 +112,31 @@ def rows(store, batch_id):
     return {(r.spec_id, r.trial): r.model_dump(exclude=TIMINGS | {"batch_id"}) for r in store.conversation_rows(batch_id, limit=10_000)}
 
 
+TIMING_COLUMNS = {
+    "conversations": {"id", "batch_id", "started_at", "ended_at", "duration_s", "turn_timings"}
+    | {"bot_latency_total_s", "bot_latency_min_s", "bot_latency_max_s"},
+    "messages": {"conversation_id"},
+    "tool_calls": {"conversation_id", "latency_s"},
+    "verdicts": {"conversation_id"},
+    "usage": {"id", "conversation_id"},
+}
+
+
+def stored(store, batch_id):
+    """(spec_id, trial) -> every row the store holds for that conversation, table by table, with
+    only the timings and ids left out: what a field-for-field comparison of two batches compares."""
+    out = {}
+    for conv in store.read_sql("SELECT * FROM conversations WHERE batch_id = ?", [batch_id]):
+        tables = {"conversations": [conv]}
+        for table in ("messages", "tool_calls", "verdicts", "usage"):
+            order = " ORDER BY position" if table in ("messages", "tool_calls") else " ORDER BY rowid"
+            tables[table] = store.read_sql(f"SELECT * FROM {table} WHERE conversation_id = ?{order}", [conv["id"]])
+        out[(conv["spec_id"], conv["trial"])] = {
+            table: [{k: v for k, v in row.items() if k not in TIMING_COLUMNS[table]} for row in found] for table, found in tables.items()
+        }
+    return out
+
+
 def stored_keys(store, batch_id):
     return [(r["spec_id"], r["trial"]) for r in store.read_sql("SELECT spec_id, trial FROM conversations WHERE batch_id = ?", [batch_id])]
 
@@ -125,6 +153,9 @@ async def test_a_sharded_batch_stores_what_one_process_stores_field_for_field(st
     assert len(runner.by_worker) == 2 and sum(runner.by_worker.values()) == 54, "both workers ran conversations"
     assert transcripts(store, sharded.id) == transcripts(store, alone.id)
     assert rows(store, sharded.id) == rows(store, alone.id)
+    assert stored(store, sharded.id) == stored(store, alone.id), "every stored row, field for field"
+    outcomes = {r["outcome"] for r in store.read_sql("SELECT outcome FROM verdicts")}
+    assert {"passed", "unverified"} <= outcomes, outcomes
     keys = stored_keys(store, sharded.id)
     assert len(keys) == len(set(keys)) == 54
 
@@ -134,6 +165,41 @@ async def test_a_sharded_batch_stores_what_one_process_stores_field_for_field(st
     assert progress[-1].done == progress[-1].total == 54 and progress[-1].passed == result.passed
     assert sum(e.kind == "conversation_finished" for e in events) == 54
     assert events[0].kind == "batch_started" and events[-1].kind == "batch_finished"
+
+
+def picky_rasa() -> FastAPI:
+    """A deployed (Rasa REST) bot that breaks (HTTP 500) whenever a customer speaks of cancelling
+    and otherwise always says the same: which conversations break depends on what they say only."""
+    app = FastAPI()
+
+    @app.post("/webhooks/rest/webhook")
+    async def webhook(request: Request):
+        body = await request.json()
+        if "cancel" in body["message"].lower():
+            return JSONResponse({"error": "internal error"}, status_code=500)
+        return [{"recipient_id": body["sender"], "text": "Your order 1001 is on its way."}]
+
+    @app.get("/webhooks/rest/webhook")
+    async def probe():
+        return {"status": "ok"}
+
+    return app
+
+
+async def test_a_deployed_bot_that_breaks_is_recorded_as_one_process_records_it(store, pool):
+    with serve_app(picky_rasa()) as url:
+        options = BatchOptions(models=RoleModels(bot=f"rasa:{url}/webhooks/rest/webhook"), concurrency=6, seed=3, max_turns=6)
+        sharded = await prepare_batch(store, [PROFILES], options)
+        _, result, events = await run_sharded(store, pool, sharded)
+        alone = await prepare_batch(store, [PROFILES], options)
+        alone_result = await run_here(store, alone)
+
+    assert result.bot_errors == alone_result.bot_errors >= 3 and result.failed == alone_result.failed
+    assert result.unverified == alone_result.unverified and result.errors == alone_result.errors == 0
+    assert stored(store, sharded.id) == stored(store, alone.id), "every stored row, field for field"
+    broke = store.read_sql("SELECT stop_reason, error FROM conversations WHERE batch_id = ? AND stop_reason = 'bot_error'", [sharded.id])
+    assert len(broke) == result.bot_errors and all("500" in r["error"] for r in broke)
+    assert sum(e.kind == "conversation_finished" and e.outcome == "bot_error" for e in events) == result.bot_errors
 
 
 async def test_a_worker_killed_with_kill_9_loses_nothing_and_nothing_is_stored_twice(store, pool, fake):
@@ -159,7 +225,7 @@ async def test_a_worker_killed_with_kill_9_loses_nothing_and_nothing_is_stored_t
     keys = stored_keys(store, prepared.id)
     assert len(keys) == len(set(keys)) == 21, "each conversation stored once"
     reasons = {r["stop_reason"] for r in store.read_sql("SELECT stop_reason FROM conversations WHERE batch_id = ?", [prepared.id])}
-    assert not reasons & {"cancelled", "error"}, reasons
+    assert not reasons & {"cancelled", "infrastructure_error"}, reasons
     assert victim.pid not in pool.pids() and len(pool.live) == 2, "a new worker took the dead one's place"
 
     fake.fixed_delay_ms = 0
@@ -185,6 +251,22 @@ async def test_one_adaptive_limit_holds_for_all_workers_together(store, pool, fa
     assert changes[-1].limit == 6, "the shared limit grows back as the workers' calls succeed"
     assert result.status == "completed" and result.errors == 0 and result.done == 28
     assert time.monotonic() - started >= 1.0
+
+
+async def test_a_rate_limit_storm_heard_by_every_worker_shrinks_the_one_limit(store, pool, fake):
+    fake.fixed_delay_ms = 50
+    fake.rate_limit_storm(0.4, retry_after="0.2")  # 40% of all calls, from any worker, get 429
+    options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=8, trials=6, max_turns=4)
+    prepared = await prepare_batch(store, [PLAYBOOKS], options)
+    runner, result, events = await run_sharded(store, pool, prepared)
+
+    assert result.status == "completed" and result.done == 42 and result.errors == 0
+    assert len(runner.by_worker) == 2, "both workers ran conversations"
+    assert fake.storm_hits >= 5
+    assert result.rate_limited == fake.storm_hits, "every 429 any worker heard reached the batch's one limit"
+    assert result.lowest_limit < 8
+    assert any(e.kind == "concurrency_changed" and e.reason.startswith("rate limited") for e in events)
+    assert fake.most_held <= 8, "never more calls at once than the total asked for"
 
 
 async def test_a_stop_reaches_the_workers_and_the_batch_resumes_to_the_end(store, pool, fake):

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def test_ctrl_c_stops_the_workers_and_leaves_a_batch_that_resumes(tmp_path):
     assert resumed.returncode == 1, resumed.stderr  # the fake bot only says "ok": checks fail
     assert query(db, "SELECT status FROM batches") == [("completed",)]
     assert query(db, "SELECT COUNT(*), COUNT(DISTINCT spec_id || '/' || trial) FROM conversations") == [(21, 21)]
-    assert query(db, "SELECT COUNT(*) FROM conversations WHERE stop_reason IN ('cancelled', 'error')") == [(0,)]
+    assert query(db, "SELECT COUNT(*) FROM conversations WHERE stop_reason IN ('cancelled', 'infrastructure_error')") == [(0,)]
     consistent(db)
 
 
@@ -84,6 +85,7 @@ def test_ctrl_c_stops_the_workers_and_leaves_a_batch_that_resumes(tmp_path):
         ["run", str(PROFILES), "--workers", "2"],
         ["run", str(PROFILES), "--ray", "ray://head:10001"],
         ["serve", "--workers", "2"],
+        ["--workers", "2"],  # the app
     ],
 )
 def test_without_the_extra_workers_and_ray_say_how_to_install_it_in_one_line(args, tmp_path, monkeypatch):
@@ -115,6 +117,18 @@ def test_start_up_a_batch_in_one_process_the_app_and_the_service_never_import_ra
     assert done.returncode == 0, done.stderr
     assert "batch completed: 7 of 7 done" in done.stdout
     assert done.stdout.strip().splitlines()[-1] == "no ray"
+
+
+def test_the_contract_that_only_the_distributed_engine_imports_ray_covers_every_other_module():
+    """import-linter checks only the modules a contract lists: a new module left off the list
+    could import Ray unnoticed (and load it in every parley process)."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    listed = set(next(c for c in contracts if c["name"] == "Only the distributed engine imports Ray")["source_modules"])
+    core = ROOT / "core"
+    modules = {f"parley.core.engine.{p.stem}" for p in (core / "engine").glob("*.py") if p.stem != "__init__"}
+    modules |= {f"parley.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
+    modules |= {f"parley.core.{p.name}" for p in core.iterdir() if (p / "__init__.py").exists() and p.name != "engine"}
+    assert modules | {"parley.mockapi", "parley.tui"} <= listed, sorted(modules - listed)
 
 
 @pytest.fixture
@@ -150,4 +164,4 @@ def test_a_batch_runs_on_an_existing_ray_cluster_with_one_worker_per_cpu(ray_clu
     assert "batch completed: 14 of 14 done" in done.stdout, done.stdout + done.stderr
     assert "Workers: 2 ran conversations" in done.stdout
     assert query(db, "SELECT COUNT(*), COUNT(DISTINCT spec_id || '/' || trial) FROM conversations") == [(14, 14)]
-    assert query(db, "SELECT COUNT(*) FROM conversations WHERE stop_reason = 'error'") == [(0,)]
+    assert query(db, "SELECT COUNT(*) FROM conversations WHERE stop_reason = 'infrastructure_error'") == [(0,)]

@@ -197,14 +197,23 @@ async def test_unchanged_others_false_lets_other_orders_change():
     conv = await converse(["cancel ORD-1001", "yes"])
     verdict = await evaluate(conv, make_spec(Expectations(unchanged_others=False)))
     assert not [c for c in verdict.checks if c.kind == "unchanged_others"]
-    assert verdict.passed
+    # nothing failed, and nothing about the bot was checked either: not a pass
+    assert verdict.outcome == "unverified" and not verdict.passed
 
 
-async def test_a_profile_without_expectations_judges_no_change():
+async def test_a_profile_without_expectations_is_unverified_not_passed():
     conv = await converse(["cancel ORD-1001", "yes"])
     verdict = await evaluate(conv, make_spec(None))
     assert [c.kind for c in verdict.checks] == ["conversation_completed"]
-    assert verdict.passed and verdict.score == 3 and verdict.comment == "All 1 check passed."
+    assert verdict.outcome == "unverified" and not verdict.passed
+    # the offline judge scores from the checks: with none about the bot it gives no score, not a 3
+    assert verdict.score is None and verdict.comment.startswith("Not scored: no check about the bot applied")
+
+
+async def test_a_spec_with_a_check_about_the_bot_passes():
+    conv = await converse(["cancel ORD-1001", "yes"])
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1001": "cancelled"})))
+    assert verdict.outcome == "passed" and verdict.passed and verdict.score == 3
 
 
 async def test_external_bot_world_checks_are_not_applicable_never_passed():
@@ -215,8 +224,10 @@ async def test_external_bot_world_checks_are_not_applicable_never_passed():
     for check in (status, others):
         assert check.outcome == "not_applicable"
         assert "no final database state" in check.reason and "external" in check.reason
-    assert verdict.passed  # not_applicable is ignored, the rest held
-    assert verdict.comment == "All 1 check passed."
+    # not_applicable is neither a pass nor a fail: with nothing else about the bot checked, unverified
+    assert verdict.outcome == "unverified" and not verdict.passed
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"}, bot_says=["cancelled"])))
+    assert verdict.passed and verdict.comment == "All 2 checks passed."
 
 
 def test_order_ages_come_from_successful_tool_results():
@@ -285,7 +296,7 @@ async def test_an_invalid_regex_is_an_undecided_check_and_the_verdict_says_error
     verdict = await evaluate(conv, make_spec(Expectations(bot_says=["(unclosed"])))
     check = by_name(verdict.checks, "bot says /(unclosed/")
     assert check.outcome == "error" and "invalid" in check.reason
-    assert verdict.outcome == "error" and not verdict.passed and "(unclosed" in verdict.error
+    assert verdict.outcome == "evaluation_error" and not verdict.passed and "(unclosed" in verdict.error
 
 
 # -- playbook assertions ----------------------------------------------------------------------------
@@ -322,7 +333,7 @@ async def test_an_unreadable_playbook_record_is_an_error_not_a_failure():
     verdict = await evaluate(conv, make_spec(None))
     [check] = [c for c in verdict.checks if c.kind == "playbook_assertion"]
     assert check.outcome == "error" and "Unreadable playbook assertion record" in check.reason
-    assert verdict.outcome == "error"
+    assert verdict.outcome == "evaluation_error"
 
 
 # -- how it ended -----------------------------------------------------------------------------------
@@ -330,7 +341,7 @@ async def test_an_unreadable_playbook_record_is_an_error_not_a_failure():
 
 @pytest.mark.parametrize("stop", ["user_stop", "bot_stop", "max_turns", "fallback_loop"])
 async def test_bot_side_stops_other_than_timeout_fail_nothing_by_themselves(stop):
-    verdict = await evaluate(make_conversation(["Hi."], stop_reason=stop), make_spec(Expectations()))
+    verdict = await evaluate(make_conversation(["Hi."], stop_reason=stop), make_spec(Expectations(bot_says=["hi"])))
     check = by_name(verdict.checks, "conversation completed")
     assert check.outcome == "pass" and stop in check.reason
     assert verdict.outcome == "passed"
@@ -344,19 +355,33 @@ async def test_a_timeout_fails_the_conversation_completed_check():
     assert verdict.outcome == "failed" and verdict.score == 2
 
 
-@pytest.mark.parametrize("stop", ["error", "cancelled"])
-async def test_a_broken_run_is_an_error_verdict_not_a_bot_failure(stop):
-    conv = make_conversation(["Hi."], stop_reason=stop, error="openai/gpt-4o (bot): server error (500)")
-    spec = make_spec(Expectations(bot_says=["refund"], judge=JudgeSpec(rubric="be nice", min_score=2)))
+@pytest.mark.parametrize("stop", ["user_error", "infrastructure_error", "cancelled", "error"])
+async def test_a_run_broken_on_the_other_side_is_named_not_a_bot_failure(stop):
+    conv = make_conversation(["Hi."], stop_reason=stop, error="openai/gpt-4o (user): server error (500)")
+    spec = make_spec(Expectations(bot_says=["refund"], bot_never_says=["hi"], judge=JudgeSpec(rubric="be nice", min_score=2)))
     verdict = await evaluate(conv, spec)
-    assert verdict.outcome == "error" and not verdict.passed
-    assert verdict.error == f"{stop}: openai/gpt-4o (bot): server error (500)"
+    assert verdict.outcome == stop and not verdict.passed
+    assert verdict.error == f"{stop}: openai/gpt-4o (user): server error (500)"
     assert verdict.score is None and verdict.judge is None  # never scored, least of all 1
-    # the checks are still listed
-    assert by_name(verdict.checks, "bot says /refund/").outcome == "fail"
-    assert by_name(verdict.checks, "conversation completed").outcome == "not_applicable"
-    judge = by_name(verdict.checks, "judge score >= 2")
-    assert judge.outcome == "not_applicable" and "Not judged" in judge.reason
+    # checks the conversation never got to decide are "not run", never failed...
+    not_run = by_name(verdict.checks, "bot says /refund/")
+    assert not_run.outcome == "not_run" and not_run.reason.startswith(f"Not run: the conversation ended early ({stop}")
+    assert by_name(verdict.checks, "conversation completed").outcome == "not_run"
+    assert by_name(verdict.checks, "judge score >= 2").outcome == "not_run"
+    # ...while what the bot already said stays decided
+    assert by_name(verdict.checks, "bot never says /hi/").outcome == "fail"
+
+
+async def test_a_bot_error_is_the_bots_failure_and_leaves_the_rest_not_run():
+    state = WorldState(today=TODAY, statuses={"ORD-1004": "processing"}, audit=[])
+    conv = make_conversation(["Hi."], stop_reason="bot_error", error="rasa:http://bot: HTTP 500 from /webhook: oops", final_state=state)
+    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"}, bot_says=["hi", "refund"])))
+    assert verdict.outcome == "bot_error" and not verdict.passed
+    completed = by_name(verdict.checks, "conversation completed")
+    assert completed.outcome == "fail" and "HTTP 500" in completed.reason
+    assert by_name(verdict.checks, "bot says /hi/").outcome == "pass"  # said before it broke
+    assert by_name(verdict.checks, "bot says /refund/").outcome == "not_run"
+    assert by_name(verdict.checks, "ORD-1004 ends cancelled").outcome == "not_run"
 
 
 # -- outputs in the verdict -------------------------------------------------------------------------
@@ -372,7 +397,7 @@ async def test_outputs_are_data_and_never_fail_the_verdict():
     when, price = verdict.outputs
     assert (when.found, when.value, when.raw) == (True, "2026-11-22", "tomorrow")  # the spec's pinned today
     assert not price.found and price.value is None
-    assert verdict.passed
+    assert verdict.outcome == "unverified"  # an output that was not found fails nothing (nor checks anything)
 
 
 async def test_a_verdict_survives_a_json_round_trip():

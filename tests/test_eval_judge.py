@@ -163,7 +163,7 @@ async def test_llm_judge_unparseable_twice_is_a_judge_error_with_no_score(server
     assert len(server.requests) == 2
     assert verdict.judge.error == "unreadable reply after a reminder: the judge's score 7 is outside 1-3"
     assert verdict.judge.score is None and verdict.score is None and verdict.comment is None
-    assert verdict.outcome == "error" and not verdict.passed
+    assert verdict.outcome == "evaluation_error" and not verdict.passed
     assert verdict.error == "judge_error: unreadable reply after a reminder: the judge's score 7 is outside 1-3"
     [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
     assert judged.outcome == "error"
@@ -176,7 +176,7 @@ async def test_llm_judge_server_errors_are_a_judge_error_never_a_score(server):
     verdict = await evaluate(conv, spec, judge=llm_judge(server))
     assert verdict.score is None and verdict.judge.score is None
     assert "the judge model failed" in verdict.judge.error and "500" in verdict.judge.error
-    assert verdict.outcome == "error" and verdict.error.startswith("judge_error: the judge model failed")
+    assert verdict.outcome == "evaluation_error" and verdict.error.startswith("judge_error: the judge model failed")
 
 
 async def test_a_failed_judge_does_not_hide_a_failed_check(server):
@@ -192,7 +192,22 @@ async def test_a_judge_failure_without_a_min_score_leaves_the_outcome_alone(serv
     verdict = await evaluate(
         make_conversation(["Hello."]), make_spec(None, extra={"evaluator_prompt": "Rate it."}), judge=llm_judge(server)
     )
-    assert verdict.outcome == "passed" and verdict.score is None and verdict.judge.error
+    # the judge's failure is counted on the side: its default check is not applicable, never a
+    # fail; with nothing else checked about the bot, the conversation is unverified
+    assert verdict.outcome == "unverified" and verdict.score is None and verdict.judge.error
+    [check] = [c for c in verdict.checks if c.kind == "judge_score"]
+    assert check.outcome == "not_applicable" and check.name == "judge score >= 2 (default)"
+
+
+@pytest.mark.parametrize(("score", "outcome"), [(3, "passed"), (2, "passed"), (1, "failed")])
+async def test_an_llm_judges_score_is_a_check_even_without_an_expect_block(server, score, outcome):
+    server.push_text(f'{{"score": {score}, "comment": "judged"}}')
+    verdict = await evaluate(
+        make_conversation(["Hello."]), make_spec(None, extra={"evaluator_prompt": "Rate it."}), judge=llm_judge(server)
+    )
+    [check] = [c for c in verdict.checks if c.kind == "judge_score"]
+    assert (check.name, check.outcome) == ("judge score >= 2 (default)", "pass" if score >= 2 else "fail")
+    assert verdict.outcome == outcome and verdict.score == score
 
 
 async def test_a_judge_that_raises_is_recorded_as_its_error():
@@ -205,4 +220,4 @@ async def test_a_judge_that_raises_is_recorded_as_its_error():
     spec = make_spec(Expectations(judge=JudgeSpec(rubric="x", min_score=2)))
     verdict = await evaluate(make_conversation(["Hi."]), spec, judge=Broken())
     assert verdict.judge.error == "RuntimeError: bug in the judge" and verdict.score is None
-    assert verdict.outcome == "error"
+    assert verdict.outcome == "evaluation_error"

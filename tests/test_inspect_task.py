@@ -109,7 +109,11 @@ def test_mockllm_in_every_role_one_sample_per_spec_with_parleys_scores(tmp_path)
     for sample in log.samples:
         assert set(sample.scores) == {"passed", "judge_score", "checks"}
         assert sample.scores["judge_score"].value == 2  # the grader's answer, through parley's judge
-        assert sample.scores["passed"].value in ("C", "I")
+        if sample.metadata["kind"] == "playbook":
+            assert sample.scores["passed"].value in ("C", "I")
+        else:  # the mock customer says the same line every turn: the simulator's fault, never the bot's
+            assert sample.scores["passed"].answer == "user_fault" and sample.scores["passed"].value != sample.scores["passed"].value
+            assert sample.metadata["outcome"] == "user_fault"
         assert sample.scores["checks"].metadata["checks"]
         assert sample.metadata["models"] == {"bot": "mockllm/model", "user": "mockllm/model", "judge": "mockllm/model"}
         calls = [c for m in sample.messages if m.role == "assistant" for c in (m.tool_calls or [])]
@@ -124,7 +128,7 @@ def test_mockllm_in_every_role_one_sample_per_spec_with_parleys_scores(tmp_path)
     assert playbook.scores["passed"].value == "C"  # the mock bot does what the playbook expects
     profile = by_id["cancel_eligible_order#0"]
     assert profile.role_usage["user"].output_tokens > 0
-    assert profile.scores["passed"].value == "I"  # it never cancels ORD-1002
+    assert "ORD-1002 ends cancelled" in profile.scores["passed"].explanation  # it never cancels ORD-1002...
     assert [m.text for m in profile.messages if m.role == "user"][0] == "Where is my order ORD-1003?"
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from parley.core.specs.json_positions import load_positioned
-from parley.core.specs.profile_loader import parse_yaml
 from parley.core.specs.scenario_file import parse_scenarios
+from parley.core.specs.yaml_reading import read_yaml as parse_yaml
 
 TEXT = """{
   "scenarios": [
@@ -45,4 +45,9 @@ def test_an_error_deep_in_a_large_file_is_located():
 
 def test_deep_nesting_is_an_error_not_a_crash():
     _, errors = parse_scenarios("[" * 100_000 + "]" * 100_000, source="deep.json")
-    assert errors and "nested too deeply" in errors[0].reason
+    assert errors and "nested more than" in errors[0].reason
+
+
+def test_nesting_past_the_limit_that_json_can_still_read_is_refused_too():
+    _, errors = parse_scenarios('{"scenarios": ' + "[" * 200 + "]" * 200 + "}", source="deep.json")
+    assert errors and "nested more than" in errors[0].reason

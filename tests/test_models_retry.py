@@ -175,3 +175,48 @@ async def test_bugs_are_not_retried():
     with pytest.raises(KeyError):
         await retry_call(attempt, sleep=FakeSleep())
     assert attempt.calls == 1
+
+
+# -- rate limits: retried until the conversation's deadline ------------------------------------
+
+
+async def test_a_rate_limit_is_retried_past_the_attempt_cap_inside_a_conversation():
+    from parley.core.models.retry import rate_limit_deadline
+
+    sleep, events = FakeSleep(), []
+    attempt = Flaky(*[throttled(retry_after=0.3) for _ in range(12)])
+    with rate_limit_deadline(60):
+        assert await retry_call(attempt, policy=RetryPolicy(max_retries=4), on_retry=events.append, sleep=sleep) == "ok"
+    assert attempt.calls == 13  # far beyond 4 retries: a rate limit slows a call, never fails it
+    assert all(0.3 <= d <= 0.8 for d in sleep.delays)  # Retry-After honoured, plus a little jitter
+    assert all(e.rate_limited for e in events)
+
+
+async def test_a_503_with_retry_after_is_a_rate_limit_and_without_one_is_capped():
+    from parley.core.models.retry import is_rate_limit, rate_limit_deadline
+
+    asked = AttemptError("overloaded (503)", status=503, retryable=True, retry_after_s=0.3)
+    assert is_rate_limit(asked) and not is_rate_limit(server_error(503))
+    assert RetryEvent(503, 0.3, 1, "server_error", 0.3).rate_limited and not RetryEvent(503, 0.3, 1, "server_error").rate_limited
+    with rate_limit_deadline(60):
+        assert await retry_call(Flaky(*[asked] * 8), policy=RetryPolicy(max_retries=2), sleep=FakeSleep()) == "ok"
+        with pytest.raises(ProviderError, match="gave up after 3 attempts"):
+            await retry_call(Flaky(*[server_error(503)] * 8), policy=RetryPolicy(max_retries=2), sleep=FakeSleep())
+
+
+async def test_a_rate_limit_gives_up_when_the_next_wait_would_pass_the_deadline():
+    from parley.core.models.retry import rate_limit_deadline
+
+    attempt = Flaky(*[throttled(retry_after=5.0) for _ in range(20)])
+    with rate_limit_deadline(3.0), pytest.raises(ProviderError) as info:
+        await retry_call(attempt, sleep=FakeSleep())
+    assert "still rate limited when the conversation's time ran out" in str(info.value) and info.value.status == 429
+    assert attempt.calls == 1  # waiting 5 s would pass the 3 s left: it says so at once instead of timing out
+
+
+async def test_outside_a_conversation_rate_limits_are_waited_out_for_a_bounded_time():
+    sleep = FakeSleep()
+    attempt = Flaky(*[throttled(retry_after=10.0) for _ in range(50)])
+    with pytest.raises(ProviderError, match="still rate limited after waiting"):
+        await retry_call(attempt, policy=RetryPolicy(max_rate_limit_wait_s=35.0), sleep=sleep)
+    assert 25.0 <= sum(sleep.delays) <= 35.0

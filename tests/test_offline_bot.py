@@ -137,11 +137,49 @@ async def test_already_cancelled_order(chat):
     assert_nothing_changed(conv)
 
 
-async def test_another_customers_order_is_refused(chat):
-    conv = await chat("cancel ORD-2001", "yes")
-    assert "does not belong to customer C-100" in conv.bot_texts[0]
-    assert conv.tool_calls[0].http_status == 403 and conv.tool_calls[0].refused
-    assert_nothing_changed(conv)
+async def test_another_customers_order_is_answered_exactly_as_an_unknown_one(chat):
+    theirs = await chat("cancel ORD-2001", "yes")
+    unknown = await chat("cancel ORD-9999", "yes")
+    # the customer is not told that ORD-2001 exists...
+    assert theirs.bot_texts[0] == unknown.bot_texts[0].replace("ORD-9999", "ORD-2001")
+    assert "belong" not in theirs.bot_texts[0] and "C-200" not in " ".join(theirs.bot_texts)
+    # ...while the tool record keeps what the API said
+    assert theirs.tool_calls[0].http_status == 403 and theirs.tool_calls[0].refused
+    assert unknown.tool_calls[0].http_status == 404
+    assert_nothing_changed(theirs)
+
+
+async def test_my_latest_order_is_the_customers_own_never_one_mentioned_before(chat):
+    conv = await chat("list my orders", "where is ORD-2002?", "ok thanks", "cancel my latest order", "yes")
+    # ORD-1001 is C-100's most recent order (2 days old); ORD-2002 is another customer's
+    assert tools_called(conv)[-2:] == [("check_cancellation", "ORD-1001"), ("cancel_order", "ORD-1001")]
+    assert conv.final_state.statuses["ORD-1001"] == "cancelled" and conv.final_state.statuses["ORD-2002"] == "shipped"
+
+
+async def test_my_latest_order_without_a_listing_lists_the_orders_first(chat):
+    conv = await chat("cancel my latest order", "yes")
+    assert tools_called(conv) == [("list_my_orders", None), ("check_cancellation", "ORD-1001"), ("cancel_order", "ORD-1001")]
+    assert "You have 7 orders" not in conv.bot_texts[0]  # the listing was for the bot, the answer is about ORD-1001
+    assert "Shall I cancel order ORD-1001 now?" in conv.bot_texts[0]
+
+
+async def test_the_first_one_and_the_last_one_are_positions_in_the_listing(chat):
+    first = await chat("list my orders", "track the first one")
+    last = await chat("list my orders", "what about the last one? details please")
+    assert tools_called(first)[-1] == ("track_order", "ORD-1001")
+    assert tools_called(last)[-1] == ("get_order", "ORD-1007")
+
+
+async def test_that_order_is_the_last_one_mentioned_and_it_asks_when_that_is_ambiguous(chat):
+    one = await chat("where is ORD-1003?", "ok, cancel it")
+    assert tools_called(one) == [("track_order", "ORD-1003"), ("check_cancellation", "ORD-1003")]
+    several = await chat("list my orders", "cancel that one")
+    assert tools_called(several) == [("list_my_orders", None)]
+    assert "Which order would you like me to cancel?" in several.bot_texts[-1] and "ORD-1004" in several.bot_texts[-1]
+    # an id the API answered as unknown (another customer's) is never what "that" means
+    theirs = await chat("track ORD-2002", "cancel that order")
+    assert tools_called(theirs) == [("track_order", "ORD-2002")]
+    assert theirs.bot_texts[-1].startswith("Which order would you like me to cancel?")
 
 
 async def test_unknown_order(chat):

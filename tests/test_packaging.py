@@ -75,6 +75,10 @@ def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"parley"}, tops  # no core/, tui/, mockapi/
+    # Every module of the checkout is in the wheel (a new subpackage must be listed in pyproject).
+    for top in ("core", "tui", "mockapi"):
+        for module in (ROOT / top).rglob("*.py"):
+            assert f"parley/{module.relative_to(ROOT).as_posix()}" in names, module
     for shipped in (
         "parley/profiles/track_shipped_order.yaml",
         "parley/profiles/personalities/formal-user.yml",

@@ -11,13 +11,13 @@ from parley.core.bots.api import BotTurn
 from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import Limits
+from parley.core.engine.playbook_run import run_playbook
 from parley.core.engine.world import new_world
 from parley.core.errors import ProfileError
 from parley.core.specs.playbook import (
     check_playbook_text,
     load_playbook,
     playbook_spec,
-    run_playbook,
     validate_playbook,
 )
 
@@ -174,6 +174,7 @@ async def test_each_step_kind_against_the_offline_bot(tmp_path, world):
         "expected": "cancel_order(order_id=ord-1002)",
         "passed": True,
         "reason": "the bot called cancel_order(order_id=ORD-1002) answering step 5",
+        "ran": True,
     }
     assert conv.stop_reason == "user_stop" and conv.error is None
     assert conv.user_simulator == "playbook" and conv.bot_model == "offline"
@@ -275,9 +276,9 @@ class BrokenBot:
 async def test_a_failing_bot_is_recorded_not_raised(tmp_path, world):
     spec = spec_of(tmp_path, "name: boom\nsteps:\n  - user: hi\n  - expect_bot_regex: hello\n")
     conv = await run_playbook(spec, world=world, bot=BrokenBot())
-    assert conv.stop_reason == "error" and conv.error == "RuntimeError: model exploded"
+    assert conv.stop_reason == "bot_error" and conv.error == "RuntimeError: model exploded"
     (assertion,) = conv.metadata["assertions"]
-    assert not assertion["passed"] and assertion["reason"].startswith("not checked")
+    assert not assertion["passed"] and not assertion["ran"] and assertion["reason"].startswith("not checked")
 
 
 async def test_customer_comes_from_the_playbook(tmp_path, world):

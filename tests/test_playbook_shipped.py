@@ -8,8 +8,9 @@ import pytest
 
 from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
+from parley.core.engine.playbook_run import run_playbook
 from parley.core.engine.world import new_world
-from parley.core.specs.playbook import load_playbook, playbook_spec, run_playbook
+from parley.core.specs.playbook import load_playbook, playbook_spec
 
 PLAYBOOKS = sorted((Path(__file__).parent.parent / "profiles" / "playbooks").glob("*.yaml"))
 

@@ -41,7 +41,7 @@ def test_markdown_to_stdout_by_default(db):
     md = result.stdout
     assert md.startswith(f"# parley batch report: `{batch_id(db)}`")
     assert md.index("## Policy violations") < md.index("## Totals") < md.index("## Pass rate")
-    assert "**100.0%** (14 of 14" in md and "| 2 | 100.0% | 7 |" in md
+    assert "**100.0%** (14 of 14, 95% interval 78.5-100.0%)" in md and "| 2 | 100.0% | 64.6-100.0% | 7 |" in md
 
 
 def test_json_reads_back_with_every_conversation(db):

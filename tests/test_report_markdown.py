@@ -56,9 +56,19 @@ def test_no_violation_says_none(store):
 
 def test_totals_pass_rate_and_pass_k_table(store):
     text = render_markdown(summarize(store, build_scored_batch(store).id))
-    assert "| 12 | 12 | 6 | 3 | 1 | 1 | 1 | 1 |" in text
-    assert "**66.7%** (6 of 9;" in text
-    assert "| 1 | 54.2% | 4 |" in text and "| 2 | 44.4% | 3 |" in text and "| 3 | 50.0% | 2 |" in text
+    # planned, done, passed, failed, bot errors, unverified, user faults, errors, evaluation errors, judge errors
+    assert "| 12 | 12 | 6 | 3 | 0 | 0 | 0 | 1 | 1 | 1 |" in text
+    assert "**66.7%** (6 of 9, 95% interval 35.4-87.9%)" in text
+    # pass^k with its seeded bootstrap interval over the 4, 3 and 2 specs that have k judged trials
+    assert "| 1 | 54.2% | 16.7-87.5% | 4 |" in text
+    assert "| 2 | 44.4% | 0.0-100.0% | 3 |" in text and "| 3 | 50.0% | 0.0-100.0% | 2 |" in text
+
+
+def test_flaky_specs_are_listed_most_evenly_split_first(store):
+    text = render_markdown(summarize(store, build_scored_batch(store).id))
+    flaky = text.split("## Flaky specs")[1].split("##")[0]
+    assert flaky.index("| track_order#2 | 2 | 1 | 1 | 1 |") < flaky.index("| track_order#0 | 3 | 2 | 1 | 0 |")
+    assert "cancel_recent" not in flaky  # its judged trials agree
 
 
 def test_scores_have_statistics_and_a_text_histogram(store):
@@ -77,7 +87,7 @@ def test_histogram_scales_and_shows_empty_scores():
 
 def test_profiles_cost_and_failures(store):
     text = render_markdown(summarize(store, build_scored_batch(store).id))
-    assert "| track_order | 6 | 3 | 2 | 1 | 60.0% | 2.40 | " in text
+    assert "| track_order | 6 | 3 | 2 | 1 | 60.0% of 5 | 23.1-88.2% | 2.40 | " in text
     cost = text.split("## Tokens and cost")[1].split("##")[0]
     assert "| bot | offline | 24 | 1200 | 240 | unknown |" in cost
     assert "| user | scripted | 12 | 120 | 60 | $0.0060 |" in cost

@@ -34,9 +34,13 @@ def test_totals_separate_infrastructure_and_judge_errors_from_failures(store):
     s = summarize(store, b.id)
     assert (s.planned, s.done) == (12, 12)
     assert (s.passed, s.failed, s.errors, s.evaluation_errors, s.unevaluated) == (6, 3, 1, 1, 1)
+    assert (s.infrastructure_errors, s.bot_errors, s.unverified, s.user_faults) == (1, 0, 0, 0)
     assert s.judge_errors == 1
     assert s.pass_rate == pytest.approx(6 / 9) and s.pass_rate_denominator == 9
-    assert "infrastructure errors, evaluation errors and unevaluated" in s.pass_rate_basis
+    assert "infrastructure errors, cancelled runs, evaluation errors and unevaluated" in s.pass_rate_basis
+    # the pass rate's 95% Wilson interval, worked out by hand for 6 of 9
+    assert (round(s.pass_rate_interval.low, 4), round(s.pass_rate_interval.high, 4)) == (0.3542, 0.8794)
+    assert s.pass_rate_interval.method == "wilson"
 
 
 def test_a_failed_judge_is_a_judge_error_not_a_score(store):
@@ -78,7 +82,7 @@ def test_per_profile_rows(store):
     assert (t.runs, t.passed, t.failed, t.errors) == (6, 3, 2, 1)
     assert t.pass_rate == pytest.approx(3 / 5) and t.mean_score == pytest.approx(12 / 5)
     c = by_name["cancel_recent"]
-    assert (c.runs, c.passed, c.failed, c.errors) == (6, 3, 1, 1)
+    assert (c.runs, c.passed, c.failed, c.errors) == (6, 3, 1, 2)  # apart: a judge error and an unevaluated run
     assert c.pass_rate == pytest.approx(3 / 4) and c.mean_score == pytest.approx(10 / 4)
     assert t.mean_turns > 0
 
@@ -103,15 +107,15 @@ def test_known_prices_add_up(store):
 
 def test_stop_reasons_failures_and_policy_violations(store):
     s = summarize(store, build_scored_batch(store).id)
-    assert s.stop_reasons == {"user_stop": 10, "max_turns": 1, "error": 1}
+    assert s.stop_reasons == {"user_stop": 10, "max_turns": 1, "infrastructure_error": 1}
     assert s.policy_violations_total == 1
     (v,) = s.policy_violations
     assert (v.spec_id, v.trial, v.check) == ("cancel_recent#3", 2, "ORD-1004 unchanged")
     assert "14 days ago" in v.reason
-    assert s.failures_total == 5  # 3 failed + 1 infrastructure error + 1 judge error
+    assert s.failures_total == 6  # 3 failed + 1 infrastructure error + 1 judge error + 1 not evaluated
     reasons = {(f.spec_id, f.trial): f for f in s.failures}
     assert reasons[("track_order#0", 3)].reasons == ["bot tracks the order: track_order was never called"]
-    assert reasons[("track_order#2", 2)].outcome == "error"
+    assert reasons[("track_order#2", 2)].outcome == "infrastructure_error"
     assert reasons[("track_order#2", 2)].reasons == ["provider 503 after 3 retries"]
     assert "judge_error" in reasons[("cancel_recent#3", 1)].reasons[0]
     assert {(c.name, c.count) for c in s.failed_checks} == {("bot tracks the order", 2), ("ORD-1004 unchanged", 1)}
@@ -119,7 +123,7 @@ def test_stop_reasons_failures_and_policy_violations(store):
 
 def test_listed_failures_are_capped_but_counted(store):
     s = summarize(store, build_scored_batch(store).id, max_listed=2)
-    assert len(s.failures) == 2 and s.failures_total == 5
+    assert len(s.failures) == 2 and s.failures_total == 6
 
 
 def test_bot_latency_per_turn(store):

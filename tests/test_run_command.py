@@ -36,23 +36,41 @@ def test_an_offline_batch_prints_its_id_progress_summary_and_report(tmp_path):
     match = re.match(r"batch ([0-9a-f]{32}) started: 27 conversations", lines[0])
     assert match, lines[0]
     batch_id = match.group(1)
-    assert sum(1 for line in lines if re.match(r"\[\s*\d+/27\] passed ", line)) == 27
+    assert sum(1 for line in lines if re.match(r"\[\s*\d+/27\] passed ", line)) == 22
+    # the scenario file's 5 conversations have no check parley can run offline: unverified, with a hint
+    assert sum(1 for line in lines if re.match(r"\[\s*\d+/27\] unverified ", line)) == 5
     assert "Policy violations: none" in result.stdout
-    assert "Pass rate: 100.0% (27 of 27)" in result.stdout
+    assert "Pass rate: 100.0% (22 of 22, 95% interval 85.1-100.0%)" in result.stdout
+    assert "counted apart: 5 unverified, 0 simulator faults" in result.stdout
+    assert "Unverified: 5 conversations had no check about the bot: add an `expect:` block or use an LLM judge" in result.stdout
     assert "Scores: mean 3.00" in result.stdout
     report = tmp_path / "reports" / f"{batch_id}.md"
     assert f"Report: {report}" in result.stdout
     text = report.read_text(encoding="utf-8")
-    assert f"`{batch_id}`" in text and "**100.0%** (27 of 27" in text
+    assert f"`{batch_id}`" in text and "**100.0%** (22 of 22" in text
     [row] = batches(db)
-    assert (row.batch.status, row.done, row.passed) == ("completed", 27, 27)
+    assert (row.batch.status, row.done, row.passed, row.unverified) == ("completed", 27, 22, 5)
+    # the 14 profiles' notes on where each personality was read from: three, then a count
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 4 and "personality" in notes[0], result.stderr
+    assert notes[-1] == "note: and 11 more notes (`parley profiles validate PATH` prints them all)"
+
+
+def test_strict_makes_unverified_conversations_fail_the_exit_code(tmp_path):
+    scenarios = PROFILES / "scenarios"
+    assert parley("run", scenarios, "--db", tmp_path / "p.db").exit_code == 0
+    strict = parley("run", scenarios, "--strict", "--db", tmp_path / "p.db")
+    assert strict.exit_code == 1 and "5 unverified" in strict.stdout
 
 
 def test_trials_show_pass_hat_k_beside_pass_hat_one(tmp_path):
     result = parley("run", PLAYBOOKS, "--trials", "3", "--db", tmp_path / "p.db")
     assert result.exit_code == 0, result.output
     assert "[21/21]" in result.stdout
-    assert re.search(r"Pass rate: 100\.0% \(21 of 21\)\s+pass\^1 100\.0%\s+pass\^2 100\.0%\s+pass\^3 100\.0%", result.stdout)
+    assert "Pass rate: 100.0% (21 of 21, 95% interval 84.5-100.0%)" in result.stdout
+    # pass^k with its interval: every playbook passed all 3 trials, so it is Wilson's on the 7 specs
+    assert re.search(r"pass\^1 100\.0% \(64\.6-100\.0%\)\s+pass\^2 100\.0% \(64\.6-100\.0%\)\s+pass\^3 100\.0%", result.stdout)
+    assert "Flaky specs: none (every spec's trials agree)" in result.stdout
 
 
 def test_single_streams_the_conversation_then_its_verdict_and_stores_it(tmp_path):
@@ -98,8 +116,8 @@ def test_a_failed_check_exits_1_and_is_listed(tmp_path):
     result = parley("run", profile, "--db", tmp_path / "p.db")
 
     assert result.exit_code == 1, result.output
-    assert "[1/1] failed  wrong_expectation#0" in result.stdout
-    assert "Pass rate: 0.0% (0 of 1)" in result.stdout
+    assert "[1/1] failed     wrong_expectation#0" in result.stdout
+    assert "Pass rate: 0.0% (0 of 1, 95% interval 0.0-79.3%)" in result.stdout
     assert "wrong_expectation#0 trial 1 (failed, user_stop): ORD-1005 ends cancelled" in result.stdout
 
 
@@ -197,16 +215,15 @@ def test_resume_continues_the_latest_batch_and_keeps_its_options(tmp_path):
 def test_on_a_terminal_the_progress_is_a_bar(tmp_path, monkeypatch):
     import io
 
-    from rich.console import Console
-
     from parley.tui.cli import run_command as run_command_module
+    from parley.tui.cli.closed_pipe import PipeConsole
 
     screen = io.StringIO()
-    terminal = Console(file=screen, force_terminal=True, width=120, color_system=None)
+    terminal = PipeConsole(file=screen, force_terminal=True, width=120, color_system=None)
     monkeypatch.setattr(run_command_module, "console", lambda err=False: terminal)
     result = parley("run", PROFILES, "--db", tmp_path / "p.db")
     assert result.exit_code == 0
     drawn = screen.getvalue()
-    assert "27/27" in drawn and "✓27 ✗0 !0" in drawn and "limit 4" in drawn
+    assert "27/27" in drawn and "✓22 ✗0 ?5 !0" in drawn and "limit 4" in drawn
     assert "[ 1/27]" not in drawn  # no plain per-conversation lines on a terminal
-    assert "Pass rate: 100.0% (27 of 27)" in drawn
+    assert "Pass rate: 100.0% (22 of 22" in drawn

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -104,15 +105,15 @@ async def test_timeout_mid_turn_keeps_the_tools_already_run(world):
     assert len(conv.tool_calls) == 1 and conv.usage["bot"].calls == 1
 
 
-async def test_provider_error_is_recorded_not_raised(world):
+async def test_the_bots_provider_failing_is_the_bots_error(world):
     model = ScriptedModel(text("Hello!"), ProviderError("openai/gpt-4o-mini (bot): 500 from the server after 3 tries", status=500))
     conv = await run_conversation(world=world, bot=OrderBot(model), user=ScriptedUser(["hi", "track ORD-1003"]), customer_id="C-100")
-    assert conv.stop_reason == "error"
+    assert conv.stop_reason == "bot_error"
     assert conv.error == "openai/gpt-4o-mini (bot): 500 from the server after 3 tries"
     assert conv.bot_texts == ["Hello!"] and conv.user_texts == ["hi", "track ORD-1003"]
 
 
-async def test_a_broken_simulator_is_an_error_too(world):
+async def test_a_broken_simulator_is_a_user_error(world):
     class Broken:
         name = "broken"
 
@@ -120,7 +121,64 @@ async def test_a_broken_simulator_is_an_error_too(world):
             raise KeyError("goal")
 
     conv = await run_conversation(world=world, bot=OFFLINE, user=Broken(), customer_id="C-100")
-    assert conv.stop_reason == "error" and "KeyError" in conv.error
+    assert conv.stop_reason == "user_error" and "KeyError" in conv.error
+
+
+async def test_the_simulators_provider_failing_is_infrastructure(world):
+    class NoProvider:
+        name = "openai/gpt-4o-mini"
+
+        async def next_message(self, transcript):
+            raise ProviderError("openai/gpt-4o-mini (user): server error (503) (gave up after 5 attempts)", status=503)
+
+    conv = await run_conversation(world=world, bot=OFFLINE, user=NoProvider(), customer_id="C-100")
+    assert conv.stop_reason == "infrastructure_error" and "(user): server error (503)" in conv.error
+
+
+async def test_a_simulator_with_nothing_usable_is_a_user_error(world):
+    class Mute:
+        name = "mute"
+
+        async def next_message(self, transcript):
+            return UserTurn.stopped("the user model gave no usable reply twice", stop_reason="user_error")
+
+    conv = await run_conversation(world=world, bot=OFFLINE, user=Mute(), customer_id="C-100")
+    assert (conv.stop_reason, conv.error) == ("user_error", "the user model gave no usable reply twice")
+
+
+async def test_an_empty_move_is_kept_as_an_empty_turn(world):
+    class Blank:
+        name = "blank"
+
+        async def next_message(self, transcript):
+            return UserTurn(text="")
+
+    conv = await run_conversation(world=world, bot=OFFLINE, user=Blank(), customer_id="C-100")
+    assert conv.stop_reason == "user_stop" and [(m.role, m.content) for m in conv.messages] == [("user", "")]
+
+
+async def test_a_deadline_passed_while_the_user_thinks_is_not_the_bots_timeout(world):
+    class Slow:
+        name = "openai/slow"
+
+        async def next_message(self, transcript):
+            await asyncio.sleep(5)
+            return UserTurn(text="hi")
+
+    conv = await run_conversation(world=world, bot=OFFLINE, user=Slow(), customer_id="C-100", limits=Limits(timeout_s=0.2))
+    assert conv.stop_reason == "infrastructure_error" and "user simulator had not answered" in conv.error
+
+
+async def test_a_world_that_cannot_be_reached_is_infrastructure(world, monkeypatch):
+    import parley.core.engine.harness as harness
+
+    def broken_client(world):
+        raise OverflowError("date value out of range")
+
+    monkeypatch.setattr(harness, "world_client", broken_client)
+    conv = await run_conversation(world=world, bot=OFFLINE, user=ScriptedUser(["hi"]), customer_id="C-100")
+    assert conv.stop_reason == "infrastructure_error" and conv.error == "OverflowError: date value out of range"
+    assert conv.messages == [] and conv.turns == []
 
 
 async def test_bot_starts(world):

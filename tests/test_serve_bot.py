@@ -75,12 +75,12 @@ async def test_metadata_signs_in_the_customer_and_pins_the_date(client_and_servi
         ({"sender": "x", "message": "  "}, "`message` is empty"),
     ],
 )
-async def test_a_bad_request_is_a_400_saying_why(client_and_service, body, message):
+async def test_a_request_that_cannot_be_acted_on_is_a_422_saying_why(client_and_service, body, message):
     client, _ = client_and_service
     if body["message"].strip() == "":
         await post(client, "x", "hello")  # an existing session: an empty message is an error
     response = await client.post(WEBHOOK_PATH, json=body)
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert message in response.json()["error"]
 
 

@@ -48,7 +48,8 @@ async def test_the_seeds_body_launches_at_once_and_runs_to_completion(tmp_path):
         view = await wait_for(client, launched["batch_id"])
     assert view["status"] == "completed"
     assert (view["progress"], view["progress_fraction"]) == (100.0, 1.0)  # percent, as the service gives it
-    assert (view["completed_scenarios"], view["passed"], view["failed_scenarios"]) == (5, 5, 0)
+    # scenario files carry no check the offline judge can run: unverified, counted apart
+    assert (view["completed_scenarios"], view["passed"], view["unverified"], view["failed_scenarios"]) == (5, 0, 5, 0)
     assert view["started_at"] and view["completed_at"] and view["elapsed_s"] >= 0
 
 
@@ -143,19 +144,18 @@ async def test_problems_in_the_inputs_are_422_at_their_place_and_nothing_is_kept
     assert not any((tmp_path / "inputs").iterdir())
 
 
-async def test_a_deployed_bot_is_run_through_its_connector(tmp_path):
-    # Nothing listens on port 9: every conversation ends `error` naming the connector, and the
-    # batch completes rather than stopping at the first failure.
+async def test_a_deployed_bot_that_cannot_be_reached_is_refused_before_anything_runs(tmp_path):
+    # Nothing listens on port 9 (the operator allows the host): one request says so, and no
+    # batch is made of 7 identical errors.
     body = {"profiles": ["profiles/playbooks"], "models": {"bot": "rasa:http://127.0.0.1:9/webhooks/rest/webhook"}}
-    async with service(tmp_path) as client:
+    async with service(tmp_path, allowed_bot_hosts=["127.0.0.1:9"]) as client:
         response = await client.post("/api/batches", json=body)
-        assert response.status_code == 201, response.text
-        batch_id = response.json()["batch_id"]
-        view = await wait_for(client, batch_id)
-        rows = (await client.get(f"/api/batches/{batch_id}/results")).json()["results"]
-    assert view["status"] == "completed"
-    assert len(rows) == 7 and all(r["stop_reason"] == "error" for r in rows)
-    assert all("127.0.0.1:9" in r["error"] for r in rows)
+        listed = (await client.get("/api/batches")).json()
+    assert response.status_code == 422
+    [problem] = response.json()["detail"]
+    assert problem["loc"] == ["body", "models", "bot"]
+    assert "cannot reach the bot's endpoint http://127.0.0.1:9/webhooks/rest/webhook" in problem["msg"]
+    assert listed["total_count"] == 0
 
 
 async def test_a_model_whose_key_is_missing_is_422_on_that_role(tmp_path, monkeypatch):
@@ -215,6 +215,12 @@ async def test_summary_has_the_reports_statistics_with_pass_hat_k(tmp_path):
     assert (summary["batch_id"], summary["status"], summary["partial"]) == (batch_id, "completed", False)
     assert (summary["total_scenarios"], summary["successful_scenarios"], summary["success_rate"]) == (21, 21, 1.0)
     assert [p["k"] for p in summary["pass_k"]] == [1, 2, 3]
+    # every rate with its 95% interval and denominator: Wilson for the pass rate, the seeded
+    # bootstrap over specs for pass^k (Wilson on the 7 specs when every one passed every trial)
+    assert summary["pass_rate_interval"]["method"] == "wilson" and round(summary["pass_rate_interval"]["low"], 3) == 0.845
+    assert summary["pass_rate_denominator"] == 21 and summary["flaky_specs"] == []
+    assert all(round(p["interval"]["low"], 3) == 0.646 for p in summary["pass_k"])
+    assert summary["outcomes"]["passed"] == 21 and summary["outcomes"]["bot_error"] == 0
     assert summary["score_distribution"] == {"score_1": 0, "score_2": 0, "score_3": 21}
     assert summary["score_statistics"]["mean"] == 3.0
 
@@ -307,7 +313,7 @@ async def test_a_batch_is_found_by_a_unique_prefix(tmp_path):
 
 async def test_the_openapi_schema_documents_every_route(tmp_path):
     async with service(tmp_path, token="t0ken") as client:
-        schema = (await client.get("/openapi.json")).json()
+        schema = (await client.get("/openapi.json", headers={"Authorization": "Bearer t0ken"})).json()
     async with service(tmp_path) as client:
         open_schema = (await client.get("/openapi.json")).json()
     operations = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}

@@ -65,7 +65,10 @@ def test_list_filters(db, chat_id):
     assert "1 session," in named and "playbook_track_shipped_order#0" in named
     text = parley("sessions", "list", "--text", "ORD-1003", "--db", db).stdout
     assert chat_id[:12] in text and "playbook_track_shipped_order#0" in text and "expects_too_much" not in text
-    assert "2 sessions" in parley("sessions", "list", "--limit", "2", "--db", db).stdout
+    limited = parley("sessions", "list", "--limit", "2", "--db", db).stdout
+    assert "2 of 9 sessions" in limited and "--limit 9 shows them all" in limited  # never "2 sessions" when 9 are stored
+    named = parley("sessions", "list", "--text", "chat as C-100", "--db", db).stdout  # the name the list shows
+    assert chat_id[:12] in named and "1 session," in named
     future = parley("sessions", "list", "--since", "2999-01-01", "--db", db)
     assert future.exit_code == 0 and "No sessions stored match these filters." in future.stdout
     assert "9 sessions" in parley("sessions", "list", "--since", "1d", "--db", db).stdout

@@ -109,7 +109,7 @@ def verdict(
         judge="offline",
         score=score,
         comment=comment,
-        error=error if outcome == "error" else None,
+        error=error if outcome == "evaluation_error" else None,
         usage=judge_usage or Usage(),
     )
     return Verdict(
@@ -144,13 +144,13 @@ def store(tmp_path):
 # A batch whose numbers are worked out by hand in test_report_stats.py: 4 specs x 3 trials.
 #   track_order#0   passed(3)  passed(3)  failed(2, max_turns)
 #   cancel_recent#1 passed(3)  passed(3)  passed(3)
-#   track_order#2   failed(1)  infrastructure error (stop "error", no verdict)  passed(3)
-#   cancel_recent#3 judge error (no score)  failed(1, policy violation)  not evaluated
+#   track_order#2   failed(1)  infrastructure error (no verdict)  passed(3)
+#   cancel_recent#3 judge error (no score: an evaluation error)  failed(1, policy violation)  not evaluated
 PLAN = {
     ("track_order", 0): [("passed", 3, None), ("passed", 3, None), ("failed", 2, "max_turns")],
     ("cancel_recent", 1): [("passed", 3, None), ("passed", 3, None), ("passed", 3, None)],
-    ("track_order", 2): [("failed", 1, None), (None, None, "error"), ("passed", 3, None)],
-    ("cancel_recent", 3): [("error", None, None), ("violation", 1, None), (None, None, None)],
+    ("track_order", 2): [("failed", 1, None), (None, None, "infrastructure_error"), ("passed", 3, None)],
+    ("cancel_recent", 3): [("evaluation_error", None, None), ("violation", 1, None), (None, None, None)],
 }
 
 
@@ -171,7 +171,7 @@ def build_scored_batch(store: Store, *, unknown_bot_cost: bool = True) -> BatchR
                     "user": Usage(input_tokens=10, output_tokens=5, calls=1, cost_usd=0.0005),
                 },
                 stop_reason=stop,
-                error="provider 503 after 3 retries" if stop == "error" else None,
+                error="provider 503 after 3 retries" if stop == "infrastructure_error" else None,
             )
             v = None
             judge_usage = Usage(input_tokens=300, output_tokens=10, calls=1, cost_usd=0.002)
@@ -191,10 +191,10 @@ def build_scored_batch(store: Store, *, unknown_bot_cost: bool = True) -> BatchR
                     )
                 ]
                 v = verdict(conv, "failed", score, checks=checks, judge_usage=judge_usage)
-            elif outcome == "error":
+            elif outcome == "evaluation_error":
                 v = verdict(
                     conv,
-                    "error",
+                    "evaluation_error",
                     None,
                     checks=[],
                     error="judge_error: the judge's reply was not JSON",

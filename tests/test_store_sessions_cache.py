@@ -116,3 +116,21 @@ def test_times_come_back_in_utc(store):
     got = store.get_batch(b.id)
     assert got.created_at == b.created_at and got.created_at.utcoffset() == dt.timedelta(0)
     assert TODAY.year == 2026
+
+
+async def test_an_older_snapshot_saved_late_never_overwrites_a_newer_one(store, today):
+    # Two saves of one chat finishing out of order (thread workers race): the older snapshot
+    # arrives second and must change nothing, its usage row included.
+    async with ChatSession(customer_id="C-100", today=today) as chat:
+        await chat.send("hi")
+        older = chat.snapshot()
+        await chat.send("where is ORD-1003?")
+        newer = chat.snapshot()
+    assert newer.exported_at > older.exported_at
+    store.save_chat_session(newer, started_at=chat.started_at)
+    store.save_chat_session(older)
+    got = store.load_chat_session(chat.id).chat
+    assert got == newer and len(got.messages) > len(older.messages)
+    row = store.list_chat_sessions()[0]
+    assert row.turns == 2 and row.messages == len(newer.messages)
+    assert row.input_tokens == newer.metrics.usage.input_tokens

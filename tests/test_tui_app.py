@@ -7,10 +7,11 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
-from textual.widgets import DataTable, TabbedContent
+from textual.widgets import TabbedContent
 
 from parley.core.store.store import Store
 from parley.tui.app.panes.batches_pane import BatchesPane
+from parley.tui.app.widgets.row_table import RowTable
 from tests.test_store_fixtures import build_scored_batch
 from tests.test_tui_support import REPO, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
 
@@ -26,24 +27,25 @@ async def test_the_batches_pane_lists_past_batches(db_path):
     with Store.open(db_path) as store:
         batch = build_scored_batch(store)
         counts = store.list_batches()[0]
-    assert (counts.passed, counts.failed, counts.errors) == (6, 3, 2)  # 1 of the 12 is unevaluated
+    # errors: the infrastructure error, the judge (evaluation) error and the unevaluated one, all apart
+    assert (counts.passed, counts.failed, counts.unverified, counts.user_faults, counts.errors) == (6, 3, 0, 0, 3)
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         pane = app.query_one(BatchesPane)
         assert "parley run" in str(pane.query_one("#batches-hint").render())
-        table = pane.query_one("#batches-table", DataTable)
+        table = pane.query_one("#batches-table", RowTable)
         assert table.row_count == 1
-        row = [str(c) for c in table.get_row_at(0)]
+        row = list(table.full_row(0))
         assert row[0] == batch.id[:12] and row[2] == "completed"
-        assert row[4:] == ["12", "12", "6", "3", "2"]  # planned, done, passed, failed, errors
+        assert row[4:] == ["12", "12", "6", "3", "0", "3"]  # planned, done, passed, failed, apart, errors
 
 
 async def test_an_empty_batches_pane_says_so(db_path):
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert str(app.query_one("#batches-status").render()) == "No batches yet."
+        assert str(app.query_one("#batches-status").render()) == "No batches yet: r in Profiles launches one."
 
 
 async def test_a_failing_worker_becomes_a_notification_not_a_crash(db_path):

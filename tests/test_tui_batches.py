@@ -7,13 +7,16 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from textual.widgets import DataTable, Input, ProgressBar, TabbedContent
+from textual.widgets import Input, ProgressBar, TabbedContent
 
 from parley.core.store.store import Store
+from parley.tui.app.panes.batch_results import result_cells
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.panes.profiles_pane import ProfileTree
 from parley.tui.app.panes.session_detail import CheckView, SessionScreen
 from parley.tui.app.screens.launch_batch import LaunchBatchScreen
+from parley.tui.app.widgets.results_table import ResultsTable
+from parley.tui.app.widgets.row_table import RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
 from tests.test_tui_support import PROFILES, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
 
@@ -64,8 +67,9 @@ def planned(folder, trials: int = 1) -> int:
     return len(load_specs([folder], seed=7).specs) * trials
 
 
-def cells(table: DataTable, column: int) -> list[str]:
-    return [str(table.get_row_at(i)[column]) for i in range(table.row_count)]
+def cells(table: ResultsTable, key: str) -> list[str]:
+    """One column of the results table, by its key (shown at this width or not)."""
+    return [result_cells(row)[key] for row in table.rows]
 
 
 async def test_an_offline_batch_launched_from_profiles_runs_to_the_end(db_path, folder):
@@ -82,21 +86,21 @@ async def test_an_offline_batch_launched_from_profiles_runs_to_the_end(db_path, 
         counts = str(app.query_one("#batch-counts").render())
         assert counts.startswith(f"completed: {total}/{total} done")
 
-        results = app.query_one("#batch-results", DataTable)
+        results = app.query_one("#batch-results", ResultsTable)
         assert results.row_count == total
         with Store.open(db_path) as store:
             rows = store.conversation_rows(batch_id=pane.shown_batch, limit=100)
             listed = store.list_batches()
         assert len(rows) == total and listed[0].batch.status == "completed"
-        assert sorted(cells(results, 0)) == sorted(r.name for r in rows)
+        assert sorted(cells(results, "name")) == sorted(r.name for r in rows)
         histogram = app.query_one(ScoreHistogram)
         expected = {s: sum(1 for r in rows if r.score == s) for s in (1, 2, 3)}
         assert histogram.counts == expected and sum(expected.values()) > 0
         for s in (1, 2, 3):
             assert f"{s} " in str(histogram.render())
-        batches = app.query_one("#batches-table", DataTable)
-        assert str(batches.get_row_at(0)[2]) == "completed"
-        assert all(c in ("unknown", "$0.0000") for c in cells(results, 7))
+        batches = app.query_one("#batches-table", RowTable)
+        assert batches.full_row(0)[2] == "completed"
+        assert all(c in ("unknown", "$0.0000") for c in cells(results, "cost"))
 
 
 async def test_a_missing_key_is_refused_in_the_form(db_path, folder):
@@ -128,21 +132,21 @@ async def test_a_running_batch_can_be_cancelled(db_path, folder):
             await pilot.pause(0.02)
             if pane.progress is not None and pane.progress.done >= 1:
                 break
-        assert pane.runner is not None, "still running"
+        assert pane.feed is not None and pane.running_batch is not None, "still running"
         pane.query_one("#batch-results").focus()
         await pilot.press("x")
         await pilot.press("x")
         await settle(pilot, rounds=60)
         assert pane.running_batch is None
         assert str(app.query_one("#batch-counts").render()).startswith("cancelled:")
-        assert str(app.query_one("#batches-table", DataTable).get_row_at(0)[2]) == "cancelled"
+        assert app.query_one("#batches-table", RowTable).full_row(0)[2] == "cancelled"
         total = planned(folder, 40)
         with Store.open(db_path) as store:
             row = store.list_batches()[0]
             stored = store.conversation_rows(batch_id=row.id, limit=1000)
         assert row.batch.status == "cancelled" and row.batch.finished_at is not None
         assert 0 < row.done == len(stored) < total
-        assert app.query_one("#batch-results", DataTable).row_count == len(stored)
+        assert app.query_one("#batch-results", ResultsTable).row_count == len(stored)
 
 
 async def test_enter_on_a_result_opens_its_transcript_and_verdict(db_path, folder):
@@ -150,14 +154,14 @@ async def test_enter_on_a_result_opens_its_transcript_and_verdict(db_path, folde
     async with app.run_test(size=SIZE) as pilot:
         await launch(pilot, folder, seed="7")
         pane = app.query_one(BatchesPane)
-        results = app.query_one("#batch-results", DataTable)
+        results = app.query_one("#batch-results", ResultsTable)
         results.focus()
-        results.move_cursor(row=1)
+        await pilot.press("down")
         await pilot.press("enter")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SessionScreen)
-        assert screen.detail.id == pane.results[1].id
+        assert screen.detail.id == pane.results.view[1].id
         assert "Outcome:" in str(screen.query_one("#detail-verdict").render())
         assert len(screen.query(CheckView)) > 0
         await pilot.press("escape")
@@ -173,7 +177,7 @@ async def test_a_past_batch_shows_its_results_when_highlighted(db_path, folder):
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.query_one("#batch-results", DataTable).row_count == len(rows) == 12
+        assert app.query_one("#batch-results", ResultsTable).row_count == len(rows) == 12
         expected = {s: sum(1 for r in rows if r.score == s) for s in (1, 2, 3)}
         assert app.query_one(ScoreHistogram).counts == expected
         await pilot.press("x")
@@ -189,3 +193,152 @@ async def test_the_palette_run_batch_opens_the_form(db_path, folder):
         assert isinstance(app.screen, LaunchBatchScreen)
         await pilot.press("escape")
         assert not isinstance(app.screen, LaunchBatchScreen)
+
+
+async def test_the_list_counts_a_running_batch_as_it_goes(db_path, folder):
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_form(pilot, folder)
+        fill(screen, trials="30", concurrency="1")
+        await pilot.click("#launch-go")
+        pane = app.query_one(BatchesPane)
+        batches = app.query_one("#batches-table", RowTable)
+        seen = set()
+        for _ in range(300):
+            await pilot.pause(0.05)
+            if pane.running_batch is None and pane.progress is not None:
+                break
+            if pane.progress is not None and batches.row_count:
+                row = batches.full_row(0)
+                seen.add((row[2], row[5]))
+                if pane.progress.done >= 5 and row[5] != "0":
+                    break
+        assert any(status == "running" and done not in ("0", "") for status, done in seen), seen
+        assert pane.draws >= 1
+        await pilot.press("c", "c")
+        await settle(pilot, rounds=60)
+
+
+async def test_updates_from_a_running_batch_are_drawn_at_most_ten_times_a_second(db_path, folder):
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await launch(pilot, folder, trials="20", concurrency="4")
+        pane = app.query_one(BatchesPane)
+        total = planned(folder, 20)
+        assert pane.results_table.row_count == total and pane.results.outcomes.total() == total
+        # 60 conversations ran; each was drawn on its own before
+        assert 1 <= pane.draws < total
+
+
+async def test_reload_keeps_the_newest_batches_in_view(db_path):
+    from parley.core.records.batch import BatchRecord
+    from tests.test_store_fixtures import T0
+
+    with Store.open(db_path) as store:
+        for i in range(20):
+            store.create_batch(BatchRecord(id=f"b{i:02d}-batch", created_at=T0.replace(minute=i), status="completed", planned=0))
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one("#batches-table", RowTable)
+        table.focus()
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert table.full_row(0)[0] == "b19-batch" and table.cursor_row == 0
+        assert table.scroll_y == 0, "the newest batch is on screen"
+
+
+async def test_a_status_is_never_cut_and_an_empty_batch_says_so(db_path):
+    from parley.core.records.batch import BatchRecord
+    from tests.test_store_fixtures import T0
+
+    with Store.open(db_path) as store:
+        store.create_batch(BatchRecord(id="b-empty-one", created_at=T0, status="completed", planned=0))
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.query_one("#batches-table", RowTable)
+        status_column = table.shown_titles.index("Status")
+        assert str(table.get_row_at(0)[status_column]) == "completed"
+        assert table.columns[table.ordered_columns[status_column].key].get_render_width(table) >= len("completed")
+        note = app.query_one("#batch-empty")
+        assert note.display and "no conversations" in str(note.render())
+
+
+async def test_trials_get_a_column_of_their_own(db_path):
+    from tests.test_store_fixtures import build_scored_batch
+
+    with Store.open(db_path) as store:
+        build_scored_batch(store)  # 3 trials of each spec
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        results = app.query_one("#batch-results", ResultsTable)
+        assert "Trial" in [c.title for c, _ in results.columns()]
+        assert sorted({results.row_text(i)[1] for i in range(results.row_count)}) == ["1", "2", "3"]
+
+
+async def type_slowly(pilot, text: str, *, pause: float = 0.4) -> None:
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+        await pilot.pause(pause)
+        await settle(pilot)
+
+
+async def test_results_filter_and_sort_and_say_how_many_are_shown(db_path):
+    from tests.test_store_fixtures import build_scored_batch
+
+    with Store.open(db_path) as store:
+        build_scored_batch(store)
+        rows = store.conversation_rows(limit=100)
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(BatchesPane)
+        results = app.query_one("#batch-results", ResultsTable)
+        shown = app.query_one("#batch-shown")
+        assert str(shown.render()) == "12 conversations"
+
+        outcome = app.query_one("#batch-filter-outcome")
+        offered = {value for _, value in pane.results.outcome_choices()}
+        assert offered == {r.outcome or "unevaluated" for r in rows}  # from the data, not a fixed list
+        outcome.value = "failed"
+        await settle(pilot)
+        failed = [r for r in rows if r.outcome == "failed"]
+        assert {r.id for r in results.rows} == {r.id for r in failed}
+        assert str(shown.render()) == f"{len(failed)} of 12 shown"
+
+        outcome.clear()
+        await pilot.press("slash")  # the filter line, typed into as a person types
+        await type_slowly(pilot, "profile:cancel score:<3")
+        want = [r for r in rows if "cancel" in r.name and r.score is not None and r.score < 3]
+        assert {r.id for r in results.rows} == {r.id for r in want}
+        assert str(shown.render()) == f"{len(want)} of 12 shown"
+        assert app.query_one("#panes").active == "batches-pane"  # no key fired a binding
+
+        box = app.query_one("#batch-filter-text")
+        box.value = ""
+        await pilot.press("enter")
+        await settle(pilot)
+        await type_slowly(pilot, "stop:max_turns")
+        assert all(r.stop_reason == "max_turns" for r in results.rows) and results.rows
+
+        box.value = "ORD-1001"  # only in the transcripts of the cancel conversations
+        await pilot.press("enter")
+        await settle(pilot)
+        assert results.rows and all(r.name == "cancel_recent" for r in results.rows)
+
+        box.value = "score:9x"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "score" in str(shown.render()) and "-invalid" in box.classes
+
+        box.value = ""
+        await pilot.press("enter")
+        results.focus()
+        await pilot.press("s")  # sort: by score, lowest first
+        await settle(pilot)
+        scores = [r.score for r in results.rows if r.score is not None]
+        assert scores == sorted(scores) and len(results.rows) == 12
+        await pilot.press("end")
+        assert results.cursor_row == 11

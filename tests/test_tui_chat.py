@@ -147,8 +147,11 @@ async def test_every_slash_command_renders_in_place(db_path, tmp_path):
         error = _last(app, Notice)
         assert error.kind == "error" and "Did you mean /database?" in error.text
 
-        await say(pilot, "/exit")
-        assert app._exit  # /exit leaves the app
+        await say(pilot, "/exit")  # what /help says: the chat ends, the app stays
+        assert not app._exit and app.query_one(ChatPane).session is None
+        assert "ended" in _sidebar(app) and "ctrl+n starts a new chat" in _last(app, Notice).text
+        await say(pilot, "/quit")  # and /quit quits parley
+        assert app._exit
 
 
 async def test_slash_commands_are_suggested_while_typing(db_path):
@@ -224,3 +227,165 @@ async def test_calls_without_token_counts_are_shown_as_unreported(db_path):
         await say(pilot, "hello")
         assert "Unreported  1 call" in _sidebar(app)
         assert "-unreported" in app.query_one(ChatSidebar).classes
+
+
+async def type_line(pilot, text: str, *, pause: float = 0.05) -> None:
+    """Type a line into the chat key by key and press Enter, then wait for the answer."""
+    pilot.app.query_one("#chat-input", Input).focus()
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+        await pilot.pause(pause)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+def _in_view(log: ChatLog, widget) -> bool:
+    """Whether `widget`'s last line is inside the log's visible area."""
+    return log.scrollable_content_region.contains(widget.region.x, widget.region.bottom - 1)
+
+
+async def test_new_messages_follow_after_tool_details_are_shown(db_path):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_line(pilot, "where is ORD-1003?")
+        await pilot.press("ctrl+o")  # tool details: the log grows under the reader
+        await pilot.pause()
+        for line in ("hello", "list my orders"):
+            await type_line(pilot, line)
+        log = _log(app)
+        await pilot.pause()
+        assert "ORD-1001" in _bot_texts(app)[-1]
+        assert _in_view(log, log.messages[-1]), "the newest reply is on screen"
+        assert not app.query_one("#chat-new-below").display
+
+
+async def test_scrolled_up_the_reader_stays_put_and_is_told_of_new_messages(db_path):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for line in ("hello", "where is ORD-1003?", "list my orders"):
+            await type_line(pilot, line)
+        log = _log(app)
+        log.focus()
+        await pilot.press("home")  # the person scrolls up to read
+        await pilot.wait_for_scheduled_animations()
+        top = log.scroll_y
+        assert top < log.max_scroll_y
+        await say(pilot, "hello")
+        await pilot.pause()
+        assert log.scroll_y == top, "reading is not interrupted"
+        marker = app.query_one("#chat-new-below")
+        assert marker.display and "new messages below" in str(marker.render())
+        app.query_one("#chat-input").focus()  # typing again, they ask to follow (as the marker says)
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert not marker.display and _in_view(log, log.messages[-1])
+
+
+async def test_reset_clears_the_transcript_on_screen(db_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_line(pilot, "where is ORD-1003?")
+        assert _log(app).messages
+        await type_line(pilot, "/reset")
+        assert not _log(app).messages and not _log(app).tool_calls  # cleared, as it says
+        assert "Conversation cleared" in _last(app, Notice).text
+        assert "Turns       0" in _sidebar(app) and "Tool calls  0" in _sidebar(app)
+
+
+async def test_switching_customer_starts_the_counts_afresh(db_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_line(pilot, "where is ORD-1003?")
+        assert "Turns       1" in _sidebar(app) and "Tool calls  1" in _sidebar(app)
+        await type_line(pilot, "/customer C-200")
+        assert "conversation was cleared" in _last(app, Notice).text
+        assert not _log(app).messages and not _log(app).tool_calls
+        sidebar = _sidebar(app)
+        assert "Turns       0" in sidebar and "Tool calls  0" in sidebar and "C-200" in sidebar
+        await type_line(pilot, "list my orders")
+        assert "Turns       1" in _sidebar(app)
+
+
+async def test_an_unknown_customer_is_said_at_start_with_what_to_do(db_path):
+    app = make_app(customer="C-999")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        error = _last(app, Notice)
+        assert error.kind == "error" and "C-999" in error.text and "C-100" in error.text
+        assert "parley chat --customer" in error.text
+        assert "not started" in _sidebar(app) and "ready" not in _sidebar(app)
+
+
+async def test_a_missing_key_is_said_at_start_not_at_the_first_message(db_path):
+    app = make_app(bot_model="openai/gpt-4o-mini")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        error = _last(app, Notice)
+        assert error.kind == "error" and "OPENAI_API_KEY" in error.text and "--bot offline" in error.text
+        assert "not started" in _sidebar(app)
+
+
+async def test_saves_that_finish_out_of_order_keep_the_latest_chat(db_path, monkeypatch):
+    import threading
+
+    from parley.core.store.store import Store as StoreClass
+
+    first_may_finish = threading.Event()
+    calls = []
+    original = StoreClass.save_chat_session
+
+    def racing_save(self, chat, **kw):
+        calls.append(len(chat.messages))
+        if len(calls) == 1:
+            first_may_finish.wait(5)  # the first turn's save is overtaken by the second's
+        original(self, chat, **kw)
+        if len(calls) == 2:
+            first_may_finish.set()
+
+    monkeypatch.setattr(StoreClass, "save_chat_session", racing_save)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(ChatPane)
+        pane.send("hello")
+        for _ in range(100):
+            await pilot.pause(0.01)
+            if calls:
+                break
+        await say(pilot, "where is ORD-1003?")
+        await settle(pilot)
+        session_id = pane.session.id
+        latest = len(pane.session.snapshot().messages)
+    assert len(calls) == 2 and calls[0] < calls[1]
+    with Store.open(db_path) as store:
+        assert len(store.load_chat_session(session_id).chat.messages) == latest
+
+
+async def test_an_llm_bots_client_is_built_before_the_first_message_off_the_ui_loop(db_path, monkeypatch):
+    # Importing the SDK and building its SSL context take ~0.5 s: done in the start-up thread,
+    # so the first message does not freeze the screen.
+    import threading
+
+    from parley.core.models import openai_provider
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    built_on = []
+    original = openai_provider._shared_endpoint
+
+    def spy(endpoint, loop=None):
+        built_on.append(threading.current_thread() is threading.main_thread())
+        return original(endpoint, loop)
+
+    monkeypatch.setattr(openai_provider, "_shared_endpoint", spy)
+    app = make_app(bot_model="openai/gpt-4o-mini")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "ready" in _sidebar(app)
+        assert openai_provider.shared_client_count() == 1, "the app loop's client exists before any message"
+        assert built_on and not built_on[0], "it was built in a worker thread"
+        await openai_provider.aclose_clients()

@@ -3,9 +3,11 @@ numbers where they are, and the conversations it expands to."""
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
-from textual.widgets import DataTable, OptionList
+from textual.widgets import DataTable, OptionList, TextArea
 
 from parley.core.specs.profile_loader import validate_profile
 from parley.core.specs.sources import load_specs
@@ -61,9 +63,8 @@ async def test_selecting_a_shipped_profile_shows_its_yaml_and_conversations(db_p
         await _select(pilot, path)
 
         source = app.query_one(SourceView)
-        assert source.text == path.read_text() and source.source_language == "yaml"
+        assert source.text == path.read_text() and source.language == "yaml"
         assert source.read_only
-        assert source._highlights, "the YAML is highlighted"
         header = str(app.query_one("#profile-header").render())
         assert "profiles/impatient_customer.yaml" in header and "profile" in header and "valid" in header
 
@@ -87,7 +88,7 @@ async def test_a_scenario_file_shows_as_json(db_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await _select(pilot, path)
-        assert app.query_one(SourceView).source_language == "json"
+        assert app.query_one(SourceView).language == "json"
         assert app.query_one("#profile-conversations", DataTable).row_count == len(load_specs([path], seed=0).specs)
 
 
@@ -148,3 +149,68 @@ async def test_the_personalities_setting_is_where_the_pane_finds_a_profile_s_per
         await _select(pilot, profile)
         assert "valid" in str(app.query_one("#profile-header").render())
         assert app.query_one("#profile-conversations", DataTable).row_count == 1
+
+
+async def test_the_command_shown_for_a_profiles_dir_file_runs_from_here(db_path, tmp_path, monkeypatch):
+    import shlex
+    import subprocess
+
+    elsewhere = tmp_path / "ux-profiles"
+    elsewhere.mkdir()
+    shutil.copy(PROFILES / "track_shipped_order.yaml", elsewhere / "track.yaml")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)  # parley started here with --profiles-dir ../ux-profiles
+    app = make_app(initial_pane="profiles", profile_dirs=[elsewhere])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _select(pilot, elsewhere / "track.yaml")
+        title = str(app.query_one("#profile-conversations-title").render())
+    command = title.split("run them: ", 1)[1]
+    args = shlex.split(command)
+    assert args[:2] == ["parley", "run"]
+    parley = Path(sys.executable).parent / "parley"
+    result = subprocess.run([str(parley), "run", *args[2:], "--db", str(tmp_path / "x.db")], cwd=workdir, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr  # the file is found, the batch runs
+
+
+async def test_typing_into_the_source_says_it_is_read_only_and_e_edits_the_file(db_path, tmp_path, monkeypatch):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    broken = folder / "broken.yaml"
+    broken.write_text(BROKEN)
+    fixed = BROKEN.replace("limit: lots", "limit: 5")
+    editor = tmp_path / "editor.py"
+    editor.write_text(f"import sys, pathlib\npathlib.Path(sys.argv[1]).write_text({fixed!r})\n")
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _select(pilot, broken)
+        assert "1 problem" in str(app.query_one("#profile-header").render())
+        source = app.query_one(SourceView)
+        source.focus()
+        await pilot.press("x", "y")  # a person trying to fix it in place
+        await pilot.pause()
+        assert source.text == BROKEN
+        assert any("read-only" in n.message and "press e" in n.message for n in app._notifications)
+        await pilot.press("e")
+        await settle(pilot)
+        assert broken.read_text() == fixed
+        assert source.text == fixed  # reloaded
+        assert "valid" in str(app.query_one("#profile-header").render())  # and checked again
+        assert app.query_one("#profile-conversations").row_count > 0
+
+
+async def test_the_source_is_highlighted_by_textual_syntax(db_path):
+    path = PROFILES / "impatient_customer.yaml"
+    app = make_app(initial_pane="profiles", profile_dirs=[PROFILES])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _select(pilot, path)
+        source = app.query_one(SourceView)
+        assert source.language == "yaml" and "yaml" in source.available_languages
+        assert type(source)._build_highlight_map is TextArea._build_highlight_map  # no private override
+        line = source.get_line(0)
+        assert source.text.splitlines()[0] == str(line)

@@ -39,8 +39,9 @@ async def prepared(db_path):
     return {"db": db_path, "batch": batch, "chat": chat_id}
 
 
-def _column(table: DataTable, index: int) -> list[str]:
-    return [str(table.get_row_at(i)[index]) for i in range(table.row_count)]
+def _column(table, index: int) -> list[str]:
+    """Column `index` of the Sessions table's rows (every column, shown at this width or not)."""
+    return [table.full_row(i)[index] for i in range(table.row_count)]
 
 
 def _status(app) -> str:
@@ -62,7 +63,7 @@ async def test_everything_stored_is_listed_newest_first(prepared):
         assert started[0] == "2026-11-21 09:30" and _column(table, 1)[0] == "chat"
         assert started[-1] == "2026-11-21 09:01"
         assert _column(table, 1).count("batch") == 12
-        assert "13 of 13 shown" in _status(app) and "12 batch conversations, 1 chats" in _status(app)
+        assert "13 of 13 shown" in _status(app) and "12 batch conversations, 1 chat" in _status(app)
         assert not app.query_one("#sessions-empty").display
 
 
@@ -211,3 +212,134 @@ async def test_pages_load_lazily(db_path):
         assert table.row_count == 450 and "450 of 450 shown" in _status(app)
         started = _column(table, 0)
         assert started == sorted(started, reverse=True) and len(set(pane.items)) == 450
+
+
+async def type_slowly(pilot, text: str, *, pause: float = 0.4) -> None:
+    """Type `text` a key at a time, pausing longer than the search box's debounce after each key,
+    as a person does: every pause lets the pane reload its rows between two keys."""
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+        await pilot.pause(pause)
+        await settle(pilot)
+
+
+async def test_typing_in_the_search_box_never_fires_a_binding(prepared):
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_sessions(pilot)
+        await pilot.press("slash")
+        search = app.query_one("#sessions-text", Input)
+        assert app.focused is search
+        await type_slowly(pilot, "refuse2")  # e is "export", 2 is "show Profiles" elsewhere
+        assert search.value == "refuse2" and app.focused is search
+        assert app.query_one("#panes").active == "sessions-pane"
+        assert not list(prepared["db"].parent.glob("*.json")), "nothing was exported"
+
+
+async def test_a_chat_is_found_by_the_name_the_list_shows(prepared):
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=SIZE) as pilot:
+        table = await _open_sessions(pilot)
+        assert _column(table, 2)[0] == "chat as C-100"
+        await pilot.press("slash")
+        await type_slowly(pilot, "chat as")
+        assert _column(table, 2) == ["chat as C-100"] and "1 of 1 shown" in _status(app)
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE])
+async def test_the_date_hint_is_not_cut(db_path, size):
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        date = app.query_one("#sessions-date", Input)
+        assert date.content_region.width >= len(date.placeholder)
+
+
+async def test_long_profile_names_stay_on_one_line_in_the_filter(db_path):
+    long_name = "a_profile_with_a_very_long_name_that_goes_on_and_on_for_ever"
+    with Store.open(db_path) as store:
+        conv = conversation("track", started=T0)
+        store.save_conversation(None, spec(long_name, 0), conv, verdict(conv))
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        select = app.query_one("#sessions-profile", Select)
+        select.focus()
+        await pilot.press("enter")  # open the choices
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")  # past "Live chats" to the long name
+        await settle(pilot)
+        assert select.value == long_name
+        assert select.outer_size.height == 3, "the chosen name does not wrap the filter to two lines"
+        assert _column(app.query_one("#sessions-table"), 2) == [long_name]
+
+
+async def test_enter_on_a_failed_check_goes_to_the_turn_that_broke_it(db_path):
+    from parley.core.records.verdict import CheckResult
+    from parley.tui.app.panes.session_detail import CheckView
+
+    with Store.open(db_path) as store:
+        conv = conversation("cancel", started=T0)  # "please cancel ORD-1001", "yes": the bot cancels it
+        broke = CheckResult(
+            kind="unchanged_others",
+            name="ORD-1001 not expected to change",
+            outcome="fail",
+            reason="ORD-1001 was cancelled (it was processing) although the profile did not expect it to change.",
+            policy_violation=True,
+            details={"order_id": "ORD-1001", "initial": "processing", "final": "cancelled"},
+        )
+        never = CheckResult(
+            kind="tool_called", name="track_order called", outcome="fail", reason="never", details={"tool": "track_order", "count": 0}
+        )
+        store.save_conversation(None, spec("cancel_recent", 0), conv, verdict(conv, "failed", 1, checks=[never, broke]))
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await _open_sessions(pilot)
+        table.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        checks = list(screen.query(CheckView))
+        await pilot.press("c")  # to the checks (the footer offers it), the first failed one first
+        await pilot.pause()
+        assert app.focused is checks[0]
+        await pilot.press("enter")  # a tool never called: no single turn, and it says so
+        await pilot.pause()
+        assert any("no single turn" in n.message for n in app._notifications)
+        await pilot.press("tab", "enter")
+        await pilot.pause()
+        log = screen.query_one(ChatLog)
+        target = [v for v in log.tool_calls if "-target" in v.classes]
+        assert [v.tool_name for v in target] == ["cancel_order"] and not target[0].collapsed
+        assert log.scrollable_content_region.contains(target[0].region.x, target[0].region.y), "the turn is on screen"
+        assert "Outcome: failed" in str(screen.query_one("#detail-verdict").render())
+        facts = str(screen.query_one("#detail-facts").render())
+        assert "judge offline" in facts  # the Models line names all three roles
+
+
+async def test_a_passed_verdict_says_passed_once(db_path):
+    with Store.open(db_path) as store:
+        conv = conversation("track", started=T0)
+        store.save_conversation(None, spec("track_order", 0), conv, verdict(conv))
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=SIZE) as pilot:
+        table = await _open_sessions(pilot)
+        table.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        first = str(app.screen.query_one("#detail-verdict").render()).splitlines()[0]
+        assert first == "Outcome: passed"
+
+
+async def test_end_and_home_go_to_the_last_and_first_rows(prepared):
+    app = make_app(initial_pane="sessions")
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await _open_sessions(pilot)
+        table.focus()
+        await pilot.press("end")  # DataTable's own End scrolls sideways
+        await pilot.pause()
+        assert table.cursor_row == table.row_count - 1 and table.scroll_x == 0
+        await pilot.press("home")
+        await pilot.pause()
+        assert table.cursor_row == 0

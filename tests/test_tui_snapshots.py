@@ -1,6 +1,7 @@
-"""SVG snapshots of each pane at 120x36 (pytest-textual-snapshot). Kept stable: a pinned date, a
-private database with fixed times, fixed seeds, a fake clock for the bot's latency, and no
-blinking cursors. Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after
+"""SVG snapshots of every pane (and the session detail and launch form) at 80x24, 120x36 and
+200x50 (pytest-textual-snapshot); their variants at 120x36. Kept stable: a pinned date, a
+private database with fixed times, fixed seeds, a fake clock for the bot's latency, ids and
+times that depend on the run replaced, and no blinking cursors. Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after
 looking at the new pictures."""
 
 from __future__ import annotations
@@ -31,7 +32,16 @@ class FakeClock:
 
 
 @pytest.fixture
-def stored(db_path):
+def fixed_ids(monkeypatch):
+    """uuid4 counts up from 1: the ids the detail screen shows are the same on every run."""
+    import uuid
+
+    counter = itertools.count(1)
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=next(counter)))
+
+
+@pytest.fixture
+def stored(db_path, fixed_ids):
     with Store.open(db_path) as store:
         build_scored_batch(store)
         asyncio.run(save_chat(store, ["hello", "please cancel ORD-1005"], CHAT_STARTED))
@@ -44,7 +54,11 @@ async def _ready(pilot) -> None:
     await pilot.pause()
 
 
-def test_chat_pane(snap_compare, db_path, monkeypatch):
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 36), id="120x36"), pytest.param((200, 50), id="200x50")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_chat_pane(snap_compare, db_path, monkeypatch, size):
     monkeypatch.setattr(order_bot, "time", FakeClock())
 
     async def run_before(pilot) -> None:
@@ -53,7 +67,7 @@ def test_chat_pane(snap_compare, db_path, monkeypatch):
             await say(pilot, line)
         freeze_cursors(pilot.app)
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 
 
 def test_chat_pane_with_a_refused_tool_call_expanded(snap_compare, db_path, monkeypatch):
@@ -95,13 +109,14 @@ async def _select_profile(pilot, path) -> None:
     freeze_cursors(pilot.app)
 
 
-def test_profiles_pane(snap_compare, db_path):
+@pytest.mark.parametrize("size", SIZES)
+def test_profiles_pane(snap_compare, db_path, size):
     from tests.test_tui_support import PROFILES
 
     async def run_before(pilot) -> None:
         await _select_profile(pilot, PROFILES / "track_shipped_order.yaml")
 
-    assert snap_compare(make_app(initial_pane="profiles", profile_dirs=[PROFILES]), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make_app(initial_pane="profiles", profile_dirs=[PROFILES]), terminal_size=size, run_before=run_before)
 
 
 def test_profiles_pane_with_a_broken_profile(snap_compare, db_path, tmp_path):
@@ -115,21 +130,53 @@ def test_profiles_pane_with_a_broken_profile(snap_compare, db_path, tmp_path):
     assert snap_compare(make_app(initial_pane="profiles", profile_dirs=[folder]), terminal_size=SIZE, run_before=run_before)
 
 
-def test_sessions_pane(snap_compare, stored):
-    assert snap_compare(make_app(initial_pane="sessions"), terminal_size=SIZE, run_before=_ready)
+@pytest.mark.parametrize("size", SIZES)
+def test_sessions_pane(snap_compare, stored, size):
+    assert snap_compare(make_app(initial_pane="sessions"), terminal_size=size, run_before=_ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_session_detail_with_a_failed_check_shown(snap_compare, stored, size):
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        table = pilot.app.query_one("#sessions-table")
+        row = next(i for i in range(table.row_count) if table.full_row(i)[3] == "failed")
+        table.focus()
+        table.move_cursor(row=row)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("c")  # the first failed check
+        await pilot.pause()
+        freeze_cursors(pilot.app)
+
+    assert snap_compare(make_app(initial_pane="sessions"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_launch_form(snap_compare, db_path, size):
+    from tests.test_tui_support import PROFILES
+
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        pilot.app.launch_batch("profiles/")
+        await pilot.pause()
+        freeze_cursors(pilot.app)
+
+    assert snap_compare(make_app(initial_pane="profiles", profile_dirs=[PROFILES]), terminal_size=size, run_before=run_before)
 
 
 def test_sessions_pane_empty(snap_compare, db_path):
     assert snap_compare(make_app(initial_pane="sessions"), terminal_size=SIZE, run_before=_ready)
 
 
-def test_batches_pane(snap_compare, db_path):
+@pytest.mark.parametrize("size", SIZES)
+def test_batches_pane(snap_compare, db_path, fixed_ids, size):
     with Store.open(db_path) as store:
         b = store.create_batch(batch(id="b20261121-demo", planned=2, status="completed", started_at=T0))
         for i, script in enumerate(("track", "cancel")):
             conv = conversation(script, started=T0 + dt.timedelta(minutes=i + 1))
             store.save_conversation(b.id, spec("track_order" if script == "track" else "cancel_recent", i), conv, verdict(conv))
-    assert snap_compare(make_app(initial_pane="batches"), terminal_size=SIZE, run_before=_ready)
+    assert snap_compare(make_app(initial_pane="batches"), terminal_size=size, run_before=_ready)
 
 
 def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
@@ -138,9 +185,10 @@ def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
     when the test runs: they are replaced before the picture."""
     import shutil
 
-    from rich.text import Text
-    from textual.widgets import DataTable, Input
+    from textual.widgets import Input
 
+    from parley.tui.app.panes.batches_pane import BatchesPane
+    from parley.tui.app.widgets.row_table import RowTable
     from tests.test_tui_batches import SMALL
     from tests.test_tui_support import PROFILES
 
@@ -162,13 +210,18 @@ def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
         form.query_one("#launch-seed", Input).value = "7"
         form.query_one("#launch-concurrency", Input).value = "1"
         await pilot.click("#launch-go")
+        pane = pilot.app.query_one(BatchesPane)
+        for _ in range(600):  # the batch's own process starts, runs and ends
+            await pilot.pause(0.1)
+            if pane.feed_result is not None and pane.running_batch is None:
+                break
         await settle(pilot, rounds=60)
-        batches = pilot.app.query_one("#batches-table", DataTable)
-        batches.update_cell_at((0, 0), Text("b-snapshot"))
-        batches.update_cell_at((0, 1), Text("2026-11-21 09:00"))
-        results = pilot.app.query_one("#batch-results", DataTable)
-        for row in range(results.row_count):
-            results.update_cell_at((row, 8), Text("0.1s"))
+        batches = pilot.app.query_one("#batches-table", RowTable)
+        cells = list(batches.full_row(0))
+        cells[0:2] = ["b-snapshot", "2026-11-21 09:00"]
+        batches.set_text_row(0, cells)
+        pane.results.reset(pane.results.batch_id, [r.model_copy(update={"duration_s": 0.1}) for r in pane.results.rows])
+        pane._show_results()
         pilot.app.clear_notifications()
         freeze_cursors(pilot.app)
         await pilot.pause()

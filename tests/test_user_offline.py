@@ -314,3 +314,67 @@ async def test_a_goal_that_says_more_is_said_in_its_own_words():
     conv, _ = await run_offline(spec)
     assert "ignore your 10-day policy" in conv.user_texts[0]
     assert conv.final_state.statuses["ORD-1005"] == "processing"
+
+
+# -- personalities ---------------------------------------------------------------------------------
+
+TERSE = ["you write as few words as possible, often just the order id and one verb"]
+GOALS = ["cancel order ORD-1004", "what is the status of ORD-1003 and when did it ship"]
+
+
+@pytest.mark.parametrize(
+    ("personality", "tone"),
+    [
+        ("terse-user.yml", "terse"),
+        ("formal-user.yml", "formal"),
+        ("impatient-user.yml", "impatient"),
+        ("angry-user.yml", "angry"),
+        ("casual-user.yml", "casual"),
+        ("elderly-polite-user.yml", "polite"),
+        ("chatty-user.yml", "chatty"),
+        ("confused-user.yml", "confused"),
+        ("skeptical-user.yml", "skeptical"),
+        ("rule-bender.yml", "neutral"),
+    ],
+)
+def test_each_shipped_personality_has_its_tone(personality, tone):
+    from ruamel.yaml import YAML
+
+    from parley.core.users.tones import tone_of
+    from tests.test_tui_support import PROFILES
+
+    lines = YAML(typ="safe").load((PROFILES / "personalities" / personality).read_text(encoding="utf-8"))["context"]
+    assert tone_of(lines).name == tone
+
+
+async def test_a_terse_personality_writes_tersely_and_still_gets_its_goal_done():
+    neutral, _ = await run_offline(make_spec(GOALS, seed=3))
+    terse, _ = await run_offline(make_spec(GOALS, seed=3, context=TERSE))
+    assert terse.final_state.statuses["ORD-1004"] == "cancelled" == neutral.final_state.statuses["ORD-1004"]
+    words = lambda conv: sum(len(t.split()) for t in conv.user_texts) / len(conv.user_texts)  # noqa: E731
+    assert words(terse) < words(neutral) * 0.7  # a free-text goal keeps its own words; the rest is cut down
+    assert not any("I was wondering" in t or "Could you" in t for t in terse.user_texts)
+
+
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        ("you always write formally and politely", r"\b(kindly|would like|Good (day|afternoon))\b"),
+        ("you are impatient and in a hurry", r"\b(quick\w*|hurry|rush|fast|now)\b"),
+        ("you are rude to the assistant", r"\b(Now\.|already|Answer me|obviously|Get on with it)"),
+    ],
+)
+async def test_formal_impatient_and_rude_lines_change_the_phrasing(context, expected):
+    conv, _ = await run_offline(make_spec(["cancel order ORD-1004"], seed=5, context=[context]))
+    assert re.search(expected, conv.user_texts[0], re.IGNORECASE), conv.user_texts
+    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
+
+
+async def test_a_tone_phrases_deterministically_per_seed():
+    said = {}
+    for seed in range(6):
+        first, _ = await run_offline(make_spec(["cancel order ORD-1004"], seed=seed, context=TERSE))
+        again, _ = await run_offline(make_spec(["cancel order ORD-1004"], seed=seed, context=TERSE))
+        assert first.user_texts == again.user_texts  # the same seed, the same words
+        said[seed] = tuple(first.user_texts)
+    assert len(set(said.values())) > 1  # other seeds, other words

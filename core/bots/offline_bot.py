@@ -8,7 +8,14 @@ What it understands: greetings, tracking, listing the customer's orders, cancell
 eligibility first and cancels only after an explicit "yes"), questions about the 10-day policy,
 thanks and goodbye, and order ids written many ways ("ORD-1003", "ord 1003", "ORD1003",
 "0RD-1003", "order 1003", "#1003"). Anything else gets the one `FALLBACK_TEXT`. It relays the
-order API's refusal reasons word for word.
+order API's refusal reasons word for word, but one: another customer's order is answered
+exactly as an unknown one (the 403 stays in the tool record; the customer is not told it exists).
+
+An order referred to rather than named is resolved from the current customer's own orders only:
+"my latest order" is the one placed last (listing the orders first when the conversation has no
+listing yet), "the first one" / "the last one" are by position in the latest listing, and "that"
+/ "it" is the order most recently mentioned that is the customer's (never one the API said is
+unknown or not theirs). When that is ambiguous it asks which order.
 """
 
 from __future__ import annotations
@@ -139,6 +146,16 @@ _POLICY = frozenset(
     }
 )
 _REFERENCE = frozenset({"it", "that", "this", "same", "one", "order"})
+_LATEST = re.compile(
+    r"\b(latest|newest|most recent|last|recent)\s+(order|purchase)\b|\b(latest|newest|most recent)\s+one\b"
+    r"|\bmy\s+(latest|newest|most recent)\b",
+    re.IGNORECASE,
+)
+"""The order placed last ("my last order" too; "the last one" is a position in a listing)."""
+_ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|last)\s+(one|order)\b", re.IGNORECASE)
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "last": -1}
+_UNKNOWN_CODES = frozenset({"order_not_found", "not_your_order"})
+"""Tool refusals the customer hears the same way: as far as they are told, the order does not exist."""
 _NEGATIVE_CLOSERS = frozenset({"no", "nope", "nah", "no thanks", "no thank you", "no, thanks", "no, thank you"})
 
 
@@ -231,8 +248,37 @@ def _decide(messages: Sequence[ChatMessage]) -> tuple[str | None, list[ToolCall]
         return GREETING_TEXT, []
     tail = messages[last_user + 1 :]
     if tail and any(m.role == "tool" for m in tail):
+        follow_up = _after_listing(messages, last_user, tail)
+        if follow_up is not None:
+            return follow_up
         return _answer_from_results(tail), []
     return _answer_user(messages, last_user)
+
+
+def _after_listing(
+    messages: Sequence[ChatMessage], last_user: int, tail: Sequence[ChatMessage]
+) -> tuple[str | None, list[ToolCall]] | None:
+    """When this turn listed the orders only to resolve "my latest order" / "the first one":
+    the call the customer asked for on the resolved order (or the question when it is
+    ambiguous). None otherwise."""
+    called = [call.name for m in tail for call in m.tool_calls]
+    if called != ["list_my_orders"]:
+        return None
+    raw = messages[last_user].content or ""
+    lowered = raw.lower().replace("\u2019", "'").strip()
+    if not (_LATEST.search(lowered) or _ORDINAL.search(lowered)):
+        return None
+    tokens = _tokens(lowered)
+    order_id, question, _ = _resolve(messages, last_user, lowered, tokens)
+    if question is not None:
+        return question, []
+    if order_id is None:
+        return None
+    if _has_cancel(tokens):
+        return None, [_call(messages, "check_cancellation", {"order_id": order_id})]
+    if tokens & _TRACK:
+        return None, [_call(messages, "track_order", {"order_id": order_id})]
+    return None, [_call(messages, "get_order", {"order_id": order_id})]
 
 
 def _call(messages: Sequence[ChatMessage], name: str, args: dict[str, Any], index: int = 0) -> ToolCall:
@@ -250,18 +296,109 @@ def _previous_bot_text(messages: Sequence[ChatMessage], before: int) -> str:
     return ""
 
 
-def _recent_user_order_id(messages: Sequence[ChatMessage], before: int) -> str | None:
+def _listing(messages: Sequence[ChatMessage], end: int | None = None) -> list[dict[str, Any]] | None:
+    """The customer's own orders as the latest list_my_orders result before `end` gave them, in
+    the order listed; None when the conversation has no listing."""
+    names = _tool_names(messages)
+    for i in range((len(messages) if end is None else end) - 1, -1, -1):
+        m = messages[i]
+        if m.role == "tool" and (m.name or names.get(m.tool_call_id or "")) == "list_my_orders":
+            ok, body, _, _ = _parse_tool_result(m.content)
+            orders = body.get("orders") if isinstance(body, dict) else body
+            if ok and isinstance(orders, list):
+                return [o for o in orders if isinstance(o, dict) and o.get("id")]
+    return None
+
+
+def _tool_names(messages: Sequence[ChatMessage]) -> dict[str, str]:
+    return {call.id: call.name for m in messages for call in m.tool_calls}
+
+
+def _unknown_ids(messages: Sequence[ChatMessage], before: int) -> set[str]:
+    """Ids the order API answered as unknown or not the customer's: never resolved to."""
+    calls = {call.id: call for m in messages[:before] for call in m.tool_calls}
+    unknown = set()
+    for m in messages[:before]:
+        if m.role != "tool":
+            continue
+        _, _, code, _ = _parse_tool_result(m.content)
+        call = calls.get(m.tool_call_id or "")
+        if code in _UNKNOWN_CODES and call is not None:
+            unknown.add(_call_order_id(call) or "")
+    return unknown - {""}
+
+
+def _call_order_id(call: ToolCall) -> str | None:
+    try:
+        args = json.loads(call.arguments or "{}")
+    except ValueError:
+        return None
+    value = args.get("order_id") if isinstance(args, dict) else None
+    return str(value) if value else None
+
+
+def _recent_own_order(messages: Sequence[ChatMessage], before: int) -> tuple[str | None, list[str]]:
+    """("that" / "it") the order most recently mentioned in what the customer and the bot said
+    that the API did not call unknown: (the id, []), or (None, the candidates) when the latest
+    mention names several, or (None, []) when there is none."""
+    unknown = _unknown_ids(messages, before)
     seen = 0
     for i in range(before - 1, -1, -1):
         m = messages[i]
-        if m.role == "user" and m.content:
-            ids = extract_order_ids(m.content)
-            if ids:
-                return ids[-1]
-            seen += 1
-            if seen >= 10:
-                break
-    return None
+        if m.role not in ("user", "assistant") or not m.content:
+            continue
+        seen += 1
+        if seen > 12:
+            break
+        candidates = [oid for oid in extract_order_ids(m.content) if oid not in unknown]
+        if len(candidates) == 1:
+            return candidates[0], []
+        if candidates:
+            return None, candidates
+    return None, []
+
+
+def _latest_of(orders: Sequence[dict[str, Any]]) -> list[str]:
+    """The order(s) placed last: one id, or several when they tie."""
+    dated = [(str(o.get("placed_date") or ""), str(o["id"])) for o in orders]
+    newest = max(d for d, _ in dated)
+    return [oid for d, oid in dated if d == newest]
+
+
+def _resolve(messages: Sequence[ChatMessage], index: int, lowered: str, tokens: set[str]) -> tuple[str | None, str | None, bool]:
+    """An order the customer refers to without naming it: (order id, None, False) when resolved;
+    (None, a question, False) when it is ambiguous; (None, None, True) when the orders must be
+    listed first; (None, None, False) when the message refers to no order."""
+    action = "cancel" if _has_cancel(tokens) else ("track" if tokens & _TRACK else "status")
+    latest = _LATEST.search(lowered)
+    ordinal = _ORDINAL.search(lowered)
+    if latest or ordinal:
+        orders = _listing(messages)
+        if orders is None:
+            return None, None, True
+        if not orders:
+            return None, "I couldn't find any orders on your account.", False
+        if latest:
+            newest = _latest_of(orders)
+            if len(newest) == 1:
+                return newest[0], None, False
+            return None, f"{ASK_ORDER_TEXT[action]} Your most recent orders, {_either(newest)}, were placed the same day.", False
+        assert ordinal is not None
+        position = _ORDINALS[ordinal.group(1).lower()]
+        if position > len(orders):
+            return None, f"{ASK_ORDER_TEXT[action]} Your list has {len(orders)} order{'s' if len(orders) != 1 else ''}.", False
+        return str(orders[position - 1 if position > 0 else -1]["id"]), None, False
+    if tokens & _REFERENCE:
+        found, candidates = _recent_own_order(messages, index)
+        if found:
+            return found, None, False
+        if candidates:
+            return None, f"{ASK_ORDER_TEXT[action]} Do you mean {_either(candidates)}?", False
+    return None, None, False
+
+
+def _either(ids: Sequence[str]) -> str:
+    return ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + f" or {ids[-1]}"
 
 
 def _session_customer(messages: Sequence[ChatMessage]) -> str | None:
@@ -313,7 +450,14 @@ def _answer_user(messages: Sequence[ChatMessage], index: int) -> tuple[str | Non
                 return None, [_call(messages, "track_order", {"order_id": oid}, i) for i, oid in enumerate(ids)]
         return None, [_call(messages, "get_order", {"order_id": oid}, i) for i, oid in enumerate(ids)]
 
-    referred = _recent_user_order_id(messages, index) if tokens & _REFERENCE else None
+    asks_policy = bool(tokens & _POLICY) or "policy" in lowered
+    referred, question, needs_listing = (None, None, False)
+    if (cancel or track or status) and not asks_policy:
+        referred, question, needs_listing = _resolve(messages, index, lowered, tokens)
+    if needs_listing:
+        return None, [_call(messages, "list_my_orders", {})]  # then resolved from the listing (see _answer_from_results)
+    if question:
+        return question, []
     if cancel:
         if tokens & _POLICY or "policy" in lowered:
             return POLICY_TEXT, []
@@ -328,6 +472,8 @@ def _answer_user(messages: Sequence[ChatMessage], index: int) -> tuple[str | Non
         return ASK_ORDER_TEXT["track"], []
     if tokens & {"policy", "policies", "rule", "rules"}:
         return POLICY_TEXT, []
+    if status and referred:  # "details of the first one", "what's in that order"
+        return None, [_call(messages, "get_order", {"order_id": referred})]
     if status and "order" in tokens:
         if referred:
             return None, [_call(messages, "get_order", {"order_id": referred})]
@@ -360,25 +506,25 @@ def _answer_from_results(tail: Sequence[ChatMessage]) -> str:
     for m in tail:
         for call in m.tool_calls:
             calls[call.id] = call
+    results = [m for m in tail if m.role == "tool"]
+    names = [(calls[m.tool_call_id].name if m.tool_call_id in calls else (m.name or "")) for m in results]
     parts: list[str] = []
-    for m in tail:
-        if m.role != "tool":
-            continue
+    for m, name in zip(results, names, strict=True):
+        if name == "list_my_orders" and len(set(names)) > 1:
+            continue  # listed only to find the order the customer meant: answer about that order
         answered = calls.get(m.tool_call_id or "")
-        name = answered.name if answered else (m.name or "")
         ok, body, code, message = _parse_tool_result(m.content)
-        parts.append(_describe(name, ok, body, code, message))
+        parts.append(_describe(name, ok, body, code, message, _call_order_id(answered) if answered else None))
     return "\n".join(p for p in parts if p) or FALLBACK_TEXT
 
 
-def _describe(name: str, ok: bool, body: Any, code: str | None, message: str) -> str:
+def _describe(name: str, ok: bool, body: Any, code: str | None, message: str, order_id: str | None = None) -> str:
     if not ok:
         if code in ("too_old", "delivered", "already_cancelled"):
             return f"I'm sorry, I can't cancel that order. {message}"
-        if code == "not_your_order":
-            return f"I'm sorry, I can't access that order. {message}"
-        if code == "order_not_found":
-            return f"I couldn't find that order. {message} Please check the order id."
+        if code in _UNKNOWN_CODES:
+            # Another customer's order sounds exactly like one that does not exist.
+            return f"I couldn't find that order. There is no order {order_id or 'with that id'}. Please check the order id."
         return f"I'm sorry, something went wrong: {message}"
     if not isinstance(body, (dict, list)):
         return str(body)

@@ -12,8 +12,13 @@ message `/session_start` (Rasa's session-start intent) on a new sender lets the 
 conversation. When the bot closes the conversation, its message also carries
 `"custom": {"end_conversation": true}` (parley's rasa: connector reads it as the bot's stop).
 
-Sessions live in memory: at most `max_sessions` (the least recently used is dropped first) and
-none idle for longer than `idle_s`. A failure of the bot's model answers 502 with the reason.
+Sessions live in memory, bounded: at most `max_sessions` (the least recently used is dropped
+first), none idle for longer than `idle_s`, no conversation longer than `max_session_chars`
+(a message past it is refused: start a new sender) and all of them together under
+`max_total_chars` (least recently used dropped first). Bodies over `max_body_bytes` get 413,
+a message over `max_message_chars` 422, as do metadata that cannot be acted on (an unknown
+customer id, a date that is not one or that the order database cannot count from) and text that
+is not valid Unicode (a lone surrogate). A failure of the bot's model answers 502 with the reason.
 """
 
 from __future__ import annotations
@@ -37,13 +42,19 @@ from parley.core.bots.connectors.rasa import END_KEY, SESSION_START
 from parley.core.bots.order_tools import OrderTools
 from parley.core.engine.world import new_world, world_client
 from parley.core.errors import ParleyError
+from parley.core.ingress.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimit
+from parley.core.ingress.strict_json import StrictJsonRoute
 from parley.core.records.chat import ChatMessage
 from parley.core.records.profile import DEFAULT_CUSTOMER_ID
 from parley.core.specs.profile_validation import CUSTOMER_ID_RE
+from parley.mockapi.fixture import today_problem
 
 WEBHOOK_PATH = "/webhooks/rest/webhook"
 DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_IDLE_S = 1800.0
+DEFAULT_MAX_MESSAGE_CHARS = 16_000
+DEFAULT_MAX_SESSION_CHARS = 200_000
+DEFAULT_MAX_TOTAL_CHARS = 20_000_000
 
 
 class WebhookMessage(BaseModel):
@@ -65,13 +76,17 @@ class BotSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
 
+    def size(self) -> int:
+        """Characters the transcript holds (messages and tool-call arguments)."""
+        return sum(len(m.content or "") + sum(len(c.arguments) for c in m.tool_calls) for m in self.transcript)
+
     async def close(self) -> None:
         await self.client.aclose()
         self.world.close()
 
 
 class BadRequest(ParleyError):
-    """A webhook request parley cannot act on (answered 400)."""
+    """A webhook request parley cannot act on (answered 422, saying why)."""
 
 
 class BotService:
@@ -85,6 +100,9 @@ class BotService:
         today: datetime.date | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_s: float = DEFAULT_IDLE_S,
+        max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+        max_session_chars: int = DEFAULT_MAX_SESSION_CHARS,
+        max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bot = bot
@@ -92,8 +110,12 @@ class BotService:
         self.today = today
         self.max_sessions = max_sessions
         self.idle_s = idle_s
+        self.max_message_chars = max_message_chars
+        self.max_session_chars = max_session_chars
+        self.max_total_chars = max_total_chars
         self.clock = clock
         self.sessions: OrderedDict[str, BotSession] = OrderedDict()
+        self._sizes: dict[str, int] = {}
 
     def _new_session(self, metadata: dict[str, Any] | None) -> BotSession:
         metadata = metadata or {}
@@ -106,18 +128,37 @@ class BotService:
                 today = datetime.date.fromisoformat(str(metadata["today"]))
             except ValueError:
                 raise BadRequest(f"metadata.today {metadata['today']!r} is not an ISO date (YYYY-MM-DD)") from None
+            problem = today_problem(today)
+            if problem is not None:
+                raise BadRequest(f"metadata.today: {problem}")
         world = new_world(today)
         client = world_client(world)
         ctx = BotContext(customer_id=customer, today=world.today, tools=OrderTools(client, customer))
         return BotSession(world=world, client=client, ctx=ctx, last_used=self.clock())
 
+    async def _drop(self, sender: str) -> None:
+        self._sizes.pop(sender, None)
+        await self.sessions.pop(sender).close()
+
     async def _expire(self) -> None:
         now = self.clock()
         for sender in [s for s, session in self.sessions.items() if now - session.last_used > self.idle_s]:
-            await self.sessions.pop(sender).close()
+            await self._drop(sender)
         while len(self.sessions) >= self.max_sessions:
-            _, oldest = self.sessions.popitem(last=False)
-            await oldest.close()
+            await self._drop(next(iter(self.sessions)))
+
+    async def _within_memory(self, keep: str) -> None:
+        """Drop the least recently used sessions (never `keep`) until all fit max_total_chars."""
+        while sum(self._sizes.values()) > self.max_total_chars:
+            oldest = next((s for s in self.sessions if s != keep), None)
+            if oldest is None:
+                return
+            await self._drop(oldest)
+
+    @property
+    def held_chars(self) -> int:
+        """Characters all sessions' transcripts hold together."""
+        return sum(self._sizes.values())
 
     async def session(self, sender: str, metadata: dict[str, Any] | None) -> tuple[BotSession, bool]:
         """The sender's session (made when new) and whether it is new."""
@@ -132,6 +173,8 @@ class BotService:
     async def reply(self, request: WebhookMessage) -> list[dict[str, Any]]:
         """The bot's answer to one webhook message, in Rasa's REST channel shape."""
         text = (request.message or "").strip()
+        if len(text) > self.max_message_chars:
+            raise BadRequest(f"`message` has {len(text)} characters; this bot takes up to {self.max_message_chars}")
         session, new = await self.session(request.sender, request.metadata)
         async with session.lock:
             session.last_used = self.clock()
@@ -141,9 +184,19 @@ class BotService:
                     raise BadRequest("`message` is empty")
                 if text == SESSION_START:
                     return []  # a session that already started: nothing to say
+                if self._sizes.get(request.sender, 0) + len(text) > self.max_session_chars:
+                    raise BadRequest(
+                        f"the conversation of sender {request.sender!r} is over {self.max_session_chars} characters; "
+                        "start a new one with another sender id"
+                    )
                 session.transcript.append(ChatMessage(role="user", content=text))
-            turn = await self.bot.respond(session.transcript, session.ctx)
-            session.last_used = self.clock()
+            try:
+                turn = await self.bot.respond(session.transcript, session.ctx)
+            finally:
+                session.last_used = self.clock()
+                if request.sender in self.sessions:
+                    self._sizes[request.sender] = session.size()
+        await self._within_memory(keep=request.sender)
         message: dict[str, Any] = {"recipient_id": request.sender, "text": turn.text}
         if turn.ends_conversation:
             message["custom"] = {END_KEY: True}
@@ -153,9 +206,10 @@ class BotService:
         while self.sessions:
             _, session = self.sessions.popitem()
             await session.close()
+        self._sizes.clear()
 
 
-def create_bot_app(service: BotService) -> FastAPI:
+def create_bot_app(service: BotService, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> FastAPI:
     """The FastAPI app serving `service` (see the module doc)."""
 
     @asynccontextmanager
@@ -167,13 +221,15 @@ def create_bot_app(service: BotService) -> FastAPI:
         await aclose_clients()
 
     app = FastAPI(title="parley serve-bot", lifespan=lifespan)
+    app.router.route_class = StrictJsonRoute  # lone surrogates and NaN are a 422, not a 500
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     @app.post(WEBHOOK_PATH)
     async def webhook(request: WebhookMessage) -> Any:
         try:
             return await service.reply(request)
         except BadRequest as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            return JSONResponse({"error": str(exc)}, status_code=422)
         except ParleyError as exc:  # the bot's model failed after its retries
             return JSONResponse({"error": str(exc)}, status_code=502)
 
@@ -195,6 +251,10 @@ def build_bot_app(
     today: datetime.date | None = None,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_s: float = DEFAULT_IDLE_S,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+    max_session_chars: int = DEFAULT_MAX_SESSION_CHARS,
+    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
 ) -> FastAPI:
     """The served order bot on `model` (any parley model name); ConfigError for a bad name or
     a missing API key, before anything is served."""
@@ -205,5 +265,14 @@ def build_bot_app(
     check = getattr(chat_model, "check", None)
     if callable(check):
         check()
-    service = BotService(OrderBot(chat_model), customer_id=customer_id, today=today, max_sessions=max_sessions, idle_s=idle_s)
-    return create_bot_app(service)
+    service = BotService(
+        OrderBot(chat_model),
+        customer_id=customer_id,
+        today=today,
+        max_sessions=max_sessions,
+        idle_s=idle_s,
+        max_message_chars=max_message_chars,
+        max_session_chars=max_session_chars,
+        max_total_chars=max_total_chars,
+    )
+    return create_bot_app(service, max_body_bytes=max_body_bytes)

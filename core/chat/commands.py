@@ -56,8 +56,8 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec(name="reset", usage="/reset", summary="Clear the conversation and restore the order database"),
         CommandSpec(name="export", usage="/export", summary="Save the conversation as a timestamped JSON file"),
         CommandSpec(name="help", usage="/help", summary="Show this help"),
-        CommandSpec(name="exit", usage="/exit", summary="Leave the chat"),
-        CommandSpec(name="quit", usage="/quit", summary="Leave the chat"),
+        CommandSpec(name="exit", usage="/exit", summary="End this chat (it stays saved); ctrl+n starts a new one"),
+        CommandSpec(name="quit", usage="/quit", summary="Quit parley"),
     ]
 }
 

@@ -125,6 +125,35 @@ class ChatSession:
             bot_latency_total_s=sum(latencies),
         )
 
+    # ---- before the first message --------------------------------------------------------
+
+    async def check_ready(self) -> None:
+        """ParleyError, saying what to do, when this chat could not answer its first message:
+        a customer the order database does not know, or a bot whose API key or base URL is not
+        set. Sends nothing to any model."""
+        orders = await self._admin_orders()
+        known = known_customers(orders)
+        if self.customer_id not in known:
+            example = known[0] if known else DEFAULT_CUSTOMER_ID
+            raise ParleyError(
+                f"There is no customer {self.customer_id} in the order database. The customers are: {', '.join(known)}"
+                f" (e.g. parley chat --customer {example})."
+            )
+        for part in (self.bot, getattr(self.bot, "model", None)):
+            check = getattr(part, "check", None)
+            if callable(check):
+                try:
+                    check()
+                except ParleyError as exc:
+                    raise ParleyError(f"{exc}; or start the chat with --bot offline") from None
+
+    def prepare(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Set up the bot's HTTP client for `loop` now (from a worker thread), so the first
+        message does not pay for the SDK's import and SSL context on that loop."""
+        prepare = getattr(getattr(self.bot, "model", None), "prepare", None)
+        if callable(prepare):
+            prepare(loop)
+
     # ---- talking ---------------------------------------------------------------------------
 
     async def send(self, text: str) -> BotTurn | CommandResult:
@@ -242,9 +271,12 @@ class ChatSession:
             return CommandResult(kind="error", command="/customer", text=problem)
         previous = self.customer_id
         self.customer_id = customer
-        self.tools.customer_id = customer
-        self.ctx.customer_id = customer
-        self.transcript.clear()  # the new customer starts a new conversation; orders stay as they are
+        # The new customer starts a new conversation (its own turns, tool calls and tokens);
+        # the orders stay as they are.
+        self.tools = OrderTools(self.client, customer)
+        self.ctx = BotContext(customer_id=customer, today=self.world.today, tools=self.tools)
+        self.transcript = []
+        self.turns = []
         return CommandResult(
             kind="text",
             command="/customer",
@@ -268,7 +300,7 @@ class ChatSession:
         return help_result()
 
     async def _cmd_exit(self, arg: str) -> CommandResult:
-        return CommandResult(kind="exit", command="/exit", text="Goodbye.")
+        return CommandResult(kind="exit", command="/exit", text="Chat ended; it stays saved.")
 
     async def _cmd_quit(self, arg: str) -> CommandResult:
         return CommandResult(kind="exit", command="/quit", text="Goodbye.")

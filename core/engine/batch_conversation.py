@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import logging
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -33,26 +34,26 @@ from parley.core.bots.bot_names import uses_world
 from parley.core.bots.prompt_bot import PromptBot, prompt_variables
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
-from parley.core.engine.harness import Limits, run_conversation
+from parley.core.engine.harness import ConversationInterrupted, Limits, describe_error, run_conversation
+from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ParleyError
-from parley.core.evaluation.evaluate import evaluate
+from parley.core.evaluation.evaluate import broken_verdict, evaluate
 from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
 from parley.core.records.chat import ChatMessage
-from parley.core.records.conversation import Conversation
+from parley.core.records.conversation import BROKEN_STOPS, Conversation, StopReason
+from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import Verdict
-from parley.core.specs.playbook import run_playbook
+from parley.core.specs.playbook import PLAYBOOK_USER
 from parley.core.users.replay_user import ReplayUser, finish_replay
 from parley.core.users.simulator import GoalReporter, UserSimulator, UserTurn
+
+log = logging.getLogger("parley.engine.batch_conversation")
 
 CANCELLED_TEXT = "the batch was stopped while this conversation was running"
 WORLD_TEMPLATES_KEPT = 32
 
 StepCallback = Callable[[str, dict[str, Any]], None]
 """`on_step(step, data)`: step is user, bot_text, tool_call or bot_done."""
-
-
-class ConversationInterrupted(ParleyError):
-    """Raised inside a conversation that the batch stopped (see the module doc)."""
 
 
 @dataclass
@@ -230,7 +231,26 @@ def _cancelled(conversation: Conversation) -> Conversation:
     return conversation.model_copy(update={"stop_reason": "cancelled", "error": CANCELLED_TEXT})
 
 
-def _empty_cancelled(control: ConversationControl, bot_name: str, user_name: str) -> Conversation:
+def _metadata(run: PlannedRun) -> dict[str, Any]:
+    return {"spec_id": run.spec.spec_id, "trial": run.trial, "seed": run.spec.seed}
+
+
+STAGE_TEXT = {
+    "plan": "preparing the conversation failed",
+    "world": "building its World failed",
+    "run": "running the conversation failed",
+    "evaluation": "evaluating the conversation failed",
+    "store": "storing the conversation failed",
+}
+"""What each stage of a planned conversation is called in the error text of a conversation
+that broke there (and was stored anyway)."""
+
+
+def empty_conversation(
+    control: ConversationControl, *, stop_reason: StopReason, error: str, bot_name: str = "-", user_name: str = "-"
+) -> Conversation:
+    """The record of a planned conversation that never got to talk (it broke while being
+    prepared, or was cancelled before it started): stored so that nothing vanishes."""
     now = datetime.datetime.now(datetime.UTC)
     run = control.run
     return Conversation(
@@ -241,14 +261,18 @@ def _empty_cancelled(control: ConversationControl, bot_name: str, user_name: str
         started_at=now,
         ended_at=now,
         duration_s=0.0,
-        stop_reason="cancelled",
-        error=CANCELLED_TEXT,
+        stop_reason=stop_reason,
+        error=error,
         metadata=_metadata(run),
     )
 
 
-def _metadata(run: PlannedRun) -> dict[str, Any]:
-    return {"spec_id": run.spec.spec_id, "trial": run.trial, "seed": run.spec.seed}
+def broke_at(conversation: Conversation, stage: str, exc: BaseException) -> Conversation:
+    """`conversation` as an infrastructure_error that broke at `stage` (what it ran until then
+    is kept; the stop it had is kept in metadata["stopped_as"])."""
+    metadata = {**conversation.metadata, "stopped_as": conversation.stop_reason, "broke_at": stage}
+    error = f"{STAGE_TEXT.get(stage, stage)}: {describe_error(exc)}"
+    return conversation.model_copy(update={"stop_reason": "infrastructure_error", "error": error, "metadata": metadata})
 
 
 async def run_planned(
@@ -260,16 +284,26 @@ async def run_planned(
     today: datetime.date,
     on_step: StepCallback | None = None,
 ) -> tuple[Conversation, Verdict]:
-    """Run and evaluate one planned conversation (see the module doc)."""
+    """Run and evaluate one planned conversation (see the module doc). Whatever breaks while it
+    is prepared (plan, world), run or evaluated ends as a conversation with a stop reason and
+    the error text, never as an exception: every planned conversation is stored."""
     run = control.run
     spec = run.spec
     control.phase = "running"
-    spec_today = spec.world.today or today
-    bot = BatchBot(models.bot(), control, on_step, variables=prompt_variables(spec, spec_today))
+    stage = "plan"
+    bot: BatchBot | None = None
     inner_user: UserSimulator | None = None
-    world = worlds.new_world(run, today) if bot.uses_world else None
-    client = None if bot.uses_world else no_world_client()
+    world = None
+    client = None
     try:
+        spec_today = spec.world.today or today
+        bot = BatchBot(models.bot(), control, on_step, variables=prompt_variables(spec, spec_today))
+        if spec.kind != "playbook":
+            inner_user = ReplayUser(run.replay) if run.replay is not None else models.user(spec)
+        stage = "world"
+        world = worlds.new_world(run, today) if bot.uses_world else None
+        client = None if bot.uses_world else no_world_client()
+        stage = "run"
         if spec.kind == "playbook":
             conversation = await run_playbook(
                 spec,
@@ -282,7 +316,7 @@ async def run_planned(
                 metadata=_metadata(run),
             )
         else:
-            inner_user = ReplayUser(run.replay) if run.replay is not None else models.user(spec)
+            assert inner_user is not None
             conversation = await run_conversation(
                 world=world,
                 client=client,
@@ -298,14 +332,26 @@ async def run_planned(
     except asyncio.CancelledError:
         # Interrupted outside a bot or user call (closing the world's client): nothing to keep.
         control.absorb()
-        conversation = _empty_cancelled(control, bot.name, getattr(inner_user, "name", "playbook"))
+        conversation = empty_conversation(
+            control, stop_reason="cancelled", error=CANCELLED_TEXT, bot_name=_name(bot), user_name=_user_name(spec, inner_user)
+        )
+    except Exception as exc:  # plan or world: the conversation is stored with why it could not run
+        log.warning("%s trial %s: %s", spec.spec_id, run.trial, STAGE_TEXT[stage], exc_info=True)
+        conversation = empty_conversation(
+            control,
+            stop_reason="infrastructure_error",
+            error=f"{STAGE_TEXT[stage]}: {describe_error(exc)}",
+            bot_name=_name(bot) if bot is not None else models.names.bot,
+            user_name=_user_name(spec, inner_user),
+        )
+        conversation.metadata["broke_at"] = stage
     finally:
         if world is not None:
             world.close()
         if client is not None:
             await client.aclose()
 
-    if control.interrupted and conversation.stop_reason == "error":
+    if control.interrupted and conversation.stop_reason in BROKEN_STOPS:
         conversation = _cancelled(conversation)
     if run.replay is not None and conversation.stop_reason != "cancelled":
         conversation = finish_replay(conversation, run.replay, getattr(inner_user, "stop_note", None))
@@ -313,23 +359,40 @@ async def run_planned(
         try:
             rows = inner_user.goal_report(conversation.messages)
             conversation.metadata["goal_table"] = to_jsonable_python(rows)
-        except Exception as exc:  # noqa: BLE001 - a report's bug must not lose the conversation
+        except Exception as exc:  # a report's bug must not lose the conversation
+            log.warning("%s: the goal report failed", spec.spec_id, exc_info=True)
             conversation.metadata["goal_table_error"] = f"{type(exc).__name__}: {exc}"
 
     control.phase = "judging"
-    eval_spec, eval_conversation = spec, conversation
-    hidden: list[Any] = []
-    if not bot.uses_world:
-        has_tools = not isinstance(bot.inner, PromptBot)
-        eval_spec, eval_conversation, hidden = hide_unobservable(spec, conversation, bot.name, has_tools=has_tools)
     try:
-        verdict = await evaluate(eval_conversation, eval_spec, judge=models.judge())
+        verdict = await _evaluate(conversation, spec, bot, models)
     except asyncio.CancelledError:
         control.absorb()
         conversation = _cancelled(conversation)
-        eval_conversation = eval_conversation.model_copy(update={"stop_reason": "cancelled", "error": CANCELLED_TEXT})
-        verdict = await evaluate(eval_conversation, eval_spec)  # a broken run: no judge is asked
-    if hidden:
-        verdict = with_checks(verdict, hidden)
+        verdict = broken_verdict(conversation)  # a broken run: no judge is asked
+    except Exception as exc:  # checks or extraction broke: stored as parley's failure, with the text
+        log.warning("%s trial %s: evaluation failed", spec.spec_id, run.trial, exc_info=True)
+        conversation = broke_at(conversation, "evaluation", exc)
+        verdict = broken_verdict(conversation)
     control.phase = "saving"
     return conversation, verdict
+
+
+async def _evaluate(conversation: Conversation, spec: ConversationSpec, bot: BatchBot | None, models: BatchModels) -> Verdict:
+    eval_spec, eval_conversation = spec, conversation
+    hidden: list[Any] = []
+    if bot is not None and not bot.uses_world:
+        has_tools = not isinstance(bot.inner, PromptBot)
+        eval_spec, eval_conversation, hidden = hide_unobservable(spec, conversation, bot.name, has_tools=has_tools)
+    verdict = await evaluate(eval_conversation, eval_spec, judge=models.judge())
+    return with_checks(verdict, hidden) if hidden else verdict
+
+
+def _name(bot: BatchBot | None) -> str:
+    return bot.name if bot is not None else "-"
+
+
+def _user_name(spec: ConversationSpec, user: UserSimulator | None) -> str:
+    if spec.kind == "playbook":
+        return PLAYBOOK_USER
+    return user.name if user is not None else "-"

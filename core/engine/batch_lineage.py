@@ -100,6 +100,8 @@ async def prepare_rerun(
     if not dry_run:
         batch_models.check_keys(specs)
     batch_models.check_budget(options.budget_usd, specs)
+    if not dry_run:
+        await batch_models.check_reachable(specs)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(pairs), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
@@ -178,6 +180,8 @@ async def _replay(
     if not dry_run:
         batch_models.check_keys(plan.specs)
     batch_models.check_budget(options.budget_usd, plan.specs)
+    if not dry_run:
+        await batch_models.check_reachable(plan.specs)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(planned), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)

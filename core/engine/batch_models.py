@@ -23,13 +23,14 @@ from typing import Any
 
 from parley.core.bots.api import Bot
 from parley.core.bots.bot_names import BotSpec, build_bot, parse_bot_spec
+from parley.core.engine.reachability import Target, check_reachable
 from parley.core.errors import ParleyError
 from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
 from parley.core.models.api import ChatModel
 from parley.core.models.names import OFFLINE, parse_model_name
 from parley.core.models.registry import get_model
 from parley.core.models.reply_cache import CachedModel
-from parley.core.models.retry import RetryEvent
+from parley.core.models.retry import RetryEvent, rate_limit_deadline
 from parley.core.records.batch import RoleModels
 from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec
 from parley.core.records.conversation import Conversation
@@ -99,8 +100,9 @@ class BoundedJudge:
 
     async def judge(self, conversation: Conversation, spec: ConversationSpec, checks: Sequence[CheckResult]) -> JudgeResult:
         try:
-            async with asyncio.timeout(self.timeout_s):
-                return await self.inner.judge(conversation, spec, checks)
+            with rate_limit_deadline(self.timeout_s):  # a rate-limited judge waits, up to its own limit
+                async with asyncio.timeout(self.timeout_s):
+                    return await self.inner.judge(conversation, spec, checks)
         except TimeoutError:
             return JudgeResult(judge=self.name, error=f"the judge gave no answer within {self.timeout_s:g} s")
 
@@ -265,6 +267,28 @@ class BatchModels:
                 f"--budget needs every model's price, and the price table does not know {', '.join(unpriced)}: "
                 "the cost could not be measured (run without --budget, or use a priced model)"
             )
+
+    def reachability_targets(self, specs: Iterable[ConversationSpec] = ()) -> list[Target]:
+        """Every endpoint the batch will call over HTTP, to probe before it launches: each LLM
+        role's base URL, and a connector bot's URL."""
+        targets = []
+        for role, name in self.endpoints(specs):
+            model = get_model(name, role=role, env=self.env)
+            check = getattr(model, "check", None)
+            if callable(check):
+                base = check().base_url.rstrip("/")
+                targets.append(Target(role=role, name=name, url=base, probe_url=f"{base}/models"))
+        if self.bot_spec.kind in ("rasa", "taskyto", "http"):
+            bot = self.bot()
+            url = getattr(bot, "probe_url", None)
+            if url:
+                targets.append(Target(role="bot", name=bot.name, url=url, probe_url=url))
+        return targets
+
+    async def check_reachable(self, specs: Iterable[ConversationSpec] = ()) -> None:
+        """UnreachableEndpoint (one line: the role and the URL) when an endpoint the batch will
+        call does not answer at all; one short request per endpoint."""
+        await check_reachable(self.reachability_targets(specs))
 
     # -- cache statistics ----------------------------------------------------------------------
 

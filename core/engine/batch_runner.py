@@ -23,11 +23,13 @@ How it behaves:
 - each conversation runs with its own World and user simulator, is evaluated (the judge bounded
   by its own timeout) and committed in one transaction from a worker thread at once: nothing
   accumulates in memory, and a process killed at any moment loses nothing that had finished;
-- a provider that keeps failing ends that conversation with stop reason `error` (recorded with
-  the reason, counted apart from the bot's failures) and the batch goes on;
+- a conversation that breaks is stored with who broke it (bot_error: a failure of the bot;
+  user_error, infrastructure_error: counted apart) and the batch goes on; whatever breaks while
+  it is prepared, evaluated or stored, it is stored all the same (see batch_conversation and
+  `_store`), so the counts are always the rows stored;
 - stopped, the batch is `cancelled`, interrupted conversations are saved as `cancelled` with
   what they had; `prepare_resume` plans the same specs from the stored sources and options and
-  runs only the (spec_id, trial) pairs not completed (error and cancelled ones run again).
+  runs only the (spec_id, trial) pairs not completed (those in RERUN_STOPS run again).
 """
 
 from __future__ import annotations
@@ -44,16 +46,25 @@ from pathlib import Path
 from typing import Any
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
-from parley.core.engine.batch_conversation import ConversationControl, StepCallback, WorldTemplates, run_planned
+from parley.core.engine.batch_conversation import (
+    STAGE_TEXT,
+    ConversationControl,
+    StepCallback,
+    WorldTemplates,
+    broke_at,
+    empty_conversation,
+    run_planned,
+)
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_owner import running_elsewhere
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from parley.core.engine.gc_threshold import fewer_collections
-from parley.core.engine.harness import Limits
+from parley.core.engine.harness import Limits, describe_error
 from parley.core.errors import ParleyError
+from parley.core.evaluation.evaluate import broken_verdict
 from parley.core.records.batch import BatchOptions, BatchRecord, ConversationRow
-from parley.core.records.conversation import INFRASTRUCTURE_STOPS, Conversation
+from parley.core.records.conversation import RERUN_STOPS, Conversation
 from parley.core.records.events import (
     BatchFinished,
     BatchStarted,
@@ -65,8 +76,8 @@ from parley.core.records.events import (
     TranscriptEvent,
 )
 from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
-from parley.core.store.store import INFRA_SQL, OUTCOME_SQL, DuplicateConversationError, Store
+from parley.core.records.verdict import BOT_FAILURES, Verdict
+from parley.core.store.store import OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, Store
 
 log = logging.getLogger("parley.engine.batch_runner")
 
@@ -105,9 +116,10 @@ async def prepare_batch(
 
     Raises, with nothing stored: InvalidInputs (every problem of the files), SelectionError
     (`single` names no spec), ConfigError (a model name that is not one, or a missing API key /
-    base URL for a role the batch uses), ParleyError (no conversations at all). `dry_run`: plan
-    only: no key is needed, no model is called (an LLM user's any() items are not generated),
-    nothing is stored.
+    base URL for a role the batch uses), UnreachableEndpoint (an endpoint the batch would call
+    does not answer at all: one request per endpoint, a short timeout), ParleyError (no
+    conversations at all). `dry_run`: plan only: no key is needed, no model is called (an LLM
+    user's any() items are not generated, no endpoint is probed), nothing is stored.
     """
     batch_id = uuid.uuid4().hex
     models = models or BatchModels(options.models, store=store, cache=options.cache)
@@ -129,6 +141,8 @@ async def prepare_batch(
     if not dry_run:
         models.check_keys(specs)
     models.check_budget(options.budget_usd, specs)
+    if not dry_run:
+        await models.check_reachable(specs)
     record = BatchRecord(
         id=batch_id,
         status="pending",
@@ -195,6 +209,8 @@ async def prepare_resume(
         prepared.batch = prepared.batch.model_copy(update={"options": options})
         if not dry_run:
             prepared.batch = await asyncio.to_thread(store.update_batch, batch.id, options=options)
+    if not dry_run:
+        await models.check_reachable(prepared.specs)
     if prepared.total != batch.planned:
         prepared.warnings.append(
             f"the sources now make {prepared.total} conversations; batch {batch.id} planned {batch.planned} (files changed since it started?)"
@@ -212,7 +228,6 @@ def result_row(
     batch_id: str | None, spec: ConversationSpec, conversation: Conversation, verdict: Verdict | None, trial: int
 ) -> ConversationRow:
     """The results-table row of a conversation, as the store would list it (without reading it back)."""
-    infra = conversation.stop_reason in INFRASTRUCTURE_STOPS
     total = conversation.total_usage
     if verdict is not None and verdict.judge is not None:
         total = total + verdict.judge.usage
@@ -225,7 +240,7 @@ def result_row(
         variables=spec.variables,
         trial=trial,
         stop_reason=conversation.stop_reason,
-        outcome="error" if infra else (verdict.outcome if verdict is not None else None),
+        outcome=verdict.outcome if verdict is not None else None,
         passed=verdict.passed if verdict is not None else None,
         score=verdict.score if verdict is not None else None,
         comment=verdict.comment if verdict is not None else None,
@@ -242,7 +257,8 @@ def result_row(
 
 @dataclass
 class BatchResult:
-    """How a run of a batch ended. Counts cover the whole batch (earlier runs included)."""
+    """How a run of a batch ended. Counts cover the whole batch (earlier runs included) and are
+    of stored conversations only: they always equal the rows the batch holds."""
 
     batch_id: str
     status: str
@@ -250,7 +266,9 @@ class BatchResult:
     done: int
     passed: int
     failed: int
+    """The bot's failures: failed checks and bot errors."""
     errors: int
+    """Runs that broke on the simulator's or parley's side, evaluation errors (counted apart)."""
     elapsed_s: float
     ran: int
     """Conversations run by this run (a resumed batch's earlier ones not counted)."""
@@ -260,29 +278,51 @@ class BatchResult:
     cache_hits: int
     cache_misses: int
     error: str | None = None
+    bot_errors: int = 0
+    """Of `failed`, the conversations the bot broke."""
+    unverified: int = 0
+    user_faults: int = 0
 
     @property
     def all_passed(self) -> bool:
         return self.status == "completed" and self.passed == self.total
 
+    def ok(self, *, strict: bool = False) -> bool:
+        """Nothing failed and nothing broke: the exit code is 0. Unverified conversations and
+        the simulator's faults are counted apart, and fail it only when `strict`."""
+        if self.status != "completed" or self.done < self.total or self.failed or self.errors:
+            return False
+        return not strict or not (self.unverified or self.user_faults)
+
 
 class _Tally:
+    """Outcomes of the stored conversations, grouped as the batch's counts are."""
+
     def __init__(self) -> None:
         self.passed = 0
         self.failed = 0
+        self.bot_errors = 0
+        self.unverified = 0
+        self.user_faults = 0
         self.errors = 0
 
     @property
     def done(self) -> int:
-        return self.passed + self.failed + self.errors
+        return self.passed + self.failed + self.unverified + self.user_faults + self.errors
 
-    def add(self, outcome: str | None) -> None:
+    def add(self, outcome: str | None, n: int = 1) -> None:
         if outcome == "passed":
-            self.passed += 1
-        elif outcome == "failed":
-            self.failed += 1
+            self.passed += n
+        elif outcome in BOT_FAILURES:
+            self.failed += n
+            if outcome == "bot_error":
+                self.bot_errors += n
+        elif outcome == "unverified":
+            self.unverified += n
+        elif outcome == "user_fault":
+            self.user_faults += n
         else:
-            self.errors += 1
+            self.errors += n
 
 
 # -- the runner ---------------------------------------------------------------------------------
@@ -389,6 +429,8 @@ class BatchRunner:
             passed=self._tally.passed,
             failed=self._tally.failed,
             errors=self._tally.errors,
+            unverified=self._tally.unverified,
+            user_faults=self._tally.user_faults,
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -513,7 +555,7 @@ class BatchRunner:
         control.phase = "done"
 
     async def _initial_counts(self) -> None:
-        """The outcomes and the cost of a resumed batch's completed conversations."""
+        """The outcomes and the cost of a resumed batch's completed conversations (those it will not run again)."""
         if not self.prepared.done_keys:
             return
         spent = await asyncio.to_thread(
@@ -524,12 +566,11 @@ class BatchRunner:
             self.store.read_sql,
             f"SELECT ({OUTCOME_SQL}) AS o, COUNT(*) AS n FROM conversations c "
             "LEFT JOIN verdicts v ON v.conversation_id = c.id "
-            f"WHERE c.batch_id = ? AND c.stop_reason NOT IN {INFRA_SQL} GROUP BY o",
+            f"WHERE c.batch_id = ? AND c.stop_reason NOT IN {RERUN_SQL} GROUP BY o",
             [self.batch_id],
         )
         for row in rows:
-            for _ in range(row["n"]):
-                self._tally.add(row["o"])
+            self._tally.add(row["o"], row["n"])
 
     async def _finish(self, launched_all: bool) -> BatchResult:
         self._finished = True
@@ -557,6 +598,8 @@ class BatchRunner:
                 passed=self._tally.passed,
                 failed=self._tally.failed,
                 errors=self._tally.errors,
+                unverified=self._tally.unverified,
+                user_faults=self._tally.user_faults,
                 elapsed_s=elapsed,
                 error=self._fatal,
             )
@@ -569,6 +612,8 @@ class BatchRunner:
             passed=self._tally.passed,
             failed=self._tally.failed,
             errors=self._tally.errors,
+            unverified=self._tally.unverified,
+            user_faults=self._tally.user_faults,
             elapsed_s=elapsed,
             ran=self._ran,
             max_in_flight=self.limiter.max_in_flight,
@@ -577,6 +622,7 @@ class BatchRunner:
             cache_hits=self.models.cache_hits,
             cache_misses=self.models.cache_misses,
             error=self._fatal,
+            bot_errors=self._tally.bot_errors,
         )
 
     def _step_callback(self, control: ConversationControl) -> StepCallback | None:
@@ -629,25 +675,22 @@ class BatchRunner:
                 conversation, verdict = await self._conversation(control)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a bug in one conversation must not stop the batch
-                self._failed(control, f"{type(exc).__name__}: {exc}")
-                return
+            except Exception as exc:  # a bug in one conversation must not stop the batch, nor lose it
+                log.exception("%s trial %s: a conversation broke outside its stages", spec.spec_id, run.trial)
+                conversation = empty_conversation(
+                    control, stop_reason="infrastructure_error", error=f"{STAGE_TEXT['run']}: {describe_error(exc)}"
+                )
+                verdict = broken_verdict(conversation)
             control.phase = "saving"
-            try:
-                await asyncio.to_thread(self.store.save_conversation, self.batch_id, spec, conversation, verdict, run.trial)
-            except DuplicateConversationError:
-                pass  # another process finished it meanwhile: it counts once, as stored there
-            except Exception as exc:  # noqa: BLE001 - the store is broken: stop the batch
-                self._fatal = f"could not store a conversation: {exc}"
-                self._failed(control, self._fatal)
-                if not self._stopping:
-                    self.stop(grace_s=0)
+            stored = await self._store(control, conversation, verdict)
+            if stored is None:
                 return
+            conversation, verdict = stored
             row = result_row(self.batch_id, spec, conversation, verdict, run.trial)
             self.spent_usd += row.cost_usd or 0.0
             self._ran += 1
             self._tally.add(row.outcome)
-            if conversation.stop_reason in INFRASTRUCTURE_STOPS:
+            if conversation.stop_reason in RERUN_STOPS:
                 self._emit(
                     ConversationFailed(
                         batch_id=self.batch_id,
@@ -679,10 +722,45 @@ class BatchRunner:
         finally:
             control.phase = "done"
 
-    def _failed(self, control: ConversationControl, error: str) -> None:
+    async def _store(
+        self, control: ConversationControl, conversation: Conversation, verdict: Verdict
+    ) -> tuple[Conversation, Verdict] | None:
+        """Store the conversation; what was stored, or None when nothing could be (the store is
+        broken: the batch ends `failed`, and nothing is counted that is not stored).
+
+        A conversation the store refuses (a value it cannot write) is stored again without its
+        transcript, as an infrastructure_error saying why, so that it does not vanish."""
         run = control.run
-        self._ran += 1
-        self._tally.add("error")
+        save = self.store.save_conversation
+        try:
+            await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
+            return conversation, verdict
+        except DuplicateConversationError:
+            return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there
+        except Exception as exc:
+            log.warning("%s trial %s: could not store the conversation", run.spec.spec_id, run.trial, exc_info=True)
+            first = exc
+        bare = broke_at(conversation, "store", first).model_copy(
+            update={"messages": [], "tool_calls": [], "turns": [], "final_state": None, "system_prompt": None}
+        )
+        bare.metadata = {**_plain_metadata(run), "stopped_as": conversation.stop_reason, "broke_at": "store"}
+        bare_verdict = broken_verdict(bare)
+        try:
+            await asyncio.to_thread(save, self.batch_id, run.spec, bare, bare_verdict, run.trial)
+            return bare, bare_verdict
+        except DuplicateConversationError:
+            return bare, bare_verdict
+        except Exception as exc:  # the store itself is broken: stop the batch
+            log.error("could not store a conversation even without its transcript", exc_info=True)
+            self._fatal = f"could not store a conversation: {exc}"
+            self._unstored(control, self._fatal)
+            if not self._stopping:
+                self.stop(grace_s=0)
+            return None
+
+    def _unstored(self, control: ConversationControl, error: str) -> None:
+        """A conversation that could not be stored at all: said, not counted (counts are rows)."""
+        run = control.run
         self._emit(
             ConversationFailed(
                 batch_id=self.batch_id,
@@ -690,8 +768,12 @@ class BatchRunner:
                 spec_id=run.spec.spec_id,
                 name=run.spec.name,
                 trial=run.trial,
-                stop_reason="error",
+                stop_reason="infrastructure_error",
                 error=error,
             )
         )
         self._emit(self.progress())
+
+
+def _plain_metadata(run: PlannedRun) -> dict[str, Any]:
+    return {"spec_id": run.spec.spec_id, "trial": run.trial, "seed": run.spec.seed}

@@ -32,7 +32,7 @@ from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
 from parley.core.models.names import OFFLINE
 from parley.core.models.pricing import price_for
 from parley.core.records.spec import ConversationSpec
-from parley.core.store.store import INFRA_SQL, JUDGE_ROLE, Store
+from parley.core.store.store import BROKEN_SQL, JUDGE_ROLE, Store
 from parley.core.users.factory import PROFILE_MODEL
 from parley.core.users.replay_user import REPLAY_USER
 
@@ -126,7 +126,7 @@ def _measured(store: Store, role: str, model: str) -> dict[str, tuple[int, int, 
     rows = store.read_sql(
         f"""SELECT c.spec_id, COUNT(*) AS n, SUM(u.calls) AS calls, SUM(u.input_tokens) AS inp, SUM(u.output_tokens) AS outp
             FROM usage u JOIN conversations c ON c.id = u.conversation_id
-            WHERE u.role = ? AND u.model = ? AND c.stop_reason NOT IN {INFRA_SQL} GROUP BY c.spec_id""",
+            WHERE u.role = ? AND u.model = ? AND c.stop_reason NOT IN {BROKEN_SQL} GROUP BY c.spec_id""",
         [role, model],
     )
     return {r["spec_id"]: (r["n"], r["calls"] or 0, r["inp"] or 0, r["outp"] or 0) for r in rows}

@@ -1,12 +1,25 @@
-"""One conversation: a World, a bot and a simulated user, until someone stops or a limit hits.
+"""The one conversation harness: a World, a bot and a script of customer moves, until someone
+stops or a limit hits. A simulated user (`run_conversation`) and a playbook
+(`parley.core.engine.playbook_run.run_playbook`) are two scripts on the same loop, so the
+set-up, the deadline, who is blamed when something breaks and the record are written once.
 
-Stop rules, checked in this order each round:
+Stop rules of the simulated user's script, checked in this order each round:
 - the bot has answered `max_turns` times -> max_turns (checked before asking the user again);
-- the user stops (no message, or a last message marked stop) -> user_stop;
-- the bot ends its answer with the end marker (see parley.core.bots.order_prompt.END_MARKER) -> bot_stop;
-- the whole conversation, a hung model call included, outlasts `timeout_s` -> timeout;
-- the bot, the user or their models fail -> error (the message is kept).
-It never raises for a failed conversation: the partial transcript and the reason are recorded.
+- the user stops (a last message marked stop, or no message) -> user_stop, or fallback_loop when
+  it gave up on the bot's fallback, or user_error when it had nothing usable to say;
+- the bot ends its answer with the end marker (see parley.core.bots.order_prompt.END_MARKER) -> bot_stop.
+
+Whatever the script, the harness ends a conversation that breaks (see `classify_failure`):
+- the whole conversation outlasts `timeout_s`: timeout when the bot was answering (a bot that
+  hangs fails), infrastructure_error when the user simulator's model was;
+- the bot raised (a connector's HTTP error, a model endpoint that failed after retries, a bug
+  in the bot) -> bot_error: the bot under test is that endpoint;
+- the user simulator raised -> user_error, or infrastructure_error when its model provider
+  failed after retries;
+- anything else (setting up, the World) -> infrastructure_error;
+- the batch interrupted it (`ConversationInterrupted`) -> cancelled.
+It never raises for a failed conversation: the partial transcript, the reason and the error text
+are recorded.
 """
 
 from __future__ import annotations
@@ -16,7 +29,7 @@ import datetime
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import httpx
 from pydantic import BaseModel, Field
@@ -24,15 +37,18 @@ from pydantic import BaseModel, Field
 from parley.core.bots.api import Bot, BotContext, BotTurn
 from parley.core.bots.order_tools import OrderTools
 from parley.core.engine.world import world_client
-from parley.core.errors import ParleyError
+from parley.core.errors import ParleyError, ProviderError
+from parley.core.models.retry import rate_limit_deadline
 from parley.core.records.chat import ChatMessage, Usage
 from parley.core.records.conversation import Conversation, StopReason, TurnTiming
-from parley.core.users.simulator import UserSimulator
-
-log = logging.getLogger("parley.engine.harness")
+from parley.core.users.simulator import UserSimulator, UserTurn
 
 if TYPE_CHECKING:
     from parley.core.engine.world import World
+
+log = logging.getLogger("parley.engine.harness")
+
+Role = Literal["bot", "user"]
 
 
 class Limits(BaseModel):
@@ -45,8 +61,211 @@ class Limits(BaseModel):
 DEFAULT_LIMITS = Limits()
 
 
+class ConversationInterrupted(ParleyError):
+    """Raised inside a conversation the batch stopped: it is recorded as `cancelled`."""
+
+
 def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
+
+
+class Session:
+    """What a script works with: the transcript so far, the bot's context, the timed turns.
+
+    Every call to the bot or the user goes through `bot_turn` / `user_move`, so the harness
+    knows whose call was in progress when something broke.
+    """
+
+    def __init__(self, bot: Bot, ctx: BotContext, limits: Limits) -> None:
+        self.bot = bot
+        self.ctx = ctx
+        self.limits = limits
+        self.transcript: list[ChatMessage] = []
+        self.turns: list[TurnTiming] = []
+        self.user_usage = Usage()
+        self.metadata: dict[str, Any] = {}
+        self.role: Role | None = None
+        """Whose call is in progress (None between calls)."""
+        self.error: str | None = None
+        """Why a script stopped with user_error (it says so; the harness fills it otherwise)."""
+
+    async def bot_turn(self, user_latency: float = 0.0) -> BotTurn:
+        """The bot answers the transcript (appending its messages); the turn is timed."""
+        self.role = "bot"
+        turn = await self.bot.respond(self.transcript, self.ctx)
+        self.role = None
+        self.turns.append(
+            TurnTiming(
+                index=len(self.turns) + 1,
+                bot_latency_s=turn.latency_s,
+                user_latency_s=user_latency,
+                rounds=turn.rounds,
+                tool_calls=len(turn.tool_calls),
+                hit_round_cap=turn.hit_round_cap,
+            )
+        )
+        return turn
+
+    async def user_move(self, user: UserSimulator) -> tuple[UserTurn, float]:
+        """The simulator's next move and how long it took."""
+        self.role = "user"
+        asked = time.perf_counter()
+        move = await user.next_message(self.transcript)
+        self.role = None
+        self.user_usage = self.user_usage + move.usage
+        return move, move.latency_s or (time.perf_counter() - asked)
+
+
+class Script(Protocol):
+    """The customer's side of a conversation. `run` drives the session until a stop (returning
+    its reason); `finish` is called once after the end, however it came (a playbook records the
+    steps it never reached)."""
+
+    user_name: str
+
+    async def run(self, session: Session) -> StopReason: ...
+
+    def finish(self, session: Session, stop: StopReason) -> None: ...
+
+
+def describe_error(exc: BaseException) -> str:
+    """An exception as one line for the record: our own errors speak for themselves."""
+    if isinstance(exc, ParleyError):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return f"A call timed out: {exc or 'TimeoutError'}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def classify_failure(exc: BaseException, role: Role | None, *, expired: bool, limits: Limits) -> tuple[StopReason, str]:
+    """(stop reason, error text) of a conversation that raised `exc` while `role` was being
+    called (None: neither), `expired` when the conversation's own deadline had passed."""
+    if isinstance(exc, ConversationInterrupted):
+        return "cancelled", str(exc)
+    if expired:
+        limit = f"{limits.timeout_s:g} s"
+        if role == "user":
+            return "infrastructure_error", f"the user simulator had not answered when the conversation's {limit} limit passed"
+        return "timeout", f"The conversation took longer than its {limit} limit."
+    text = describe_error(exc)
+    if role == "bot":
+        return "bot_error", text
+    if role == "user":
+        if isinstance(exc, ProviderError):
+            return "infrastructure_error", f"the user simulator's model failed: {text}"
+        return "user_error", f"the user simulator failed: {text}"
+    return "infrastructure_error", text
+
+
+async def run_script(
+    script: Script,
+    *,
+    world: World | None,
+    bot: Bot,
+    customer_id: str,
+    limits: Limits = DEFAULT_LIMITS,
+    bot_starts: bool = False,
+    conversation_id: str | None = None,
+    client: httpx.AsyncClient | None = None,
+    today: datetime.date | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Conversation:
+    """Run one conversation to its end and return its record; never raises for its failure.
+
+    The bot's tools reach `world` in-process, or the order API behind `client` when one is
+    given (then `world` may be None and the record has no final state). The World is not
+    closed here: its owner may still inspect it.
+    """
+    started_at = _now()
+    clock = time.perf_counter()
+    if client is None and world is None:
+        raise ValueError("a conversation needs a world or a client")
+    own_client = client is None
+    stop: StopReason | None = None
+    error: str | None = None
+    session: Session | None = None
+    tools: OrderTools | None = None
+    ctx: BotContext | None = None
+    deadline = asyncio.timeout(limits.timeout_s)
+    try:
+        with rate_limit_deadline(limits.timeout_s):
+            async with deadline:
+                if client is None:
+                    assert world is not None
+                    client = world_client(world)
+                day = today or (world.today if world is not None else datetime.date.today())
+                tools = OrderTools(client, customer_id)
+                ctx = BotContext(customer_id=customer_id, today=day, tools=tools)
+                session = Session(bot, ctx, limits)
+                stop = await script.run(session)
+                error = session.error
+    except Exception as exc:  # a broken conversation is recorded, never raised
+        stop, error = classify_failure(exc, session.role if session else None, expired=deadline.expired(), limits=limits)
+    finally:
+        if own_client and client is not None:
+            await client.aclose()
+    assert stop is not None
+    meta = dict(metadata or {})
+    if session is not None:
+        try:
+            script.finish(session, stop)
+        except Exception as exc:  # the record must be written whatever the script's bookkeeping does
+            log.exception("a script's finish failed")
+            stop, error = "infrastructure_error", f"recording the conversation failed: {describe_error(exc)}"
+        meta.update(session.metadata)
+    return Conversation(
+        id=conversation_id or uuid.uuid4().hex,
+        customer_id=customer_id,
+        bot_model=bot.name,
+        user_simulator=script.user_name,
+        bot_starts=bot_starts,
+        system_prompt=bot_system_prompt(bot, ctx) if ctx is not None else None,
+        messages=session.transcript if session else [],
+        tool_calls=list(tools.records) if tools else [],
+        usage={"bot": ctx.usage if ctx else Usage(), "user": session.user_usage if session else Usage()},
+        turns=session.turns if session else [],
+        started_at=started_at,
+        ended_at=_now(),
+        duration_s=time.perf_counter() - clock,
+        stop_reason=stop,
+        error=error,
+        final_state=world.final_state() if world is not None else None,
+        metadata=meta,
+    )
+
+
+class SimulatedCustomer:
+    """The script of a simulated user: ask it for a move, let the bot answer, until a stop."""
+
+    def __init__(self, user: UserSimulator, *, bot_starts: bool = False) -> None:
+        self.user = user
+        self.user_name = user.name
+        self.bot_starts = bot_starts
+
+    async def run(self, session: Session) -> StopReason:
+        if self.bot_starts:
+            turn = await session.bot_turn()
+            if turn.ends_conversation:
+                return "bot_stop"
+        while True:
+            if len(session.turns) >= session.limits.max_turns:
+                return "max_turns"
+            move, latency = await session.user_move(self.user)
+            if move.stop and move.stop_reason == "user_error":
+                session.error = move.note or "the user simulator produced nothing usable"
+                return "user_error"
+            if move.text or not move.stop:
+                # An empty move that does not stop is kept as an empty turn, so it can be seen
+                # (and flagged as the simulator's fault) rather than silently ending the talk.
+                session.transcript.append(ChatMessage(role="user", content=move.text or ""))
+            if move.stop or not move.text:
+                return move.stop_reason
+            turn = await session.bot_turn(latency)
+            if turn.ends_conversation:
+                return "bot_stop"
+
+    def finish(self, session: Session, stop: StopReason) -> None:
+        return None
 
 
 async def run_conversation(
@@ -62,96 +281,19 @@ async def run_conversation(
     today: datetime.date | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Conversation:
-    """Run one conversation to its end and return its record; never raises for its failure.
-
-    The bot's tools reach `world` in-process, or the order API behind `client` when one is
-    given (then `world` may be None and the record has no final state). `bot_starts` lets the
-    bot open the conversation. The World is not closed here: its owner may still inspect it.
-    """
-    started_at = _now()
-    clock = time.perf_counter()
-    own_client = client is None
-    if client is None:
-        if world is None:
-            raise ValueError("run_conversation needs a world or a client")
-        client = world_client(world)
-    day = today or (world.today if world is not None else datetime.date.today())
-    tools = OrderTools(client, customer_id)
-    ctx = BotContext(customer_id=customer_id, today=day, tools=tools)
-    transcript: list[ChatMessage] = []
-    turns: list[TurnTiming] = []
-    user_usage = Usage()
-    stop: StopReason | None = None
-    error: str | None = None
-
-    def record(turn: BotTurn, user_latency: float) -> None:
-        turns.append(
-            TurnTiming(
-                index=len(turns) + 1,
-                bot_latency_s=turn.latency_s,
-                user_latency_s=user_latency,
-                rounds=turn.rounds,
-                tool_calls=len(turn.tool_calls),
-                hit_round_cap=turn.hit_round_cap,
-            )
-        )
-
-    deadline = asyncio.timeout(limits.timeout_s)
-    timeout_text = f"The conversation took longer than its {limits.timeout_s:g} s limit."
-    try:
-        async with deadline:
-            if bot_starts:
-                turn = await bot.respond(transcript, ctx)
-                record(turn, 0.0)
-                if turn.ends_conversation:
-                    stop = "bot_stop"
-            while stop is None:
-                if len(turns) >= limits.max_turns:
-                    stop = "max_turns"
-                    break
-                asked = time.perf_counter()
-                move = await user.next_message(transcript)
-                user_latency = move.latency_s or (time.perf_counter() - asked)
-                user_usage = user_usage + move.usage
-                if move.text:
-                    transcript.append(ChatMessage(role="user", content=move.text))
-                if move.stop or not move.text:
-                    stop = move.stop_reason
-                    break
-                turn = await bot.respond(transcript, ctx)
-                record(turn, user_latency)
-                if turn.ends_conversation:
-                    stop = "bot_stop"
-    except TimeoutError as exc:
-        # Ours, or a TimeoutError some call inside raised on its own.
-        stop, error = ("timeout", timeout_text) if deadline.expired() else ("error", f"A call timed out: {exc or 'TimeoutError'}")
-    except ParleyError as exc:  # ProviderError, ConfigError...: the message is for a person
-        stop, error = ("timeout", timeout_text) if deadline.expired() else ("error", str(exc))
-    except Exception as exc:  # a bug in a bot or simulator must not stop a batch
-        stop, error = ("timeout", timeout_text) if deadline.expired() else ("error", f"{type(exc).__name__}: {exc}")
-    finally:
-        if own_client:
-            await client.aclose()
-
-    ended_at = _now()
-    return Conversation(
-        id=conversation_id or uuid.uuid4().hex,
+    """A simulated user talks to `bot` (see `run_script` and the module doc); `bot_starts`
+    lets the bot open the conversation."""
+    return await run_script(
+        SimulatedCustomer(user, bot_starts=bot_starts),
+        world=world,
+        bot=bot,
         customer_id=customer_id,
-        bot_model=bot.name,
-        user_simulator=user.name,
+        limits=limits,
         bot_starts=bot_starts,
-        system_prompt=bot_system_prompt(bot, ctx),
-        messages=transcript,
-        tool_calls=list(tools.records),
-        usage={"bot": ctx.usage, "user": user_usage},
-        turns=turns,
-        started_at=started_at,
-        ended_at=ended_at,
-        duration_s=time.perf_counter() - clock,
-        stop_reason=stop or "error",
-        error=error,
-        final_state=world.final_state() if world is not None else None,
-        metadata=dict(metadata or {}),
+        conversation_id=conversation_id,
+        client=client,
+        today=today,
+        metadata=metadata,
     )
 
 
@@ -163,5 +305,5 @@ def bot_system_prompt(bot: Bot, ctx: BotContext) -> str | None:
     try:
         return getter(ctx)
     except Exception:  # noqa: BLE001 - the record must be written even if a connector cannot say
-        log.warning("the bot could not say its system prompt", exc_info=True)
+        log.warning("the bot %s could not give its system prompt", getattr(bot, "name", bot), exc_info=True)
         return None

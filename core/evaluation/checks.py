@@ -14,9 +14,13 @@ What is checked (see `build_checks`):
   message is quoted), both case-insensitive;
 - `playbook_assertion`: the playbook runner's per-step outcomes from
   `conversation.metadata["assertions"]`;
-- `conversation_completed`: fails on `timeout` (a bot that hangs fails), passes on every other
-  bot-side stop (user_stop, bot_stop, max_turns, fallback_loop: the other checks decide those),
-  and is not applicable when the run itself broke (error, cancelled).
+- `conversation_completed`: fails on `timeout` (a bot that hangs fails) and `bot_error` (the bot
+  broke), passes on every other bot-side stop (user_stop, bot_stop, max_turns, fallback_loop:
+  the other checks decide those), and is not run when the run broke on the other side
+  (user_error, infrastructure_error, cancelled).
+
+A conversation cut short (`settle_unfinished`) keeps only the checks its transcript already
+decided; the others are `not_run`, never failed.
 
 World-based checks (order statuses, unchanged others) are `not_applicable` when the
 conversation has no final database state (an external bot): never passed by default.
@@ -33,7 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from parley.core.engine.world import AuditEntry, WorldState
-from parley.core.records.conversation import INFRASTRUCTURE_STOPS, Conversation
+from parley.core.records.conversation import BROKEN_STOPS, UNFINISHED_STOPS, Conversation
 from parley.core.records.profile import Expectations
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.tools import ToolCallRecord
@@ -47,11 +51,14 @@ __all__ = [
     "bot_says_checks",
     "build_checks",
     "changed_orders",
+    "checks_about_the_bot",
     "conversation_completed_check",
     "judge_score_check",
     "order_ages",
     "order_status_checks",
     "playbook_assertion_checks",
+    "settle_checks",
+    "settle_unfinished",
     "tool_checks",
     "unchanged_others_checks",
 ]
@@ -409,6 +416,7 @@ class _Assertion(BaseModel):
     expected: str
     passed: bool
     reason: str = ""
+    ran: bool = True
 
 
 def playbook_assertion_checks(metadata: Mapping[str, Any]) -> list[CheckResult]:
@@ -447,7 +455,7 @@ def playbook_assertion_checks(metadata: Mapping[str, Any]) -> list[CheckResult]:
                 name=f"step {a.step}: {a.kind} {a.expected}",
                 outcome="pass" if a.passed else "fail",
                 reason=a.reason or f"The assertion {default}.",
-                details={"step": a.step, "assertion": a.kind, "expected": a.expected},
+                details={"step": a.step, "assertion": a.kind, "expected": a.expected, "ran": a.ran},
             )
         )
     return checks
@@ -467,7 +475,8 @@ _STOP_TEXT = {
 
 
 def conversation_completed_check(conversation: Conversation) -> CheckResult:
-    """Fails on timeout; not applicable when the run broke; passes otherwise."""
+    """Fails on timeout and bot_error; not run when the run broke on the other side; passes
+    otherwise."""
     stop = conversation.stop_reason
     name = "conversation completed"
     if stop == "timeout":
@@ -475,14 +484,19 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
         return CheckResult(
             kind="conversation_completed", name=name, outcome="fail", reason=f"Timed out: {why}", details={"stop_reason": stop}
         )
-    if stop in INFRASTRUCTURE_STOPS:
+    if stop == "bot_error":
+        why = conversation.error or "the bot failed"
+        return CheckResult(
+            kind="conversation_completed", name=name, outcome="fail", reason=f"The bot broke: {why}", details={"stop_reason": stop}
+        )
+    if stop in BROKEN_STOPS:
         why = f": {conversation.error}" if conversation.error else ""
         return CheckResult(
             kind="conversation_completed",
             name=name,
-            outcome="not_applicable",
+            outcome="not_run",
             details={"stop_reason": stop},
-            reason=f"The run itself broke ({stop}{why}); not counted against the bot.",
+            reason=f"Not run: the run itself broke ({stop}{why}); not counted against the bot.",
         )
     return CheckResult(
         kind="conversation_completed",
@@ -491,6 +505,50 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
         reason=_STOP_TEXT.get(stop, f"It ended with {stop}."),
         details={"stop_reason": stop},
     )
+
+
+def checks_about_the_bot(checks: Iterable[CheckResult]) -> list[CheckResult]:
+    """The checks that said something about the bot: decided (passed or failed) and not merely
+    "the conversation completed". None of them: the conversation is unverified."""
+    return [c for c in checks if c.outcome in ("pass", "fail") and c.kind != "conversation_completed"]
+
+
+# A conversation cut short has decided some checks for good: what the bot said, the tools it
+# called and an order it changed cannot be undone by what it would have said next.
+_DECIDED: dict[str, str] = {
+    "bot_says": "pass",
+    "bot_never_says": "fail",
+    "tool_called": "pass",
+    "tool_not_called": "fail",
+    "unchanged_others": "fail",
+}
+
+
+def _decided(check: CheckResult) -> bool:
+    if check.outcome in ("not_applicable", "not_run", "error") or check.kind == "conversation_completed":
+        return True
+    if check.policy_violation and check.outcome == "fail":
+        return True  # data the policy protects was changed: nothing later undoes that
+    if check.kind == "playbook_assertion":
+        return check.details.get("ran", True) is not False
+    return _DECIDED.get(check.kind) == check.outcome
+
+
+def settle_unfinished(checks: Sequence[CheckResult], conversation: Conversation) -> list[CheckResult]:
+    """For a conversation that did not reach an end of its own (timeout, or a broken run): the
+    checks its transcript already decided as they are, every other one `not_run` with the
+    reason. A finished conversation's checks are returned unchanged."""
+    return settle_checks(checks, conversation.stop_reason, conversation.error)
+
+
+def settle_checks(checks: Sequence[CheckResult], stop_reason: str, error: str | None = None) -> list[CheckResult]:
+    """`settle_unfinished` from the stop reason and error text alone (the store's migration
+    settles stored verdicts with it)."""
+    if stop_reason not in UNFINISHED_STOPS:
+        return list(checks)
+    why = f" ({error})" if error else ""
+    reason = f"Not run: the conversation ended early ({stop_reason}{why}) before this could be decided."
+    return [c if _decided(c) else c.model_copy(update={"outcome": "not_run", "reason": reason}) for c in checks]
 
 
 # -- the judge ------------------------------------------------------------------------------
@@ -509,6 +567,9 @@ def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged:
             details={"min_score": min_score},
         )
     details = {"min_score": min_score, "score": result.score, "judge": result.judge}
+    if result.error is None and result.score is None and result.judge == "offline":
+        reason = result.comment or "The offline judge gave no score: no check about the bot applied."
+        return CheckResult(kind="judge_score", name=name, outcome="not_applicable", reason=reason, details=details)
     if result.error is not None or result.score is None:
         why = result.error or "the judge gave no score"
         return CheckResult(kind="judge_score", name=name, outcome="error", reason=f"judge_error: {why}", details=details)

@@ -1,19 +1,25 @@
 """`evaluate`: a finished conversation and its spec in, a Verdict out.
 
-The checks, the output extraction and the verdict's assembly are pure (parley.core.evaluation.checks,
-parley.core.evaluation.extraction, `assemble_verdict`); the judge is the only I/O, awaited once.
+The checks, the output extraction, the user-fault detectors and the verdict's assembly are pure
+(parley.core.evaluation.checks, .extraction, .user_faults, `assemble_verdict`); the judge is the
+only I/O, awaited once.
 
-Outcome:
-- `error` when the run itself broke (stop reason `error` or `cancelled`): the bot is not
-  blamed. The checks are still listed, the judge is not asked, `error` carries the
-  conversation's error text;
-- `failed` when any applicable check failed;
-- `error` when nothing failed but a check could not be decided: a judge min_score check whose
-  judge failed (`error` says "judge_error: ..."), an invalid regex, an unreadable playbook record;
-- `passed` otherwise. `passed` is True exactly when the outcome is `passed`.
-A judge failure without a min_score check leaves the score None (`judge.error` says why) and
-does not change the outcome. Stop reasons max_turns and fallback_loop fail nothing by
-themselves; a timeout fails the `conversation_completed` check.
+The outcome (see parley.core.records.verdict.Outcome), the first rule that applies:
+1. the run broke: its stop reason (bot_error, user_error, infrastructure_error, cancelled, or a
+   legacy error); `error` carries the conversation's error text and the judge is not asked;
+2. a policy violation: failed (whatever the simulated user did);
+3. the simulated user misbehaved (`user_faults`): user_fault, the bot is not blamed;
+4. an applicable check failed (a timeout fails `conversation completed`): failed;
+5. a check could not be decided (a min-score check whose judge failed, an invalid regex, an
+   unreadable playbook record): evaluation_error, `error` says which;
+6. no check about the bot applied (only "the conversation completed"): unverified;
+7. passed. `passed` is True exactly when the outcome is `passed`.
+
+A conversation cut short (timeout or a broken run) keeps only the checks its transcript already
+decided; the others are not_run. With an LLM judge and no `expect.judge`, the judge's score is a
+check too (min score `DEFAULT_MIN_SCORE`); its failure leaves that check not applicable (a judge
+error is counted on the side, never a score). The offline judge's score is derived from the
+checks, so it is not a check of its own.
 """
 
 from __future__ import annotations
@@ -21,15 +27,27 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Mapping, Sequence
+from typing import cast
 
-from parley.core.evaluation.checks import build_checks, judge_score_check
+from parley.core.evaluation.checks import (
+    build_checks,
+    checks_about_the_bot,
+    conversation_completed_check,
+    judge_score_check,
+    settle_unfinished,
+)
 from parley.core.evaluation.extraction import extract_outputs
-from parley.core.evaluation.judge import Judge, OfflineJudge
-from parley.core.records.conversation import INFRASTRUCTURE_STOPS, Conversation
+from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME, Judge, OfflineJudge
+from parley.core.evaluation.user_faults import detect_user_faults
+from parley.core.records.conversation import BROKEN_STOPS, Conversation
 from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, ExtractedOutput, JudgeResult, Verdict, VerdictOutcome
+from parley.core.records.verdict import CheckResult, ExtractedOutput, JudgeResult, Outcome, UserFault, Verdict
 
-__all__ = ["assemble_verdict", "evaluate", "infrastructure_error", "world_today"]
+__all__ = ["DEFAULT_MIN_SCORE", "assemble_verdict", "broken_run", "broken_verdict", "evaluate", "world_today"]
+
+DEFAULT_MIN_SCORE = 2
+"""The score an LLM judge must give when the spec names no minimum (1 means the request was not
+handled, or handled wrongly)."""
 
 
 def world_today(conversation: Conversation, spec: ConversationSpec) -> datetime.date | None:
@@ -39,13 +57,13 @@ def world_today(conversation: Conversation, spec: ConversationSpec) -> datetime.
     return spec.world.today
 
 
-def infrastructure_error(conversation: Conversation) -> str | None:
-    """Why the run broke (stop reason error/cancelled), or None when it did not."""
-    if conversation.stop_reason not in INFRASTRUCTURE_STOPS:
+def broken_run(conversation: Conversation) -> str | None:
+    """Why the run broke ("stop_reason: error text"), or None when it did not."""
+    if conversation.stop_reason not in BROKEN_STOPS:
         return None
     if conversation.error:
         return f"{conversation.stop_reason}: {conversation.error}"
-    return "cancelled: the batch was stopped" if conversation.stop_reason == "cancelled" else "error: the run failed"
+    return "cancelled: the batch was stopped" if conversation.stop_reason == "cancelled" else f"{conversation.stop_reason}: the run failed"
 
 
 async def _ask(judge: Judge, conversation: Conversation, spec: ConversationSpec, checks: Sequence[CheckResult]) -> JudgeResult:
@@ -66,22 +84,29 @@ def assemble_verdict(
     checks: Sequence[CheckResult],
     outputs: Sequence[ExtractedOutput],
     judge_result: JudgeResult | None,
+    user_faults: Sequence[UserFault] = (),
 ) -> Verdict:
     """The verdict from checks already made (pure); see the module docstring for the rules."""
-    infra = infrastructure_error(conversation)
+    broke = broken_run(conversation)
     failed = [c for c in checks if c.outcome == "fail"]
     undecided = [c for c in checks if c.outcome == "error"]
-    outcome: VerdictOutcome
+    outcome: Outcome
     error: str | None = None
-    if infra is not None:
-        outcome, error = "error", infra
+    if broke is not None:
+        outcome, error = cast(Outcome, conversation.stop_reason), broke  # every BROKEN_STOPS name is an Outcome
+    elif any(c.policy_violation for c in failed):
+        outcome = "failed"
+    elif user_faults:
+        outcome = "user_fault"
     elif failed:
         outcome = "failed"
     elif undecided:
-        outcome = "error"
+        outcome = "evaluation_error"
+    elif not checks_about_the_bot(checks):
+        outcome = "unverified"
     else:
         outcome = "passed"
-    if infra is None and undecided:
+    if broke is None and undecided:
         judge_errors = [c.reason for c in undecided if c.kind == "judge_score"]
         others = [f"{c.name}: {c.reason}" for c in undecided if c.kind != "judge_score"]
         error = "; ".join(judge_errors + others)
@@ -96,7 +121,15 @@ def assemble_verdict(
         checks=list(checks),
         outputs=list(outputs),
         error=error,
+        user_faults=list(user_faults),
     )
+
+
+def broken_verdict(conversation: Conversation) -> Verdict:
+    """The verdict of a conversation whose evaluation itself cannot be trusted to run (it broke
+    there, or the batch was stopped): only `conversation completed`, no judge, no extraction.
+    Pure and never raises, so the conversation can always be stored."""
+    return assemble_verdict(conversation, [conversation_completed_check(conversation)], [], None)
 
 
 async def evaluate(
@@ -112,17 +145,20 @@ async def evaluate(
     conversation) sharpens "which orders changed"; without it the audit trail decides, which
     is enough for every change made through the order API.
     """
-    checks = build_checks(conversation, spec, initial_statuses=initial_statuses)
+    checks = settle_unfinished(build_checks(conversation, spec, initial_statuses=initial_statuses), conversation)
     outputs = extract_outputs(spec.outputs, conversation.bot_texts, today=world_today(conversation, spec))
-    infra = infrastructure_error(conversation)
-    judge_result = None if infra is not None else await _ask(judge or OfflineJudge(), conversation, spec, checks)
+    broke = broken_run(conversation)
+    judge_result = None if broke is not None else await _ask(judge or OfflineJudge(), conversation, spec, checks)
     judge_spec = spec.expect.judge if spec.expect is not None else None
     if judge_spec is not None:
-        checks.append(
-            judge_score_check(
-                judge_result,
-                judge_spec.min_score,
-                not_judged=f"Not judged: the run itself broke ({infra}).",
-            )
-        )
-    return assemble_verdict(conversation, checks, outputs, judge_result)
+        check = judge_score_check(judge_result, judge_spec.min_score, not_judged=f"Not run: the run itself broke ({broke}).")
+        if judge_result is None:
+            check = check.model_copy(update={"outcome": "not_run"})
+        checks.append(check)
+    elif judge_result is not None and judge_result.judge != OFFLINE_JUDGE_NAME:
+        check = judge_score_check(judge_result, DEFAULT_MIN_SCORE)
+        if check.outcome == "error":  # no explicit minimum: a judge error is counted apart, not undecidable
+            check = check.model_copy(update={"outcome": "not_applicable"})
+        checks.append(check.model_copy(update={"name": f"{check.name} (default)"}))
+    faults = detect_user_faults(conversation, spec) if broke is None else []
+    return assemble_verdict(conversation, checks, outputs, judge_result, faults)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from parley.core.errors import ParleyError
-from parley.core.evaluation.checks import WORLD_KINDS
+from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
 from parley.core.models.api import ChatModel
 from parley.core.records.chat import ChatMessage, GenerateConfig, Usage
@@ -80,10 +80,16 @@ class Judge(Protocol):
 def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
     """3 when every applicable check passed; 2 when only checks about words and tools failed
     (a regex, a tool, a playbook step, a timeout); 1 when a policy was violated or an expected
-    order status was not reached. The comment lists the failed checks."""
-    applicable = [c for c in checks if c.outcome != "not_applicable"]
+    order status was not reached. The comment lists the failed checks. No score when no check
+    about the bot applied and none failed: a conversation nothing was checked on is not a 3."""
+    applicable = [c for c in checks if c.outcome not in ("not_applicable", "not_run")]
     failed = [c for c in applicable if c.outcome == "fail"]
     undecided = [c for c in applicable if c.outcome == "error"]
+    if not failed and not checks_about_the_bot(checks):
+        return JudgeResult(
+            judge=OFFLINE_JUDGE_NAME,
+            comment="Not scored: no check about the bot applied (the offline judge scores from the checks).",
+        )
     if any(c.policy_violation or c.kind in WORLD_KINDS for c in failed):
         score = 1
     elif failed:

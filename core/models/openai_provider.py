@@ -46,8 +46,8 @@ class _SharedEndpoint:
 _shared: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], _SharedEndpoint]] = weakref.WeakKeyDictionary()
 
 
-def _shared_endpoint(endpoint: Endpoint) -> _SharedEndpoint:
-    loop = asyncio.get_running_loop()
+def _shared_endpoint(endpoint: Endpoint, loop: asyncio.AbstractEventLoop | None = None) -> _SharedEndpoint:
+    loop = loop or asyncio.get_running_loop()
     per_loop = _shared.setdefault(loop, {})
     key = (endpoint.base_url, endpoint.api_key)
     shared = per_loop.get(key)
@@ -187,6 +187,12 @@ class OpenAICompatibleModel:
         if self._endpoint is None:
             self._endpoint = self.spec.resolve(self._env, role=self.role)
         return self._endpoint
+
+    def prepare(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Build `loop`'s shared client for this model's endpoint now. Call it from a worker
+        thread: importing the SDK and building its SSL context take about half a second, which
+        must not be spent on an event loop that draws a screen (ConfigError as `check()`)."""
+        _shared_endpoint(self.check(), loop)
 
     @property
     def base_url(self) -> str:

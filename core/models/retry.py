@@ -2,18 +2,25 @@
 
 What is retried is decided by the caller, who turns each failed attempt into a ProviderError
 with `retryable` set (429, 5xx, timeouts, connection errors) or not (400, 401, 403, 404, 422).
-`retry_call` then waits and tries again, up to a bound, telling `on_retry` about each wait so a
-batch runner can shrink its concurrency when it sees 429s.
+`retry_call` then waits and tries again, telling `on_retry` about each wait so a batch runner
+can shrink its concurrency when it is rate limited:
+- a rate limit (429, or 503 with a Retry-After) slows a call down, it does not fail it: it is
+  retried, honouring Retry-After, until the conversation's own deadline (`rate_limit_deadline`,
+  set by the conversation harness) would pass before the next attempt; outside a conversation,
+  for at most `RetryPolicy.max_rate_limit_wait_s` of waiting;
+- any other transient failure is retried `RetryPolicy.max_retries` times.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -41,6 +48,27 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     max_delay_s: float = 20.0
     max_retry_after_s: float = 60.0
+    max_rate_limit_wait_s: float = 120.0
+    """Outside a conversation (no deadline): how long rate limits may be waited out in all."""
+
+
+_RATE_LIMIT_DEADLINE: ContextVar[float | None] = ContextVar("parley_rate_limit_deadline", default=None)
+
+
+@contextlib.contextmanager
+def rate_limit_deadline(seconds: float) -> Iterator[None]:
+    """Within this block (a conversation), calls may wait out rate limits until `seconds` from
+    now, the conversation's own deadline, whatever their attempt count."""
+    token = _RATE_LIMIT_DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _RATE_LIMIT_DEADLINE.reset(token)
+
+
+def current_rate_limit_deadline() -> float | None:
+    """The `time.monotonic()` by which the current conversation must end, if inside one."""
+    return _RATE_LIMIT_DEADLINE.get()
 
 
 @dataclass(frozen=True)
@@ -57,7 +85,13 @@ class RetryEvent:
 
     @property
     def rate_limited(self) -> bool:
-        return self.status == 429
+        """A 429, or a 503 that says when to come back: the provider asks to slow down."""
+        return self.status == 429 or (self.status == 503 and self.retry_after_s is not None)
+
+
+def is_rate_limit(err: ProviderError) -> bool:
+    """A 429, or a 503 with Retry-After: retried until the deadline, not a fixed number of times."""
+    return err.status == 429 or (err.status == 503 and getattr(err, "retry_after_s", None) is not None)
 
 
 OnRetry = Callable[[RetryEvent], object]
@@ -138,15 +172,20 @@ async def retry_call(
     sleep: Sleep | None = None,
     rng: random.Random | None = None,
 ) -> T:
-    """Run `attempt_fn` until it succeeds, a non-retryable ProviderError, or the attempts run out.
+    """Run `attempt_fn` until it succeeds, a non-retryable ProviderError, or retrying is over:
+    for a rate limit, when the next wait would pass the conversation's deadline (or the policy's
+    `max_rate_limit_wait_s` outside a conversation); for any other transient failure, after
+    `max_retries` retries.
 
-    After the last attempt a ProviderError(retryable=True, status=<last status>) says how many
-    attempts were made and why the last failed. Exceptions that are not ProviderErrors are bugs
-    and pass through at once.
+    The ProviderError(retryable=True, status=<last status>) raised then says how many attempts
+    were made and why the last failed. Exceptions that are not ProviderErrors are bugs and pass
+    through at once.
     """
     policy = policy or RetryPolicy()
     sleep = sleep or asyncio.sleep
     attempt = 0
+    other_failures = 0
+    waited_on_limits = 0.0
     while True:
         attempt += 1
         try:
@@ -154,17 +193,35 @@ async def retry_call(
         except ProviderError as err:
             if not err.retryable:
                 raise
-            if attempt > policy.max_retries:
-                tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
-                raise ProviderError(f"{err} (gave up after {tries})", status=err.status, retryable=True) from err
             retry_after = getattr(err, "retry_after_s", None)
             if rng is None:
                 rng = random.Random()  # made on the first retry: seeding one costs ~10 us a call
-            delay = backoff_delay(attempt, policy, retry_after, rng)
+            tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
+            if is_rate_limit(err):
+                delay = backoff_delay(min(attempt, 16), policy, retry_after, rng)
+                deadline = current_rate_limit_deadline()
+                if deadline is not None and time.monotonic() + delay >= deadline:
+                    raise ProviderError(
+                        f"{err} (still rate limited when the conversation's time ran out; {tries})",
+                        status=err.status,
+                        retryable=True,
+                    ) from err
+                if deadline is None and waited_on_limits + delay > policy.max_rate_limit_wait_s:
+                    raise ProviderError(
+                        f"{err} (still rate limited after waiting {waited_on_limits:.0f} s; {tries})",
+                        status=err.status,
+                        retryable=True,
+                    ) from err
+                waited_on_limits += delay
+            else:
+                other_failures += 1
+                if other_failures > policy.max_retries:
+                    raise ProviderError(f"{err} (gave up after {tries})", status=err.status, retryable=True) from err
+                delay = backoff_delay(other_failures, policy, retry_after, rng)
             if on_retry is not None:
                 # a broken listener must not turn a recoverable call into a failure
                 try:
                     on_retry(RetryEvent(err.status, delay, attempt, _reason(err), retry_after))
-                except Exception:  # noqa: BLE001
-                    log.exception("a retry listener failed")
+                except Exception:  # noqa: BLE001 - a watcher's bug is its own
+                    log.warning("an on_retry listener failed", exc_info=True)
             await sleep(delay)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime
 import uuid
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -33,8 +33,22 @@ BATCH_STATUSES: tuple[BatchStatus, ...] = (
 RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
 """What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.reports.outcome_classes)."""
 
-# Conversation outcome filter values: a verdict's outcome, or "unevaluated" for no verdict.
-OutcomeFilter = Literal["passed", "failed", "error", "unevaluated"]
+# Conversation outcome filter values: a verdict's outcome (parley.core.records.verdict.Outcome),
+# or "unevaluated" for no verdict.
+OutcomeFilter = Literal[
+    "passed",
+    "failed",
+    "bot_error",
+    "unverified",
+    "user_fault",
+    "user_error",
+    "infrastructure_error",
+    "cancelled",
+    "evaluation_error",
+    "error",
+    "unevaluated",
+]
+OUTCOME_FILTERS: tuple[OutcomeFilter, ...] = get_args(OutcomeFilter)
 
 
 def utc_now() -> datetime.datetime:
@@ -121,8 +135,16 @@ class BatchRow(BaseModel):
     done: int = 0
     passed: int = 0
     failed: int = 0
+    """The bot's failures: failed checks and bot errors."""
+    bot_errors: int = 0
+    """Of `failed`, the conversations the bot broke (bot_error)."""
+    unverified: int = 0
+    """Ran to an end, nothing failed, nothing about the bot checked: neither passed nor failed."""
+    user_faults: int = 0
+    """The simulated user misbehaved: not blamed on the bot."""
     errors: int = 0
-    """Infrastructure errors and judge errors: neither counted as the bot's failure."""
+    """The runs that broke on the simulator's or parley's side, evaluation errors and
+    conversations without a verdict: neither passed nor failed."""
 
     @property
     def id(self) -> str:
@@ -141,7 +163,7 @@ class ConversationRow(BaseModel):
     trial: int
     stop_reason: str
     outcome: str | None
-    """The verdict's outcome (passed / failed / error), None when not evaluated."""
+    """The conversation's outcome (parley.core.records.verdict.Outcome), None when not evaluated."""
     passed: bool | None
     score: int | None
     comment: str | None = None
@@ -169,9 +191,11 @@ class ResultRow(ConversationRow):
     ended_at: datetime.datetime
     tool_call_count: int
     verdict_outcome: str | None
-    """The verdict's own outcome (None: not evaluated); `outcome` also marks infrastructure errors."""
+    """The verdict's outcome (None: not evaluated); the same as `outcome` since schema v4."""
     usage: dict[str, Usage] = Field(default_factory=dict)
     failed_checks: list[str] = Field(default_factory=list)
+    user_faults: list[str] = Field(default_factory=list)
+    """The simulated user's faults ("kind: reason")."""
 
 
 class StoredConversation(BaseModel):

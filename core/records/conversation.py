@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -12,22 +12,35 @@ from parley.core.records.tools import ToolCallRecord
 from parley.mockapi.schema import WorldState
 
 # fallback_loop: the user simulator gave up after the bot kept answering with its fallback.
+# bot_error: the bot under test failed (a connector's HTTP error, timeout or bad reply; its
+#   model endpoint failing after retries; an exception while it answered): the bot's failure.
+# user_error: the user simulator failed or produced nothing usable.
+# infrastructure_error: parley's own side failed (the user simulator's provider after retries,
+#   the World, planning, evaluating or storing the conversation, a bug outside the two roles).
 # cancelled: the batch was stopped (Ctrl-C) while the conversation was in flight.
 # replay_exhausted: a replayed customer (`parley run --replay`) had no stored words left for what
 # the new bot did (it ended earlier, or asked something the stored customer never answered).
-StopReason = Literal["user_stop", "bot_stop", "max_turns", "timeout", "fallback_loop", "error", "cancelled", "replay_exhausted"]
-STOP_REASONS: tuple[StopReason, ...] = (
+# error: only in rows stored before parley told these apart (schema v4) and not attributable.
+StopReason = Literal[
     "user_stop",
     "bot_stop",
     "max_turns",
     "timeout",
     "fallback_loop",
-    "error",
+    "bot_error",
+    "user_error",
+    "infrastructure_error",
     "cancelled",
     "replay_exhausted",
-)
-# Stop reasons that say the run itself broke, not the bot: counted apart from bot failures.
-INFRASTRUCTURE_STOPS: frozenset[str] = frozenset({"error", "cancelled"})
+    "error",
+]
+STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+BROKEN_STOPS: frozenset[str] = frozenset({"bot_error", "user_error", "infrastructure_error", "cancelled", "error"})
+"""The run itself broke: the conversation did not reach an end of its own."""
+RERUN_STOPS: frozenset[str] = BROKEN_STOPS - {"bot_error"}
+"""Stops that say nothing about the bot: `--resume` runs these again (a bot_error is a result)."""
+UNFINISHED_STOPS: frozenset[str] = BROKEN_STOPS | {"timeout"}
+"""Conversations cut short: checks that need the end are not run."""
 
 
 class TurnTiming(BaseModel):

@@ -48,8 +48,8 @@ class ConversationStarted(_Event):
 
 
 class ConversationFinished(_Event):
-    """A conversation ran to an end of its own (the bot's or the user's, max turns, timeout)
-    and was evaluated and stored."""
+    """A conversation ran to an end of its own (the bot's or the user's, max turns, timeout) or
+    the bot broke (bot_error: the bot's failure), and was evaluated and stored."""
 
     kind: Literal["conversation_finished"] = "conversation_finished"
     conversation_id: str
@@ -57,7 +57,7 @@ class ConversationFinished(_Event):
     name: str
     trial: int
     outcome: str
-    """The verdict's outcome: passed, failed or error (an undecidable check)."""
+    """The conversation's outcome (parley.core.records.verdict.Outcome)."""
     passed: bool
     score: int | None = None
     stop_reason: str
@@ -65,8 +65,9 @@ class ConversationFinished(_Event):
 
 
 class ConversationFailed(_Event):
-    """The run itself broke (provider errors after retries, a bug, Ctrl-C): not the bot's
-    failure. `row` is set when the partial conversation was stored (it normally is)."""
+    """The run broke on the simulator's or parley's side (user_error, infrastructure_error,
+    cancelled): not the bot's failure. `row` is set when the conversation was stored (it always
+    is, unless the store itself is broken: then it is not counted either)."""
 
     kind: Literal["conversation_failed"] = "conversation_failed"
     conversation_id: str
@@ -74,7 +75,7 @@ class ConversationFailed(_Event):
     name: str
     trial: int
     stop_reason: str
-    """error or cancelled."""
+    """user_error, infrastructure_error or cancelled."""
     error: str
     row: ConversationRow | None = None
 
@@ -97,15 +98,20 @@ class Progress(_Event):
     total: int
     passed: int
     failed: int
+    """The bot's failures: failed checks and bot errors."""
     errors: int
-    """Neither passed nor failed: infrastructure errors (stop reason error or cancelled) and
-    evaluation errors (a check that could not be decided). Never counted as the bot's failures."""
+    """Runs that broke on the simulator's or parley's side and evaluation errors: counted apart,
+    never as the bot's failures."""
     in_flight: int
     rate_per_s: float
     """Conversations finished per second in this run."""
     eta_s: float | None
     concurrency: int
     """The current (adaptive) limit of conversations in flight."""
+    unverified: int = 0
+    """Nothing about the bot was checked: counted apart."""
+    user_faults: int = 0
+    """The simulated user misbehaved: counted apart."""
 
 
 class BatchFinished(_Event):
@@ -119,6 +125,8 @@ class BatchFinished(_Event):
     errors: int
     elapsed_s: float
     error: str | None = None
+    unverified: int = 0
+    user_faults: int = 0
 
 
 class TranscriptEvent(_Event):

@@ -6,14 +6,49 @@ reports and UI (which read them).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
 from parley.core.records.chat import Usage
 
-CheckOutcome = Literal["pass", "fail", "not_applicable", "error"]
-VerdictOutcome = Literal["passed", "failed", "error"]
+CheckOutcome = Literal["pass", "fail", "not_applicable", "not_run", "error"]
+"""not_applicable: the check cannot apply to this bot (no World, invisible tools). not_run: the
+conversation ended before the check could be decided. Neither passes nor fails."""
+
+Outcome = Literal[
+    "passed",
+    "failed",
+    "bot_error",
+    "unverified",
+    "user_fault",
+    "user_error",
+    "infrastructure_error",
+    "cancelled",
+    "evaluation_error",
+    "error",
+]
+"""What one conversation says, the one name every summary, export and view uses:
+- passed: every applicable check held, and at least one check about the bot applied;
+- failed: a check about the bot failed (a timeout fails `conversation completed`);
+- bot_error: the bot under test broke (stop reason bot_error): a failure of the bot;
+- unverified: it ran to an end and nothing failed, but no check about the bot applied;
+- user_fault: the user simulator misbehaved (see `Verdict.user_faults`); the bot is not blamed
+  unless it violated a policy;
+- user_error / infrastructure_error / cancelled: the run broke (its stop reason);
+- evaluation_error: it ran, but a check could not be decided (a judge error on a min-score check);
+- error: a legacy row, stored before parley told who failed, that could not be attributed."""
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+VerdictOutcome = Outcome  # the name the store and older callers use
+
+JUDGED: frozenset[str] = frozenset({"passed", "failed", "bot_error"})
+"""Outcomes that say whether the bot did its job: the pass rate's denominator, pass^k's trials."""
+BOT_FAILURES: frozenset[str] = frozenset({"failed", "bot_error"})
+"""Outcomes counted as the bot's failures."""
+APART: tuple[Outcome, ...] = tuple(o for o in OUTCOMES if o not in JUDGED)
+"""Outcomes counted apart from the pass rate, each under its own name."""
+
+UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
 
 
 class CheckResult(BaseModel):
@@ -29,6 +64,15 @@ class CheckResult(BaseModel):
     reason: str
     policy_violation: bool = False
     details: dict[str, Any] = Field(default_factory=dict)
+
+
+class UserFault(BaseModel):
+    """A fault of the simulated user, detected without a model (parley.core.evaluation.user_faults).
+    `turn` is the 1-based number of the user message it is about (None: the conversation as a whole)."""
+
+    kind: UserFaultKind
+    turn: int | None = None
+    reason: str
 
 
 class ExtractedOutput(BaseModel):
@@ -55,16 +99,18 @@ class JudgeResult(BaseModel):
 
 class Verdict(BaseModel):
     conversation_id: str
-    outcome: VerdictOutcome
-    """passed: every applicable check held. failed: the bot failed a check. error: the run broke
-    (provider error, cancelled) or a check could not be decided (judge_error)."""
+    outcome: Outcome
+    """See `Outcome`."""
     passed: bool
     score: Literal[1, 2, 3] | None = None
     comment: str | None = None
     judge: JudgeResult | None = None
     checks: list[CheckResult] = Field(default_factory=list)
     outputs: list[ExtractedOutput] = Field(default_factory=list)
-    error: str | None = None  # judge_error / infrastructure error text
+    error: str | None = None  # why the run broke / judge_error / a check that could not be decided
+    user_faults: list[UserFault] = Field(default_factory=list)
+    """The simulated user's faults (empty: none detected); with any, the outcome is user_fault
+    unless the run broke or the bot violated a policy."""
 
     @property
     def policy_violations(self) -> list[CheckResult]:

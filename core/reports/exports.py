@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any, Literal, TextIO
 
 from parley.core.records.batch import BatchRecord, ResultRow, StoredConversation
-from parley.core.records.conversation import INFRASTRUCTURE_STOPS
+from parley.core.reports.cell_escaping import spreadsheet_row
 from parley.core.reports.stats import summarize
 from parley.core.store.store import JUDGE_ROLE, Store
 
@@ -69,25 +69,31 @@ CSV_PARLEY_COLUMNS = (
     "cost_usd",
     "policy_violations",
     "failed_checks",
+    "user_faults",
 )
 CSV_COLUMNS = CSV_003_COLUMNS + CSV_PARLEY_COLUMNS
 
 
 def run_status(stop_reason: str) -> str:
-    """003's `status` of a conversation: completed, failed (the run broke), timeout, cancelled."""
-    if stop_reason == "error":
+    """003's `status` of a conversation, by who failed: completed (it ran to an end), failed (the
+    bot under test broke: bot_error), timeout (the bot hung), error (the run broke on the
+    simulator's or parley's side: user_error, infrastructure_error, a legacy error), cancelled."""
+    if stop_reason == "bot_error":
         return "failed"
     if stop_reason in ("timeout", "cancelled"):
         return stop_reason
+    if stop_reason in ("user_error", "infrastructure_error", "error"):
+        return "error"
     return "completed"
 
 
 def evaluation_status(outcome: str | None, stop_reason: str) -> str:
-    """003's `evaluation_status`: success (the verdict was reached), failed (judge or run error),
-    not_evaluated (no verdict)."""
-    if outcome is None:
+    """003's `evaluation_status`: success (a verdict about the bot was reached: passed, failed,
+    bot_error, unverified, user_fault), failed (a check could not be decided: evaluation_error),
+    not_evaluated (no verdict, or the run broke on the simulator's or parley's side)."""
+    if outcome is None or outcome in ("user_error", "infrastructure_error", "cancelled", "error"):
         return "not_evaluated"
-    if outcome == "error" or stop_reason in INFRASTRUCTURE_STOPS:
+    if outcome == "evaluation_error":
         return "failed"
     return "success"
 
@@ -121,7 +127,7 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
     conv, verdict, spec = stored.conversation, stored.verdict, stored.spec
     c = conv.model_dump(mode="json")  # one dump per record: cheaper than one per message
     v = verdict.model_dump(mode="json") if verdict is not None else None
-    outcome = "error" if conv.stop_reason in INFRASTRUCTURE_STOPS else (verdict.outcome if verdict else None)
+    outcome = verdict.outcome if verdict else None
     usage = c["usage"]
     total = conv.total_usage
     if verdict is not None and verdict.judge is not None:
@@ -163,6 +169,8 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
         "cost_usd": total.cost_usd,
         "policy_violations": len(verdict.policy_violations) if verdict else 0,
         "failed_checks": [f"{ch.name}: {ch.reason}" for ch in verdict.failed_checks] if verdict else [],
+        "not_run_checks": [ch.name for ch in verdict.checks if ch.outcome == "not_run"] if verdict else [],
+        "user_faults": [f.model_dump(mode="json") for f in verdict.user_faults] if verdict else [],
         "system_prompt": c["system_prompt"],
         "messages": c["messages"],
         "tool_calls": c["tool_calls"],
@@ -204,7 +212,7 @@ def write_json(store: Store, batch_id: str, out: TextIO) -> int:
     """Write the batch as one JSON document, streaming `results`; returns their count."""
     summary = summarize(store, batch_id)
     batch = summary.batch
-    head = _batch_header(batch, summary.done, summary.errors)
+    head = _batch_header(batch, summary.done, summary.bot_errors + summary.errors)
     head["summary"] = summary.model_dump(mode="json", exclude={"batch"})
     text = _dumps(head, indent=2)
     out.write(text[: text.rindex("}")].rstrip() + ',\n  "results": [')
@@ -261,6 +269,7 @@ def _csv_row(row: ResultRow, batch: BatchRecord) -> dict[str, Any]:
         "cost_usd": "" if row.cost_usd is None else row.cost_usd,
         "policy_violations": row.policy_violations,
         "failed_checks": _one_line("; ".join(row.failed_checks)),
+        "user_faults": _one_line("; ".join(row.user_faults)),
     }
     for role in ROLES:
         u = row.usage.get(role)
@@ -277,7 +286,7 @@ def export_csv(store: Store, batch_id: str, out: TextIO) -> int:
     writer.writeheader()
     n = 0
     for row in store.iter_result_rows(batch.id):
-        writer.writerow(_csv_row(row, batch))
+        writer.writerow(spreadsheet_row(_csv_row(row, batch)))
         n += 1
     return n
 

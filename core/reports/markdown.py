@@ -1,9 +1,11 @@
 """A batch's summary as a markdown report.
 
 Sections, in this order: title (batch, sources, models per role), policy violations (first,
-"None." when there are none), totals, pass rate and pass^k, checks not applicable (only when
-some were: a bot without parley's World or visible tool calls), scores with a text histogram,
-per profile, tokens and cost, bot response time, stop reasons, failures with reasons.
+"None." when there are none), totals (each outcome, and what the ones counted apart mean), pass
+rate with its 95% interval and denominator and pass^k with its bootstrap interval, flaky specs
+(with 2+ trials), checks not applicable (only when some were: a bot without parley's World or
+visible tool calls), scores with a text histogram, per profile, tokens and cost, bot response
+time, stop reasons, failures with reasons.
 
 The same summary always renders to the same text: the only times in it are the batch's own.
 """
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from parley.core.reports.stats import BatchSummary, RoleUsage
+from parley.core.evaluation.intervals import Interval
+from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchSummary, RoleUsage
 
 BAR = "█"
 BAR_WIDTH = 30
@@ -31,6 +34,58 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _interval(interval: Interval | None) -> str:
+    return "n/a" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
+
+
+def rate_detail(summary: BatchSummary) -> str:
+    """ "(23 of 27, 95% interval 67.5-94.1%)": the pass rate's denominator and Wilson interval."""
+    shown = f"({summary.passed} of {summary.pass_rate_denominator}"
+    if summary.pass_rate_interval is not None:
+        shown += f", 95% interval {_interval(summary.pass_rate_interval)}"
+    return shown + ")"
+
+
+def rates_line(summary: BatchSummary) -> str:
+    """One line: the pass rate with its denominator and interval, pass^k (k > 1) with its
+    interval, and what is counted apart (for the app's batch view)."""
+    parts = [f"pass rate {_pct(summary.pass_rate)} {rate_detail(summary)}"]
+    for p in summary.pass_k[1:]:
+        parts.append(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else ""))
+    if summary.unverified:
+        parts.append(f"{summary.unverified} unverified")
+    if summary.user_faults:
+        parts.append(f"{summary.user_faults} user fault{'s' if summary.user_faults != 1 else ''}")
+    if summary.flaky_specs:
+        parts.append(f"{len(summary.flaky_specs)} flaky spec{'s' if len(summary.flaky_specs) != 1 else ''}")
+    return " · ".join(parts)
+
+
+def outcome_notes(summary: BatchSummary) -> list[str]:
+    """What the counts mean, a line for each kind that is there (the report and the terminal)."""
+    notes = [
+        "Failed conversations and bot errors (the bot under test broke: an HTTP error, a timeout, a bad reply) "
+        "are the bot's failures. Errors are runs that broke on the simulator's or parley's side "
+        f"({summary.user_errors} simulator, {summary.infrastructure_errors} infrastructure, {summary.cancelled} cancelled"
+        + (f", {summary.legacy_errors} legacy" if summary.legacy_errors else "")
+        + "): counted apart, as are evaluation errors. Judge errors count runs whose judge failed: they get no "
+        "score, never a score of 1."
+    ]
+    if summary.unverified:
+        notes.append(
+            f"{summary.unverified} unverified conversation(s): no check about the bot applied to them, so they neither "
+            f"pass nor fail; {UNVERIFIED_HINT}."
+        )
+    if summary.user_faults:
+        notes.append(
+            f"{summary.user_faults} conversation(s) with simulator faults (the simulated user misbehaved: see Failures): "
+            "not blamed on the bot; run them again."
+        )
+    if summary.legacy_errors:
+        notes.append(f"{summary.legacy_errors} conversation(s) end with `error`: {LEGACY_ERROR_NOTE}.")
+    return notes
 
 
 def _num(value: float | None, digits: int = 2) -> str:
@@ -100,34 +155,47 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
 
     out += ["## Totals", ""]
     out += _table(
-        ["Planned", "Done", "Passed", "Failed", "Errors (infrastructure)", "Evaluation errors", "Not evaluated", "Judge errors"],
+        ["Planned", "Done", "Passed", "Failed", "Bot errors", "Unverified", "User faults", "Errors", "Evaluation errors", "Judge errors"],
         [
             [
                 summary.planned,
                 summary.done,
                 summary.passed,
                 summary.failed,
+                summary.bot_errors,
+                summary.unverified,
+                summary.user_faults,
                 summary.errors,
                 summary.evaluation_errors,
-                summary.unevaluated,
                 summary.judge_errors,
             ]
         ],
     )
-    out += [
-        "",
-        "Infrastructure errors (the run broke) and evaluation errors are not failures of the bot. "
-        "Judge errors count runs whose judge failed: they get no score, never a score of 1.",
-        "",
-    ]
+    out += ["", *outcome_notes(summary), ""]
 
     out += ["## Pass rate", ""]
+    out += [f"**{_pct(summary.pass_rate)}** {rate_detail(summary)}; pass rate = {summary.pass_rate_basis}.", ""]
+    out += _table(
+        ["k", "pass^k", "95% interval", "Specs"],
+        [[p.k, _pct(p.value), _interval(p.interval), p.specs] for p in summary.pass_k],
+    )
     out += [
-        f"**{_pct(summary.pass_rate)}** ({summary.passed} of {summary.pass_rate_denominator}; pass rate = {summary.pass_rate_basis}).",
+        "",
+        "pass^k: the chance that all k trials of a spec pass, averaged over specs (tau-bench); its interval is a "
+        "percentile bootstrap over the specs, seeded by the batch, so the same batch always shows the same one.",
         "",
     ]
-    out += _table(["k", "pass^k", "Specs"], [[p.k, _pct(p.value), p.specs] for p in summary.pass_k])
-    out += ["", "pass^k: the chance that all k trials of a spec pass, averaged over specs (tau-bench).", ""]
+    if summary.batch.options.trials >= 2:
+        out += ["## Flaky specs", ""]
+        if not summary.flaky_specs:
+            out += ["None: every spec's judged trials agree.", ""]
+        else:
+            out += ["Specs whose trials disagree, the most evenly split first: the noise a single run would hide.", ""]
+            out += _table(
+                ["Spec", "Judged trials", "Passed", "Failed", "Counted apart"],
+                [[f.spec_id, f.trials, f.passed, f.failed, f.other] for f in summary.flaky_specs],
+            )
+            out.append("")
     if summary.passed_with_not_applicable:
         out += [
             f"{summary.passed_with_not_applicable} of the {summary.passed} passed conversations passed on the "
@@ -173,9 +241,19 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
     out += ["## Per profile", ""]
     if summary.profiles:
         out += _table(
-            ["Profile", "Runs", "Passed", "Failed", "Errors", "Pass rate", "Mean score", "Mean turns"],
+            ["Profile", "Runs", "Passed", "Failed", "Apart", "Pass rate", "95% interval", "Mean score", "Mean turns"],
             [
-                [p.name, p.runs, p.passed, p.failed, p.errors, _pct(p.pass_rate), _num(p.mean_score), _num(p.mean_turns, 1)]
+                [
+                    p.name,
+                    p.runs,
+                    p.passed,
+                    p.failed,
+                    p.errors,
+                    _pct(p.pass_rate) + f" of {p.passed + p.failed}",
+                    _interval(p.pass_rate_interval),
+                    _num(p.mean_score),
+                    _num(p.mean_turns, 1),
+                ]
                 for p in summary.profiles
             ],
         )

@@ -1,11 +1,12 @@
 """What `compare`, `run --rerun` and the JUnit report make of a conversation's outcome: the one
 mapping from outcome names to the classes they need.
 
-The outcome is the effective one the store gives (its OUTCOME_SQL): `passed`, `failed`,
-`bot_error`, `unverified`, `user_fault`, `user_error`, `infrastructure_error`, `cancelled`,
-`evaluation_error`, `unevaluated`, or `error` (a run that broke, as batches stored before the
-error kinds were told apart say it). Only `passed` and the bot's failures (`failed`,
-`bot_error`) are judged; everything else is counted apart and named.
+The outcome is the effective one the store gives (its OUTCOME_SQL): one of
+parley.core.records.verdict.OUTCOMES (`passed`, `failed`, `bot_error`, `unverified`,
+`user_fault`, `user_error`, `infrastructure_error`, `cancelled`, `evaluation_error`, or `error`:
+a run stored before parley told who failed, which the migration could not attribute), or
+`unevaluated`. Only `passed` and the bot's failures (`failed`, `bot_error`) are judged;
+everything else is counted apart and named.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 from typing import Literal
 
 from parley.core.records.batch import RerunSelection
+from parley.core.records.conversation import BROKEN_STOPS
+from parley.core.records.verdict import BOT_FAILURES
+
+__all__ = ["BOT_FAILURES", "ERRORS", "PASSED", "RERUN_OUTCOMES", "judged", "junit_kind", "rerun_outcomes"]
 
 PASSED: frozenset[str] = frozenset({"passed"})
-BOT_FAILURES: frozenset[str] = frozenset({"failed", "bot_error"})
-"""Outcomes that are the bot's failures: in the pass rate's denominator, a regression's end."""
-JUDGED: frozenset[str] = PASSED | BOT_FAILURES
-ERRORS: frozenset[str] = frozenset({"bot_error", "user_error", "infrastructure_error", "cancelled", "evaluation_error", "error"})
-"""Runs that broke, whoever broke them (the bot's own errors too)."""
+ERRORS: frozenset[str] = BROKEN_STOPS | {"evaluation_error"}
+"""Runs that broke, whoever broke them (the bot's own errors too: each broken stop reason is
+also the outcome), and checks that could not be decided."""
 
 RERUN_OUTCOMES: dict[RerunSelection, frozenset[str]] = {
     "failed": BOT_FAILURES,

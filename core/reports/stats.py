@@ -4,15 +4,18 @@ tokens and cost per role, stop reasons, failures and policy violations.
 Everything is aggregated in SQL (a batch may hold 10,000 conversations); only the listed
 failures and violations come back as rows, and they are capped.
 
-Counting rules, used everywhere (the store's OUTCOME_SQL):
-- an *infrastructure error* is a conversation that stopped with `error` or `cancelled`: the run
-  broke, not the bot; it is never a failure of the bot, whatever its verdict says;
-- an *evaluation error* is a verdict with outcome `error` on a conversation that ran normally
-  (a min-score check whose judge failed, a check that could not be decided);
-- *passed* / *failed* are the other verdicts; a conversation without a verdict is *unevaluated*;
+Counting rules, used everywhere: each conversation has one outcome (the store's OUTCOME_SQL,
+parley.core.records.verdict.Outcome):
+- *passed*, *failed* and *bot_error* say whether the bot did its job: the pass rate is
+  passed / (passed + failed + bot_error), with its 95% Wilson interval and its denominator, and
+  pass^k counts these trials only (with a seeded bootstrap interval over specs);
+- *unverified* (nothing about the bot was checked), *user_fault* (the simulated user
+  misbehaved), *user_error*, *infrastructure_error*, *cancelled* (the run broke on the other side),
+  *evaluation_error* (a check could not be decided), a legacy *error* (stored before parley told
+  who failed) and *unevaluated* (no verdict) are counted apart, each under its own name;
 - a *judge error* is a conversation whose judge failed (no score), whatever its outcome: it is
   counted on the side, never turned into a score.
-The pass rate is passed / (passed + failed).
+With k >= 2 trials, the specs whose judged trials disagree are listed as flaky.
 
 A check that could not be applied (`not_applicable`: a world check on a bot without parley's
 World, a tool expectation on a bot whose tool calls parley cannot see) neither passes nor fails:
@@ -29,12 +32,23 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
 from parley.core.evaluation.pass_k import pass_hat_k
 from parley.core.records.batch import BatchRecord
-from parley.core.records.conversation import STOP_REASONS
-from parley.core.store.store import INFRA_SQL, JUDGE_ROLE, OUTCOME_SQL, Store
+from parley.core.records.conversation import BROKEN_STOPS, STOP_REASONS
+from parley.core.records.verdict import OUTCOMES
+from parley.core.store.store import JUDGE_ROLE, OUTCOME_SQL, Store
 
-PASS_RATE_BASIS = "passed / (passed + failed): infrastructure errors, evaluation errors and unevaluated conversations are left out"
+PASS_RATE_BASIS = (
+    "passed / (passed + failed + bot errors): unverified conversations, simulator faults and errors, "
+    "infrastructure errors, cancelled runs, evaluation errors and unevaluated conversations are counted apart"
+)
+LEGACY_ERROR_NOTE = (
+    "stored before parley told the bot's errors from the simulator's and its own, and not attributable from "
+    "the error text: counted apart, as they were then"
+)
+UNVERIFIED_HINT = "add an `expect:` block or use an LLM judge (`--judge MODEL`)"
+BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
 ROLE_ORDER = ("bot", "user", JUDGE_ROLE)
 DEFAULT_MAX_LISTED = 100
 
@@ -71,6 +85,9 @@ class PassAtK(BaseModel):
     value: float | None
     specs: int
     """Specs with at least k judged trials (the mean is over these)."""
+    interval: Interval | None = None
+    """95% percentile bootstrap over those specs, seeded from the batch's seed: the same batch (and
+    a re-run of it with the same results) always shows the same interval."""
 
 
 class ProfileStats(BaseModel):
@@ -78,10 +95,26 @@ class ProfileStats(BaseModel):
     runs: int
     passed: int
     failed: int
+    """The bot's failures: failed checks and bot errors."""
     errors: int
+    """Counted apart: unverified, simulator faults, broken runs, evaluation errors."""
     pass_rate: float | None
     mean_score: float | None
     mean_turns: float
+    pass_rate_interval: Interval | None = None
+
+
+class FlakySpec(BaseModel):
+    """A spec whose judged trials disagree (some passed, some failed)."""
+
+    spec_id: str
+    name: str
+    trials: int
+    """Judged trials (passed, failed or bot_error)."""
+    passed: int
+    failed: int
+    other: int = 0
+    """Trials counted apart (unverified, simulator faults, broken runs)."""
 
 
 class RoleUsage(BaseModel):
@@ -109,7 +142,7 @@ class FailureEntry(BaseModel):
     spec_id: str
     name: str
     trial: int
-    outcome: str  # failed | error
+    outcome: str  # any outcome but passed and unverified
     stop_reason: str
     reasons: list[str]
 
@@ -148,17 +181,36 @@ class BatchSummary(BaseModel):
     done: int
     passed: int
     failed: int
+    """Conversations in which a check about the bot failed."""
+    bot_errors: int = 0
+    """Conversations the bot broke (stop reason bot_error): failures of the bot too."""
+    unverified: int = 0
+    """Ran to an end, nothing failed, nothing about the bot checked: neither passed nor failed."""
+    user_faults: int = 0
+    """The simulated user misbehaved (empty turn, repeating itself, talking as the bot...)."""
+    user_errors: int = 0
+    infrastructure_errors: int = 0
+    cancelled: int = 0
+    legacy_errors: int = 0
+    """Stop reason `error`: see LEGACY_ERROR_NOTE."""
     errors: int
-    """Infrastructure errors (stop reason error or cancelled)."""
+    """The runs that broke on the simulator's or parley's side: user_errors +
+    infrastructure_errors + cancelled + legacy_errors."""
     evaluation_errors: int
-    """Verdicts with outcome error on runs that did not break (left out of the pass rate)."""
+    """Runs that did not break but a check could not be decided."""
     judge_errors: int
     """Runs whose judge failed (no score), whatever their outcome."""
     unevaluated: int
+    outcomes: dict[str, int] = Field(default_factory=dict)
+    """Every outcome's count (all of parley.core.records.verdict.OUTCOMES, and unevaluated)."""
     pass_rate: float | None
+    pass_rate_interval: Interval | None = None
+    """95% Wilson interval of the pass rate."""
     pass_rate_denominator: int
     pass_rate_basis: str = PASS_RATE_BASIS
     pass_k: list[PassAtK]
+    flaky_specs: list[FlakySpec] = Field(default_factory=list)
+    """With 2 or more trials: the specs whose judged trials disagree, most disagreeing first."""
     score_statistics: ScoreStatistics
     score_distribution: dict[str, int]
     """003's shape: {"score_1": n, "score_2": n, "score_3": n}."""
@@ -174,10 +226,16 @@ class BatchSummary(BaseModel):
     failed_checks: list[CheckFailureCount]
     failures: list[FailureEntry]
     failures_total: int
+    """Every conversation that neither passed nor was merely unverified."""
     bot_latency: LatencyStats | None
     not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
+
+    @property
+    def bot_failures(self) -> int:
+        """Failed checks and bot errors: the pass rate's failures."""
+        return self.failed + self.bot_errors
 
 
 def _score_statistics(distribution: Mapping[int, int]) -> ScoreStatistics:
@@ -194,8 +252,8 @@ def _score_statistics(distribution: Mapping[int, int]) -> ScoreStatistics:
     )
 
 
-def _rate(passed: int, failed: int) -> float | None:
-    return passed / (passed + failed) if passed + failed else None
+def _rate(passed: int, judged: int) -> float | None:
+    return passed / judged if judged else None
 
 
 _BASE = "FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id WHERE c.batch_id = ?"
@@ -206,14 +264,11 @@ Query = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
 
 
 def _totals(q: Query, bid: str) -> dict[str, Any]:
+    counts = ",\n".join(f"COALESCE(SUM(o = '{o}'), 0) AS n_{o}" for o in (*OUTCOMES, "unevaluated"))
     return q(
-        f"""SELECT COUNT(*) AS done,
-               COALESCE(SUM(o = 'passed'), 0) AS passed, COALESCE(SUM(o = 'failed'), 0) AS failed,
-               COALESCE(SUM(c.stop_reason IN {INFRA_SQL}), 0) AS errors,
-               COALESCE(SUM(o = 'error' AND c.stop_reason NOT IN {INFRA_SQL}), 0) AS evaluation_errors,
-               COALESCE(SUM(c.stop_reason NOT IN {INFRA_SQL} AND json_extract(c.judge, '$.error') IS NOT NULL), 0)
+        f"""SELECT COUNT(*) AS done, {counts},
+               COALESCE(SUM(c.stop_reason NOT IN {BROKEN_SQL} AND json_extract(c.judge, '$.error') IS NOT NULL), 0)
                    AS judge_errors,
-               COALESCE(SUM(o = 'unevaluated'), 0) AS unevaluated,
                AVG(c.turns) AS mean_turns, AVG(c.duration_s) AS mean_duration,
                COALESCE(SUM(c.duration_s), 0) AS total_duration,
                COALESCE(SUM(c.policy_violations), 0) AS violations
@@ -228,24 +283,48 @@ def _score_distribution(q: Query, bid: str) -> dict[int, int]:
     return {r["score"]: r["n"] for r in rows}
 
 
-def _pass_k(q: Query, bid: str, trials: int) -> list[PassAtK]:
-    rows = q(
-        f"""SELECT c.spec_id, SUM(o = 'passed') AS c, COUNT(*) AS n
-            FROM (SELECT c.spec_id, {OUTCOME_SQL} AS o {_BASE}) c
-            WHERE o IN ('passed', 'failed') GROUP BY c.spec_id""",
+_JUDGED_SQL = "('passed', 'failed', 'bot_error')"
+
+
+def _trials_per_spec(q: Query, bid: str) -> list[dict[str, Any]]:
+    """Per spec: passed, judged trials and trials counted apart, in spec order."""
+    return q(
+        f"""SELECT c.spec_id, MIN(c.name) AS name, MIN(c.spec_index) AS spec_index,
+                   SUM(o = 'passed') AS c, SUM(o IN {_JUDGED_SQL}) AS n, SUM(o NOT IN {_JUDGED_SQL}) AS other
+            FROM (SELECT c.spec_id, c.name, c.spec_index, {OUTCOME_SQL} AS o {_BASE}) c
+            GROUP BY c.spec_id ORDER BY spec_index, c.spec_id""",
         [bid],
     )
-    per_spec = {r["spec_id"]: (r["c"], r["n"]) for r in rows}
+
+
+def _pass_k(rows: Sequence[Mapping[str, Any]], seed: int, trials: int) -> list[PassAtK]:
+    per_spec = {r["spec_id"]: (r["c"], r["n"]) for r in rows if r["n"]}
     return [
-        PassAtK(k=k, value=pass_hat_k_from_counts(per_spec, k), specs=sum(1 for _, n in per_spec.values() if n >= k))
+        PassAtK(
+            k=k,
+            value=pass_hat_k_from_counts(per_spec, k),
+            specs=sum(1 for _, n in per_spec.values() if n >= k),
+            interval=bootstrap_pass_hat_k(per_spec, k, seed=stats_seed(seed, f"pass^{k}")),
+        )
         for k in range(1, max(trials, 1) + 1)
+    ]
+
+
+def _flaky(rows: Sequence[Mapping[str, Any]]) -> list[FlakySpec]:
+    """Specs with 2+ judged trials that disagree, the most evenly split first (then the most
+    trials, then spec order)."""
+    flaky = [r for r in rows if r["n"] >= 2 and 0 < r["c"] < r["n"]]
+    flaky.sort(key=lambda r: (-min(r["c"], r["n"] - r["c"]) / r["n"], -r["n"], r["spec_index"], r["spec_id"]))
+    return [
+        FlakySpec(spec_id=r["spec_id"], name=r["name"], trials=r["n"], passed=r["c"], failed=r["n"] - r["c"], other=r["other"])
+        for r in flaky
     ]
 
 
 def _profiles(q: Query, bid: str) -> list[ProfileStats]:
     rows = q(
-        f"""SELECT c.name, COUNT(*) AS runs, SUM(o = 'passed') AS passed, SUM(o = 'failed') AS failed,
-                   SUM(o = 'error') AS errors, AVG(c.score) AS mean_score, AVG(c.turns) AS mean_turns
+        f"""SELECT c.name, COUNT(*) AS runs, SUM(o = 'passed') AS passed, SUM(o IN ('failed', 'bot_error')) AS failed,
+                   SUM(o NOT IN {_JUDGED_SQL}) AS errors, AVG(c.score) AS mean_score, AVG(c.turns) AS mean_turns
             FROM (SELECT c.name, c.turns, v.score, {OUTCOME_SQL} AS o {_BASE}) c
             GROUP BY c.name ORDER BY c.name""",
         [bid],
@@ -257,7 +336,8 @@ def _profiles(q: Query, bid: str) -> list[ProfileStats]:
             passed=r["passed"],
             failed=r["failed"],
             errors=r["errors"],
-            pass_rate=_rate(r["passed"], r["failed"]),
+            pass_rate=_rate(r["passed"], r["passed"] + r["failed"]),
+            pass_rate_interval=wilson_interval(r["passed"], r["passed"] + r["failed"]),
             mean_score=r["mean_score"],
             mean_turns=r["mean_turns"] or 0.0,
         )
@@ -345,18 +425,20 @@ def _failed_checks(q: Query, bid: str) -> list[CheckFailureCount]:
 
 
 def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
-    """Failed and errored conversations with their reasons: the run's error, the verdict's
-    error, then each failed (or undecidable) check as "name: reason"."""
+    """Every conversation that neither passed nor was merely unverified, with its reasons: the
+    run's error, the verdict's error, the simulator's faults, then each failed (or undecidable)
+    check as "name: reason"."""
     rows = q(
         f"""SELECT c.id, c.spec_id, c.name, c.trial, c.stop_reason, c.error, v.error AS verdict_error,
-                   v.checks, {OUTCOME_SQL} AS o
-            {_BASE} AND ({OUTCOME_SQL}) IN ('failed', 'error')
+                   v.checks, v.user_faults, {OUTCOME_SQL} AS o
+            {_BASE} AND ({OUTCOME_SQL}) NOT IN ('passed', 'unverified')
             ORDER BY c.spec_index, c.spec_id, c.trial LIMIT ?""",
         [bid, limit],
     )
     failures = []
     for r in rows:
         reasons = [e for e in (r["error"], r["verdict_error"]) if e]
+        reasons += [f"user fault ({f.get('kind')}): {f.get('reason')}" for f in json.loads(r["user_faults"] or "[]")]
         reasons += [
             f"{check.get('name')}: {check.get('reason')}"
             for check in json.loads(r["checks"] or "[]")
@@ -383,7 +465,7 @@ def _not_applicable(q: Query, bid: str, shown_names: int = 5) -> tuple[list[NotA
                    json_group_array(DISTINCT json_extract(j.value, '$.name')) AS names,
                    MIN(json_extract(j.value, '$.reason')) AS reason
             {_JSON_CHECKS}
-            WHERE c.batch_id = ? AND c.stop_reason NOT IN {INFRA_SQL} AND {na}
+            WHERE c.batch_id = ? AND c.stop_reason NOT IN {BROKEN_SQL} AND {na}
             GROUP BY check_kind ORDER BY n DESC, check_kind""",
         [bid],
     )
@@ -428,22 +510,37 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
     batch = store.get_batch(batch_id)
     bid, q = batch.id, store.read_sql
     t = _totals(q, bid)
+    outcomes = {o: t[f"n_{o}"] for o in (*OUTCOMES, "unevaluated")}
     distribution = _score_distribution(q, bid)
     usage, total = _usage(q, bid)
     not_applicable, passed_with_na = _not_applicable(q, bid)
+    per_spec = _trials_per_spec(q, bid)
+    passed, failed, bot_errors = outcomes["passed"], outcomes["failed"], outcomes["bot_error"]
+    judged = passed + failed + bot_errors
+    broken = outcomes["user_error"] + outcomes["infrastructure_error"] + outcomes["cancelled"] + outcomes["error"]
     return BatchSummary(
         batch=batch,
         planned=batch.planned,
         done=t["done"],
-        passed=t["passed"],
-        failed=t["failed"],
-        errors=t["errors"],
-        evaluation_errors=t["evaluation_errors"],
+        passed=passed,
+        failed=failed,
+        bot_errors=bot_errors,
+        unverified=outcomes["unverified"],
+        user_faults=outcomes["user_fault"],
+        user_errors=outcomes["user_error"],
+        infrastructure_errors=outcomes["infrastructure_error"],
+        cancelled=outcomes["cancelled"],
+        legacy_errors=outcomes["error"],
+        errors=broken,
+        evaluation_errors=outcomes["evaluation_error"],
         judge_errors=t["judge_errors"],
-        unevaluated=t["unevaluated"],
-        pass_rate=_rate(t["passed"], t["failed"]),
-        pass_rate_denominator=t["passed"] + t["failed"],
-        pass_k=_pass_k(q, bid, batch.options.trials),
+        unevaluated=outcomes["unevaluated"],
+        outcomes=outcomes,
+        pass_rate=_rate(passed, judged),
+        pass_rate_interval=wilson_interval(passed, judged),
+        pass_rate_denominator=judged,
+        pass_k=_pass_k(per_spec, batch.options.seed, batch.options.trials),
+        flaky_specs=_flaky(per_spec) if batch.options.trials >= 2 else [],
         score_statistics=_score_statistics(distribution),
         score_distribution={f"score_{s}": distribution.get(s, 0) for s in (1, 2, 3)},
         mean_turns=t["mean_turns"],
@@ -457,7 +554,7 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         policy_violations_total=t["violations"],
         failed_checks=_failed_checks(q, bid),
         failures=_failures(q, bid, max_listed),
-        failures_total=t["failed"] + t["errors"] + t["evaluation_errors"],
+        failures_total=t["done"] - passed - outcomes["unverified"],
         bot_latency=_bot_latency(q, bid),
         not_applicable_checks=not_applicable,
         passed_with_not_applicable=passed_with_na,

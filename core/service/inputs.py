@@ -23,7 +23,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from parley.core.errors import ParleyError, ProfileError
-from parley.core.service.models import BatchRequest, ProfilePath, ScenarioIn
+from parley.core.service.models import BatchRequest, ProfileItem, ProfilePath, ScenarioIn
 
 INLINE_SUFFIXES = (".yaml", ".yml", ".json")
 _REFERENCE_KEYS = ("personality", "file")
@@ -94,23 +94,31 @@ def _check_tree(path: Path, roots: Sequence[Path], text: str) -> None:
 
 
 def _references(node: Any) -> Iterator[tuple[str, str]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in _REFERENCE_KEYS and isinstance(value, str):
-                yield key, value
-            else:
-                yield from _references(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _references(item)
+    """Every `personality:`/`file:` string in parsed YAML; a node shared through aliases is
+    visited once."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, (dict, list)) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, dict):
+            for key, value in current.items():
+                if key in _REFERENCE_KEYS and isinstance(value, str):
+                    yield key, value
+                else:
+                    stack.append(value)
+        else:
+            stack.extend(current)
 
 
 def check_inline_references(text: str, loc: Sequence[str | int]) -> None:
     """InputRefused if inline YAML points at a file by an absolute path or through `..`."""
-    from parley.core.specs.profile_loader import parse_yaml
+    from parley.core.specs.yaml_reading import read_yaml
 
     try:
-        data = parse_yaml(text, "inline")
+        data = read_yaml(text, "inline")
     except ProfileError:
         return  # the loader reports the YAML error with its position
     for key, value in _references(data):
@@ -126,8 +134,10 @@ def prepare_inputs(request: BatchRequest | list[ScenarioIn], inputs_dir: Path, r
     """The sources of a request: confined paths as they resolve, scenarios and inline profiles
     written to a new folder under `inputs_dir`. Raises InputRefused / InputInvalid; on error,
     nothing is left behind."""
+    profiles: list[ProfileItem]
+    scenarios_loc: list[str | int]
     if isinstance(request, list):
-        scenarios_loc: list[str | int] = ["body"]
+        scenarios_loc = ["body"]
         scenarios, profiles = request, []
     else:
         scenarios_loc = ["body", "scenarios"]

@@ -1,6 +1,6 @@
-"""The batch service's jobs: the batches it runs as tasks on its event loop.
+"""The batch service's jobs: the batches it runs, on an event loop and thread of their own.
 
-- `launch` runs a prepared batch in the background (several side by side, each with its own
+- `launch` plans a batch and runs it in the background (several side by side, each with its own
   adaptive concurrency limit); `cancel` stops one now (in-flight conversations are saved as
   cancelled; the batch ends `cancelled`); `resume` re-plans a stopped batch and runs what it
   has not completed.
@@ -13,17 +13,26 @@
 - with a placement (`parley serve --workers N` / `--ray ADDRESS`), batches run sharded over one
   pool of worker processes that every batch shares (parley.core.engine.distributed), started at
   the first batch and stopped at shutdown; a batch that caches replies runs in this process.
+
+Running and cancelling batches live on the BatchLoop (parley.core.service.batch_loop), never on
+the loop serving HTTP: a status call stays fast however many conversations run. Planning a batch
+(reading its files, in a worker thread) is done by the request that asks for it, so a launch is
+not queued behind the running batches either. The methods below are called from the HTTP loop;
+the `_here` ones run on the batch loop. `progress`, `running` and `is_running` only read. The
+worker pool, like the runners, lives on the batch loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from parley.core.errors import ParleyError
+from parley.core.service.batch_loop import BatchLoop
 
 if TYPE_CHECKING:
     from parley.core.engine.batch_plan import PreparedBatch
@@ -62,6 +71,13 @@ class BatchManager:
         self._jobs: dict[str, Job] = {}
         self._claimed: set[str] = set()
         self._closing = False
+        self._batches: BatchLoop | None = None
+
+    @property
+    def batches(self) -> BatchLoop:
+        if self._batches is None:
+            raise JobConflict("the service is not started")
+        return self._batches
 
     # -- looking -------------------------------------------------------------------------------
 
@@ -85,19 +101,31 @@ class BatchManager:
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> list[str]:
-        """Reconcile the database with reality; returns the batches marked interrupted."""
+        """Start the batch loop and reconcile the database with reality; returns the batches
+        marked interrupted."""
+        self._batches = BatchLoop()
         interrupted = await asyncio.to_thread(self.store.interrupt_orphans)
         for batch_id in interrupted:
             log.warning("batch %s was left unfinished by a process that is gone: now interrupted", batch_id)
         return interrupted
 
     async def shutdown(self, grace_s: float | None = None) -> None:
-        """Stop every batch (see the module doc) and close the shared model clients."""
+        """Stop every batch (see the module doc), close the shared model clients and the loop."""
+        self._closing = True
+        if self._batches is None or self._batches.closed:
+            return
+        try:
+            await self._batches.run(self._shutdown_here(self.grace_s if grace_s is None else grace_s))
+        finally:
+            self._batches.close()
+            from parley.core.models.openai_provider import aclose_clients
+
+            await aclose_clients()  # those that planning batches opened on this loop
+
+    async def _shutdown_here(self, grace: float) -> None:
         from parley.core.bots.connectors.base import aclose_connectors
         from parley.core.models.openai_provider import aclose_clients
 
-        self._closing = True
-        grace = self.grace_s if grace_s is None else grace_s
         jobs = list(self._jobs.values())
         for job in jobs:
             job.runner.stop(grace_s=grace)
@@ -115,15 +143,27 @@ class BatchManager:
 
     # -- acting --------------------------------------------------------------------------------
 
-    def launch(self, prepared: PreparedBatch) -> Job:
-        """Run `prepared` in the background; returns its job."""
+    async def launch(self, prepared: PreparedBatch) -> None:
+        """Run a planned batch (parley.core.engine.batch_runner.prepare_batch) in the background;
+        returns once the batch is recorded `running`, so a status call right after sees it so."""
         if self._closing:
             raise JobConflict("the service is shutting down; no new batches")
+        await self.batches.run(self._launch_here(prepared))
+
+    async def _launch_here(self, prepared: PreparedBatch, started_within_s: float = 30.0) -> None:
+        from parley.core.records.events import BatchStarted
+
+        if self._closing:
+            raise JobConflict("the service is shutting down; no new batches")
+        started = asyncio.Event()
         runner = self._runner(prepared)
+        runner.subscribe(lambda event: started.set() if isinstance(event, BatchStarted) else None)
         job = Job(batch_id=prepared.id, runner=runner)
         self._jobs[prepared.id] = job
         job.task = asyncio.create_task(self._drive(job), name=f"parley-batch-{prepared.id}")
-        return job
+        job.task.add_done_callback(lambda _: started.set())  # it may end (or break) before it starts
+        with contextlib.suppress(TimeoutError):  # a very busy loop: the batch still starts, a little later
+            await asyncio.wait_for(started.wait(), started_within_s)
 
     def _runner(self, prepared: PreparedBatch) -> BatchRunner:
         from parley.core.engine.batch_runner import BatchRunner
@@ -166,14 +206,19 @@ class BatchManager:
     async def cancel(self, batch_id: str, *, wait_s: float = 10.0) -> None:
         """Cancel a batch this service runs (JobConflict otherwise); waits (bounded) until its
         in-flight conversations are saved and it is recorded `cancelled`."""
-        job = self._jobs.get(batch_id)
-        if job is None:
+        if batch_id not in self._jobs:
             batch = await asyncio.to_thread(self.store.get_batch, batch_id)
             if batch.status in ("pending", "running"):
                 owner = await asyncio.to_thread(self.store.batch_owner, batch_id)
                 where = f" ({owner.describe()})" if owner else ""
                 raise JobConflict(f"batch {batch_id} is run by another process{where}; stop it there")
             raise JobConflict(f"batch {batch_id} is {batch.status}: nothing to cancel")
+        await self.batches.run(self._cancel_here(batch_id, wait_s))
+
+    async def _cancel_here(self, batch_id: str, wait_s: float) -> None:
+        job = self._jobs.get(batch_id)
+        if job is None:
+            return  # it ended meanwhile
         job.cancel_requested = True
         job.runner.cancel()
         if job.task is not None:
@@ -202,7 +247,7 @@ class BatchManager:
             if check is not None:
                 check(batch)
             prepared = await prepare_resume(self.store, batch_id)
-            self.launch(prepared)
+            await self.launch(prepared)
             return prepared
         finally:
             self._claimed.discard(batch_id)

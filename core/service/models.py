@@ -239,10 +239,13 @@ class BatchStatusView(BaseModel):
     progress_fraction: float = Field(ge=0, le=1, description="The same as a fraction: done / total_scenarios.")
     total_scenarios: int
     completed_scenarios: int = Field(description="Conversations stored (any outcome).")
-    failed_scenarios: int = Field(description="Conversations whose run broke (error, cancelled): 003's failed.")
+    failed_scenarios: int = Field(description="Conversations whose run broke (the bot's, the simulator's or parley's): 003's failed.")
     passed: int
-    failed: int = Field(description="Conversations that failed their checks.")
-    errors: int = Field(description="Infrastructure and evaluation errors, counted apart from failures.")
+    failed: int = Field(description="The bot's failures: failed checks and bot errors.")
+    bot_errors: int = Field(default=0, description="Of `failed`, the conversations the bot under test broke.")
+    unverified: int = Field(default=0, description="Nothing about the bot was checked: neither passed nor failed.")
+    user_faults: int = Field(default=0, description="The simulated user misbehaved: not blamed on the bot.")
+    errors: int = Field(description="Runs broken on the simulator's or parley's side, evaluation errors: counted apart.")
     in_flight: int = Field(description="Conversations running now in this service.")
     created_at: datetime.datetime
     started_at: datetime.datetime | None
@@ -264,6 +267,9 @@ class BatchListItem(BaseModel):
     passed: int
     failed: int
     errors: int
+    bot_errors: int = 0
+    unverified: int = 0
+    user_faults: int = 0
     created_at: datetime.datetime
     started_at: datetime.datetime | None
     completed_at: datetime.datetime | None

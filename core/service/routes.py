@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -17,8 +17,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from parley.core.engine.reachability import UnreachableEndpoint
 from parley.core.errors import ConfigError, ParleyError
+from parley.core.ingress.strict_json import StrictJsonRoute
 from parley.core.records.batch import BatchOptions, BatchRecord, LoadOptions, RoleModels
+from parley.core.service.bot_hosts import AllowedHost, bot_host_problem
 from parley.core.service.health import health_report
 from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs
 from parley.core.service.jobs import BatchManager, JobConflict
@@ -33,14 +36,14 @@ from parley.core.service.models import (
     ErrorDetail,
     Health,
 )
+from parley.core.service.public_paths import PathScrubber
 from parley.core.service.results import MEDIA_TYPES, chunks, render_results
+from parley.core.service.token_guard import TOKEN_ENV
 from parley.core.service.views import BatchSummaryView, cost_view, is_partial, list_view, status_view, summary_view
 from parley.core.store.store import Store
 
 if TYPE_CHECKING:
     from parley.core.engine.batch_plan import PreparedBatch
-
-TOKEN_ENV = "PARLEY_API_TOKEN"
 
 _ERRORS = {
     400: "A body that cannot be read (not UTF-8 JSON), or a Content-Length that is not a number.",
@@ -67,6 +70,10 @@ class ServiceState:
     inputs_dir: Path
     defaults: RoleModels
     personality_dirs: list[str] = field(default_factory=list)
+    allowed_bot_hosts: list[AllowedHost] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.scrub = PathScrubber(self.roots, self.inputs_dir)
 
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -74,17 +81,9 @@ class ServiceState:
 _bearer = HTTPBearer(auto_error=False, description=f"The service's token ({TOKEN_ENV}), when it has one.")
 
 
-async def require_token(request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]) -> None:
-    expected: str | None = request.app.state.token
-    if expected is None:
-        return
-    given = credentials.credentials if credentials is not None else ""
-    if credentials is None or not secrets.compare_digest(given.encode(), expected.encode()):
-        raise HTTPException(
-            401,
-            "a bearer token is required: send `Authorization: Bearer $PARLEY_API_TOKEN`" if credentials is None else "wrong bearer token",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+async def require_token(credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]) -> None:
+    """Declares the bearer token in the schema. The check itself is core.service.token_guard's,
+    which runs before any route (and before the body is read)."""
 
 
 def reject_unknown_query(request: Request) -> None:
@@ -135,8 +134,17 @@ async def _batch(state: ServiceState, batch_id: str) -> BatchRecord:
         raise HTTPException(404, message) from None
 
 
-def _unprocessable(problems: list[tuple[list[str | int], str]]) -> HTTPException:
-    return HTTPException(422, [{"loc": loc, "msg": msg, "type": "invalid_input"} for loc, msg in problems])
+MAX_PROBLEMS = 100
+"""Problems listed in one 422; a body with more (10,000 scenarios with the same mistake) ends
+its list with one saying how many more there are."""
+
+
+def _unprocessable(problems: list[tuple[list[str | int], str]], scrub: Callable[[str], str] = str) -> HTTPException:
+    """A 422 listing `problems` (at most MAX_PROBLEMS), each message through `scrub`."""
+    shown = [(loc, scrub(msg)) for loc, msg in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        shown.append((["body"], f"... and {len(problems) - MAX_PROBLEMS} more problems like these"))
+    return HTTPException(422, [{"loc": loc, "msg": msg, "type": "invalid_input"} for loc, msg in shown])
 
 
 # ---- routes -----------------------------------------------------------------------------------
@@ -147,7 +155,7 @@ def build_router(*, guarded: bool) -> APIRouter:
     says so; without a token the schema claims no security it does not have)."""
     api = APIRouter(prefix="/api", dependencies=[Depends(reject_unknown_query)])
     guards = [Depends(require_token)] if guarded else []
-    batches = APIRouter(prefix="/batches", dependencies=guards, tags=["batches"])
+    batches = APIRouter(prefix="/batches", dependencies=guards, tags=["batches"], route_class=StrictJsonRoute)
 
     @api.get("/health", response_model=Health, tags=["service"], summary="Service and database health")
     async def health(request: Request) -> Health:
@@ -198,28 +206,38 @@ def build_router(*, guarded: bool) -> APIRouter:
             # A profile's files are read beside it, never from the service's working directory.
             loading=LoadOptions(from_working_dir=False, personality_dirs=state.personality_dirs),
         )
+        refused_bot = bot_host_problem(options.models.bot, state.allowed_bot_hosts)
+        if refused_bot is not None:
+            raise _unprocessable([(["body", "models", "bot"], refused_bot)])
         try:
             inputs = await asyncio.to_thread(prepare_inputs, body, state.inputs_dir, state.roots)
         except InputRefused as exc:
-            raise HTTPException(403, str(exc)) from None
+            raise HTTPException(403, state.scrub(str(exc))) from None
         except InputInvalid as exc:
-            raise _unprocessable([(exc.loc, str(exc))]) from None
+            raise _unprocessable([(exc.loc, str(exc))], state.scrub) from None
+
+        def unprocessable(problems: list[tuple[list[str | int], str]]) -> HTTPException:
+            inputs.discard()
+            return _unprocessable(
+                [(loc, state.scrub(msg, inputs.folder)) for loc, msg in problems[: MAX_PROBLEMS + 1]] + problems[MAX_PROBLEMS + 1 :]
+            )
+
         try:
             prepared = await prepare_batch(state.store, inputs.sources, options)
-            state.manager.launch(prepared)
+            await state.manager.launch(prepared)
         except InvalidInputs as exc:
-            inputs.discard()
-            raise _unprocessable([(error_loc(e, inputs), error_message(e, inputs)) for e in exc.errors]) from None
+            raise unprocessable([(error_loc(e, inputs), error_message(e, inputs)) for e in exc.errors]) from None
         except JobConflict as exc:
             inputs.discard()
             raise HTTPException(409, str(exc)) from None
+        except UnreachableEndpoint as exc:  # nothing answers there: refused before anything runs
+            inputs.discard()
+            raise _unprocessable([(["body", "models", exc.role], str(exc))]) from None
         except ConfigError as exc:
-            inputs.discard()
             role = re.search(r"for the (bot|user|judge) role", str(exc))
-            raise _unprocessable([(["body", "models", *([role.group(1)] if role else [])], str(exc))]) from None
+            raise unprocessable([(["body", "models", *([role.group(1)] if role else [])], str(exc))]) from None
         except ParleyError as exc:
-            inputs.discard()
-            raise _unprocessable([(["body"], str(exc))]) from None
+            raise unprocessable([(["body"], str(exc))]) from None
         except BaseException:
             inputs.discard()
             raise
@@ -336,13 +354,16 @@ def build_router(*, guarded: bool) -> APIRouter:
                     f"batch {record.id} was started from files outside the service's profile folders "
                     f"({', '.join(outside)}); resume it with `parley run --resume {record.id}`"
                 )
+            refused_bot = bot_host_problem(record.options.models.bot, state.allowed_bot_hosts)
+            if refused_bot is not None:
+                raise InputRefused(f"batch {record.id}: {refused_bot}; or resume it with `parley run --resume {record.id}`")
 
         try:
             prepared = await state.manager.resume(batch.id, confined)
         except InputRefused as exc:
-            raise HTTPException(403, str(exc)) from None
+            raise HTTPException(403, state.scrub(str(exc))) from None
         except ParleyError as exc:  # JobConflict, sources gone or changed, a missing key
-            raise HTTPException(409, str(exc)) from None
+            raise HTTPException(409, state.scrub(str(exc))) from None
         return BatchLaunched(
             batch_id=prepared.id,
             status="resumed",

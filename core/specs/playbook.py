@@ -24,37 +24,27 @@ A playbook is a YAML file:
       orders: {ORD-1002: cancelled}    #   (final order statuses, tools, bot_says, ...)
 
 Assertions never stop a playbook: each is recorded in `conversation.metadata["assertions"]` as
-`{"step": n, "kind", "expected", "passed", "reason"}` (n counts steps from 1) and the run goes
-on. An injected tool call is not one the bot made: it is in the transcript but not in
-`conversation.tool_calls`, and expect_tool does not see it.
+`{"step": n, "kind", "expected", "passed", "reason", "ran"}` (n counts steps from 1) and the run
+goes on. An injected tool call is not one the bot made: it is in the transcript but not in
+`conversation.tool_calls`, and expect_tool does not see it. A playbook runs on the conversation
+harness: parley.core.engine.playbook_run.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import json
 import re
-import time
-import uuid
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from parley.core.bots.api import Bot, BotContext, BotTurn
-from parley.core.bots.order_tools import OrderTools
-from parley.core.engine.harness import DEFAULT_LIMITS, Limits, bot_system_prompt
-from parley.core.engine.world import world_client
-from parley.core.errors import ParleyError, ProfileError
-from parley.core.records.chat import ChatMessage, ToolCall, Usage
-from parley.core.records.conversation import Conversation, StopReason, TurnTiming
+from parley.core.errors import ProfileError
 from parley.core.records.profile import DEFAULT_CUSTOMER_ID, Expectations, WorldSpec
 from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
-from parley.core.records.tools import TOOL_NAMES, ToolCallRecord
-from parley.core.specs.profile_loader import InvalidProfile, parse_yaml
+from parley.core.records.tools import TOOL_NAMES
+from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.profile_validation import (
     CUSTOMER_ID_RE,
     Checker,
@@ -64,9 +54,8 @@ from parley.core.specs.profile_validation import (
     did_you_mean,
     plain_value,
 )
-
-if TYPE_CHECKING:
-    from parley.core.engine.world import World
+from parley.core.specs.yaml_reading import read_yaml
+from parley.mockapi.fixture import date_problem
 
 PLAYBOOK_KEYS = ("name", "description", "customer_id", "today", "steps", "expect")
 STEP_KINDS = ("user", "inject_bot_response", "inject_tool", "expect_tool", "expect_bot_regex")
@@ -153,6 +142,8 @@ class PlaybookAssertion(BaseModel):
     expected: str
     passed: bool
     reason: str
+    ran: bool = True
+    """False for a step the conversation never reached (recorded as not checked)."""
 
 
 # -- loading -------------------------------------------------------------------------------------
@@ -170,7 +161,7 @@ def looks_like_playbook(data: Any) -> bool:
 def check_playbook_text(text: str, *, source: str = "<playbook>") -> tuple[Playbook | None, list[ProfileError]]:
     """(playbook or None, every error in file order) for YAML text."""
     try:
-        data = parse_yaml(text, source)
+        data = read_yaml(text, source)
     except ProfileError as exc:
         return None, [exc]
     return check_playbook_data(data, source=source)
@@ -263,6 +254,10 @@ class _PlaybookBuilder(SectionParser):
         if root.has("today") and root.value["today"] is not None:
             fields["today"] = c.date(root.child("today"))
             ok &= fields["today"] is not None
+            problem = date_problem(fields["today"]) if fields["today"] is not None else None
+            if problem is not None:
+                c.error(root.child("today"), problem)
+                ok = False
         if root.has("steps"):
             fields["steps"] = self._steps(root.child("steps"))
             ok &= fields["steps"] is not None
@@ -391,198 +386,3 @@ class _PlaybookBuilder(SectionParser):
         if name is None or (node.has("arguments") and arguments is None):
             return None
         return ExpectToolStep(name=name, arguments=arguments or None, line=line)
-
-
-# -- running -------------------------------------------------------------------------------------
-
-
-async def run_playbook(
-    spec: ConversationSpec,
-    *,
-    world: World | None,
-    bot: Bot,
-    customer_id: str | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-    client: httpx.AsyncClient | None = None,
-    conversation_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
-) -> Conversation:
-    """Run a playbook's steps against `bot` and return the conversation; never raises for a
-    failed run (like parley.core.engine.harness.run_conversation, whose record and limits it shares).
-
-    Each `user` step is one bot turn. Assertions go to `metadata["assertions"]`; steps an early
-    stop kept from running are recorded as failed ("not checked"). `stop_reason` is user_stop
-    when every step ran; bot_stop when the bot closed the conversation with `user` steps still
-    to come; max_turns when more `user` steps than `limits.max_turns`; timeout or error as the
-    runner's. `customer_id` defaults to the playbook's.
-    """
-    steps = spec_steps(spec)
-    customer_id = customer_id or spec.world.customer_id
-    started_at = datetime.datetime.now(datetime.UTC)
-    clock = time.perf_counter()
-    own_client = client is None
-    if client is None:
-        if world is None:
-            raise ValueError("run_playbook needs a world or a client")
-        client = world_client(world)
-    day = world.today if world is not None else (spec.world.today or datetime.date.today())
-    tools = OrderTools(client, customer_id)
-    ctx = BotContext(customer_id=customer_id, today=day, tools=tools)
-    transcript: list[ChatMessage] = []
-    injected: list[int] = []
-    turns: list[TurnTiming] = []
-    assertions: list[PlaybookAssertion] = []
-    last_turn: BotTurn | None = None
-    last_user_step = 0
-    bot_closed = False
-    stop: StopReason | None = None
-    error: str | None = None
-    done = 0  # steps run
-
-    deadline = asyncio.timeout(limits.timeout_s)
-    timeout_text = f"The conversation took longer than its {limits.timeout_s:g} s limit."
-    try:
-        async with deadline:
-            for number, step in enumerate(steps, start=1):
-                if isinstance(step, UserStep):
-                    if bot_closed:
-                        stop = "bot_stop"
-                        break
-                    if len(turns) >= limits.max_turns:
-                        stop = "max_turns"
-                        break
-                    transcript.append(ChatMessage(role="user", content=step.text))
-                    last_user_step = number
-                    last_turn = await bot.respond(transcript, ctx)
-                    turns.append(
-                        TurnTiming(
-                            index=len(turns) + 1,
-                            bot_latency_s=last_turn.latency_s,
-                            rounds=last_turn.rounds,
-                            tool_calls=len(last_turn.tool_calls),
-                            hit_round_cap=last_turn.hit_round_cap,
-                        )
-                    )
-                    bot_closed = last_turn.ends_conversation
-                elif isinstance(step, InjectBotResponseStep):
-                    injected.append(len(transcript))
-                    transcript.append(ChatMessage(role="assistant", content=step.text))
-                elif isinstance(step, InjectToolStep):
-                    call = ToolCall(id=f"injected_{number}", name=step.name, arguments=json.dumps(step.arguments))
-                    injected += [len(transcript), len(transcript) + 1]
-                    transcript.append(ChatMessage(role="assistant", content=None, tool_calls=[call]))
-                    transcript.append(ChatMessage(role="tool", content=step.result, tool_call_id=call.id, name=call.name))
-                elif isinstance(step, ExpectToolStep):
-                    assertions.append(_check_tool(number, step, last_turn, last_user_step))
-                else:
-                    assertions.append(_check_regex(number, step, last_turn, last_user_step))
-                done = number
-    except TimeoutError as exc:
-        stop, error = ("timeout", timeout_text) if deadline.expired() else ("error", f"A call timed out: {exc or 'TimeoutError'}")
-    except ParleyError as exc:
-        stop, error = ("timeout", timeout_text) if deadline.expired() else ("error", str(exc))
-    except Exception as exc:  # a bug in a bot must not stop a batch
-        stop, error = ("timeout", timeout_text) if deadline.expired() else ("error", f"{type(exc).__name__}: {exc}")
-    finally:
-        if own_client:
-            await client.aclose()
-
-    if stop is None:
-        stop = "user_stop"
-    else:
-        assertions += _not_checked(steps, done, stop)
-
-    meta = dict(metadata or {})
-    meta["assertions"] = [a.model_dump() for a in assertions]
-    meta["injected_messages"] = injected
-    return Conversation(
-        id=conversation_id or uuid.uuid4().hex,
-        customer_id=customer_id,
-        bot_model=bot.name,
-        user_simulator=PLAYBOOK_USER,
-        system_prompt=bot_system_prompt(bot, ctx),
-        messages=transcript,
-        tool_calls=list(tools.records),
-        usage={"bot": ctx.usage, "user": Usage()},
-        turns=turns,
-        started_at=started_at,
-        ended_at=datetime.datetime.now(datetime.UTC),
-        duration_s=time.perf_counter() - clock,
-        stop_reason=stop,
-        error=error,
-        final_state=world.final_state() if world is not None else None,
-        metadata=meta,
-    )
-
-
-def _check_tool(number: int, step: ExpectToolStep, turn: BotTurn | None, user_step: int) -> PlaybookAssertion:
-    def outcome(passed: bool, reason: str) -> PlaybookAssertion:
-        return PlaybookAssertion(step=number, kind="expect_tool", expected=step.expected, passed=passed, reason=reason)
-
-    calls = turn.tool_calls if turn is not None else []
-    named = [c for c in calls if c.name == step.name]
-    if not named:
-        made = ", ".join(_describe_call(c) for c in calls) or "no tool"
-        return outcome(False, f"the bot did not call {step.name} answering step {user_step}; it called {made}")
-    if not step.arguments:
-        return outcome(True, f"the bot called {_describe_call(named[0])} answering step {user_step}")
-    for call in named:
-        if _arguments_match(step.arguments, call.arguments or {}):
-            return outcome(True, f"the bot called {_describe_call(call)} answering step {user_step}")
-    made = ", ".join(_describe_call(c) for c in named)
-    return outcome(False, f"the bot called {step.name} answering step {user_step}, but not with {step.expected}: {made}")
-
-
-def _check_regex(number: int, step: ExpectBotRegexStep, turn: BotTurn | None, user_step: int) -> PlaybookAssertion:
-    def outcome(passed: bool, reason: str) -> PlaybookAssertion:
-        return PlaybookAssertion(step=number, kind="expect_bot_regex", expected=step.pattern, passed=passed, reason=reason)
-
-    reply = turn.text if turn is not None else ""
-    if not reply:
-        return outcome(False, f"the bot said nothing answering step {user_step}")
-    match = re.search(step.pattern, reply, re.IGNORECASE)
-    if match is None:
-        return outcome(False, f"the bot's answer to step {user_step} does not match: {_clip(reply)!r}")
-    return outcome(True, f"the bot's answer to step {user_step} matches at {_clip(match.group(0), 80)!r}")
-
-
-def _not_checked(steps: Sequence[Any], done: int, stop: str) -> list[PlaybookAssertion]:
-    out = []
-    for number, step in enumerate(steps, start=1):
-        if number <= done or not isinstance(step, (ExpectToolStep, ExpectBotRegexStep)):
-            continue
-        expected = step.expected if isinstance(step, ExpectToolStep) else step.pattern
-        out.append(
-            PlaybookAssertion(
-                step=number,
-                kind=step.kind,
-                expected=expected,
-                passed=False,
-                reason=f"not checked: the conversation stopped ({stop}) before step {number}",
-            )
-        )
-    return out
-
-
-def _arguments_match(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
-    for key, want in expected.items():
-        if key not in actual:
-            return False
-        got = actual[key]
-        if isinstance(want, str) and isinstance(got, str):
-            if want.strip().casefold() != got.strip().casefold():
-                return False
-        elif want != got:
-            return False
-    return True
-
-
-def _describe_call(call: ToolCallRecord) -> str:
-    args = call.arguments or {}
-    inner = ", ".join(f"{k}={v}" for k, v in args.items()) if args else ""
-    return f"{call.name}({inner})"
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

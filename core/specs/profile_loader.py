@@ -20,9 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
 from parley.core.errors import ProfileError
 from parley.core.records.profile import (
     VARIABLE_TYPES,
@@ -40,6 +37,7 @@ from parley.core.records.profile import (
 from parley.core.specs.paths import ProfilePaths, search_for
 from parley.core.specs.profile_validation import Checker, Node, SectionParser, describe, did_you_mean
 from parley.core.specs.variables import VARIABLE_NAME_RE, DataContext, parse_data, parse_function
+from parley.core.specs.yaml_reading import read_yaml
 
 TOP_LEVEL_KEYS = yaml_keys(Profile)
 # `ask_about` is the name older Sensei versions gave to `goals`.
@@ -121,7 +119,7 @@ def check_profile_text(
     working directory, then `base_dir` and its parents, then `personality_dirs` (unless `paths`
     says otherwise)."""
     try:
-        data = parse_yaml(text, source)
+        data = read_yaml(text, source)
     except ProfileError as exc:
         return None, [exc]
     if paths is None:
@@ -130,23 +128,6 @@ def check_profile_text(
     profile = builder.build(data)
     errors = sorted(builder.checker.errors, key=lambda e: _error_order(e, source))
     return (None if errors else profile), errors
-
-
-def parse_yaml(text: str, source: str) -> Any:
-    """Round-trip YAML (keeping positions); invalid YAML raises ProfileError at the parser's mark."""
-    yaml = YAML(typ="rt")
-    try:
-        return yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        reason = exc.problem or exc.context or "invalid YAML"
-        if exc.problem and exc.context and exc.context_mark is not None and exc.context_mark is not mark:
-            where = f"line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
-            reason += f" ({exc.context} at {where})"
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
-        raise ProfileError(f"invalid YAML: {reason}", file=source, line=line, column=column) from None
-    except YAMLError as exc:
-        raise ProfileError(f"invalid YAML: {exc}", file=source) from None
 
 
 # -- internals -----------------------------------------------------------------------------------
@@ -500,7 +481,7 @@ def read_personality(path: Path) -> tuple[list[str], list[ProfileError]]:
     """The context lines of a personality file (`name:` optional, `context:` a list of text)."""
     source = str(path)
     try:
-        data = parse_yaml(path.read_text(encoding="utf-8"), source)
+        data = read_yaml(path.read_text(encoding="utf-8"), source)
     except ProfileError as exc:
         return [], [exc]
     except (OSError, UnicodeDecodeError) as exc:

@@ -45,6 +45,7 @@ from parley.core.records.profile import (
 )
 from parley.core.records.tools import TOOL_NAMES
 from parley.core.specs.combinations import combination_count, forward_plan, sample_size
+from parley.mockapi.fixture import date_problem
 
 MAX_CONVERSATIONS = 10_000
 
@@ -709,6 +710,13 @@ class SectionParser:
         if node.has("orders") and node.value["orders"] is not None:
             fields["orders"] = self._order_overrides(node.child("orders"))
             ok &= fields["orders"] is not None
+        if ok:
+            # The World must be able to date every order (year 1 to 9999) from its today.
+            overrides = [o.as_override() for o in fields.get("orders") or []]
+            problem = date_problem(fields.get("today") or datetime.date.today(), overrides)
+            if problem is not None:
+                c.error(node.child("today") if node.has("today") else node, problem, at_key=not node.has("today"))
+                ok = False
         return WorldSpec(**fields) if ok else None
 
     def _pattern(self, node: Node, pattern: re.Pattern[str], what: str) -> str | None:

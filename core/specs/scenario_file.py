@@ -48,6 +48,8 @@ from parley.core.specs.json_positions import load_positioned
 from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.profile_validation import CUSTOMER_ID_RE, Checker, Node, describe, did_you_mean, is_int, plain_value
 from parley.core.specs.shipped import SHIPPED_TEMPLATES_DIR
+from parley.core.specs.yaml_reading import MAX_DEPTH, YamlLimitError, check_depth
+from parley.mockapi.fixture import date_problem
 
 TemplateRole = Literal["agent", "client", "evaluator"]
 TEMPLATE_ROLES: tuple[TemplateRole, ...] = ("agent", "client", "evaluator")
@@ -57,6 +59,9 @@ SCENARIO_KEYS = ("name", "variables")
 BUILTIN_FIELDS = ("session_id",)
 LEVEL_VARIABLES = {"PATIENCE": "0 very impatient ... 3 very patient", "AMB_LEVEL": "0 clear ... 3 contradicts itself"}
 MAX_SEED = 2**63 - 1
+"""Scenario files up to this many characters are also read as YAML, for each value's line and
+column; ruamel reads JSON at tens of KB per second, so larger ones (generated, or sent to the
+service) are located by field path alone."""
 
 _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LEADING_DATE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})\b")
@@ -288,8 +293,12 @@ def parse_scenarios(text: str, *, source: str = "<scenarios>") -> tuple[list[Sce
     except json.JSONDecodeError as exc:
         return [], [ProfileError(f"invalid JSON: {exc.msg}", file=source, line=exc.lineno, column=exc.colno)]
     except RecursionError:
-        return [], [ProfileError("invalid JSON: nested too deeply", file=source)]
-    try:  # each value's line and column, for errors
+        return [], [ProfileError(f"invalid JSON: nested more than {MAX_DEPTH} levels deep", file=source)]
+    try:
+        check_depth(data, source)
+    except YamlLimitError as exc:
+        return [], [exc]  # nested too deeply: refused as YAML files are
+    try:  # each value's line and column, for errors (a fast JSON reader: files may be large)
         positioned = load_positioned(text)
     except (ValueError, RecursionError):
         positioned = None
@@ -366,6 +375,10 @@ def _variables(c: Checker, node: Node) -> dict[str, Any] | None:
             continue
         if key in LEVEL_VARIABLES and not (is_int(value) and 0 <= value <= 3):
             c.error(child, f"{key} must be a whole number from 0 to 3 ({LEVEL_VARIABLES[key]}), got {describe(value)}")
+            ok = False
+            continue
+        if key == "CURRENT_DATE" and isinstance(value, str) and (problem := _current_date_problem(value)):
+            c.error(child, problem)
             ok = False
             continue
         if key == "CUSTOMER_ID" and not (isinstance(value, str) and CUSTOMER_ID_RE.match(value.strip())):
@@ -491,6 +504,20 @@ def _role_and_context(client_prompt: str) -> tuple[str, list[str]]:
     if not paragraphs:
         return "", []
     return paragraphs[0], paragraphs[1:]
+
+
+def _current_date_problem(text: str) -> str | None:
+    """Why CURRENT_DATE cannot be the World's today: a leading ISO date that is not a date, or
+    one a World cannot hold. None when it has no leading date (then it is only text)."""
+    match = _LEADING_DATE.match(text)
+    if not match:
+        return None
+    try:
+        day = datetime.date.fromisoformat(match.group(1))
+    except ValueError:
+        return f"starts with {match.group(1)}, which is not a date (the World's today is read from it)"
+    problem = date_problem(day)
+    return problem
 
 
 def _leading_date(text: str | None) -> datetime.date | None:

@@ -38,7 +38,7 @@ from parley.core.records.spec import ConversationSpec, make_spec_id
 from parley.core.specs.expansion import expand
 from parley.core.specs.paths import ProfilePaths
 from parley.core.specs.playbook import PLAYBOOK_KEYS, check_playbook_data, looks_like_playbook, playbook_spec
-from parley.core.specs.profile_loader import check_profile_text, parse_yaml, read_personality
+from parley.core.specs.profile_loader import check_profile_text, read_personality
 from parley.core.specs.profile_validation import describe, did_you_mean
 from parley.core.specs.scenario_file import (
     TEMPLATE_ROLES,
@@ -50,6 +50,7 @@ from parley.core.specs.scenario_file import (
     read_template,
     read_templates,
 )
+from parley.core.specs.yaml_reading import read_yaml
 
 FileKind = Literal["profile", "playbook", "scenario", "personality", "template"]
 
@@ -315,7 +316,7 @@ def _yaml_file(path: Path, raw: bytes, seed: int, in_folder: bool, search: Profi
     except UnicodeDecodeError as exc:
         return _Read(path, "profile", in_folder, [], errors=[ProfileError(f"cannot read file: {exc}", file=source)])
     try:
-        data: Any = parse_yaml(text, source)
+        data: Any = read_yaml(text, source)
     except ProfileError as exc:
         return _Read(path, "profile", in_folder, [], errors=[exc])
     kind, reason = yaml_kind(path, data)

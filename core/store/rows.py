@@ -215,6 +215,7 @@ def verdict_row(conv: Conversation, verdict: Verdict) -> dict[str, Any]:
         "checks": compact_json([c.model_dump(mode="json") for c in verdict.checks]),
         "outputs": compact_json([o.model_dump(mode="json") for o in verdict.outputs]),
         "policy_violations": len(verdict.policy_violations),
+        "user_faults": compact_json([f.model_dump(mode="json") for f in verdict.user_faults]),
     }
 
 

@@ -9,7 +9,9 @@ parley and is refused rather than misread.
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -209,7 +211,159 @@ def _v3_batch_lineage(db: Database) -> None:
     db.execute("CREATE INDEX idx_batches_parent ON batches (parent_id)")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage)
+_V4_VERDICTS = """
+CREATE TABLE verdicts_v4 (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    outcome TEXT NOT NULL CHECK (outcome IN ('passed','failed','bot_error','unverified','user_fault','user_error',
+                                             'infrastructure_error','cancelled','evaluation_error','error')),
+    passed INTEGER NOT NULL,
+    score INTEGER CHECK (score IS NULL OR score IN (1, 2, 3)),
+    comment TEXT,
+    judge TEXT,
+    error TEXT,
+    checks TEXT NOT NULL DEFAULT '[]',
+    outputs TEXT NOT NULL DEFAULT '[]',
+    policy_violations INTEGER NOT NULL DEFAULT 0,
+    user_faults TEXT NOT NULL DEFAULT '[]'
+)"""
+_V4_COPY = (
+    "INSERT INTO verdicts_v4 (conversation_id, outcome, passed, score, comment, judge, error, checks, outputs, policy_violations) "
+    "SELECT conversation_id, outcome, passed, score, comment, judge, error, checks, outputs, policy_violations FROM verdicts"
+)
+
+
+def legacy_stop(bot_model: str, error: str | None) -> str:
+    """Who failed, for a conversation stored with the old catch-all stop `error`, told from the
+    error texts parley wrote then: "<bot> (bot): ..." (the bot's model) and "<connector>: ..."
+    (a deployed bot) were the bot's; "... (user): ..." the user simulator's provider. Anything
+    else stays `error`: unattributed."""
+    text = (error or "").strip()
+    if text.startswith(f"{bot_model} (bot):") or text.startswith(f"{bot_model}:"):
+        return "bot_error"
+    head = text.split(":", 1)[0]
+    if head.endswith(" (user)"):
+        return "infrastructure_error"
+    return "error"
+
+
+def _v4_outcomes(db: Database) -> None:
+    """Who failed, and the one outcome. `verdicts.outcome` now holds the outcome every report
+    reads (passed, failed, bot_error, unverified, user_fault, user_error, infrastructure_error,
+    cancelled, evaluation_error, error) and `verdicts.user_faults` the simulator's faults. Old
+    rows are rewritten so they read as new ones do:
+    - a conversation that stopped with `error` gets the stop reason `legacy_stop` attributes;
+      one it cannot attribute keeps `error`: "stored before parley told who failed" (reports say so);
+    - its verdict takes that stop reason as outcome, as does a cancelled one's; the checks such a
+      run never decided become not_run, and `conversation completed` fails for a bot_error;
+    - a verdict `error` on a run that did not break is an evaluation_error;
+    - a pass on which no check about the bot applied (and no LLM judge scored) is unverified."""
+    from parley.core.evaluation.checks import checks_about_the_bot, settle_checks
+    from parley.core.records.verdict import CheckResult
+
+    db.execute(_V4_VERDICTS)
+    db.execute(_V4_COPY)
+    db.execute("DROP TABLE verdicts")
+    db.execute("ALTER TABLE verdicts_v4 RENAME TO verdicts")
+    db.execute("CREATE INDEX idx_verdicts_outcome ON verdicts (outcome)")
+
+    for cid, bot_model, error in db.execute("SELECT id, bot_model, error FROM conversations WHERE stop_reason = 'error'").fetchall():
+        stop = legacy_stop(bot_model, error)
+        if stop != "error":
+            db.execute("UPDATE conversations SET stop_reason = ? WHERE id = ?", [stop, cid])
+
+    broken = ("bot_error", "user_error", "infrastructure_error", "cancelled", "error")
+    rows = db.execute(
+        "SELECT v.conversation_id, v.outcome, v.checks, v.judge, v.score, c.stop_reason, c.error "
+        "FROM verdicts v JOIN conversations c ON c.id = v.conversation_id"
+    ).fetchall()
+    for cid, outcome, checks_json, judge_json, score, stop, error in rows:
+        checks = [CheckResult.model_validate(c) for c in json.loads(checks_json or "[]")]
+        settled = [_v4_completed(c, stop, error) for c in settle_checks(checks, stop, error)]
+        update: dict[str, Any] = {}
+        if stop in broken:
+            update = {"outcome": stop, "error": f"{stop}: {error}" if error else f"{stop}: the run failed"}
+        elif outcome == "error":
+            update = {"outcome": "evaluation_error"}
+        elif outcome == "passed":
+            judge = json.loads(judge_json) if judge_json else None
+            by_llm = judge is not None and judge.get("judge") != "offline" and score is not None
+            if not checks_about_the_bot(settled) and not by_llm:
+                update = {"outcome": "unverified"}
+        if settled != checks:
+            update["checks"] = json.dumps([c.model_dump(mode="json") for c in settled], ensure_ascii=False, separators=(",", ":"))
+        if update:
+            if "outcome" in update:
+                update["passed"] = int(update["outcome"] == "passed")
+            sets = ", ".join(f"{k} = ?" for k in update)
+            db.execute(f"UPDATE verdicts SET {sets} WHERE conversation_id = ?", [*update.values(), cid])
+
+
+def _v4_completed(check: Any, stop: str, error: str | None) -> Any:
+    if check.kind != "conversation_completed":
+        return check
+    if stop == "bot_error":
+        return check.model_copy(update={"outcome": "fail", "reason": f"The bot broke: {error or 'the bot failed'}"})
+    if stop in ("user_error", "infrastructure_error", "cancelled", "error"):
+        why = f": {error}" if error else ""
+        return check.model_copy(
+            update={"outcome": "not_run", "reason": f"Not run: the run itself broke ({stop}{why}); not counted against the bot."}
+        )
+    return check
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage, _v4_outcomes)
+
+
+APP_KEY = "app"
+APP_NAME = "parley"
+"""The `meta` row (key, value) = (APP_KEY, APP_NAME) marks a database parley created. Like
+`schema_version`, the `meta` table is bookkeeping kept outside the numbered migrations."""
+
+
+class ForeignDatabase(ParleyError):
+    """A SQLite file with tables parley did not create: refused, never changed."""
+
+
+def owner_problem(db: Database) -> str | None:
+    """Why `db` is not parley's to use (None when it is: empty, marked as parley's, or built by
+    parley's migrations before the mark existed)."""
+    tables = sorted(t for t in db.table_names() if not t.startswith("sqlite_"))
+    if not tables:
+        return None
+    if "meta" in tables:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", [APP_KEY]).fetchone() if _has_columns(db, "meta") else None
+        if row is not None and row[0] == APP_NAME:
+            return None
+    elif "schema_version" in tables:
+        first = db.execute("SELECT name FROM schema_version WHERE version = 1").fetchone() if _has_columns(db, "schema_version") else None
+        if first is not None and first[0] == MIGRATIONS[0].__name__.lstrip("_"):
+            return None  # parley's, from before the mark
+    shown = ", ".join(tables[:6]) + (", ..." if len(tables) > 6 else "")
+    return f"it holds tables parley did not create ({shown})"
+
+
+def _has_columns(db: Database, table: str) -> bool:
+    columns = {c.name for c in db[table].columns}
+    return {"key", "value"} <= columns if table == "meta" else {"version", "name"} <= columns
+
+
+def check_owner(db: Database, where: str) -> None:
+    """ForeignDatabase unless `db` is parley's to use (see owner_problem)."""
+    problem = owner_problem(db)
+    if problem is not None:
+        raise ForeignDatabase(
+            f"{where} is not a parley database: {problem}. parley leaves it as it is; give --db (or PARLEY_DB) a new file"
+        )
+
+
+def has_mark(db: Database) -> bool:
+    return db["meta"].exists()
+
+
+def ensure_mark(db: Database) -> None:
+    """Mark `db` as parley's (inside the caller's transaction)."""
+    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", [APP_KEY, APP_NAME])
 
 
 def ensure_version_table(db: Database) -> None:
@@ -228,8 +382,9 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS, *, where
     """Bring `db` up to `len(migrations)`; returns the version it ends at.
 
     Each migration runs in its own IMMEDIATE transaction (so two processes opening a new file at
-    once do not both build it), re-reading the version inside it. Raises ParleyError for a
-    database written by a newer parley.
+    once do not both build it), re-reading the version inside it, and marks the database as
+    parley's. Raises ParleyError for a database written by a newer parley. (Store.open checks
+    first, with check_owner, that the file is parley's to change.)
 
     Foreign keys are off while migrations run, as SQLite's procedure for rebuilding a table
     requires (dropping a parent table would otherwise cascade into its children), and every
@@ -256,7 +411,11 @@ def _apply(db: Database, migrations: Sequence[Migration], latest: int, where: st
                     f"reads up to version {latest}). Upgrade parley, or set PARLEY_DB to another file."
                 )
             if current == latest:
-                db.rollback()
+                if has_mark(db):
+                    db.rollback()
+                else:
+                    ensure_mark(db)
+                    db.commit()
                 return current
             migration = migrations[current]
             migration(db)

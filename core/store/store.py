@@ -13,6 +13,7 @@ requests lose their credential fields.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import json
@@ -28,6 +29,7 @@ from sqlite_utils import Database
 from parley.core.engine.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.errors import ParleyError
 from parley.core.records.batch import (
+    OUTCOME_FILTERS,
     BatchOptions,
     BatchRecord,
     BatchRow,
@@ -40,7 +42,7 @@ from parley.core.records.batch import (
 )
 from parley.core.records.chat import Usage
 from parley.core.records.chat_export import ChatExport
-from parley.core.records.conversation import INFRASTRUCTURE_STOPS, Conversation
+from parley.core.records.conversation import BROKEN_STOPS, RERUN_STOPS, Conversation
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import Verdict
 from parley.core.store.rows import (
@@ -62,15 +64,19 @@ from parley.core.store.rows import (
     utc_text,
     verdict_row,
 )
-from parley.core.store.schema import MIGRATIONS, Migration, migrate
+from parley.core.store.schema import MIGRATIONS, Migration, check_owner, migrate, schema_version
+from parley.core.store.schema import ForeignDatabase as ForeignDatabase  # raised by Store.open
 
 MIN_PREFIX = 6
 
-# SQL shared with the reports: an infrastructure stop is an error whatever the verdict says.
-INFRA_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(INFRASTRUCTURE_STOPS)) + ")"
-OUTCOME_SQL = f"CASE WHEN c.stop_reason IN {INFRA_SQL} THEN 'error' WHEN v.conversation_id IS NULL THEN 'unevaluated' ELSE v.outcome END"
-"""The effective outcome of conversation `c` with verdict `v` (LEFT JOIN): passed, failed,
-error or unevaluated."""
+# SQL shared with the engine and the reports.
+RERUN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(RERUN_STOPS)) + ")"
+"""Stop reasons `--resume` runs again (the run broke on parley's or the simulator's side)."""
+BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
+OUTCOME_SQL = f"COALESCE(v.outcome, CASE WHEN c.stop_reason IN {BROKEN_SQL} THEN c.stop_reason ELSE 'unevaluated' END)"
+"""The outcome of conversation `c` with verdict `v` (LEFT JOIN): one of
+parley.core.records.verdict.OUTCOMES (the verdict's; a broken run stored without a verdict is
+its stop reason), or unevaluated when no verdict was stored."""
 
 _LIST_HINT = "`parley sessions list` shows what is stored"
 
@@ -115,6 +121,79 @@ def _locked(method: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def _writes(method: Callable[..., T]) -> Callable[..., T]:
+    """A locked method that writes: ReadOnlyDatabase on a store opened read-only."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
+        if self.read_only:
+            raise ReadOnlyDatabase(f"{self.path} is open read-only: {method.__name__.replace('_', ' ')} needs to write to it")
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+class ReadOnlyDatabase(ParleyError):
+    """The database cannot be written (a read-only file or file system)."""
+
+
+def _read_only_problem(exc: sqlite3.Error, path: pathlib.Path) -> str | None:
+    """Whether a failure to open `path` for writing is because it is read-only."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith("SQLITE_READONLY"):
+        return "read-only"
+    if name.startswith("SQLITE_CANTOPEN") and path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        return "read-only"
+    return None
+
+
+def _read_only(path: pathlib.Path) -> ReadOnlyDatabase:
+    return ReadOnlyDatabase(
+        f"{path} is read-only: this command writes to the database. Commands that only read it "
+        "(parley sessions, parley report) still can; give --db (or PARLEY_DB) a writable file to run this one"
+    )
+
+
+def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
+    """A read-only connection. `mode=ro` first; a WAL database in a folder this user cannot
+    write (a read-only file system) can only be read as `immutable` (no -shm file to share)."""
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{path.as_uri()}?{options}", uri=True, check_same_thread=False, timeout=30.0)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if options.endswith("immutable=1"):
+                raise
+    raise AssertionError("unreachable")
+
+
+_COUNT_COLUMNS = f"""
+    COUNT(c.id) AS done,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
+    COALESCE(SUM(({OUTCOME_SQL}) IN ('failed', 'bot_error')), 0) AS n_failed,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'bot_error'), 0) AS n_bot_errors,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'unverified'), 0) AS n_unverified,
+    COALESCE(SUM(({OUTCOME_SQL}) = 'user_fault'), 0) AS n_user_faults
+"""
+
+
+def _batch_row(batch: BatchRecord, r: Mapping[str, Any]) -> BatchRow:
+    counted = r["n_passed"] + r["n_failed"] + r["n_unverified"] + r["n_user_faults"]
+    return BatchRow(
+        batch=batch,
+        done=r["done"],
+        passed=r["n_passed"],
+        failed=r["n_failed"],
+        bot_errors=r["n_bot_errors"],
+        unverified=r["n_unverified"],
+        user_faults=r["n_user_faults"],
+        errors=r["done"] - counted,
+    )
+
+
 _ROW_COLUMNS = f"""
     c.id, c.batch_id, c.name, c.spec_id, c.kind, c.variables, c.trial, c.stop_reason, c.error,
     c.turns, c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.started_at,
@@ -126,36 +205,69 @@ _ROW_COLUMNS = f"""
 class Store:
     """The SQLite store. Open with `Store.open()`; close with `close()` or a `with` block."""
 
-    def __init__(self, db: Database, path: pathlib.Path | None) -> None:
+    def __init__(self, db: Database, path: pathlib.Path | None, *, read_only: bool = False) -> None:
         self.db = db
         self.path = path
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._owner_columns: bool | None = None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction that takes SQLite's write lock at once (BEGIN IMMEDIATE), waiting
+        its turn (busy_timeout). Another connection may write the same file (the service's
+        batches and its handlers, a `parley run` beside the app): a deferred transaction that
+        read first and wrote second would fail with "database is locked" instead of waiting."""
+        if self.db.conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        self.db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.conn.rollback()
+            raise
+        self.db.conn.commit()
 
     # ---- opening ------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, *, migrations: Sequence[Migration] = MIGRATIONS) -> Store:
+    def open(
+        cls, path: str | os.PathLike[str] | None = None, *, migrations: Sequence[Migration] = MIGRATIONS, read_only: bool = False
+    ) -> Store:
         """Open (creating if need be) the database at `path`; default PARLEY_DB, else
         `sessions/parley.db` under the current directory. ":memory:" gives a private in-memory
-        store. Raises ParleyError if the file was written by a newer parley."""
+        store. `read_only` (for commands that only read) opens an existing file without
+        writing to it, even on a read-only file system; its write methods raise ReadOnlyDatabase.
+
+        Raises ForeignDatabase for a SQLite file parley did not create (it is left untouched),
+        ReadOnlyDatabase when a writer cannot write the file, ParleyError if the file was
+        written by a newer parley or is not a database at all."""
         if path is not None and str(path) == ":memory:":
             conn = sqlite3.connect(":memory:", check_same_thread=False)
             resolved: pathlib.Path | None = None
         else:
             resolved = pathlib.Path(path) if path is not None else default_db_path()
             resolved = resolved.expanduser().resolve()
+            if read_only and resolved.is_file():
+                return cls._open_read_only(resolved, migrations)
             try:
                 resolved.parent.mkdir(parents=True, exist_ok=True)
                 # One connection shared by worker threads; the Store's lock serialises its use.
                 conn = sqlite3.connect(str(resolved), check_same_thread=False, timeout=30.0)
-            except (OSError, sqlite3.Error) as exc:
+            except sqlite3.Error as exc:
+                if _read_only_problem(exc, resolved):
+                    raise _read_only(resolved) from None
                 raise ParleyError(f"cannot open the database {resolved}: {exc}") from exc
+            except OSError as exc:
+                raise ParleyError(f"cannot open the database {resolved}: {exc.strerror or exc}") from exc
         db = Database(conn)
         try:
             db.execute("PRAGMA foreign_keys = ON")
             db.execute("PRAGMA busy_timeout = 30000")
             if resolved is not None:
+                check_owner(db, str(resolved))  # before WAL mode or anything else is written
                 db.enable_wal()
                 # WAL + NORMAL: a commit survives the process being killed; only a power cut
                 # may lose the last commits, never consistency.
@@ -163,11 +275,38 @@ class Store:
             migrate(db, migrations, where=str(resolved or "the in-memory database"))
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if resolved is not None and _read_only_problem(exc, resolved):
+                raise _read_only(resolved) from None
             raise ParleyError(f"{resolved} is not a parley database ({exc})") from exc
         except BaseException:
             conn.close()
             raise
         return cls(db, resolved)
+
+    @classmethod
+    def _open_read_only(cls, path: pathlib.Path, migrations: Sequence[Migration]) -> Store:
+        try:
+            conn = _connect_read_only(path)
+        except sqlite3.OperationalError as exc:
+            raise ParleyError(f"cannot open the database {path}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise ParleyError(f"{path} is not a parley database ({exc})") from exc
+        db = Database(conn)
+        try:
+            check_owner(db, str(path))
+            current = schema_version(db)
+            if current > len(migrations):
+                raise ParleyError(
+                    f"{path} was written by a newer parley (schema version {current}; this parley "
+                    f"reads up to version {len(migrations)}). Upgrade parley, or set PARLEY_DB to another file."
+                )
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise ParleyError(f"{path} is not a parley database ({exc})") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return cls(db, path, read_only=True)
 
     def close(self) -> None:
         with self._lock:
@@ -181,8 +320,6 @@ class Store:
 
     @_locked
     def schema_version(self) -> int:
-        from parley.core.store.schema import schema_version
-
         return schema_version(self.db)
 
     # ---- low-level reads for the report modules ---------------------------------------------------
@@ -221,7 +358,7 @@ class Store:
 
     # ---- batches --------------------------------------------------------------------------------
 
-    @_locked
+    @_writes
     def create_batch(self, batch: BatchRecord) -> BatchRecord:
         """Store a new batch; returns it. An existing id is an error."""
         if self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch.id]).fetchone():
@@ -229,7 +366,7 @@ class Store:
         row = self._batch_row(batch)
         if batch.status in ACTIVE_STATUSES:
             row.update(self._owner_row())
-        with self.db.atomic():
+        with self._writing():
             self._insert("batches", [row], secret_values())
         return batch
 
@@ -275,7 +412,7 @@ class Store:
             parent_id=row["parent_id"],
         )
 
-    @_locked
+    @_writes
     def update_batch(self, batch_id: str, **fields: Any) -> BatchRecord:
         """Change some of a batch's fields (status, started_at, finished_at, planned, error,
         sources, options); returns the updated record. Values are validated as BatchRecord's."""
@@ -288,7 +425,7 @@ class Store:
         changes = {k: row[k] for k in fields}
         if "status" in fields and updated.status in ACTIVE_STATUSES:
             changes.update(self._owner_row())  # whoever starts (or resumes) a batch owns it
-        with self.db.atomic():
+        with self._writing():
             self.db.table("batches").update(current.id, scrub_row(changes, secret_values()))
         return updated
 
@@ -317,8 +454,8 @@ class Store:
         (see parley.core.engine.batch_owner; a batch with no recorded owner counts as gone); returns their
         ids. A batch another live process runs is left alone. Each change is conditional on
         the owner read, so a batch resumed meanwhile by someone else is not touched."""
-        if not self._has_owner_columns():
-            return []
+        if self.read_only or not self._has_owner_columns():
+            return []  # read-only: what is stored is shown as it is
         marks = ",".join("?" * len(ACTIVE_STATUSES))
         rows = list(
             self.db.query(
@@ -334,7 +471,7 @@ class Store:
                 if alive(owner):
                     continue
             who = f"the process running it ({owner.describe()})" if owner else "the process running it"
-            with self.db.atomic():
+            with self._writing():
                 cursor = self.db.execute(
                     f"UPDATE batches SET status = 'interrupted', error = ? WHERE id = ? AND status IN ({marks}) AND owner_token IS ?",
                     [f"{who} ended before the batch did; resume it to continue", row["id"], *ACTIVE_STATUSES, row["owner_token"]],
@@ -348,16 +485,13 @@ class Store:
         """One batch (id or unique prefix) with its counts so far, as `list_batches` gives them."""
         resolved = self.resolve_batch_ref(batch_id)
         sql = f"""
-            SELECT COUNT(c.id) AS done,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'failed'), 0) AS n_failed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'error'), 0) AS n_errors
+            SELECT {_COUNT_COLUMNS}
             FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
             WHERE c.batch_id = ?
         """
         r = next(self.db.query(sql, [resolved]))
         batch = self.get_batch(resolved)
-        return BatchRow(batch=batch, done=r["done"], passed=r["n_passed"], failed=r["n_failed"], errors=r["n_errors"])
+        return _batch_row(batch, r)
 
     @_locked
     def count_batches(self) -> int:
@@ -401,11 +535,7 @@ class Store:
         done, passed, failed, errors; `status` keeps only batches in that status."""
         where = "WHERE status = ?" if status else ""
         sql = f"""
-            SELECT b.*,
-                   COUNT(c.id) AS done,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'failed'), 0) AS n_failed,
-                   COALESCE(SUM(({OUTCOME_SQL}) = 'error'), 0) AS n_errors
+            SELECT b.*, {_COUNT_COLUMNS}
             FROM (SELECT *, rowid AS row_order FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?) b
             LEFT JOIN conversations c ON c.batch_id = b.id
             LEFT JOIN verdicts v ON v.conversation_id = c.id
@@ -413,14 +543,11 @@ class Store:
             ORDER BY b.created_at DESC, b.row_order DESC
         """
         params = [status, limit, offset] if status else [limit, offset]
-        return [
-            BatchRow(batch=self._batch_from(r), done=r["done"], passed=r["n_passed"], failed=r["n_failed"], errors=r["n_errors"])
-            for r in self.db.query(sql, params)
-        ]
+        return [_batch_row(self._batch_from(r), r) for r in self.db.query(sql, params)]
 
     # ---- conversations --------------------------------------------------------------------------
 
-    @_locked
+    @_writes
     def save_conversation(
         self,
         batch_id: str | None,
@@ -434,15 +561,16 @@ class Store:
 
         Duplicates: saving the same conversation id again is a no-op (a retried write). Another
         conversation for a (batch, spec, trial) already stored raises DuplicateConversationError
-        and changes nothing, unless the stored one ended with an infrastructure stop (error,
-        cancelled): that one is replaced, so `--resume` can re-run it.
+        and changes nothing, unless the stored one's run broke on parley's or the simulator's
+        side (RERUN_STOPS: user_error, infrastructure_error, cancelled, a legacy error): that one
+        is replaced, so `--resume` can re-run it.
         """
         if verdict is not None and verdict.conversation_id != conversation.id:
             raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
         if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
             return conversation.id
         secrets = secret_values()
-        with self.db.atomic():
+        with self._writing():
             if batch_id is not None:
                 if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
                     raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
@@ -451,7 +579,7 @@ class Store:
                     [batch_id, spec.spec_id, trial],
                 ).fetchone()
                 if existing is not None:
-                    if existing[1] not in INFRASTRUCTURE_STOPS:
+                    if existing[1] not in RERUN_STOPS:
                         raise DuplicateConversationError(
                             f"batch '{batch_id}' already has {spec.spec_id} trial {trial} "
                             f"(conversation {existing[0]}); nothing was replaced"
@@ -468,11 +596,11 @@ class Store:
     @_locked
     def completed_keys(self, batch_id: str, *, retry_errors: bool = True) -> set[tuple[str, int]]:
         """(spec_id, trial) of the batch's stored conversations, for `--resume`. With
-        `retry_errors` (the default), conversations that ended with an infrastructure stop
-        (error, cancelled) are left out so they run again."""
+        `retry_errors` (the default), conversations whose run broke on parley's or the
+        simulator's side (RERUN_STOPS) are left out so they run again; a bot_error is a result."""
         sql = "SELECT spec_id, trial FROM conversations WHERE batch_id = ?"
         if retry_errors:
-            sql += f" AND stop_reason NOT IN {INFRA_SQL}"
+            sql += f" AND stop_reason NOT IN {RERUN_SQL}"
         return {(r[0], r[1]) for r in self.db.execute(sql, [batch_id]).fetchall()}
 
     @_locked
@@ -506,8 +634,8 @@ class Store:
             where.append("c.name = ?")
             params.append(name)
         if outcome:
-            if outcome not in ("passed", "failed", "error", "unevaluated"):
-                raise ParleyError(f"unknown outcome {outcome!r}: use passed, failed, error or unevaluated")
+            if outcome not in OUTCOME_FILTERS:
+                raise ParleyError(f"unknown outcome {outcome!r}: use {', '.join(OUTCOME_FILTERS)}")
             where.append(f"({OUTCOME_SQL}) = ?")
             params.append(outcome)
         if since is not None:
@@ -541,7 +669,7 @@ class Store:
     ) -> list[ConversationRow]:
         """Conversations newest first (by start time), filtered: `text` searches names, spec
         ids, variables, comments, errors and the transcript; `name` is the exact profile/test
-        name; `outcome` is passed / failed / error / unevaluated; `since` <= started < `until`."""
+        name; `outcome` is one of OUTCOME_FILTERS; `since` <= started < `until`."""
         where, params = self._filters(batch_id, text, name, outcome, since, until)
         sql = (
             f"SELECT {_ROW_COLUMNS} FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id"
@@ -608,7 +736,7 @@ class Store:
         checks; no transcript), in spec order then trial, a page at a time: what a CSV needs."""
         columns = (
             f"{_ROW_COLUMNS}, c.spec_index, c.source, c.seed, c.customer_id, c.bot_model, c.user_model,"
-            " c.ended_at, c.tool_call_count, v.outcome AS verdict_outcome, v.judge, v.checks"
+            " c.ended_at, c.tool_call_count, v.outcome AS verdict_outcome, v.judge, v.checks, v.user_faults"
         )
         for page in self._pages(batch_id, columns, page_size):
             with self._lock:
@@ -629,6 +757,7 @@ class Store:
                     verdict_outcome=row["verdict_outcome"],
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
                     failed_checks=[f"{c.get('name')}: {c.get('reason')}" for c in checks if c.get("outcome") == "fail"],
+                    user_faults=[f"{f.get('kind')}: {f.get('reason')}" for f in json.loads(row["user_faults"] or "[]")],
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:
@@ -712,6 +841,7 @@ class Store:
                         "checks": json.loads(v["checks"]),
                         "outputs": json.loads(v["outputs"]),
                         "error": v["error"],
+                        "user_faults": json.loads(v["user_faults"]) if v.get("user_faults") else [],
                     }
                 )
             out.append(
@@ -727,11 +857,13 @@ class Store:
 
     # ---- live chat sessions ---------------------------------------------------------------------
 
-    @_locked
+    @_writes
     def save_chat_session(self, chat: ChatExport, *, started_at: datetime.datetime | None = None) -> None:
         """Insert or update a live chat from its snapshot (`ChatSession.snapshot()`); call it
         after each turn so a chat is saved as it goes. `started_at` sets created_at the first
-        time (default: the snapshot's time); later saves keep it."""
+        time (default: the snapshot's time); later saves keep it. A snapshot older than the one
+        stored (saves that finished out of order) changes nothing: the stored chat is always
+        the latest state."""
         usage = chat.metrics.usage
         created = utc_text(started_at or chat.exported_at)
         row = {
@@ -762,12 +894,14 @@ class Store:
         row = scrub_row(row, secrets)
         columns = list(row)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("id", "created_at"))
-        with self.db.atomic():
-            self.db.execute(
+        with self._writing():
+            cursor = self.db.execute(
                 f"INSERT INTO chat_sessions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-                f" ON CONFLICT (id) DO UPDATE SET {updates}",
+                f" ON CONFLICT (id) DO UPDATE SET {updates} WHERE excluded.updated_at >= chat_sessions.updated_at",
                 [row[c] for c in columns],
             )
+            if not cursor.rowcount:
+                return  # a newer snapshot is stored already
             self.db.execute("DELETE FROM usage WHERE chat_session_id = ?", [chat.session_id])
             self._insert("usage", [usage_row], secrets)
 
@@ -824,7 +958,7 @@ class Store:
         row = self.db.execute("SELECT response FROM llm_cache WHERE key = ?", [key]).fetchone()
         return json.loads(row[0]) if row else None
 
-    @_locked
+    @_writes
     def cache_put(self, key: str, model: str, request: Mapping[str, Any], response: Any) -> None:
         """Remember `response` for `key`. The first response stored for a key is kept, so a
         replay is stable; credential fields of `request` are dropped before it is written."""
@@ -835,5 +969,5 @@ class Store:
             "response": compact_json(response),
             "created_at": utc_text(datetime.datetime.now(datetime.UTC)),
         }
-        with self.db.atomic():
+        with self._writing():
             self.db.table("llm_cache").insert(scrub_row(row, secret_values()), ignore=True)

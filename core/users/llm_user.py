@@ -256,7 +256,7 @@ class LLMUser:
                 break
         else:
             self._done = True
-            return UserTurn.stopped("the user model gave no usable reply twice; stopping", usage=usage, latency_s=latency)
+            return UserTurn.stopped("the user model gave no usable reply twice", stop_reason="user_error", usage=usage, latency_s=latency)
 
         if stop and text and _agrees_to_pending_action(transcript, text):
             stop = False

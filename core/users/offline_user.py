@@ -24,7 +24,9 @@ starts over):
    answered with something else is asked again in other words.
 
 Messages are written in `spec.language` where the phrasebook has it (else English, with a note);
-free-text goals stay as written. The per-goal table is `goal_report()`; with the all_answered
+free-text goals stay as written. In English, the personality's tone (parley.core.users.tones,
+read from the context lines: terse, formal, impatient, rude...) chooses the sentences, drawn
+from the same seeded generators, so each seed says it its own way and always the same way. The per-goal table is `goal_report()`; with the all_answered
 goal style's `export`, `goal_table` holds it too.
 """
 
@@ -51,9 +53,10 @@ from parley.core.users.goal_tracker import (
     last_user_index,
     order_digits,
 )
-from parley.core.users.phrasebook import Phrasebook, lookup, render
+from parley.core.users.phrasebook import ENGLISH, Phrasebook, lookup, render
 from parley.core.users.simulator import UserTurn
 from parley.core.users.styles import StyleSet, add_typos, lengthen, plan_language_switch
+from parley.core.users.tones import tone_of
 
 OFFLINE_USER_NAME = "offline"
 
@@ -77,6 +80,7 @@ class OfflineUser:
         self.spec = spec
         self.styles = StyleSet.of(spec.interaction_styles)
         self.book, self.book_found = lookup(spec.language)
+        self.tone = tone_of(spec.context)
         self.detector = FallbackDetector.for_spec(spec)
         self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export
         self.reset()
@@ -91,6 +95,7 @@ class OfflineUser:
         self._phrasing = random.Random(master.getrandbits(64))
         self._typing = random.Random(master.getrandbits(64))
         self._style = random.Random(master.getrandbits(64))
+        self._tone = random.Random(master.getrandbits(64))  # drawn last: the streams above stay as they were
         self.tracker = GoalTracker(self.spec.goals)
         self.fallbacks = FallbackCounter()
         self.turns = 0
@@ -239,7 +244,9 @@ class OfflineUser:
         return UserTurn(text=text, stop=stop, note=note)
 
     def _phrase(self, intent: str, variant: int, book: Phrasebook | None = None, **fields: str | None) -> str:
-        templates = (book or self.book).templates(intent)
+        book = book or self.book
+        toned = self.tone.phrases.get(intent) if book.code == ENGLISH else None
+        templates = toned or book.templates(intent)
         return render(templates[variant % len(templates)], **fields)
 
     # confirmations
@@ -347,6 +354,8 @@ class OfflineUser:
             lead = self._phrase("topic_change", pick, book)
         elif reask:
             lead = self._phrase("rephrase_lead", pick, book)
+        elif self.turns == 0 and self.tone.leads and book.code == ENGLISH and not self.styles.long:
+            lead = self._tone.choice(self.tone.leads)
         elif self.turns == 0 and greet and not self.styles.long:
             lead = self._phrase("greeting", pick, book)
         if self.styles.change_mind and not self._mind_lead_used and not any(g.intent == "cancel" for g in self.tracker.goals):

@@ -22,7 +22,8 @@ class UserTurn(BaseModel):
     text: str | None = None
     stop: bool = False
     note: str | None = None  # why it stopped, or what it was doing (goal reached, script done...)
-    stop_reason: Literal["user_stop", "fallback_loop", "replay_exhausted"] = "user_stop"  # the record's reason on stop
+    stop_reason: Literal["user_stop", "fallback_loop", "user_error", "replay_exhausted"] = "user_stop"
+    """The record's reason on stop; user_error: the simulator has nothing usable to say (`note` says why)."""
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -37,6 +38,11 @@ def _parley_commands() -> Any:
     return ParleyCommands
 
 
+def tab_label(number: int, pane: str) -> Content:
+    """A tab's title with the key that shows it: "1 Chat" (1 or F1)."""
+    return Content.from_markup(f"[b $accent]{number}[/]\u00a0{PANES[pane]}")
+
+
 def default_profile_dirs(extra: Sequence[Path] = ()) -> list[Path]:
     """`profiles/` under the current directory (else the shipped one), then each extra folder."""
     base = Path("profiles") if Path("profiles").is_dir() else SHIPPED_DIR
@@ -54,10 +60,15 @@ class ParleyApp(App[None]):
     SUB_TITLE = "test customer-service bots with simulated customers"
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses (tests, benches) find it too
     COMMANDS = App.COMMANDS | {_parley_commands}
+    # The screen's width class: panels beside the main view move below it, or fold away, when
+    # the terminal is narrow (app.tcss says how for each pane).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        *(Binding(f"f{i}", f"show_pane('{pane}')", title, priority=True) for i, (pane, title) in enumerate(PANES.items(), 1)),
-        # Plain digits too, when no text field has the focus.
+        # F1-F4 anywhere, plain digits when no text field has the focus; the tabs show the digits
+        # ("1 Chat"), so the footer keeps its room for the pane's own keys.
+        *(Binding(f"f{i}", f"show_pane('{pane}')", title, priority=True, show=False) for i, (pane, title) in enumerate(PANES.items(), 1)),
         *(Binding(str(i), f"show_pane('{pane}')", title, show=False) for i, (pane, title) in enumerate(PANES.items(), 1)),
     ]
 
@@ -95,7 +106,6 @@ class ParleyApp(App[None]):
         self._store_lock = threading.Lock()
         self._active_pane: str | None = None
         self.placement = placement
-        self._worker_pool: Any = None
 
     @property
     def export_dir(self) -> Path:
@@ -106,9 +116,13 @@ class ParleyApp(App[None]):
         """The app's parley.core.store.store.Store, opened on first use. Call it from a worker thread."""
         with self._store_lock:
             if self._store is None:
-                from parley.core.store.store import Store
+                from parley.core.store.store import ReadOnlyDatabase, Store
 
-                self._store = Store.open(self.db_path)
+                try:
+                    self._store = Store.open(self.db_path)
+                except ReadOnlyDatabase:
+                    # Browsing still works; saving a chat or launching a batch says "read-only".
+                    self._store = Store.open(self.db_path, read_only=True)
             return self._store
 
     # ---- layout -------------------------------------------------------------------------------------
@@ -116,13 +130,13 @@ class ParleyApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with TabbedContent(initial=f"{self.initial_pane}-pane", id="panes"):
-            with TabPane(PANES["chat"], id="chat-pane"):
+            with TabPane(tab_label(1, "chat"), id="chat-pane"):
                 yield ChatPane(customer=self.customer, bot_model=self.bot_model, id="chat")
-            with TabPane(PANES["profiles"], id="profiles-pane"):
+            with TabPane(tab_label(2, "profiles"), id="profiles-pane"):
                 yield ProfilesPane(profile_dirs=self.profile_dirs, personality_dirs=self.personality_dirs, id="profiles")
-            with TabPane(PANES["batches"], id="batches-pane"):
+            with TabPane(tab_label(3, "batches"), id="batches-pane"):
                 yield BatchesPane(id="batches")
-            with TabPane(PANES["sessions"], id="sessions-pane"):
+            with TabPane(tab_label(4, "sessions"), id="sessions-pane"):
                 yield SessionsPane(page_size=self.sessions_page_size, id="sessions")
         yield Footer()
 
@@ -187,7 +201,9 @@ class ParleyApp(App[None]):
             if prepared is None:
                 return
             self.action_show_pane("batches")
-            self.query_one("#batches", BatchesPane).start(prepared)
+            pane = self.query_one("#batches", BatchesPane)
+            pane.start(prepared)
+            pane.results_table.focus()  # its keys (c stops the batch) work at once
 
         self.push_screen(LaunchBatchScreen(sources), launched)
 
@@ -205,22 +221,6 @@ class ParleyApp(App[None]):
         self.action_show_pane("sessions")
         self.call_after_refresh(lambda: self.query_one("#sessions-table").focus())
 
-    def batch_runner(self, store: Any, prepared: Any, **kwargs: Any) -> Any:
-        """The runner of a batch launched here: in this process, or over the app's worker
-        processes (one pool for all its batches, started by the first) with a placement."""
-        if self.placement is None:
-            from parley.core.engine.batch_runner import BatchRunner
-
-            return BatchRunner(store, prepared, **kwargs)
-        from parley.core.engine.distributed.pool import WorkerPool
-        from parley.core.engine.distributed.sharded_runner import ShardedRunner
-
-        if self._worker_pool is None:
-            self._worker_pool = WorkerPool(self.placement)
-        return ShardedRunner(store, prepared, pool=self._worker_pool, **kwargs)
-
     async def on_unmount(self) -> None:
-        if self._worker_pool is not None:
-            await self._worker_pool.stop()
         if self._store is not None:
             self._store.close()

@@ -18,7 +18,14 @@ from textual.message import Message
 
 @dataclass
 class ChatSessionStarted(Message):
-    """A ChatSession is ready (its World built, its bot resolved)."""
+    """A ChatSession was built (its World, its bot and the bot's client); not checked yet."""
+
+    session: Any  # parley.core.chat.session.ChatSession
+
+
+@dataclass
+class ChatSessionReady(Message):
+    """The new ChatSession checked out (its customer exists, its bot has what it needs)."""
 
     session: Any  # parley.core.chat.session.ChatSession
 
@@ -107,17 +114,20 @@ class ProfileLoaded(Message):
 
 @dataclass
 class SessionsPageLoaded(Message):
-    """A page of stored sessions (parley.tui.app.panes.session_listing.SessionItem), newest first."""
+    """A page of stored sessions (parley.core.store.session_queries.SessionItem), newest first,
+    with their table cells."""
 
     generation: int
     cursor: Any  # the SessionCursor that pages on from here
     items: list[Any]
+    cells: list[tuple[str, ...]]
     first_page: bool
     shown: int
     total: int
     conversations: int
     chats: int
-    profile_names: list[str] | None = None
+    profile_options: list[tuple[str, str]] | None = None  # (label, value), "live chats" first
+    outcome_options: list[tuple[str, str]] | None = None  # the outcomes stored, as they are named
 
 
 @dataclass
@@ -147,6 +157,8 @@ class BatchRowsLoaded(Message):
 
     batch_id: str
     rows: list[Any]
+    rates: str = ""
+    """The batch's pass rate and pass^k with their 95% intervals, one line (empty: no conversations)."""
 
 
 @dataclass
@@ -165,37 +177,13 @@ class BatchLaunchRefused(Message):
 
 
 @dataclass
-class BatchRunStarted(Message):
-    """The runner started a batch of `total` conversations."""
+class TranscriptMatched(Message):
+    """The conversations of `batch_id` whose transcripts contain `text` (the results filter)."""
 
+    generation: int
     batch_id: str
-    total: int
-    concurrency: int
-
-
-@dataclass
-class BatchProgressed(Message):
-    """The running batch's counts moved (parley.core.records.events.Progress)."""
-
-    progress: Any
-
-
-@dataclass
-class ConversationScored(Message):
-    """A conversation of the running batch ended and was stored; `row` is its results-table row
-    (None when a failed run stored nothing), `error` set when the run itself broke."""
-
-    batch_id: str
-    row: Any
-    error: str | None = None
-
-
-@dataclass
-class BatchConcurrencyChanged(Message):
-    """The runner's adaptive concurrency limit moved (rate limits, or recovery)."""
-
-    limit: int
-    reason: str
+    text: str
+    ids: set[str]
 
 
 @dataclass
@@ -210,3 +198,5 @@ class BatchRunEnded(Message):
     failed: int
     errors: int
     error: str | None = None
+    unverified: int = 0
+    user_faults: int = 0

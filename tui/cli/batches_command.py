@@ -13,15 +13,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from parley.tui.cli.sessions_command import console, db_option, open_store
 
+if TYPE_CHECKING:
+    from parley.core.records.batch import BatchRecord
+
 
 def pass_rate(row: Any) -> float | None:
-    """passed / (passed + failed) of a stored batch's counts; None before anything was judged."""
+    """passed / (passed + failed) of a stored batch's counts, the store's `failed` holding the
+    bot's failures (failed checks and bot errors, parley.core.records.verdict.BOT_FAILURES): the
+    same pass rate as the report's. None before anything was judged."""
     judged = row.passed + row.failed
     return row.passed / judged if judged else None
 
@@ -62,6 +67,9 @@ def _row_json(row: Any) -> dict[str, Any]:
         "done": row.done,
         "passed": row.passed,
         "failed": row.failed,
+        "bot_errors": row.bot_errors,
+        "unverified": row.unverified,
+        "user_faults": row.user_faults,
         "errors": row.errors,
         "pass_rate": pass_rate(row),
         "parent_id": b.parent_id,
@@ -112,29 +120,15 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in (
-        "Batch",
-        "Created (UTC)",
-        "Status",
-        "Sources",
-        "Bot",
-        "Planned",
-        "Done",
-        "Passed",
-        "Failed",
-        "Errors",
-        "Pass rate",
-        "From",
-    ):
+    made_from = {row.batch.id: _made_from(row.batch) for row in rows}
+    columns = ["Batch", "Created (UTC)", "Status", "Sources", "Bot", "Planned", "Done", "Passed", "Failed", "Apart", "Errors", "Pass rate"]
+    if any(made_from.values()):  # the column only when some batch was made from another
+        columns.append("From")
+    for column in columns:
         table.add_column(column, no_wrap=column not in ("Sources", "Bot"))
     for row in rows:
         b = row.batch
-        made_from = ""
-        if b.parent_id and b.options.rerun:
-            made_from = f"re-run {b.parent_id[:8]}"
-        elif b.options.replay_of:
-            made_from = f"replay {b.options.replay_of[:8]}"
-        table.add_row(
+        cells = [
             b.id[:12],
             b.created_at.strftime("%Y-%m-%d %H:%M"),
             b.status,
@@ -144,10 +138,11 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
             str(row.done),
             str(row.passed),
             str(row.failed),
+            str(row.unverified + row.user_faults),
             str(row.errors),
             _pct(pass_rate(row)),
-            made_from,
-        )
+        ]
+        table.add_row(*cells, *([made_from[b.id]] if len(columns) > len(cells) else []))
     out = console()
     out.print(table)
     if len(rows) < total and not status:
@@ -155,6 +150,15 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     else:
         shown = f"{len(rows)} batch{'es' if len(rows) != 1 else ''}" + (f" ({status})" if status else "")
     out.print(shown, highlight=False)
+
+
+def _made_from(b: BatchRecord) -> str:
+    """`re-run ID` or `replay ID` for a batch made from another, else empty."""
+    if b.parent_id and b.options.rerun:
+        return f"re-run {b.parent_id[:8]}"
+    if b.options.replay_of:
+        return f"replay {b.options.replay_of[:8]}"
+    return ""
 
 
 @batches.command("show")

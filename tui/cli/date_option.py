@@ -11,7 +11,13 @@ def parse_date(ctx: click.Context, param: click.Parameter, value: str | None) ->
     """A click callback: None stays None; anything but an ISO date is a usage error saying so."""
     if value is None:
         return None
+    from parley.mockapi.fixture import today_problem
+
     try:
-        return dt.date.fromisoformat(value)
+        date = dt.date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD, e.g. 2026-11-21") from None
+    problem = today_problem(date)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return date

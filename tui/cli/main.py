@@ -155,9 +155,14 @@ cli.add_command(sessions)
 @click.option("--reset", is_flag=True, help="Reload the fixture, discarding changes in --db.")
 def mockapi(host: str, port: int, db_path: Path, today: dt.date | None, reset: bool) -> None:
     """Serve the mock order API (FastAPI + SQLite, 10-day cancellation policy)."""
+    from parley.mockapi.order_store import DatabaseRefused
     from parley.mockapi.server import serve
 
-    serve(host=host, port=port, db_path=db_path, today=today, reset=reset)
+    try:
+        serve(host=host, port=port, db_path=db_path, today=today, reset=reset)
+    except DatabaseRefused as exc:  # the mock API imports nothing of parley, so not a ParleyError
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
 
 
 from parley.tui.cli.serve_command import serve  # noqa: E402  (the batch REST service)
@@ -178,6 +183,8 @@ cli.add_command(fetch)
 
 
 def main() -> None:
+    # A closed stdout: click ends a command that writes to it directly quietly (exit 1); those
+    # that print through rich end with 141 (parley.tui.cli.closed_pipe).
     cli(prog_name="parley")
 
 

@@ -32,11 +32,12 @@ def resolve_batch(store: Any, ref: str | None) -> str:
 def write_report(store: Any, batch_id: str, fmt: str, out: TextIO) -> int:
     """Write batch `batch_id` to `out` in `fmt`; returns the conversations written (md: done)."""
     if fmt == "md":
+        from parley.core.reports.cell_escaping import without_nul
         from parley.core.reports.markdown import render_markdown
         from parley.core.reports.stats import summarize
 
         summary = summarize(store, batch_id)
-        out.write(render_markdown(summary))
+        out.write(without_nul(render_markdown(summary)))
         return summary.done
     if fmt == "junit":
         from parley.core.reports.junit import write_junit
@@ -98,7 +99,7 @@ def report(batch_ref: str, fmt: str | None, output: Path | None, db_path: Path |
         fmt = {"md": "md", "markdown": "md", "json": "json", "csv": "csv", "ndjson": "ndjson", "jsonl": "ndjson", "xml": "junit"}.get(
             suffix, "md"
         )
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         batch_id = resolve_batch(store, batch_ref)
         if output is None:
             write_report(store, batch_id, fmt, sys.stdout)
@@ -116,7 +117,7 @@ def export_inspect(batch_ref: str, output: Path | None, db_path: Path | None) ->
     from parley.core.interop.inspect.export import export_batch, require_inspect
 
     require_inspect()  # before touching the store: the install hint is all there is to say
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         batch_id = resolve_batch(store, batch_ref)
         path, n = export_batch(store, batch_id, output)
     click.echo(str(path))

@@ -10,6 +10,7 @@ batch is then `cancelled`, and `parley run --resume BATCH_ID` continues it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from pathlib import Path
@@ -19,7 +20,9 @@ import click
 from click.core import ParameterSource
 
 from parley.core.errors import ConfigError, ParleyError
+from parley.core.reports.cell_escaping import without_nul
 from parley.core.settings import settings
+from parley.tui.cli.closed_pipe import EXIT_CLOSED_PIPE
 from parley.tui.cli.run_modes import RunRequest, lineage_request, parse_rate, parse_selection, rate_gate
 from parley.tui.cli.sessions_command import console, db_option, open_store, print_verdict, tool_line
 from parley.tui.cli.spec_options import personalities_option, template_options
@@ -49,15 +52,20 @@ Rasa webhook to try them on.
 
 \b
 Exit codes:
-  0    every conversation passed its checks
-  1    some conversation did not pass: it failed a check (a timeout fails one) or its
-       run broke (provider errors, counted apart); also: invalid input files (each
-       problem printed as file:line:col), a missing API key, an unknown batch
+  0    no conversation failed and none broke: each passed its checks, or was unverified
+       (nothing about the bot was checked) or had a simulator fault (counted apart;
+       with --strict these fail too)
+  1    the bot failed: a check failed (a timeout fails one) or the bot broke (bot_error:
+       an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
+       parley's side (counted apart, but nothing was verified); also: invalid input
+       files (each problem printed as file:line:col), a missing API key, an endpoint
+       that cannot be reached, an unknown batch
        With --fail-under RATE: 1 when the pass rate (--fail-under-lower: its lower
        bound) is below RATE, 0 otherwise.
   2    usage error (a bad option, --single naming no conversation)
   3    stopped at --budget: the batch is `stopped_budget`; what finished is stored
   130  interrupted (Ctrl-C): the batch is `cancelled`; continue it with --resume
+  141  stdout closed (`| head`): the batch is stopped and `cancelled`, quietly
 """
 
 
@@ -182,7 +190,8 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "resume_ref",
     metavar="BATCH_ID",
     help="Continue a stopped or crashed batch (id, prefix, or `latest`): the same specs and "
-    "options; only conversations not completed are run (error and cancelled ones again).",
+    "options; only conversations not completed are run (those whose run broke on the simulator's "
+    "or parley's side, and cancelled ones, again; a bot error is a result and stays).",
 )
 @click.option(
     "--rerun",
@@ -243,6 +252,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     metavar="SECONDS",
     help="On Ctrl-C, how long conversations in flight may finish before they are cancelled.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Unverified conversations (nothing about the bot was checked) and simulator faults fail the exit code too.",
+)
 @workers_options
 @template_options
 @personalities_option
@@ -273,6 +287,7 @@ def run(
     dry_run: bool,
     budget_usd: float | None,
     grace_s: float,
+    strict: bool,
     workers: int | None,
     ray_address: str | None,
     db_path: Path | None,
@@ -341,6 +356,7 @@ def run(
             report_path=report_path,
             grace_s=grace_s,
             gate=(fail_under, fail_under_lower),
+            strict=strict,
             placement=placement,
         )
     ignored = [
@@ -410,6 +426,7 @@ def run(
         report_path=report_path,
         grace_s=grace_s,
         gate=(fail_under, fail_under_lower),
+        strict=strict,
         placement=placement,
     )
 
@@ -423,6 +440,7 @@ def _exit(
     report_path: Path | None,
     grace_s: float,
     gate: tuple[float | None, bool],
+    strict: bool = False,
     placement: Any = None,
 ) -> None:
     """Run the request (or only plan it, with --dry-run) and exit with its code."""
@@ -434,7 +452,16 @@ def _exit(
             code = asyncio.run(print_dry_run(store, request))
         else:
             code = asyncio.run(
-                _main(store, request, concurrency=concurrency, report_path=report_path, grace_s=grace_s, gate=gate, placement=placement)
+                _main(
+                    store,
+                    request,
+                    concurrency=concurrency,
+                    report_path=report_path,
+                    grace_s=grace_s,
+                    gate=gate,
+                    strict=strict,
+                    placement=placement,
+                )
             )
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
@@ -442,6 +469,21 @@ def _exit(
     finally:
         store.close()
     sys.exit(code)
+
+
+NOTES_SHOWN = 3
+
+
+def _fewer_notes(lines: list[str]) -> list[str]:
+    """The loader's lines as `parley run` prints them: every skipped file, and the first few
+    notes (where each personality was read from, ...) with a count of the rest, so a suite of
+    many profiles does not open with a screen of notes."""
+    notes = [line for line in lines if line.startswith("note: ")]
+    if len(notes) <= NOTES_SHOWN:
+        return lines
+    hidden = set(notes[NOTES_SHOWN:])
+    kept = [line for line in lines if line not in hidden]
+    return [*kept, f"note: and {len(hidden)} more notes (`parley profiles validate PATH` prints them all)"]
 
 
 async def _main(
@@ -452,6 +494,7 @@ async def _main(
     report_path: Path | None,
     grace_s: float,
     gate: tuple[float | None, bool] = (None, False),
+    strict: bool = False,
     placement: Any = None,
 ) -> int:
     from parley.core.bots.connectors.base import aclose_connectors
@@ -479,7 +522,7 @@ async def _main(
         except ParleyError as exc:  # ConfigError (a missing key), an unknown batch, no conversations
             click.echo(f"error: {exc}", err=True)
             return EXIT_FAILED
-        for line in prepared.notes:
+        for line in _fewer_notes(prepared.notes):
             click.echo(line, err=True)
         for warning in prepared.warnings:
             click.echo(f"warning: {warning}", err=True)
@@ -502,6 +545,7 @@ async def _main(
         else:
             runner = BatchRunner(store, prepared, concurrency=concurrency, grace_s=grace_s, stream_transcripts=single is not None)
         out = console()
+        out.on_closed = runner.cancel  # stdout closed (`| head -3`): stop the batch as a second Ctrl-C would
         display: _Display
         if single is not None:
             display = _SingleDisplay(out)
@@ -566,10 +610,15 @@ async def _main(
         await aclose_connectors()
 
     report_file = report_path or default_report_path(store, result.batch_id)
-    summary_text = await asyncio.to_thread(_summary_and_report, store, result, report_file, single is not None)
+    summary_text, report_error = await asyncio.to_thread(_summary_and_report, store, result, report_file, single is not None)
+    if out.closed:
+        return EXIT_CLOSED_PIPE  # `| head`: the reader has what it wanted; the batch is stopped and stored
     out.print(summary_text, highlight=False, markup=False)
     if pool is not None:
         out.print(runner.workers_line(), highlight=False, markup=False)
+    if report_error is not None:
+        click.echo(f"error: {report_error}", err=True)
+        return EXIT_FAILED
     if result.status == "cancelled":
         out.print(f"continue it with: parley run --resume {result.batch_id}", highlight=False)
         return EXIT_INTERRUPTED
@@ -584,7 +633,7 @@ async def _main(
         held, line = rate_gate(summary, threshold, lower=lower)
         out.print(line, highlight=False, markup=False)
         return EXIT_OK if held and result.status == "completed" else EXIT_FAILED
-    if result.status != "completed" or not result.all_passed:
+    if not result.ok(strict=strict):
         return EXIT_FAILED
     if prepared.left_out:
         out.print(f"{len(prepared.left_out)} problem(s) in files that were left out (listed before the batch)", highlight=False)
@@ -601,16 +650,73 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
-def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool) -> str:
-    """Write the markdown report; return the scored summary for the terminal."""
+def _interval(interval: Any) -> str:
+    return "" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
+
+
+def counts_lines(summary: Any) -> list[str]:
+    """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
+    as terminal lines."""
+    from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT
+
+    def n(count: int, one: str, many: str | None = None) -> str:
+        return f"{count} {one if count == 1 else (many or one + 's')}"
+
+    apart = [
+        n(summary.unverified, "unverified", "unverified"),
+        n(summary.user_faults, "simulator fault"),
+        n(summary.user_errors, "simulator error"),
+        n(summary.infrastructure_errors, "infrastructure error"),
+    ]
+    if summary.cancelled:
+        apart.append(n(summary.cancelled, "cancelled", "cancelled"))
+    if summary.evaluation_errors:
+        apart.append(n(summary.evaluation_errors, "evaluation error"))
+    if summary.legacy_errors:
+        apart.append(n(summary.legacy_errors, "legacy error"))
+    lines = [
+        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed, "
+        f"{n(summary.bot_errors, 'bot error')} (the bot's failures); counted apart: {', '.join(apart)}"
+    ]
+    if summary.unverified:
+        lines.append(f"Unverified: {n(summary.unverified, 'conversation')} had no check about the bot: {UNVERIFIED_HINT}")
+    if summary.legacy_errors:
+        lines.append(f"Legacy errors: {LEGACY_ERROR_NOTE}")
+    shown_k = summary.pass_k if len(summary.pass_k) <= 4 else [*summary.pass_k[:2], summary.pass_k[-1]]
+    pass_k = "  ".join(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else "") for p in shown_k)
+    rate = f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator}"
+    if summary.pass_rate_interval is not None:
+        rate += f", 95% interval {_interval(summary.pass_rate_interval)}"
+    lines.append(f"{rate})   {pass_k}")
+    if summary.flaky_specs:
+        shown = ", ".join(f"{f.spec_id} ({f.passed} of {f.trials} passed)" for f in summary.flaky_specs[:5])
+        more = f", ... and {len(summary.flaky_specs) - 5} more" if len(summary.flaky_specs) > 5 else ""
+        lines.append(f"Flaky specs ({len(summary.flaky_specs)}): {shown}{more}")
+    elif summary.batch.options.trials >= 2:
+        lines.append("Flaky specs: none (every spec's trials agree)")
+    return lines
+
+
+def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool) -> tuple[str, str | None]:
+    """Write the markdown report; return the scored summary for the terminal and, if the report
+    could not be written, why."""
     from parley.core.reports.markdown import render_markdown
     from parley.core.reports.stats import summarize
 
     summary = summarize(store, result.batch_id)
-    report_file.parent.mkdir(parents=True, exist_ok=True)
     partial = report_file.with_name(report_file.name + ".partial")
-    partial.write_text(render_markdown(summary), encoding="utf-8")
-    partial.replace(report_file)
+    try:
+        report_file.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(without_nul(render_markdown(summary)), encoding="utf-8")
+        partial.replace(report_file)
+        report_line = f"Report: {report_file}   (other formats: parley report {result.batch_id} --format json|csv|ndjson)"
+        report_error = None
+    except OSError as exc:  # a full disk, a read-only folder: the batch is stored, the file is not
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        reason = exc.strerror or str(exc)
+        report_error = f"cannot write the report {report_file}: {reason}"
+        report_line = f"Report: not written ({reason}); `parley report {result.batch_id}` prints it"
 
     lines: list[str] = [""]
     if single:
@@ -626,8 +732,8 @@ def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool
             print_verdict(view, stored.verdict, stored.conversation.stop_reason, stored.conversation.error)
             lines.append(buffer.getvalue().rstrip("\n") + "\n")
     lines += summary_lines(summary)
-    lines += _run_lines(result, report_file)
-    return "\n".join(lines)
+    lines += _run_lines(result, report_line)
+    return "\n".join(lines), report_error
 
 
 def summary_lines(summary: Any) -> list[str]:
@@ -648,14 +754,7 @@ def summary_lines(summary: Any) -> list[str]:
             f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided for this bot; "
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
-    lines.append(
-        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed"
-        + (f", {summary.evaluation_errors} evaluation errors" if summary.evaluation_errors else "")
-        + f"; {summary.errors} infrastructure error{'s' if summary.errors != 1 else ''} (counted apart, not the bot's failures)"
-    )
-    shown_k = summary.pass_k if len(summary.pass_k) <= 4 else [*summary.pass_k[:2], summary.pass_k[-1]]
-    pass_k = "  ".join(f"pass^{p.k} {_pct(p.value)}" for p in shown_k)
-    lines.append(f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator})   {pass_k}")
+    lines += counts_lines(summary)
     s = summary.score_statistics
     if s.count:
         lines.append(
@@ -665,7 +764,7 @@ def summary_lines(summary: Any) -> list[str]:
     else:
         lines.append("Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else ""))
     if summary.failures_total:
-        lines.append(f"Failed or errored: {summary.failures_total}")
+        lines.append(f"Not passed (failed, broke or faulty): {summary.failures_total}")
         for f in summary.failures[:10]:
             reason = f.reasons[0] if f.reasons else "(no reason recorded)"
             lines.append(f"  - {f.spec_id} trial {f.trial} ({f.outcome}, {f.stop_reason}): {reason}")
@@ -674,7 +773,7 @@ def summary_lines(summary: Any) -> list[str]:
     return lines
 
 
-def _run_lines(result: Any, report_file: Path) -> list[str]:
+def _run_lines(result: Any, report_line: str) -> list[str]:
     lines: list[str] = []
     rate = result.ran / result.elapsed_s if result.elapsed_s > 0 else 0.0
     extras = []
@@ -686,7 +785,7 @@ def _run_lines(result: Any, report_file: Path) -> list[str]:
         f"Ran {result.ran} conversation{'s' if result.ran != 1 else ''} in {result.elapsed_s:.1f} s ({rate:.1f}/s); "
         f"batch {result.status}" + (f": {result.error}" if result.error else "") + ("; " + "; ".join(extras) if extras else "")
     )
-    lines.append(f"Report: {report_file}   (other formats: parley report {result.batch_id} --format json|csv|ndjson)")
+    lines.append(report_line)
     return lines
 
 
@@ -710,11 +809,13 @@ class _Display:
 def _row_line(event: Any, done: int, total: int) -> str:
     width = len(str(total))
     if event.kind == "conversation_failed":
-        return f"[{done:>{width}}/{total}] {'error':<7} {event.spec_id} trial {event.trial}: {event.stop_reason}: {event.error}"
+        return f"[{done:>{width}}/{total}] {event.stop_reason:<10} {event.spec_id} trial {event.trial}: {event.error}"
     row = event.row
+    if event.outcome == "bot_error":
+        return f"[{done:>{width}}/{total}] {'bot_error':<10} {event.spec_id} trial {event.trial}: {row.error}"
     score = "-" if event.score is None else str(event.score)
     return (
-        f"[{done:>{width}}/{total}] {event.outcome:<7} {event.spec_id} trial {event.trial}: score {score}, "
+        f"[{done:>{width}}/{total}] {event.outcome:<10} {event.spec_id} trial {event.trial}: score {score}, "
         f"{row.turns} turn{'s' if row.turns != 1 else ''}, {event.stop_reason}, {row.duration_s:.2f} s"
     )
 
@@ -741,12 +842,13 @@ class _PlainDisplay(_Display):
         elif kind == "batch_finished":
             self.note(
                 f"batch {event.status}: {event.done} of {event.total} done, {event.passed} passed, "
-                f"{event.failed} failed, {event.errors} errors"
+                f"{event.failed} failed, {event.unverified} unverified, {event.user_faults} simulator faults, {event.errors} errors"
             )
 
 
 class _BarDisplay(_Display):
-    """A rich progress bar; failed and errored conversations are listed above it as they end."""
+    """A rich progress bar (✓ passed, ✗ the bot's failures, ? unverified or simulator faults,
+    ! broken runs); every conversation that did not pass is listed above it as it ends."""
 
     def __init__(self, out: Any) -> None:
         super().__init__(out)
@@ -756,7 +858,10 @@ class _BarDisplay(_Display):
             TextColumn("[bold]{task.description}"),
             BarColumn(bar_width=24),
             MofNCompleteColumn(),
-            TextColumn("[green]✓{task.fields[passed]}[/] [red]✗{task.fields[failed]}[/] [yellow]!{task.fields[errors]}[/]"),
+            TextColumn(
+                "[green]✓{task.fields[passed]}[/] [red]✗{task.fields[failed]}[/] [cyan]?{task.fields[apart]}[/] "
+                "[yellow]!{task.fields[errors]}[/]"
+            ),
             TextColumn("{task.fields[rate]}"),
             TextColumn("eta {task.fields[eta]}"),
             TextColumn("limit {task.fields[limit]}"),
@@ -779,6 +884,7 @@ class _BarDisplay(_Display):
                 completed=event.already_done,
                 passed=0,
                 failed=0,
+                apart=0,
                 errors=0,
                 rate="-",
                 eta="-",
@@ -793,6 +899,7 @@ class _BarDisplay(_Display):
                 completed=event.done,
                 passed=event.passed,
                 failed=event.failed,
+                apart=event.unverified + event.user_faults,
                 errors=event.errors,
                 rate=f"{event.rate_per_s:.1f}/s",
                 eta=eta,
@@ -800,7 +907,7 @@ class _BarDisplay(_Display):
             )
         elif kind in ("conversation_finished", "conversation_failed"):
             self.done += 1
-            if kind == "conversation_failed" or not event.passed:
+            if kind == "conversation_failed" or event.outcome != "passed":
                 self.progress.console.print(_row_line(event, self.done, self.total), highlight=False, markup=False)
         elif kind == "concurrency_changed":
             self.progress.update(self.task, limit=event.limit)
@@ -834,10 +941,19 @@ class _SingleDisplay(_Display):
         super().__init__(out)
         self.in_bot_line = False
 
+    def _write(self, text: str) -> None:
+        """Bot text as it streams, past rich (which would wrap it); a closed pipe is rich's case too."""
+        if self.out.closed:
+            return
+        try:
+            self.out.file.write(text)
+            self.out.file.flush()
+        except BrokenPipeError:
+            self.out.on_broken_pipe()
+
     def _end_bot_line(self) -> None:
         if self.in_bot_line:
-            self.out.file.write("\n")
-            self.out.file.flush()
+            self._write("\n")
             self.in_bot_line = False
 
     def handle(self, event: Any) -> None:
@@ -866,10 +982,9 @@ class _SingleDisplay(_Display):
             self.out.print(f"bot (injected): {event.text}", highlight=False, markup=False)
         elif event.step == "bot_text" and event.text:
             if not self.in_bot_line:
-                self.out.file.write("bot: ")
+                self._write("bot: ")
                 self.in_bot_line = True
-            self.out.file.write(event.text)
-            self.out.file.flush()
+            self._write(event.text)
         elif event.step == "bot_done":
             self._end_bot_line()
 

@@ -138,11 +138,9 @@ def lineage_request(ctx: click.Context, mode: Mode, ref: str, selections: list[R
 def rate_gate(summary: Any, threshold: float, *, lower: bool) -> tuple[bool, str]:
     """(held, line): whether the batch's pass rate (or its Wilson lower bound) is at least
     `threshold`, and a line saying so. No judged conversation at all never holds."""
-    from parley.core.reports.rate_intervals import wilson_interval
-
     n = summary.pass_rate_denominator
     rate = summary.pass_rate
-    interval = wilson_interval(summary.passed, n)
+    interval = summary.pass_rate_interval
     shown = f"pass rate {rate * 100:.1f}% ({summary.passed} of {n})" if rate is not None else "no judged conversation"
     if interval is not None:
         shown += f", 95% interval [{interval.low * 100:.1f}%, {interval.high * 100:.1f}%]"

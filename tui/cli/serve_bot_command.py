@@ -23,7 +23,9 @@ Routes:
 \b
 Each sender is its own conversation with its own copy of the order database. A first message
 may carry metadata.customer_id (the signed-in customer) and metadata.today (YYYY-MM-DD); parley's
-rasa: connector sends both. Sessions are kept in memory, dropped when idle or over the cap.
+rasa: connector sends both. Sessions are kept in memory, dropped when idle or over the caps
+(--max-sessions, --max-held-chars); a message over --max-message-chars, or one that would take its
+conversation over --max-session-chars, is refused (422), as is a body over --max-body-bytes (413).
 """
 
 
@@ -71,13 +73,63 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
     metavar="SECONDS",
     help="A conversation idle this long is dropped.",
 )
-def serve_bot(host: str, port: int, model: str, customer: str, today: dt.date | None, max_sessions: int, idle_s: float) -> None:
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1024, None),
+    default=1024 * 1024,
+    show_default=True,
+    help="Largest request body accepted (413 beyond).",
+)
+@click.option(
+    "--max-message-chars",
+    type=click.IntRange(1, None),
+    default=16_000,
+    show_default=True,
+    help="Longest message accepted (422 beyond).",
+)
+@click.option(
+    "--max-session-chars",
+    type=click.IntRange(1, None),
+    default=200_000,
+    show_default=True,
+    help="Longest conversation, in characters of its transcript; a message past it is refused (422).",
+)
+@click.option(
+    "--max-held-chars",
+    type=click.IntRange(1, None),
+    default=20_000_000,
+    show_default=True,
+    help="Characters all conversations may hold together; the least recently used are dropped beyond this.",
+)
+def serve_bot(
+    host: str,
+    port: int,
+    model: str,
+    customer: str,
+    today: dt.date | None,
+    max_sessions: int,
+    idle_s: float,
+    max_body_bytes: int,
+    max_message_chars: int,
+    max_session_chars: int,
+    max_held_chars: int,
+) -> None:
     """Serve the built-in order bot behind a Rasa-compatible REST webhook."""
     import uvicorn
 
     from parley.core.bots.service import WEBHOOK_PATH, build_bot_app
 
-    app = build_bot_app(model, customer_id=customer, today=today, max_sessions=max_sessions, idle_s=idle_s)
+    app = build_bot_app(
+        model,
+        customer_id=customer,
+        today=today,
+        max_sessions=max_sessions,
+        idle_s=idle_s,
+        max_body_bytes=max_body_bytes,
+        max_message_chars=max_message_chars,
+        max_session_chars=max_session_chars,
+        max_total_chars=max_held_chars,
+    )
     click.echo(f"parley serve-bot: the order bot ({model}) at http://{host}:{port}{WEBHOOK_PATH}", err=True)
     click.echo(f"test it with: parley run PROFILES --bot rasa:http://{host}:{port}{WEBHOOK_PATH}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

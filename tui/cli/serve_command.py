@@ -1,6 +1,7 @@
 """`parley serve`: the batch REST service (parley.core.service.app) on uvicorn.
 
-Batches submitted to it run on its event loop and are stored in the SQLite database as they go.
+Batches submitted to it run on an event loop of their own and are stored in the SQLite database as
+they go.
 Ctrl-C (or SIGTERM) stops it: conversations in flight get `--grace` seconds, then the batches it
 was running are marked `interrupted`; `POST /api/batches/ID/resume` continues them after a restart.
 """
@@ -18,7 +19,8 @@ from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 EPILOG = """\b
 Environment:
-  PARLEY_API_TOKEN   when set, every route but /api/health needs `Authorization: Bearer TOKEN`
+  PARLEY_API_TOKEN   when set, every route but /api/health (the schema and /docs too) needs
+                     `Authorization: Bearer TOKEN`
   PARLEY_DB          the database (same as --db)
   OPENAI_API_KEY ... the keys of the models the batches use (never stored, never shown)
 
@@ -47,6 +49,18 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
         return check_model_name(value, allow_profile=param.name == "user_model") or "offline"
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+def _bot_host(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    from parley.core.errors import ConfigError
+    from parley.core.service.bot_hosts import parse_allowed_host
+
+    for value in values:
+        try:
+            parse_allowed_host(value)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return values
 
 
 @click.command(epilog=EPILOG)
@@ -98,6 +112,15 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
     help="On shutdown, how long conversations in flight may finish before they are cancelled.",
 )
 @personalities_option
+@click.option(
+    "--allow-bot-host",
+    "bot_hosts",
+    multiple=True,
+    callback=_bot_host,
+    metavar="HOST[:PORT]",
+    help="A host whose deployed bots (rasa:URL, taskyto:URL) requests may name (repeatable; without a "
+    "port, any port). None by default: the service calls no URL a client gives it.",
+)
 @workers_options
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info", show_default=True)
 def serve(
@@ -110,6 +133,7 @@ def serve(
     judge_model: str,
     grace_s: float,
     personality_dirs: tuple[Path, ...],
+    bot_hosts: tuple[str, ...],
     workers: int | None,
     ray_address: str | None,
     log_level: str,
@@ -144,6 +168,7 @@ def serve(
         default_models=RoleModels(bot=bot_model, user=user_model, judge=judge_model),
         grace_s=grace_s,
         personality_dirs=personality_dirs,
+        allowed_bot_hosts=bot_hosts,
         placement=placement,
     )
     shown = ", ".join(str(Path(d).resolve()) for d in dirs)

@@ -141,7 +141,11 @@ def status_lines(view: dict[str, Any]) -> list[str]:
     if view.get("eta_s") is not None:
         progress += f", about {_seconds(view['eta_s'])} left"
     lines.append(progress)
-    lines.append(f"passed {view['passed']}, failed {view['failed']}, errors {view['errors']} (run broke or judge failed)")
+    lines.append(
+        f"passed {view['passed']}, failed {view['failed']} (bot errors {view.get('bot_errors', 0)}), "
+        f"unverified {view.get('unverified', 0)}, simulator faults {view.get('user_faults', 0)}, "
+        f"errors {view['errors']} (runs broken on the simulator's or parley's side)"
+    )
     lines.append(f"created {view['created_at']}, started {view['started_at'] or '-'}, elapsed {_seconds(view['elapsed_s'])}")
     if view.get("owner"):
         lines.append(f"run by another process: {view['owner']}")

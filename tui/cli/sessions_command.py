@@ -20,12 +20,25 @@ from typing import Any
 import click
 
 from parley.core.errors import ParleyError
+from parley.core.records.batch import OUTCOME_FILTERS
 
 DB_OPTION_HELP = "SQLite database (default: $PARLEY_DB, else sessions/parley.db)."
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-CHECK_MARKS = {"pass": "✓", "fail": "✗", "not_applicable": "–", "error": "!"}
-OUTCOME_STYLES = {"passed": "green", "failed": "red", "error": "yellow"}
+CHECK_MARKS = {"pass": "✓", "fail": "✗", "not_applicable": "–", "not_run": "·", "error": "!"}
+CHECK_LABELS = {"not_applicable": "not applicable", "not_run": "not run"}
+OUTCOME_STYLES = {
+    "passed": "green",
+    "failed": "red",
+    "bot_error": "red",
+    "unverified": "cyan",
+    "user_fault": "magenta",
+    "user_error": "yellow",
+    "infrastructure_error": "yellow",
+    "cancelled": "yellow",
+    "evaluation_error": "yellow",
+    "error": "yellow",
+}
 
 
 def db_option(command: Any) -> Any:
@@ -38,22 +51,26 @@ def db_option(command: Any) -> Any:
     )(command)
 
 
-def open_store(db_path: Path | None) -> Any:
-    """The store at `db_path` (default: see Store.open), with parley's log file beside it."""
+def open_store(db_path: Path | None, *, read_only: bool = False) -> Any:
+    """The store at `db_path` (default as Store.open), with parley's log file beside it; `read_only`
+    for commands that only read, which then work on a read-only file or file system too."""
     from parley.core.settings import settings
     from parley.core.store.store import Store
     from parley.tui.cli.log_file import configure_logging
 
-    configure_logging(db_path or settings().db_path)
-    return Store.open(db_path)
+    if not read_only:  # a read-only folder takes no log file either
+        configure_logging(db_path or settings().db_path)
+    return Store.open(db_path, read_only=read_only)
 
 
 def console(err: bool = False) -> Any:
-    from rich.console import Console
+    """The rich console a command prints with (stdout, or stderr with `err`); a closed stdout
+    ends the command quietly (parley.tui.cli.closed_pipe)."""
+    from parley.tui.cli.closed_pipe import PipeConsole
 
-    out = Console(stderr=err, highlight=False, soft_wrap=True)
+    out = PipeConsole(stderr=err, highlight=False, soft_wrap=True)
     if not out.is_terminal:  # piped or captured: do not squeeze tables into 80 columns
-        out = Console(stderr=err, highlight=False, soft_wrap=True, width=max(out.width, 140))
+        out = PipeConsole(stderr=err, highlight=False, soft_wrap=True, width=max(out.width, 140))
     return out
 
 
@@ -143,11 +160,14 @@ def print_verdict(out: Any, verdict: Any, stop_reason: str | None = None, error:
         out.print(f"  [yellow]judge error ({escape(verdict.judge.judge)}): {escape(verdict.judge.error)}[/yellow]")
     if verdict.error:
         out.print(f"  [yellow]error: {escape(verdict.error)}[/yellow]")
+    for fault in verdict.user_faults:
+        out.print(f"  [magenta]simulator fault ({fault.kind}): {escape(fault.reason)}[/magenta]")
     for check in verdict.checks:
         mark = CHECK_MARKS.get(check.outcome, "?")
         colour = {"pass": "green", "fail": "red", "error": "yellow"}.get(check.outcome, "dim")
         flag = " [bold red][policy violation][/bold red]" if check.policy_violation and check.outcome == "fail" else ""
-        out.print(f"  [{colour}]{mark} {check.outcome:<14}[/{colour}] {escape(check.name)}: {escape(check.reason)}{flag}")
+        label = CHECK_LABELS.get(check.outcome, check.outcome)
+        out.print(f"  [{colour}]{mark} {label:<14}[/{colour}] {escape(check.name)}: {escape(check.reason)}{flag}")
     for output in verdict.outputs:
         value = json.dumps(output.value, ensure_ascii=False) if output.found else "not found"
         out.print(f"  output {escape(output.name)} ({output.type}): {escape(value)}")
@@ -171,7 +191,7 @@ def sessions() -> None:
 @click.option("--profile", metavar="NAME", help="Only conversations of this profile / test name (no chats).")
 @click.option(
     "--outcome",
-    type=click.Choice(["passed", "failed", "error", "unevaluated"]),
+    type=click.Choice(list(OUTCOME_FILTERS)),
     help="Only conversations with this outcome (no chats).",
 )
 @click.option(
@@ -191,56 +211,15 @@ def list_sessions(
     """Chats and batch conversations, newest first, as a table."""
     from rich.table import Table
 
-    with open_store(db_path) as store:
+    from parley.core.store.session_queries import SessionCursor, SessionFilters
+
+    with open_store(db_path, read_only=True) as store:
         batch_id = _batch_id(store, batch_ref) if batch_ref else None
-        rows: list[tuple[dt.datetime, list[str]]] = []
-        conversations = store.conversation_rows(
-            batch_id,
-            text=text,
-            name=profile,
-            outcome=outcome,
-            since=since,
-            limit=limit,  # type: ignore[arg-type]
-        )
-        for r in conversations:
-            outcome_text = r.outcome or "unevaluated"
-            style = OUTCOME_STYLES.get(outcome_text, "dim")
-            rows.append(
-                (
-                    r.started_at,
-                    [
-                        r.id[:12],
-                        _short_time(r.started_at),
-                        "batch " + (r.batch_id or "-")[:8],
-                        f"{r.spec_id}" + (f" t{r.trial}" if r.trial > 1 else ""),
-                        f"[{style}]{outcome_text}[/{style}]",
-                        "-" if r.score is None else str(r.score),
-                        str(r.turns),
-                        r.stop_reason,
-                    ],
-                )
-            )
-        if not (profile or outcome or batch_id):
-            for chat in _chats(store, text=text, since=since, limit=limit):
-                rows.append(
-                    (
-                        chat.updated_at,
-                        [
-                            chat.id[:12],
-                            _short_time(chat.updated_at),
-                            "chat",
-                            f"{chat.customer_id} with {chat.bot_model}",
-                            "-",
-                            "-",
-                            str(chat.turns),
-                            f"{chat.messages} messages",
-                        ],
-                    )
-                )
-    rows.sort(key=lambda item: item[0], reverse=True)
-    rows = rows[:limit]
+        filters = SessionFilters(text=text or "", profile=profile, outcome=outcome, since=since, batch_id=batch_id)
+        cursor = SessionCursor(store, filters, page_size=limit)
+        items = cursor.next_page()
     out = console()
-    if not rows:
+    if not items:
         out.print(
             "No sessions stored"
             + (
@@ -250,30 +229,31 @@ def list_sessions(
             )
         )
         return
-    table = Table(title=f"{len(rows)} session{'s' if len(rows) != 1 else ''}, newest first", title_justify="left")
+    shown = f"{len(items)} of {cursor.total}" if len(items) < cursor.total else str(len(items))
+    noun = "session" if cursor.total == 1 else "sessions"
+    table = Table(title=f"{shown} {noun}, newest first", title_justify="left")
     for column in ("id", "when (UTC)", "kind", "spec / chat", "outcome", "score", "turns", "ended"):
         table.add_column(column, no_wrap=column in ("id", "when (UTC)"))
-    for _, cells in rows:
+    for item in items:
+        if item.kind == "chat":
+            messages = f"{item.messages} message{'' if item.messages == 1 else 's'}"
+            cells = [item.id[:12], _short_time(item.started), "chat", f"{item.name} ({item.detail})", "-", "-", str(item.turns), messages]
+        else:
+            style = OUTCOME_STYLES.get(item.outcome, "dim")
+            cells = [
+                item.id[:12],
+                _short_time(item.started),
+                "batch " + (item.batch_id or "-")[:8],
+                item.spec_id + (f" t{item.trial}" if item.trial > 1 else ""),
+                f"[{style}]{item.outcome}[/{style}]",
+                "-" if item.score is None else str(item.score),
+                str(item.turns),
+                item.stop,
+            ]
         table.add_row(*cells)
+    if len(items) < cursor.total:
+        table.caption = f"--limit {cursor.total} shows them all"
     out.print(table)
-
-
-def _chats(store: Any, *, text: str | None, since: dt.datetime | None, limit: int) -> list[Any]:
-    chats = store.list_chat_sessions(limit=limit if not (text or since) else 10_000)
-    if since is not None:
-        chats = [c for c in chats if c.updated_at >= since]
-    if text:
-        from parley.core.store.rows import like_pattern
-
-        hits = {
-            r["id"]
-            for r in store.read_sql(
-                "SELECT id FROM chat_sessions WHERE messages LIKE ? ESCAPE '\\' OR customer_id LIKE ? ESCAPE '\\'",
-                [like_pattern(text), like_pattern(text)],
-            )
-        }
-        chats = [c for c in chats if c.id in hits]
-    return chats[:limit]
 
 
 def _batch_id(store: Any, ref: str) -> str:
@@ -303,7 +283,7 @@ def show(ident: str, db_path: Path | None) -> None:
     from rich.markup import escape
 
     out = console()
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         kind, stored = _load(store, ident)
     if kind == "chat":
         chat = stored.chat
@@ -353,7 +333,7 @@ def export(ident: str, output: Path | None, db_path: Path | None) -> None:
     """Export a conversation or a chat as JSON (transcript, tool calls, verdict, usage)."""
     from parley.core.reports.exports import result_record
 
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         kind, stored = _load(store, ident)
         if kind == "chat":
             text = stored.chat.model_dump_json(indent=2)

@@ -52,8 +52,9 @@ from parley.core.bots.connectors.base import (
     last_user_text,
     resolve_env,
 )
-from parley.core.errors import ConfigError
+from parley.core.errors import ConfigError, ProfileError
 from parley.core.records.chat import ChatMessage
+from parley.core.specs.yaml_reading import read_yaml
 
 SCHEME = "http"
 Method = Literal["GET", "POST", "PUT", "PATCH"]
@@ -111,9 +112,6 @@ class HttpBotConfig(_Model):
 
 def load_http_bot_config(path: str | Path) -> HttpBotConfig:
     """Read and validate a connector file; ConfigError (`FILE: field: why`) when it is not one."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -122,12 +120,9 @@ def load_http_bot_config(path: str | Path) -> HttpBotConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{source}: cannot read the connector file: {exc}") from None
     try:
-        data = YAML(typ="safe").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{source}{where}: invalid YAML: {problem}") from None
+        data = read_yaml(text, source)
+    except ProfileError as exc:
+        raise ConfigError(exc.render()) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a connector file is a mapping with base_url, send_message and response_path")
     try:
@@ -205,6 +200,11 @@ class HttpYamlConnector(HttpConnector):
         self.path = str(path)
         self.config = config or load_http_bot_config(path)
         super().__init__(f"{SCHEME}:{path}", timeout_s=self.config.timeout or timeout_s, env=env)
+
+    @property
+    def probe_url(self) -> str:
+        """Where to check, before a batch, that the bot is there at all."""
+        return self.config.base_url
 
     def check(self) -> None:
         """ConfigError now for a header's environment variable that is not set."""

@@ -78,6 +78,11 @@ class RasaConnector(HttpConnector):
         self.url = check_url(url, what=f"{SCHEME}:URL")
         super().__init__(f"{SCHEME}:{url}", timeout_s=timeout_s)
 
+    @property
+    def probe_url(self) -> str:
+        """Where to check, before a batch, that the bot is there at all."""
+        return self.url
+
     def sender(self, ctx: BotContext) -> str:
         """This conversation's sender id (made on first use, kept in the context)."""
         sender = ctx.session.get("rasa_sender")

@@ -44,6 +44,11 @@ class TaskytoConnector(HttpConnector):
         self.url = check_url(url, what=f"{SCHEME}:URL").rstrip("/")
         super().__init__(f"{SCHEME}:{url}", timeout_s=timeout_s)
 
+    @property
+    def probe_url(self) -> str:
+        """Where to check, before a batch, that the bot is there at all."""
+        return self.url
+
     async def _conversation_id(self, ctx: BotContext) -> tuple[str, Any]:
         known = ctx.session.get("taskyto_id")
         if known is not None:

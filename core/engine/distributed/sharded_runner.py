@@ -39,7 +39,7 @@ from parley.core.engine.batch_plan import PreparedBatch
 from parley.core.engine.batch_runner import BatchResult, BatchRunner
 from parley.core.engine.distributed.placement import import_ray
 from parley.core.engine.distributed.pool import NoWorkers, PooledWorker, WorkerPool
-from parley.core.engine.distributed.worker import WorkerReply
+from parley.core.engine.distributed.worker import LimitSignals, WorkerReply
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.models.names import OFFLINE, parse_model_name
 from parley.core.records.conversation import Conversation
@@ -132,10 +132,16 @@ class ShardedRunner(BatchRunner):
                 log.info("could not collect the workers' signals: %s", exc)
                 continue
             for signals in batches:
-                for event in signals.rate_limits:
-                    self.limiter.on_retry(event)
-                for _ in range(signals.successes):
-                    self.limiter.call_succeeded()
+                self._heard(signals)
+
+    def _heard(self, signals: LimitSignals | None) -> None:
+        """A worker's successes and 429s, told to the batch's one limit."""
+        if signals is None:
+            return
+        for event in signals.rate_limits:
+            self.limiter.on_retry(event)
+        for _ in range(signals.successes):
+            self.limiter.call_succeeded()
 
     async def _conversation(self, control: ConversationControl) -> tuple[Conversation, Verdict]:
         ray = import_ray()
@@ -159,6 +165,7 @@ class ShardedRunner(BatchRunner):
                 continue
             finally:
                 worker.in_flight -= 1
+            self._heard(reply.signals)
             if not reply.started:
                 raise asyncio.CancelledError  # stopped before its worker began it: nothing to save
             self.by_worker[worker.number] += 1

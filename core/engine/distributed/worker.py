@@ -8,7 +8,7 @@ record and verdict; it stores nothing (the coordinator alone writes SQLite).
 
 Its model calls report to the batch's one adaptive limit, which lives in the coordinator: the
 worker counts the calls that went through and keeps the 429s it heard, and the coordinator
-collects them (`signals`) a few times a second.
+collects them a few times a second (`signals`) and with every reply.
 
 `interrupt` is the coordinator's stop reaching a conversation: one that is running is
 interrupted as a single-process batch interrupts it (saved as cancelled with what it had); one
@@ -32,7 +32,7 @@ from parley.core.engine.batch_conversation import ConversationControl, WorldTemp
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.gc_threshold import fewer_collections
-from parley.core.engine.harness import Limits
+from parley.core.engine.harness import Limits, describe_error
 from parley.core.errors import ParleyError
 from parley.core.models.retry import RetryEvent
 from parley.core.records.batch import BatchOptions
@@ -40,6 +40,14 @@ from parley.core.records.conversation import Conversation
 from parley.core.records.verdict import Verdict
 
 log = logging.getLogger("parley.engine.distributed.worker")
+
+
+class LimitSignals(BaseModel):
+    """How a worker's model calls for one batch went since it was last asked."""
+
+    successes: int = 0
+    rate_limits: list[RetryEvent] = []
+    """The 429s heard (each with the server's Retry-After)."""
 
 
 class WorkerReply(BaseModel):
@@ -50,17 +58,13 @@ class WorkerReply(BaseModel):
     conversation: Conversation | None = None
     verdict: Verdict | None = None
     error: str | None = None
-    """The conversation broke with a bug (`run_planned` raised): no record, as in one process."""
+    """The conversation broke outside its stages (`run_planned` raised), in the words one process
+    records it with (the coordinator stores it as an infrastructure_error, as one process does)."""
     started: bool = True
     """False: the batch stopped it before it began; nothing ran."""
-
-
-class LimitSignals(BaseModel):
-    """How a worker's model calls for one batch went since it was last asked."""
-
-    successes: int = 0
-    rate_limits: list[RetryEvent] = []
-    """The 429s heard (each with the server's Retry-After)."""
+    signals: LimitSignals | None = None
+    """The batch's model-call signals on this worker not yet collected: with every reply, so the
+    batch's limit has heard every 429 of a conversation by the time it is stored."""
 
 
 @dataclass
@@ -72,6 +76,13 @@ class _Batch:
     successes: int = 0
     rate_limits: list[RetryEvent] = field(default_factory=list)
     not_to_start: set[str] = field(default_factory=set)
+
+
+def _take_signals(batch: _Batch) -> LimitSignals:
+    """The batch's signals since they were last taken (then forgotten here)."""
+    signals = LimitSignals(successes=batch.successes, rate_limits=batch.rate_limits)
+    batch.successes, batch.rate_limits = 0, []
+    return signals
 
 
 class ConversationWorker:
@@ -116,9 +127,7 @@ class ConversationWorker:
         batch = self._batches.get(batch_id)
         if batch is None:
             return LimitSignals()
-        signals = LimitSignals(successes=batch.successes, rate_limits=batch.rate_limits)
-        batch.successes, batch.rate_limits = 0, []
-        return signals
+        return _take_signals(batch)
 
     async def run(self, batch_id: str, run: PlannedRun, conversation_id: str) -> WorkerReply:
         """Run and evaluate one conversation of an opened batch."""
@@ -127,7 +136,7 @@ class ConversationWorker:
             raise ParleyError(f"batch {batch_id} is not open on this worker")
         if conversation_id in batch.not_to_start:
             batch.not_to_start.discard(conversation_id)
-            return WorkerReply(started=False)
+            return WorkerReply(started=False, signals=_take_signals(batch))
         control = ConversationControl(run=run, conversation_id=conversation_id)
         control.task = asyncio.current_task()
         self._running[conversation_id] = control
@@ -139,10 +148,10 @@ class ConversationWorker:
             raise
         except Exception as exc:  # noqa: BLE001 - reported to the coordinator, which records it as one process does
             log.warning("conversation %s (%s trial %d) broke: %s", conversation_id, run.spec.spec_id, run.trial, exc)
-            return WorkerReply(error=f"{type(exc).__name__}: {exc}")
+            return WorkerReply(error=describe_error(exc), signals=_take_signals(batch))
         finally:
             self._running.pop(conversation_id, None)
-        return WorkerReply(conversation=conversation, verdict=verdict)
+        return WorkerReply(conversation=conversation, verdict=verdict, signals=_take_signals(batch))
 
     async def interrupt(self, batch_id: str, conversation_id: str) -> bool:
         """Stop a conversation of the batch: True if it was running and is now interrupted (its

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from parley.core.errors import ParleyError
 from parley.core.records.batch import BatchRecord, StoredConversation
+from parley.core.records.conversation import RERUN_STOPS
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -233,7 +234,7 @@ def _sample(stored: StoredConversation) -> EvalSample:
         total_time=round(conv.duration_s, 3),
         working_time=round(conv.duration_s, 3),
         uuid=conv.id,
-        error=_eval_error(conv.error) if conv.stop_reason in ("error", "cancelled") else None,
+        error=_eval_error(conv.error) if conv.stop_reason in RERUN_STOPS else None,
     )
 
 

@@ -4,9 +4,10 @@ One shape for both ways a parley conversation reaches inspect (the eval-log expo
 inspect task), so logs from either read alike. Three scores per sample, each a column in
 inspect's log viewer:
 
-- `passed`: C (every applicable check held) or I (a check failed). A run that broke (provider
-  error, cancelled) or a check that could not be decided (judge error) is *unscored*, as in
-  parley's pass rate, which counts passed / (passed + failed): errors say nothing about the bot.
+- `passed`: C (every applicable check held) or I (a check failed, or the bot broke: bot_error).
+  Everything parley counts apart is *unscored*, as in parley's pass rate, which counts
+  passed / (passed + failed + bot errors): an unverified conversation, a simulator's fault, a
+  run that broke on the simulator's or parley's side, a check that could not be decided.
   Metrics: accuracy, stderr. With `--epochs k --epochs-reducer pass_k_k` (e.g. `pass_k_3`)
   its accuracy is pass^k.
 - `judge_score`: the judge's 1-3, or unscored when the judge failed (never a 1). Metrics: mean,
@@ -24,9 +25,9 @@ from typing import Any
 from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
 from parley.core.interop.inspect.messages import jsonable
-from parley.core.records.conversation import INFRASTRUCTURE_STOPS, Conversation
+from parley.core.records.conversation import BROKEN_STOPS, Conversation
 from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, Verdict
+from parley.core.records.verdict import BOT_FAILURES, CheckResult, Verdict
 
 SCORE_METRICS: dict[str, tuple[str, ...]] = {
     "passed": ("accuracy", "stderr"),
@@ -35,14 +36,12 @@ SCORE_METRICS: dict[str, tuple[str, ...]] = {
 }
 """Each score's name and its metrics (inspect_ai's built-in metric names)."""
 
-_MARKS = {"pass": "✅", "fail": "❌", "not_applicable": "➖", "error": "⚠️"}
+_MARKS = {"pass": "✅", "fail": "❌", "not_applicable": "➖", "not_run": "⏹️", "error": "⚠️"}
 
 
 def effective_outcome(conversation: Conversation, verdict: Verdict | None) -> str:
-    """passed, failed, error or unevaluated, as parley's reports count it: an infrastructure
-    stop is an error whatever the verdict says."""
-    if conversation.stop_reason in INFRASTRUCTURE_STOPS:
-        return "error"
+    """The conversation's outcome as parley's reports count it (parley.core.records.verdict.Outcome),
+    or unevaluated when it has no verdict."""
     return verdict.outcome if verdict is not None else "unevaluated"
 
 
@@ -57,7 +56,7 @@ def verdict_scores(conversation: Conversation, verdict: Verdict | None) -> dict[
     outcome = effective_outcome(conversation, verdict)
     checks = list(verdict.checks) if verdict is not None else []
     failed = [c for c in checks if c.outcome == "fail"]
-    error = conversation.error if outcome == "error" and conversation.stop_reason in INFRASTRUCTURE_STOPS else None
+    error = conversation.error if conversation.stop_reason in BROKEN_STOPS else None
     error = error or (verdict.error if verdict is not None else None)
 
     summary = [verdict.comment] if verdict is not None and verdict.comment else []
@@ -70,7 +69,7 @@ def verdict_scores(conversation: Conversation, verdict: Verdict | None) -> dict[
         "error": error,
     }
     explanation = "\n".join(summary) or None
-    if outcome in ("passed", "failed"):
+    if outcome == "passed" or outcome in BOT_FAILURES:
         passed = Score(value=CORRECT if outcome == "passed" else INCORRECT, answer=outcome, explanation=explanation, metadata=passed_meta)
     else:
         passed = Score.unscored(answer=outcome, explanation=explanation or outcome, metadata=passed_meta)

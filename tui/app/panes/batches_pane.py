@@ -1,76 +1,82 @@
-"""The Batches pane: past and running batches, newest first. The highlighted batch's
-conversations fill the results table beside a histogram of their scores; a running batch
-shows a progress bar and live counts from the runner's events. Enter on a result opens its
-transcript and verdict; `x` stops the running batch (graceful), a second `x` cancels it now.
+"""The Batches pane: past and running batches, newest first; the highlighted batch's
+conversations in a results table beside a histogram of their scores, filtered and sorted as
+asked ("N of M shown"); a running batch's progress bar and live counts. Enter on a result opens
+its transcript and verdict; `x` stops the running batch (graceful), a second `x` cancels it now.
 `b` marks the highlighted batch as the base of a comparison, `c` compares the highlighted one
 with it (parley.tui.app.screens.compare_batches).
 
-A batch runs on the app's own event loop, as an async worker: the runner is asyncio and
-non-blocking (its store calls go through threads), so `stop()` and `cancel()` are called from
-here directly.
+A batch runs on an event loop of its own in a worker thread (parley.tui.app.panes.batch_feed),
+never on the app's: its events are gathered there and drawn here at most ten times a second,
+one draw however many conversations ended in between. Counts and the histogram are kept up to
+date one row at a time (panes.batch_results), and the results table only draws the rows on
+screen (widgets.results_table), so a 10,000-conversation batch stays smooth.
+
+Layout, top to bottom: the list of batches; the status and progress lines; the results' filter
+line; the results table and the histogram.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.widgets import DataTable, ProgressBar, Static
+from textual.timer import Timer
+from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 
-from parley.tui.app.messages import (
-    BatchConcurrencyChanged,
-    BatchesListed,
-    BatchProgressed,
-    BatchRowsLoaded,
-    BatchRunEnded,
-    BatchRunStarted,
-    ConversationScored,
-    SessionOpened,
-)
+from parley.tui.app.messages import BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
 from parley.tui.app.panes.base import Pane
+from parley.tui.app.panes.batch_feed import BatchFeed, FeedUpdate
+from parley.tui.app.panes.batch_results import SORTS, BatchResults, ResultsFilter, plural, stored_order
 from parley.tui.app.panes.session_detail import SessionScreen
+from parley.tui.app.widgets.results_table import ResultsTable
+from parley.tui.app.widgets.row_table import Ranked, RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
 
 HINT = "r in Profiles (or ctrl+p › Run batch) launches a batch here; from a terminal: parley run PATH."
-COLUMNS = ("Batch", "Created (UTC)", "Status", "Sources", "Planned", "Done", "Passed", "Failed", "Errors")
-RESULT_COLUMNS = ("Profile", "Variables", "Stop", "Passed", "Score", "Turns", "Tokens", "Cost", "Time")
-MAX_ROWS = 5000  # results shown per batch; the counts above are always complete
+COLUMNS = (
+    Ranked("Batch", 1, 12),
+    Ranked("Created (UTC)", 3, 16),
+    Ranked("Status", 1, 11),
+    Ranked("Sources", 6, 32),
+    Ranked("Planned", 2, 7),
+    Ranked("Done", 1, 7),
+    Ranked("Passed", 2, 7),
+    Ranked("Failed", 2, 7),
+    Ranked("Apart", 3, 7),
+    Ranked("Errors", 4, 7),
+)
+"""Failed: the bot's failures (failed checks, bot errors). Apart: unverified conversations and
+simulator faults. Errors: runs that broke on the simulator's or parley's side."""
+MAX_BATCHES = 500
+MAX_ROWS = 100_000  # rows read for a past batch; the counts in the list are always complete
+DRAW_INTERVAL_S = 0.1  # a running batch is drawn at most ten times a second
+SEARCH_DELAY_S = 0.3
+FILTER_PLACEHOLDER = "text profile: stop: score:<3"
+ANY_OUTCOME = "Any outcome"
 
 
 def batch_cells(row: Any) -> tuple[str, ...]:
     b = row.batch
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
     sources = ", ".join(b.sources)
-    if len(sources) > 32:
-        sources = sources[:31] + "…"
-    return (b.id[:12], created, b.status, sources, str(b.planned), str(row.done), str(row.passed), str(row.failed), str(row.errors))
-
-
-def result_cells(row: Any) -> tuple[str, ...]:
-    """A conversation as the results table shows it (durations to a tenth of a second)."""
-    variables = ", ".join(f"{k}={v}" for k, v in row.variables.items()) or "-"
-    if len(variables) > 16:
-        variables = variables[:15] + "…"
-    passed = "-" if row.passed is None else ("yes" if row.passed else "no")
-    if row.outcome == "error":
-        passed = "error"
-    cost = "unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+    apart = row.unverified + row.user_faults
     return (
-        row.name,
-        variables,
-        row.stop_reason,
-        passed,
-        "-" if row.score is None else str(row.score),
-        str(row.turns),
-        f"{row.input_tokens + row.output_tokens:,}",
-        cost,
-        f"{row.duration_s:.1f}s",
+        b.id[:12],
+        created,
+        b.status,
+        sources,
+        str(b.planned),
+        str(row.done),
+        str(row.passed),
+        str(row.failed),
+        str(apart),
+        str(row.errors),
     )
 
 
@@ -81,12 +87,6 @@ def _eta(seconds: float | None) -> str:
     return f"{minutes // 60:d}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes:02d}:{secs:02d}"
 
 
-class ResultsTable(DataTable[Any]):
-    """A batch's conversations: Enter opens the highlighted one (and says so in the footer)."""
-
-    BINDINGS = [Binding("enter", "select_cursor", "Open transcript")]
-
-
 class BatchesPane(Pane):
     """The batches on top; the progress of the running one; its results and score histogram."""
 
@@ -95,41 +95,53 @@ class BatchesPane(Pane):
         Binding("c", "compare", "Compare"),
         Binding("x", "cancel_batch", "Stop batch"),
         Binding("ctrl+r", "reload", "Reload"),
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("s", "next_sort", "Sort"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.batch_ids: list[str] = []  # row i of the batches table
         self.shown_batch: str | None = None  # whose results are shown
-        self.results: list[Any] = []  # row i of the results table (ConversationRow)
-        self.runner: Any = None
+        self.results = BatchResults()
+        self.feed: BatchFeed | None = None
+        self.feed_result: Any = None  # the last batch's BatchFinished (its own timing)
         self.running_batch: str | None = None
         self.stop_requests = 0
         self.last_error: str | None = None
         self.progress: Any = None
         self.base_batch: str | None = None  # marked with `b`: what `c` compares with
+        self.draws = 0  # how many times a running batch was drawn (10/s at most)
+        self._timer: Timer | None = None
+        self._debounce: Timer | None = None
+        self._search_generation = 0
+        self.listed = ""  # the status line's count of batches
+        self.rates = ""  # the shown batch's pass rate and pass^k, with their intervals
 
     def compose(self) -> ComposeResult:
         yield Static(Content(HINT), id="batches-hint", classes="pane-placeholder")
-        table: DataTable[Any] = DataTable(cursor_type="row", zebra_stripes=True, id="batches-table")
-        table.add_columns(*COLUMNS)
-        yield table
+        yield RowTable(ranked=COLUMNS, id="batches-table")
         yield Static(Content(""), id="batches-status")
         with Horizontal(id="batch-progress-row"):
             yield ProgressBar(show_eta=False, id="batch-progress")
             yield Static(Content(""), id="batch-counts")
+        with Horizontal(id="batch-filters"):
+            yield Input(placeholder=FILTER_PLACEHOLDER, id="batch-filter-text")
+            yield Select[str]([], prompt=ANY_OUTCOME, id="batch-filter-outcome")
+            yield Select[str]([(label, key) for key, label in SORTS.items()], value="run", allow_blank=False, id="batch-sort")
+            yield Static(Content(""), id="batch-shown")
         with Horizontal(id="batch-results-row"):
-            results = ResultsTable(cursor_type="row", zebra_stripes=True, id="batch-results")
-            results.add_columns(*RESULT_COLUMNS)
-            yield results
+            yield ResultsTable(id="batch-results")
             yield ScoreHistogram(id="batch-histogram")
+        yield Static(Content(""), id="batch-empty")
 
     def on_mount(self) -> None:
         self.query_one("#batch-progress-row").display = False
+        self.query_one("#batch-empty").display = False
 
     @property
-    def table(self) -> DataTable[Any]:
-        return self.query_one("#batches-table", DataTable)
+    def table(self) -> RowTable:
+        return self.query_one("#batches-table", RowTable)
 
     @property
     def results_table(self) -> ResultsTable:
@@ -148,21 +160,45 @@ class BatchesPane(Pane):
     def _list(self) -> None:
         store = self.parley.store()
         store.interrupt_orphans()  # a batch whose process was killed shows as interrupted
-        self.post_message(BatchesListed(store.list_batches(limit=500)))
+        self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES)))
 
     def on_batches_listed(self, message: BatchesListed) -> None:
         table = self.table
-        table.clear()
-        self.batch_ids = [row.id for row in message.rows]
-        table.add_rows([Text(c) for c in batch_cells(row)] for row in message.rows)
-        n = len(message.rows)
-        status = "No batches yet." if not n else f"{n} batch{'es' if n != 1 else ''}" + (" (the latest 500)" if n == 500 else "")
-        self.query_one("#batches-status", Static).update(Content(status))
+        rows = list(message.rows)
+        if self.running_batch is not None and self.progress is not None:
+            rows = [self._live(row) if row.id == self.running_batch else row for row in rows]
+        self.batch_ids = [row.id for row in rows]
         wanted = self.running_batch or self.shown_batch
+        table.set_rows(batch_cells(row) for row in rows)
+        n = len(rows)
+        status = (
+            "No batches yet: r in Profiles launches one."
+            if not n
+            else plural(n, "batch", "batches") + (f" (the latest {MAX_BATCHES})" if n == MAX_BATCHES else "")
+        )
+        self.listed = status
+        self._status()
         if wanted in self.batch_ids:
             table.move_cursor(row=self.batch_ids.index(wanted), animate=False)
         elif self.batch_ids:
+            table.move_cursor(row=0, animate=False)
             self.show_batch(self.batch_ids[0])
+        if table.cursor_row < max(table.size.height - 2, 1):  # the newest batches stay in view
+            table.scroll_home(animate=False, immediate=True)
+
+    def _live(self, row: Any) -> Any:
+        """The running batch's list row with the counts of its latest progress."""
+        p = self.progress
+        return row.model_copy(
+            update={
+                "done": p.done,
+                "passed": p.passed,
+                "failed": p.failed,
+                "unverified": p.unverified,
+                "user_faults": p.user_faults,
+                "errors": p.errors,
+            }
+        )
 
     @on(DataTable.RowHighlighted, "#batches-table")
     def _batch_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -171,131 +207,223 @@ class BatchesPane(Pane):
 
     def show_batch(self, batch_id: str) -> None:
         """Show `batch_id`'s conversations (the running batch's fill in as they end)."""
-        if batch_id == self.shown_batch and (batch_id == self.running_batch or self.results):
+        if batch_id == self.shown_batch and (batch_id == self.running_batch or self.results.rows):
             return
+        if batch_id != self.shown_batch and self.rates:
+            self.rates = ""
+            self.shown_batch = batch_id
+            self._status()
         self.shown_batch = batch_id
         self.query_one("#batch-progress-row").display = batch_id == self.running_batch
+        if batch_id == self.running_batch:
+            return  # its rows are the feed's
         self._load_rows(batch_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
-        rows = self.parley.store().conversation_rows(batch_id=batch_id, limit=MAX_ROWS)
-        rows.sort(key=lambda r: (r.started_at, r.name, r.trial))  # in the order they ran
-        self.post_message(BatchRowsLoaded(batch_id, rows))
+        from parley.core.reports.markdown import rates_line
+        from parley.core.reports.stats import summarize
+
+        store = self.parley.store()
+        rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
+        self.post_message(BatchRowsLoaded(batch_id, rows, rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
         if message.batch_id != self.shown_batch:
             return
         rows = list(message.rows)
         if message.batch_id == self.running_batch:  # keep what arrived while the store was read
-            stored = {row.id for row in rows}
-            rows += [row for row in self.results if row.id not in stored]
-        self.results = rows
-        table = self.results_table
-        table.clear()
-        table.add_rows([Text(c) for c in result_cells(row)] for row in self.results)
-        self._histogram()
+            rows += self.results.rows
+        self.results.reset(message.batch_id, rows)
+        self._show_results()
+        self.rates = message.rates
+        self._status()
 
-    def _histogram(self) -> None:
-        self.query_one(ScoreHistogram).show_scores(row.score for row in self.results)
+    # ---- the results: filter, sort, draw ----------------------------------------------------------
+
+    def _show_results(self, *, appended: list[Any] | None = None) -> None:
+        """Draw the results, their count line, the outcome choices and the histogram."""
+        results = self.results
+        table = self.results_table
+        if appended is not None:
+            table.append(appended)
+        else:
+            table.show(results.view, trials=results.trials > 1, keep=getattr(table.current, "id", None))
+        table.trials = results.trials > 1
+        # Only what changed is touched: each update of a text or a display re-lays the screen out.
+        self._text("#batch-shown", results.count_line())
+        self.query_one(ScoreHistogram).show_counts(results.score_counts(), results.unscored)
+        self._outcome_choices()
+        empty = not results.rows and self.shown_batch is not None
+        note = self.query_one("#batch-empty", Static)
+        showing = empty or (bool(results.rows) and not results.view)
+        if note.display != showing:
+            note.display = showing
+        if empty:
+            running = self.shown_batch == self.running_batch
+            note.update(
+                Content(
+                    "No conversation has ended yet."
+                    if running
+                    else "This batch has no conversations: it planned none, or none was stored before it stopped."
+                )
+            )
+        elif not results.view and results.rows:
+            note.update(Content("No conversation matches this filter."))
+
+    def _outcome_choices(self) -> None:
+        select = self.query_one("#batch-filter-outcome", Select)
+        choices = self.results.outcome_choices()
+        if choices == getattr(self, "_choices", None):
+            return
+        self._choices = choices
+        current = select.value
+        with self.prevent(Select.Changed):
+            select.set_options(choices)
+            if current in {value for _, value in choices}:
+                select.value = current
+
+    @on(Input.Changed, "#batch-filter-text")
+    def _filter_typed(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(SEARCH_DELAY_S, self.apply_filter)
+
+    @on(Input.Submitted, "#batch-filter-text")
+    @on(Select.Changed, "#batch-filter-outcome, #batch-sort")
+    def _filter_changed(self) -> None:
+        self.apply_filter()
+
+    def apply_filter(self) -> None:
+        """Filter and sort the results as the filter line says; text is also looked for in the
+        transcripts (in the store, in a thread), and rows that match there are added."""
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        box = self.query_one("#batch-filter-text", Input)
+        outcome = self.query_one("#batch-filter-outcome", Select).value
+        try:
+            flt = ResultsFilter.parse(box.value, None if outcome is Select.NULL else str(outcome))
+        except ValueError as exc:
+            box.add_class("-invalid")
+            self.query_one("#batch-shown", Static).update(Content(str(exc)))
+            return
+        box.remove_class("-invalid")
+        sort = str(self.query_one("#batch-sort", Select).value)
+        self.results.refilter(flt, sort)
+        self._show_results()
+        if flt.text and self.shown_batch is not None:
+            self._search_generation += 1
+            self._search_transcripts(self._search_generation, self.shown_batch, flt.text)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batch-search", description="searching the transcripts")
+    def _search_transcripts(self, generation: int, batch_id: str, text: str) -> None:
+        store = self.parley.store()
+        ids = {row.id for row in store.conversation_rows(batch_id=batch_id, text=text, limit=MAX_ROWS)}
+        self.post_message(TranscriptMatched(generation, batch_id, text, ids))
+
+    def on_transcript_matched(self, message: TranscriptMatched) -> None:
+        flt = self.results.filter
+        if message.generation != self._search_generation or message.batch_id != self.shown_batch or flt.text != message.text:
+            return
+        self.results.refilter(replace(flt, transcript_ids=frozenset(message.ids)))
+        self._show_results()
 
     # ---- running a batch --------------------------------------------------------------------------
 
     def start(self, prepared: Any) -> None:
-        """Run a prepared batch (parley.core.engine.batch_runner.PreparedBatch) here, on the app's loop."""
+        """Run a prepared batch (parley.core.engine.batch_plan.PreparedBatch) in a thread of its own."""
         self.running_batch = prepared.id
         self.shown_batch = prepared.id
         self.stop_requests = 0
         self.last_error = None
         self.progress = None
-        self.results = []
-        self.results_table.clear()
-        self._histogram()
+        self.draws = 0
+        self.results.reset(prepared.id)
+        self._show_results()
         bar = self.query_one("#batch-progress", ProgressBar)
         bar.update(total=prepared.total, progress=0)
         self.query_one("#batch-progress-row").display = True
-        self._counts(f"starting {prepared.total} conversations…")
-        self._run(prepared)
+        placement = self.parley.placement
+        over = f" over {placement.describe()}" if placement is not None else ""
+        self._counts(f"starting {plural(prepared.total, 'conversation')}{over}…")
+        self.feed = BatchFeed(prepared.id, placement=self.parley.placement)
+        self._run(self.feed, prepared)
+        if self._timer is None:
+            self._timer = self.set_interval(DRAW_INTERVAL_S, self._draw)
+        else:
+            self._timer.resume()
         self._list()
 
-    @work(exclusive=False, exit_on_error=False, group="batch-run", description="running the batch")
-    async def _run(self, prepared: Any) -> None:
-        from parley.core.records.events import (
-            BatchFinished,
-            BatchStarted,
-            ConcurrencyChanged,
-            ConversationFailed,
-            ConversationFinished,
-            Progress,
-        )
-
-        def on_event(event: Any) -> None:  # called on this loop's thread: post, never touch widgets
-            if isinstance(event, Progress):
-                self.post_message(BatchProgressed(event))
-            elif isinstance(event, ConversationFinished):
-                self.post_message(ConversationScored(event.batch_id, event.row))
-            elif isinstance(event, ConversationFailed):
-                self.post_message(ConversationScored(event.batch_id, event.row, event.error))
-            elif isinstance(event, ConcurrencyChanged):
-                self.post_message(BatchConcurrencyChanged(event.limit, event.reason))
-            elif isinstance(event, BatchStarted):
-                self.post_message(BatchRunStarted(event.batch_id, event.total, event.concurrency))
-            elif isinstance(event, BatchFinished):
-                self.post_message(
-                    BatchRunEnded(
-                        event.batch_id, event.status, event.done, event.total, event.passed, event.failed, event.errors, event.error
-                    )
-                )
-
-        store = self.parley.store()  # already open: prepare_batch used it
-        self.runner = self.parley.batch_runner(store, prepared, on_event=on_event)
+    @work(thread=True, exit_on_error=False, group="batch-run", description="running the batch")
+    def _run(self, feed: BatchFeed, prepared: Any) -> None:
         try:
-            await self.runner.run()
+            feed.run(self.parley.store(), prepared)
         except Exception as exc:  # the runner never raises for a conversation; this is the run itself
             self.post_message(BatchRunEnded(prepared.id, "failed", 0, prepared.total, 0, 0, 0, f"{type(exc).__name__}: {exc}"))
             raise
-        finally:
-            self.runner = None
 
-    def on_batch_run_started(self, message: BatchRunStarted) -> None:
-        self.query_one("#batch-progress", ProgressBar).update(total=message.total)
-        self._list()  # its status is running now
+    def _draw(self) -> None:
+        """Ten times a second while a batch runs: draw whatever its feed gathered, once."""
+        feed = self.feed
+        if feed is None:
+            return
+        update = feed.drain()
+        if update.empty:
+            return
+        self.draws += 1
+        self._apply(update)
 
-    def on_batch_progressed(self, message: BatchProgressed) -> None:
-        p = message.progress
+    def _apply(self, update: FeedUpdate) -> None:
+        if update.last_error:
+            self.last_error = update.last_error
+        if update.started is not None:
+            self.query_one("#batch-progress", ProgressBar).update(total=update.started.total)
+        if update.rows and self.shown_batch == self.running_batch:
+            appended = self.results.add(update.rows)
+            # Rows in run order with no filter go at the end; otherwise the view was redone.
+            self._show_results(appended=appended if self.results.sort == "run" else None)
+        if update.progress is not None:
+            self._progress(update.progress)
+        for limit, reason in update.concurrency:
+            self.notify(f"Concurrency now {limit}: {reason}", title="Batch", timeout=4)
+        if update.finished is not None:
+            e = self.feed_result = update.finished
+            self.post_message(
+                BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error, e.unverified, e.user_faults)
+            )
+
+    def _progress(self, p: Any) -> None:
         self.progress = p
         self.query_one("#batch-progress", ProgressBar).update(total=p.total, progress=p.done)
-        stopping = ""
-        if self.stop_requests == 1:
-            stopping = " · stopping (x again cancels now)"
+        stopping = " · stopping (x again cancels now)" if self.stop_requests == 1 else ""
         self._counts(
-            f"{p.done}/{p.total} done · {p.passed} passed · {p.failed} failed · {p.errors} errors"
+            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed:,} failed · {p.unverified + p.user_faults:,} apart"
+            f" · {plural(p.errors, 'error')}"
             f" · {p.rate_per_s:.1f}/s · ETA {_eta(p.eta_s)} · concurrency {p.concurrency}{stopping}"
         )
-
-    def on_conversation_scored(self, message: ConversationScored) -> None:
-        if message.error:
-            self.last_error = message.error
-        if message.row is None or message.batch_id != self.shown_batch:
-            return
-        if any(row.id == message.row.id for row in self.results):
-            return
-        self.results.append(message.row)
-        self.results_table.add_row(*(Text(c) for c in result_cells(message.row)))
-        self._histogram()
-
-    def on_batch_concurrency_changed(self, message: BatchConcurrencyChanged) -> None:
-        self.notify(f"Concurrency now {message.limit}: {message.reason}", title="Batch", timeout=4)
+        if self.running_batch in self.batch_ids:  # the list's Done, Passed... move with it
+            index = self.batch_ids.index(self.running_batch)
+            cells = list(self.table.full_row(index))
+            cells[5:10] = [str(p.done), str(p.passed), str(p.failed), str(p.unverified + p.user_faults), str(p.errors)]
+            cells[2] = "running"
+            self.table.set_text_row(index, cells)
 
     def on_batch_run_ended(self, message: BatchRunEnded) -> None:
         if message.batch_id != self.running_batch:
             return
+        if self.feed is not None:  # what was gathered after the last draw
+            rest = self.feed.drain()
+            rest.finished = None
+            self._apply(rest)
         self.running_batch = None
-        self.runner = None
+        self.feed = None
+        if self._timer is not None:
+            self._timer.pause()
         self.query_one("#batch-progress", ProgressBar).update(total=message.total, progress=message.done)
         text = (
-            f"{message.status}: {message.done}/{message.total} done · {message.passed} passed"
-            f" · {message.failed} failed · {message.errors} errors"
+            f"{message.status}: {message.done:,}/{message.total:,} done · {message.passed:,} passed"
+            f" · {message.failed:,} failed · {message.unverified + message.user_faults:,} apart · {plural(message.errors, 'error')}"
         )
         error = message.error or (self.last_error if message.errors else None)
         if error:
@@ -308,25 +436,42 @@ class BatchesPane(Pane):
         severity = "error" if message.status == "failed" else "information"
         self.notify(text.splitlines()[0], title="Batch finished", severity=severity)
 
+    def _status(self) -> None:
+        """The line under the batches: how many are listed, and the shown batch's pass rate and
+        pass^k with their intervals."""
+        parts = [self.listed] if self.listed else []
+        if self.rates and self.shown_batch is not None and self.shown_batch != self.running_batch:
+            parts.append(f"{self.shown_batch[:12]}: {self.rates}")
+        text = " · ".join(parts)
+        if self.base_batch is not None:  # marked with `b`
+            text = f"Base: {self.base_batch[:12]}. {text}"
+        self.query_one("#batches-status", Static).update(Content(text))
+
     def _counts(self, text: str, *, error: bool = False) -> None:
+        self._text("#batch-counts", text)
         counts = self.query_one("#batch-counts", Static)
-        counts.update(Content(text))
-        counts.set_class(error, "-error")
+        if counts.has_class("-error") != error:
+            counts.set_class(error, "-error")
+
+    def _text(self, selector: str, text: str) -> None:
+        """Set a Static's text if it changed (an update re-lays the screen out)."""
+        widget = self.query_one(selector, Static)
+        if getattr(widget, "_shown_text", None) != text:
+            widget._shown_text = text  # type: ignore[attr-defined]
+            widget.update(Content(text))
 
     # ---- opening a result -------------------------------------------------------------------------
 
-    @on(DataTable.RowSelected, "#batch-results")
-    def _result_selected(self, event: DataTable.RowSelected) -> None:
+    def on_results_table_opened(self, event: ResultsTable.Opened) -> None:
         event.stop()
-        self.action_open_result()
+        self._open(event.row.id)
 
     def action_open_result(self) -> None:
-        table = self.results_table
-        row = table.cursor_row
-        if not self.results or row is None or not (0 <= row < len(self.results)):
+        row = self.results_table.current
+        if row is None:
             self.notify("No conversation selected.", severity="warning")
             return
-        self._open(self.results[row].id)
+        self._open(row.id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-open", description="opening the conversation")
     def _open(self, conversation_id: str) -> None:
@@ -344,16 +489,16 @@ class BatchesPane(Pane):
     # ---- actions ----------------------------------------------------------------------------------
 
     def action_cancel_batch(self) -> None:
-        runner = self.runner
-        if runner is None:
+        feed = self.feed
+        if feed is None:
             self.notify("No batch is running.")
             return
         self.stop_requests += 1
         if self.stop_requests == 1:
-            runner.stop()
+            feed.stop()
             self._counts("stopping: no new conversations; those in flight get a moment to end (x again cancels now)")
         else:
-            runner.cancel()
+            feed.cancel()
             self._counts("cancelling the conversations in flight…")
 
     def highlighted_batch(self) -> str | None:
@@ -375,3 +520,15 @@ class BatchesPane(Pane):
         if self.shown_batch is not None and self.shown_batch != self.running_batch:
             batch, self.shown_batch = self.shown_batch, None
             self.show_batch(batch)
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#batch-filter-text", Input).focus()
+
+    def action_next_sort(self) -> None:
+        select = self.query_one("#batch-sort", Select)
+        keys = list(SORTS)
+        select.value = keys[(keys.index(str(select.value)) + 1) % len(keys)]
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:  # the app is closing: the batch's conversations end as cancelled
+            self.feed.cancel()

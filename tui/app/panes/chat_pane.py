@@ -1,21 +1,26 @@
 """The Chat pane: a live conversation with the bot under test, as the session's customer.
 
 The ChatSession (core) does the work; this pane types into it and renders what comes back:
-bot text as it streams, each tool call inline, slash-command output in place. Model calls run
-in a worker; the chat is saved to the store after every turn, from a thread.
+bot text as it streams, each tool call inline, slash-command output in place. The session is
+built, and its bot's HTTP client set up, in a thread; before the first message the pane checks
+that the customer exists and the bot has its key, and says what to do if not. Model calls run
+in a worker; the chat is saved to the store after every turn, from a thread (the store keeps
+the newest snapshot whatever order the saves finish in).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import uuid
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
@@ -25,6 +30,7 @@ from parley.tui.app.messages import (
     BotTurnCompleted,
     ChatCommandCompleted,
     ChatSessionFailedToStart,
+    ChatSessionReady,
     ChatSessionSaved,
     ChatSessionStarted,
     ToolCallBegan,
@@ -104,6 +110,25 @@ class ChatSidebar(Static):
         lines = [Content(f"{label:<{LABEL_WIDTH}}").stylize("bold") + Content(value) if label else Content("") for label, value in rows]
         self.update(Content("\n").join(lines))
         self.set_class(m is not None and m.usage.unreported_calls > 0, "-unreported")
+        self.post_message(self.Changed(self.summary()))
+
+    class Changed(Message):
+        """The panel's figures changed; `summary` is them on one line (for narrow screens)."""
+
+        def __init__(self, summary: str) -> None:
+            super().__init__()
+            self.summary = summary
+
+    def summary(self) -> str:
+        """Who, with which bot, in what state, and the counts: one line for a narrow terminal."""
+        m = self.metrics
+        parts = [self.customer, self.bot_model, self.status]
+        if m is not None:
+            parts += [f"{m.turns} turn{'' if m.turns == 1 else 's'}", f"{m.tool_calls} tool call{'' if m.tool_calls == 1 else 's'}"]
+            if m.usage.cost_usd is not None and m.usage.cost_usd > 0:
+                parts.append(f"${m.usage.cost_usd:.4f}")
+        parts.append(f"saved: {self.saved}")
+        return "ctrl+b ▸ " + " · ".join(parts)
 
 
 class ChatPane(Pane):
@@ -111,8 +136,10 @@ class ChatPane(Pane):
 
     BINDINGS = [
         Binding("ctrl+n", "new_chat", "New chat"),
-        Binding("ctrl+s", "export_chat", "Export chat"),
-        Binding("ctrl+o", "toggle_tool_calls", "Tool details"),
+        Binding("ctrl+s", "export_chat", "Export"),
+        Binding("ctrl+o", "toggle_tool_calls", "Tool details", key_display="^o"),
+        Binding("ctrl+b", "toggle_panel", "Panel"),
+        Binding("ctrl+end", "follow", "Follow new messages", show=False),
     ]
 
     def __init__(self, *, customer: str, bot_model: Any, id: str | None = None) -> None:
@@ -124,6 +151,7 @@ class ChatPane(Pane):
         self._started_at: datetime.datetime | None = None
         self._tools_expanded = False
         self._start_error: str | None = None
+        self._ended = False
 
     @property
     def _model_label(self) -> str:
@@ -131,8 +159,11 @@ class ChatPane(Pane):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="chat-body"):
-            yield ChatLog(id="chat-log", user_name=f"You · {self.customer}", bot_name=f"Bot · {self._model_label}")
+            with Vertical(id="chat-main"):
+                yield ChatLog(id="chat-log", user_name=f"You · {self.customer}", bot_name=f"Bot · {self._model_label}")
+                yield Static(Content(""), id="chat-new-below")
             yield ChatSidebar(customer=self.customer, bot_model=self._model_label, id="chat-sidebar")
+        yield Static(Content(""), id="chat-summary")
         yield Input(
             placeholder="Message the bot, or /help for the commands",
             suggester=SuggestFromList(SUGGESTIONS, case_sensitive=False),
@@ -153,6 +184,31 @@ class ChatPane(Pane):
 
     # ---- starting ---------------------------------------------------------------------------------
 
+    def on_mount(self) -> None:
+        self.query_one("#chat-new-below").display = False
+        self.watch(self.log_view, "unseen", self._unseen_changed, init=False)
+
+    def on_chat_sidebar_changed(self, message: ChatSidebar.Changed) -> None:
+        self.query_one("#chat-summary", Static).update(Content(message.summary))
+
+    def action_toggle_panel(self) -> None:
+        """On a narrow terminal the session panel replaces the conversation until toggled back;
+        on a wide one it folds away to give the conversation the whole width."""
+        self.toggle_class("-panel-toggled")
+
+    def _unseen_changed(self, unseen: int) -> None:
+        marker = self.query_one("#chat-new-below", Static)
+        marker.display = unseen > 0
+        if unseen:
+            marker.update(Content(f"↓ new messages below ({unseen}) · ctrl+end follows"))
+
+    def action_follow(self) -> None:
+        self.log_view.follow()
+
+    def on_click(self, event: events.Click) -> None:
+        if event.widget is not None and event.widget.id == "chat-new-below":
+            self.log_view.follow()
+
     def load_data(self) -> None:
         self.input.focus()
         self._start_session(self.customer)
@@ -160,9 +216,13 @@ class ChatPane(Pane):
     def refresh_data(self) -> None:
         self.input.focus()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="chat-start", description="starting the chat")
     def _start_session(self, customer: str) -> None:
-        # In a thread: the first session imports the order API (FastAPI) and builds its World.
+        self._build_session(customer, asyncio.get_running_loop())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chat-start", description="starting the chat")
+    def _build_session(self, customer: str, loop: asyncio.AbstractEventLoop) -> None:
+        # In a thread: the first session imports the order API (FastAPI) and builds its World;
+        # an LLM bot's SDK is imported and its client (SSL context and all) built here too.
         from parley.core.chat.session import ChatSession
         from parley.core.errors import ParleyError
 
@@ -171,9 +231,29 @@ class ChatPane(Pane):
         except ParleyError as exc:
             self.post_message(ChatSessionFailedToStart(str(exc)))
             return
+        try:
+            session.prepare(loop)
+        except ParleyError:
+            pass  # a missing key: check_ready says so, with what to do
         self.post_message(ChatSessionStarted(session))
 
     def on_chat_session_started(self, message: ChatSessionStarted) -> None:
+        self.sidebar.show(status="checking…")
+        self._check_session(message.session)
+
+    @work(exclusive=True, exit_on_error=False, group="chat-check", description="checking the chat")
+    async def _check_session(self, session: Any) -> None:
+        from parley.core.errors import ParleyError
+
+        try:
+            await session.check_ready()
+        except ParleyError as exc:
+            await session.aclose()
+            self.post_message(ChatSessionFailedToStart(str(exc)))
+            return
+        self.post_message(ChatSessionReady(session))
+
+    def on_chat_session_ready(self, message: ChatSessionReady) -> None:
         self.session = message.session
         self._start_error = None
         self._started_at = datetime.datetime.now(datetime.UTC)
@@ -189,7 +269,11 @@ class ChatPane(Pane):
     def on_chat_session_failed_to_start(self, message: ChatSessionFailedToStart) -> None:
         self._start_error = message.reason
         self.sidebar.show(status="not started")
-        self.log_view.add_notice(f"The chat could not start: {message.reason}", kind="error", title="error")
+        self.log_view.add_notice(
+            f"The chat could not start: {message.reason}\nFix it and press ctrl+n, or type /customer ID to chat as another customer.",
+            kind="error",
+            title="error",
+        )
         self.notify(message.reason, title="Chat not started", severity="error")
 
     # ---- sending ----------------------------------------------------------------------------------
@@ -199,8 +283,18 @@ class ChatPane(Pane):
         text = event.value
         if not text.strip():
             return
+        if text.strip().lower() == "/quit":  # quits parley whatever state the chat is in
+            self.app.exit()
+            return
+        if self.session is None and self._start_error and text.strip().lower().startswith("/customer "):
+            event.input.clear()  # start again as that customer (the check says if it is one)
+            self.customer = text.strip().split(None, 1)[1].strip().upper()
+            self.action_new_chat()
+            return
         if self.session is None:
-            if self._start_error:
+            if self._ended:
+                self.notify("This chat has ended: ctrl+n starts a new one.", severity="warning")
+            elif self._start_error:
                 self.notify(f"The chat could not start: {self._start_error}", severity="error")
             else:
                 self.notify("The chat is still starting; try again in a moment.", severity="warning")
@@ -252,25 +346,41 @@ class ChatPane(Pane):
 
     def on_chat_command_completed(self, message: ChatCommandCompleted) -> None:
         result = message.result
-        self.log_view.add_command_result(result)
         if result.kind == "error" and result.command is None:  # a failed turn, not a command
             self.notify(result.text or "The bot failed.", title="Bot error", severity="error")
         if result.command == "/export" and result.path:
             self.notify(f"Exported to {result.path}", title="Chat exported")
         if result.command in ("/reset", "/customer") and result.kind == "text":
-            # The conversation so far stays saved as it was; what follows is a new session.
+            # Cleared means cleared on screen too: the conversation so far stays saved as it
+            # was, and what follows is a new session with its own counts.
             self.session.id = uuid.uuid4().hex
             self._started_at = datetime.datetime.now(datetime.UTC)
+            self.log_view.clear_log()
             self.log_view.user_name = f"You · {self.session.customer_id}"
+            self.log_view.add_command_result(result)
             self.sidebar.show(saved="not yet")
+        else:
+            self.log_view.add_command_result(result)
         self._turn_done(message.metrics)
-        if result.kind == "exit":
+        if result.command == "/quit":
             self.app.exit()
+        elif result.kind == "exit":
+            self._end_chat()
 
     def _turn_done(self, metrics: Any) -> None:
         self.busy = False
         self.sidebar.show(metrics=metrics, status="ready")
         self._save()
+
+    def _end_chat(self) -> None:
+        """/exit: this chat ends (saved as it is); the app stays, and ctrl+n starts another."""
+        session, self.session = self.session, None
+        self._ended = True
+        if session is not None:
+            self.customer = session.customer_id  # the next chat goes on as the same customer
+            self._close_session(session)
+        self.sidebar.show(status="ended")
+        self.log_view.add_notice("ctrl+n starts a new chat; ctrl+q quits parley.", kind="hint")
 
     # ---- saving -----------------------------------------------------------------------------------
 
@@ -302,6 +412,8 @@ class ChatPane(Pane):
             customer = old.customer_id
         else:
             customer = self.customer
+        self._ended = False
+        self._start_error = None
         self.log_view.clear_log()
         self.sidebar.show(status="starting…", saved="not yet")
         self._start_session(customer)

@@ -7,13 +7,18 @@ the pane only shows the result.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import shlex
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -23,6 +28,8 @@ from textual.widgets.option_list import Option
 from parley.tui.app.messages import ProfileFilesListed, ProfileLoaded
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.widgets.source_view import SourceView
+
+log = logging.getLogger("parley.tui.profiles")
 
 PROFILE_SUFFIXES = (".yaml", ".yml", ".json", ".txt")
 # connectors/ holds bot connector files (`--bot http:FILE.yaml`), not profiles.
@@ -49,6 +56,17 @@ def list_profile_files(root: Path) -> list[Path]:
 
     walk(root)
     return found
+
+
+def runnable_path(path: Path) -> str:
+    """`path` as typed after `parley run` here: relative to the current directory when it is
+    under it, else absolute (a --profiles-dir elsewhere), quoted for the shell when needed."""
+    resolved = path.resolve()
+    try:
+        text = str(resolved.relative_to(Path.cwd()))
+    except ValueError:
+        text = str(resolved)
+    return shlex.quote(text)
 
 
 def _clip(text: str, limit: int = 48) -> str:
@@ -111,12 +129,22 @@ class ProfileTree(Tree[Path]):
         return search(self.root)
 
 
+def _run_editor(command: list[str]) -> int | None:
+    """Run the editor to its end; its exit code, or None when it cannot be started."""
+    try:
+        return subprocess.run(command, check=False).returncode
+    except OSError as exc:
+        log.warning("cannot start the editor %s: %s", command[0], exc)
+        return None
+
+
 class ProfilesPane(Pane):
     """Select a file on the left; its source, problems and conversations show on the right."""
 
     BINDINGS = [
         Binding("r", "run_batch", "Run batch"),
         Binding("n", "next_error", "Next error"),
+        Binding("e", "edit", "Edit in $EDITOR"),
         Binding("ctrl+r", "reload", "Reload"),
     ]
 
@@ -249,7 +277,9 @@ class ProfilesPane(Pane):
         elif message.errors:
             title.update(Content("No conversations until the problems are fixed."))
         else:
-            title.update(Content(f"{n} conversation{'s' if n != 1 else ''} (seed {SEED}) · run them: parley run {message.shown_as}"))
+            title.update(
+                Content(f"{n} conversation{'s' if n != 1 else ''} (seed {SEED}) · run them: parley run {runnable_path(message.path)}")
+            )
         if message.errors:
             self.go_to_error(0)
 
@@ -297,18 +327,12 @@ class ProfilesPane(Pane):
 
     def selected_source(self) -> str:
         """The file or folder under the tree's cursor (else the open file, else the first
-        folder), as a path to run: relative to the current directory when it is under it."""
+        folder), as a path to run (see `runnable_path`)."""
         node = self.query_one(ProfileTree).cursor_node
         path: Path | None = Path(node.data) if node is not None and node.data is not None else self.path
         if path is None and self.profile_dirs:
             path = self.profile_dirs[0]
-        if path is None:
-            return ""
-        try:
-            text = str(path.resolve().relative_to(Path.cwd()))
-        except ValueError:
-            text = str(path)
-        return f'"{text}"' if " " in text else text
+        return "" if path is None else runnable_path(path)
 
     def action_run_batch(self) -> None:
         self.parley.launch_batch(self.selected_source())
@@ -317,3 +341,22 @@ class ProfilesPane(Pane):
         self._list_files()
         if self.path is not None:
             self.open_file(self.path)
+
+    async def action_edit(self) -> None:
+        """Open the file in $EDITOR (the app steps aside while it runs), then read, validate and
+        expand it again."""
+        if self.path is None:
+            self.notify("Select a file first.", severity="warning")
+            return
+        command = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+        path = self.path
+        try:
+            with self.app.suspend():
+                code = await asyncio.to_thread(_run_editor, [*command, str(path)])
+        except SuspendNotSupported:  # no terminal to hand over (a headless run): run it as it is
+            code = await asyncio.to_thread(_run_editor, [*command, str(path)])
+        if code is None:
+            self.notify(f"No editor {command[0]!r}: set EDITOR (e.g. EDITOR=nano).", title="Edit", severity="error")
+            return
+        self.open_file(path)
+        self.notify(f"{self._shown_as(path)} reloaded and checked again.", title="Edited")

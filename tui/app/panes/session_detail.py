@@ -3,19 +3,21 @@ its verdict with each check's outcome."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
-from parley.tui.app.widgets.transcript_view import ChatLog
+from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
 
-CHECK_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "– n/a", "error": "! error"}
+CHECK_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "– n/a", "not_run": "· not run", "error": "! error"}
 
 
 def verdict_summary(detail: Any) -> str:
@@ -25,12 +27,14 @@ def verdict_summary(detail: Any) -> str:
         return "Live chat: not evaluated."
     if verdict is None:
         return "Not evaluated (no verdict was stored)."
-    lines = [f"Outcome: {verdict.outcome}" + (" (passed)" if verdict.passed else "")]
+    lines = [f"Outcome: {verdict.outcome}"]
     lines.append(f"Score: {verdict.score if verdict.score is not None else '-'} of 3")
     if verdict.comment:
         lines.append(f"Comment: {verdict.comment}")
     if verdict.error:
         lines.append(f"Error: {verdict.error}")
+    for fault in verdict.user_faults:
+        lines.append(f"Simulator fault ({fault.kind}): {fault.reason}")
     if verdict.policy_violations:
         lines.append(f"Policy violations: {len(verdict.policy_violations)}")
     for output in verdict.outputs:
@@ -38,8 +42,49 @@ def verdict_summary(detail: Any) -> str:
     return "\n".join(lines)
 
 
-class CheckView(Static):
-    """One check: its outcome, what it checked, and why it came out so."""
+def check_target(check: Any, messages: Sequence[Any], tool_calls: Sequence[Any]) -> tuple[str, Any] | None:
+    """The turn a check refers to: ("call", call_id) for a tool call, ("bot", n) for the n-th
+    (1-based) bot message, or None when no single turn is to blame (a tool never called, no
+    message that matched)."""
+    details = check.details or {}
+    if isinstance(details.get("messages"), list) and details["messages"]:
+        return ("bot", int(details["messages"][0]))
+    if isinstance(details.get("message"), int):
+        return ("bot", details["message"])
+    order_id = details.get("order_id")
+    if order_id:
+        touching = [r for r in tool_calls if (r.arguments or {}).get("order_id") == order_id]
+        changing = [r for r in touching if r.name == "cancel_order" and r.ok]
+        if changing or touching:
+            return ("call", (changing or touching)[-1].call_id)
+        bots = [m for m in messages if m.role == "assistant" and m.content]
+        for n, message in enumerate(bots, 1):
+            if order_id in (message.content or ""):
+                return ("bot", n)
+        return None
+    tool = details.get("tool")
+    if tool and details.get("count"):
+        calls = [r for r in tool_calls if r.name == tool]
+        return ("call", calls[0].call_id) if calls else None
+    if check.kind in ("conversation_completed", "judge_score"):
+        bots = [m for m in messages if m.role == "assistant" and m.content]
+        return ("bot", len(bots)) if bots else None
+    return None
+
+
+class CheckView(Static, can_focus=True):
+    """One check: its outcome, what it checked, and why it came out so. Enter on a failed one
+    goes to the turn it refers to."""
+
+    BINDINGS = [Binding("enter", "go_to_turn", "Go to its turn")]
+
+    class TurnWanted(Message):
+        def __init__(self, check: Any) -> None:
+            super().__init__()
+            self.check = check
+
+    def action_go_to_turn(self) -> None:
+        self.post_message(self.TurnWanted(self.check))
 
     def __init__(self, check: Any) -> None:
         self.check = check
@@ -56,6 +101,7 @@ class SessionScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("e", "export", "Export JSON"),
+        Binding("c", "focus_checks", "Checks"),
     ]
 
     def __init__(self, detail: Any, *, export: Callable[[str, str], None] | None = None) -> None:
@@ -87,6 +133,40 @@ class SessionScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#detail-log", ChatLog).show_transcript(self.detail.messages, self.detail.tool_calls)
         self.query_one("#detail-log").focus()
+
+    def action_focus_checks(self) -> None:
+        """To the verdict's checks, the first failed one first (Enter there goes to its turn)."""
+        checks = list(self.query(CheckView))
+        if not checks:
+            self.notify("No checks: this session was not evaluated.")
+            return
+        failed = [c for c in checks if c.check.outcome == "fail"]
+        (failed or checks)[0].focus()
+
+    def on_check_view_turn_wanted(self, message: CheckView.TurnWanted) -> None:
+        self.go_to_turn(message.check)
+
+    def go_to_turn(self, check: Any) -> Widget | None:
+        """Scroll the transcript to the turn `check` refers to and mark it; None (and a note)
+        when no single turn is to blame."""
+        log = self.query_one("#detail-log", ChatLog)
+        target = check_target(check, self.detail.messages, self.detail.tool_calls)
+        widget: Widget | None = None
+        if target is not None and target[0] == "call":
+            widget = next((v for v in log.tool_calls if v.call_id == target[1]), None)
+            if isinstance(widget, ToolCallView):
+                widget.collapsed = False
+        elif target is not None:
+            bots = [m for m in log.messages if m.role == "bot"]
+            widget = bots[target[1] - 1] if 0 < target[1] <= len(bots) else None
+        for marked in log.query(".-target"):
+            marked.remove_class("-target")
+        if widget is None:
+            self.notify(f"{check.name}: no single turn to show ({check.reason})", title="Check", timeout=6)
+            return None
+        widget.add_class("-target")
+        log.scroll_to_widget(widget, animate=False, top=True)
+        return widget
 
     def action_export(self) -> None:
         if self._export is not None:

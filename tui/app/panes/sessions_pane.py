@@ -1,33 +1,39 @@
 """The Sessions pane: every stored chat and batch conversation, newest first, filterable, paged.
 
 A page (200 rows by default) loads in a thread; more load as the cursor nears the end, or with
-`l`. Enter opens a session's transcript and verdict; `e` exports it as JSON.
+`l`. Enter opens a session's transcript and verdict; `e` exports it as JSON. The queries are the
+store's (parley.core.store.session_queries); the choices of the profile and outcome filters come
+from what is stored.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Select, Static
+from textual.widgets import Input, Select, Static
 
 from parley.tui.app.messages import SessionExported, SessionOpened, SessionsPageLoaded
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.session_detail import SessionScreen
-from parley.tui.app.panes.session_listing import CHATS, COLUMNS, OUTCOMES, SessionFilters, parse_date_filter
+from parley.tui.app.panes.session_listing import COLUMNS, parse_date_filter
+from parley.tui.app.widgets.row_table import Ranked, RowTable, clip_option
 
 EMPTY_TEXT = "No sessions yet: chat in the Chat pane or run `parley run profiles/`"
 LOAD_AHEAD = 20  # rows from the end at which the next page is fetched
 SEARCH_DELAY_S = 0.3
+DATE_PLACEHOLDER = "Date YYYY-MM-DD.."
+RANKS = {"Started (UTC)": 1, "Kind": 4, "Name": 1, "Outcome": 1, "Score": 2, "Turns": 3, "Tokens": 5, "Stop": 3, "Details": 6}
+CAPS = {"Name": 32, "Details": 60}
+NO_FILTERS: dict[str, Any] = {"text": "", "profile": None, "outcome": None, "since": None, "until": None}
 
 
-class SessionsTable(DataTable[Any]):
+class SessionsTable(RowTable):
     """The sessions table: Enter opens the highlighted session (and says so in the footer)."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Open")]
@@ -46,26 +52,26 @@ class SessionsPane(Pane):
     def __init__(self, *, page_size: int = 200, id: str | None = None) -> None:
         super().__init__(id=id)
         self.page_size = page_size
-        self.filters = SessionFilters()
-        self.cursor: Any = None  # session_listing.SessionCursor of the rows shown
+        self.filters: dict[str, Any] = dict(NO_FILTERS)
+        self.cursor: Any = None  # session_queries.SessionCursor of the rows shown
         self.items: list[Any] = []
         self.total = 0
-        self.loading = False
+        # Not `loading`: that is Textual's own reactive, which covers the pane with a spinner
+        # (and takes the focus away from the search box while a person types in it).
+        self.page_loading = False
         self.stale = False
         self._generation = 0
-        self._names: list[str] = []
+        self._options: dict[str, list[tuple[str, str]]] = {}
         self._debounce: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sessions-filters"):
             yield Input(placeholder="Search transcripts, names, comments…", id="sessions-text")
-            yield Select[str]([("Live chats", CHATS)], prompt="Any profile", id="sessions-profile")
-            yield Select[str]([(o, o) for o in OUTCOMES], prompt="Any outcome", id="sessions-outcome")
-            yield Input(placeholder="Date: YYYY-MM-DD or FROM..TO", id="sessions-date")
+            yield Select[str]([], prompt="Any profile", id="sessions-profile")
+            yield Select[str]([], prompt="Any outcome", id="sessions-outcome")
+            yield Input(placeholder=DATE_PLACEHOLDER, id="sessions-date", tooltip="YYYY-MM-DD, or FROM..TO (either end may be left out)")
         yield Static(Content("Loading…"), id="sessions-status")
-        table = SessionsTable(cursor_type="row", zebra_stripes=True, id="sessions-table")
-        table.add_columns(*COLUMNS)
-        yield table
+        yield SessionsTable(ranked=[Ranked(c, RANKS[c], CAPS.get(c, 40)) for c in COLUMNS], id="sessions-table")
         yield Static(Content(EMPTY_TEXT), id="sessions-empty")
 
     def on_mount(self) -> None:
@@ -73,8 +79,8 @@ class SessionsPane(Pane):
         self.watch(self.table, "scroll_y", self._scrolled, init=False)
 
     @property
-    def table(self) -> DataTable[Any]:
-        return self.query_one("#sessions-table", DataTable)
+    def table(self) -> SessionsTable:
+        return self.query_one("#sessions-table", SessionsTable)
 
     # ---- loading ----------------------------------------------------------------------------------
 
@@ -90,65 +96,87 @@ class SessionsPane(Pane):
         """Start again from the first page with the current filters."""
         self.stale = False
         self._generation += 1
-        self.loading = True
-        self._load_page(self._generation, self.filters, None)
+        self.page_loading = True
+        self._load_page(self._generation, dict(self.filters), None)
 
     def load_more(self) -> None:
-        if self.loading or self.cursor is None or self.cursor.remaining <= 0:
+        if self.page_loading or self.cursor is None or self.cursor.remaining <= 0:
             return
-        self.loading = True
-        self._load_page(self._generation, self.filters, self.cursor)
+        self.page_loading = True
+        self._load_page(self._generation, dict(self.filters), self.cursor)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions-page", description="reading the sessions")
-    def _load_page(self, generation: int, filters: SessionFilters, cursor: Any) -> None:
+    def _load_page(self, generation: int, filters: dict[str, Any], cursor: Any) -> None:
         """The next page of `cursor`, or the first page of a new cursor for `filters`. The
         cursor is handed back in the message: only the current generation's is kept."""
-        from parley.tui.app.panes.session_listing import SessionCursor, profile_names
+        from parley.core.store.session_queries import CHATS, SessionCursor, SessionFilters, outcome_names, profile_names
+        from parley.tui.app.panes.session_listing import session_cells
 
         store = self.parley.store()
         first = cursor is None
-        names = None
+        profiles = outcomes = None
         if cursor is None:
-            cursor = SessionCursor(store, filters, page_size=self.page_size)
-            names = profile_names(store)
+            cursor = SessionCursor(store, SessionFilters(**filters), page_size=self.page_size)
+            profiles = [("Live chats", CHATS), *((n, n) for n in profile_names(store))]
+            outcomes = [(o, o) for o in outcome_names(store)]
         items = cursor.next_page()
         self.post_message(
-            SessionsPageLoaded(generation, cursor, items, first, cursor.shown, cursor.total, cursor.conversations, cursor.chats, names)
+            SessionsPageLoaded(
+                generation,
+                cursor,
+                items,
+                [session_cells(item) for item in items],
+                first,
+                cursor.shown,
+                cursor.total,
+                cursor.conversations,
+                cursor.chats,
+                profiles,
+                outcomes,
+            )
         )
 
     def on_sessions_page_loaded(self, message: SessionsPageLoaded) -> None:
         if message.generation != self._generation:
             return  # the filters changed while this page loaded
-        self.loading = False
+        self.page_loading = False
         self.cursor = message.cursor
         table = self.table
         if message.first_page:
-            table.clear()
+            table.set_rows([])
             self.items = []
-            if message.profile_names is not None and message.profile_names != self._names:
-                self._set_profile_options(message.profile_names)
+            self._set_options("profile", message.profile_options)
+            self._set_options("outcome", message.outcome_options)
         self.items.extend(message.items)
         self.total = message.total
-        table.add_rows([Text(c) for c in item.cells()] for item in message.items)  # row i is self.items[i]
-        empty = message.first_page and message.total == 0 and self.filters == SessionFilters()
+        table.add_text_rows(message.cells)  # row i is self.items[i]
+        empty = message.first_page and message.total == 0 and self.filters == NO_FILTERS
         self.query_one("#sessions-empty").display = empty
         table.display = not empty
         self._status(message)
 
-    def _set_profile_options(self, names: list[str]) -> None:
-        self._names = names
-        select = self.query_one("#sessions-profile", Select)
+    def _set_options(self, name: str, options: list[tuple[str, str]] | None) -> None:
+        """New choices for a filter, from what is stored (the current choice is kept)."""
+        if options is None or options == self._options.get(name):
+            return
+        self._options[name] = options
+        select = self.query_one(f"#sessions-{name}", Select)
         current = select.value
-        select.set_options([("Live chats", CHATS), *((n, n) for n in names)])
-        if current in (CHATS, *names):
-            with self.prevent(Select.Changed):
+        with self.prevent(Select.Changed):
+            select.set_options([(clip_option(label), value) for label, value in options])
+            if current in {value for _, value in options}:
                 select.value = current
 
     def _status(self, message: SessionsPageLoaded) -> None:
+        from parley.tui.app.panes.session_listing import plural
+
         if message.total == 0:
-            text = "0 sessions stored." if self.filters == SessionFilters() else "No sessions match these filters."
+            text = "0 sessions stored." if self.filters == NO_FILTERS else "No sessions match these filters."
         else:
-            text = f"{message.shown:,} of {message.total:,} shown · {message.conversations:,} batch conversations, {message.chats:,} chats"
+            text = (
+                f"{message.shown:,} of {message.total:,} shown · {plural(message.conversations, 'batch conversation')},"
+                f" {plural(message.chats, 'chat')}"
+            )
             if message.shown < message.total:
                 text += " · l loads more"
         self.query_one("#sessions-status", Static).update(Content(text))
@@ -158,8 +186,8 @@ class SessionsPane(Pane):
         if table.max_scroll_y and table.scroll_y >= table.max_scroll_y - LOAD_AHEAD:
             self.load_more()
 
-    @on(DataTable.RowHighlighted, "#sessions-table")
-    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(SessionsTable.RowHighlighted, "#sessions-table")
+    def _row_highlighted(self, event: SessionsTable.RowHighlighted) -> None:
         if event.cursor_row >= len(self.items) - LOAD_AHEAD:
             self.load_more()
 
@@ -191,13 +219,13 @@ class SessionsPane(Pane):
         date_input.remove_class("-invalid")
         profile = self.query_one("#sessions-profile", Select).value
         outcome = self.query_one("#sessions-outcome", Select).value
-        filters = SessionFilters(
-            text=self.query_one("#sessions-text", Input).value.strip(),
-            profile=None if profile is Select.NULL else str(profile),
-            outcome=None if outcome is Select.NULL else str(outcome),
-            since=since,
-            until=until,
-        )
+        filters = {
+            "text": self.query_one("#sessions-text", Input).value.strip(),
+            "profile": None if profile is Select.NULL else str(profile),
+            "outcome": None if outcome is Select.NULL else str(outcome),
+            "since": since,
+            "until": until,
+        }
         if filters != self.filters:
             self.filters = filters
             self.reload()
@@ -210,8 +238,8 @@ class SessionsPane(Pane):
             return None
         return self.items[table.cursor_row]
 
-    @on(DataTable.RowSelected, "#sessions-table")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(SessionsTable.RowSelected, "#sessions-table")
+    def _row_selected(self, event: SessionsTable.RowSelected) -> None:
         event.stop()
         self.action_open_session()
 

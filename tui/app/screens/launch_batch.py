@@ -143,15 +143,23 @@ class LaunchBatchScreen(ModalScreen[Any]):
         self.query_one("#launch-go", Button).label = "Checking…"
         self._prepare(sources, options)
 
-    @work(exclusive=True, exit_on_error=False, group="launch-prepare", description="checking the batch")
-    async def _prepare(self, sources: list[str], options: Any) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="launch-prepare", description="checking the batch")
+    def _prepare(self, sources: list[str], options: Any) -> None:
+        # In a thread, on a loop of its own: the engine's first import and reading the files
+        # (or a model generating a variable's values) never hold up the screen.
         from parley.core.engine.batch_plan import InvalidInputs
         from parley.core.engine.batch_runner import prepare_batch
         from parley.core.errors import ParleyError
+        from parley.core.models.openai_provider import aclose_clients
 
-        store = await asyncio.to_thread(self.parley.store)
+        async def prepare() -> Any:
+            try:
+                return await prepare_batch(self.parley.store(), sources, options)
+            finally:
+                await aclose_clients()
+
         try:
-            prepared = await prepare_batch(store, sources, options)
+            prepared = asyncio.run(prepare())
         except InvalidInputs as exc:
             problems = [_problem_line(e) for e in exc.errors]
             self.post_message(BatchLaunchRefused(str(exc), problems))

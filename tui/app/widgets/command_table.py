@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
+
+from parley.tui.app.widgets.row_table import Ranked, RowTable
+
+# How much each column of the commands' tables matters when the terminal is narrow (1 stays
+# longest): /database and /orders keep the order, its status and whether it can be cancelled.
+RANKS = {"Order": 1, "Status": 1, "Cancellable": 1, "Why": 2, "Age (days)": 3, "Total": 3, "Customer": 4, "Placed": 5}
 
 
 class CommandTable(Vertical):
@@ -24,11 +29,10 @@ class CommandTable(Vertical):
     def compose(self) -> ComposeResult:
         count = f"{len(self.rows)} row{'' if len(self.rows) == 1 else 's'}"
         yield Static(Content(f"{self.title} ({count})" if self.title else count), classes="command-table-title")
-        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, classes="command-table")
-        table.add_columns(*self.columns)
-        table.add_rows([[Text(cell) for cell in row] for row in self.rows])  # data, never markup
+        table = RowTable(ranked=[Ranked(c, RANKS.get(c, 1)) for c in self.columns], classes="command-table")
+        table.add_text_rows(self.rows)  # data, never markup
         yield table
 
     @property
-    def table(self) -> DataTable[str]:
-        return self.query_one(DataTable)
+    def table(self) -> RowTable:
+        return self.query_one(RowTable)

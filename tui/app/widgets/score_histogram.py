@@ -41,6 +41,15 @@ class ScoreHistogram(Static):
         super().__init__(Content(render_histogram(dict.fromkeys(SCORES, 0))), id=id)
         self.border_title = "Scores"
         self.counts: dict[int, int] = dict.fromkeys(SCORES, 0)
+        self._unscored = 0
+
+    def show_counts(self, counts: dict[int, int], unscored: int = 0) -> None:
+        """Redraw from counts kept elsewhere (a running batch's, updated one row at a time)."""
+        counts = {s: counts.get(s, 0) for s in SCORES}
+        if counts == self.counts and unscored == self._unscored:
+            return
+        self.counts, self._unscored = counts, unscored
+        self.update(Content(render_histogram({**self.counts, 0: unscored})))
 
     def show_scores(self, scores: Iterable[int | None]) -> None:
         """Redraw from every conversation's score."""

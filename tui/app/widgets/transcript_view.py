@@ -12,9 +12,12 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from textual import events
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.markup import escape
+from textual.reactive import reactive
+from textual.scrollbar import ScrollTo, ScrollUp
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
@@ -130,22 +133,76 @@ class Notice(Static):
 
 
 class ChatLog(VerticalScroll):
-    """The transcript. `user_name`/`bot_name` label the messages."""
+    """The transcript. `user_name`/`bot_name` label the messages.
+
+    It follows what is added (scrolls it into view) unless the person has scrolled up to read:
+    then `unseen` counts what arrived below, until they are back at the end. Only a move of the
+    scroll position changes that; content growing or shrinking (a tool call expanded) does not.
+    """
+
+    unseen: reactive[int] = reactive(0)
 
     def __init__(self, *, user_name: str = "You", bot_name: str = "Bot", id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.user_name = user_name
         self.bot_name = bot_name
+        self.following = True
         self._streaming: ChatMessageView | None = None
         self._calls: dict[str, ToolCallView] = {}
 
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y - 1:  # back at the end, however it got there
+            self.following = True
+            self.unseen = 0
+
+    # The person scrolling up (wheel, keys, scrollbar) is what stops the following; the app's
+    # own scrolling (a tool call expanded and scrolled into view) is not.
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._reading()
+
+    def on_scroll_up(self, message: ScrollUp) -> None:
+        self._reading()
+
+    def on_scroll_to(self, message: ScrollTo) -> None:
+        if message.y is not None and message.y < self.max_scroll_y - 1:
+            self._reading()
+
+    def action_scroll_up(self) -> None:
+        self._reading()
+        super().action_scroll_up()
+
+    def action_page_up(self) -> None:
+        self._reading()
+        super().action_page_up()
+
+    def action_scroll_home(self) -> None:
+        self._reading()
+        super().action_scroll_home()
+
+    def _reading(self) -> None:
+        if self.max_scroll_y > 0:
+            self.following = False
+
+    def follow(self) -> None:
+        """Scroll to the end and follow again (the "new messages below" marker's action)."""
+        self.following = True
+        self.unseen = 0
+        self.scroll_end(animate=False)
+
     # ---- appending ----------------------------------------------------------------------------
 
-    def _add(self, *widgets: Widget) -> None:
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
-        self.mount_all(widgets)
-        if follow:
+    def _shown(self) -> None:
+        """Something was added or grew: keep it in view, or count it as unseen."""
+        if self.following:
             self.call_after_refresh(self.scroll_end, animate=False)
+        else:
+            self.unseen += 1
+
+    def _add(self, *widgets: Widget) -> None:
+        self.mount_all(widgets)
+        self._shown()
 
     def add_user(self, text: str) -> ChatMessageView:
         self._streaming = None
@@ -163,9 +220,8 @@ class ChatLog(VerticalScroll):
         if self._streaming is None:
             self._streaming = self.add_bot(delta)
         else:
-            follow = self.is_vertical_scroll_end
             self._streaming.append(delta)
-            if follow:
+            if self.following:
                 self.call_after_refresh(self.scroll_end, animate=False)
 
     def end_bot_turn(self, text: str) -> None:
@@ -225,6 +281,8 @@ class ChatLog(VerticalScroll):
         self._streaming = None
         self._calls.clear()
         self.remove_children()
+        self.following = True
+        self.unseen = 0
 
     # ---- reading (for tests and the detail screen) ------------------------------------------------
 

@@ -1,0 +1,193 @@
+"""Running a playbook (parley.core.specs.playbook) on the one conversation harness.
+
+The playbook's steps are a script: each `user` step is one bot turn, injected messages go into
+the transcript as context, and each expect_* step is checked against the bot's answer to the
+most recent `user` step. Assertions never stop a playbook: each is recorded in
+`conversation.metadata["assertions"]` (see PlaybookAssertion), and the steps a stop kept from
+running are recorded as not checked (`ran: false`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from parley.core.bots.api import Bot, BotTurn
+from parley.core.engine.harness import DEFAULT_LIMITS, Limits, Session, run_script
+from parley.core.records.chat import ChatMessage, ToolCall
+from parley.core.records.conversation import Conversation, StopReason
+from parley.core.records.spec import ConversationSpec
+from parley.core.records.tools import ToolCallRecord
+from parley.core.specs.playbook import (
+    PLAYBOOK_USER,
+    ExpectBotRegexStep,
+    ExpectToolStep,
+    InjectBotResponseStep,
+    InjectToolStep,
+    PlaybookAssertion,
+    PlaybookStep,
+    UserStep,
+    spec_steps,
+)
+
+if TYPE_CHECKING:
+    from parley.core.engine.world import World
+
+
+class PlaybookScript:
+    """A playbook's steps as the customer's side of a conversation."""
+
+    user_name = PLAYBOOK_USER
+
+    def __init__(self, steps: Sequence[PlaybookStep]) -> None:
+        self.steps = list(steps)
+        self.assertions: list[PlaybookAssertion] = []
+        self.injected: list[int] = []
+        self.done = 0  # steps run
+
+    async def run(self, session: Session) -> StopReason:
+        transcript = session.transcript
+        last_turn: BotTurn | None = None
+        last_user_step = 0
+        bot_closed = False
+        for number, step in enumerate(self.steps, start=1):
+            if isinstance(step, UserStep):
+                if bot_closed:
+                    return "bot_stop"
+                if len(session.turns) >= session.limits.max_turns:
+                    return "max_turns"
+                transcript.append(ChatMessage(role="user", content=step.text))
+                last_user_step = number
+                last_turn = await session.bot_turn()
+                bot_closed = last_turn.ends_conversation
+            elif isinstance(step, InjectBotResponseStep):
+                self.injected.append(len(transcript))
+                transcript.append(ChatMessage(role="assistant", content=step.text))
+            elif isinstance(step, InjectToolStep):
+                call = ToolCall(id=f"injected_{number}", name=step.name, arguments=json.dumps(step.arguments))
+                self.injected += [len(transcript), len(transcript) + 1]
+                transcript.append(ChatMessage(role="assistant", content=None, tool_calls=[call]))
+                transcript.append(ChatMessage(role="tool", content=step.result, tool_call_id=call.id, name=call.name))
+            elif isinstance(step, ExpectToolStep):
+                self.assertions.append(_check_tool(number, step, last_turn, last_user_step))
+            else:
+                self.assertions.append(_check_regex(number, step, last_turn, last_user_step))
+            self.done = number
+        return "user_stop"
+
+    def finish(self, session: Session, stop: StopReason) -> None:
+        assertions = self.assertions + _not_checked(self.steps, self.done, stop)
+        session.metadata["assertions"] = [a.model_dump() for a in assertions]
+        session.metadata["injected_messages"] = self.injected
+
+
+async def run_playbook(
+    spec: ConversationSpec,
+    *,
+    world: World | None,
+    bot: Bot,
+    customer_id: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    client: httpx.AsyncClient | None = None,
+    conversation_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Conversation:
+    """Run a playbook's steps against `bot` and return the conversation; never raises for a
+    failed run (the harness records it, see parley.core.engine.harness).
+
+    `stop_reason` is user_stop when every step ran; bot_stop when the bot closed the
+    conversation with `user` steps still to come; max_turns when more `user` steps than
+    `limits.max_turns`; otherwise the harness's (timeout, bot_error...). `customer_id` defaults
+    to the playbook's.
+    """
+    today = None if world is not None else (spec.world.today or datetime.date.today())
+    return await run_script(
+        PlaybookScript(spec_steps(spec)),
+        world=world,
+        bot=bot,
+        customer_id=customer_id or spec.world.customer_id,
+        limits=limits,
+        client=client,
+        today=today,
+        conversation_id=conversation_id,
+        metadata=metadata,
+    )
+
+
+def _check_tool(number: int, step: ExpectToolStep, turn: BotTurn | None, user_step: int) -> PlaybookAssertion:
+    def outcome(passed: bool, reason: str) -> PlaybookAssertion:
+        return PlaybookAssertion(step=number, kind="expect_tool", expected=step.expected, passed=passed, reason=reason)
+
+    calls = turn.tool_calls if turn is not None else []
+    named = [c for c in calls if c.name == step.name]
+    if not named:
+        made = ", ".join(_describe_call(c) for c in calls) or "no tool"
+        return outcome(False, f"the bot did not call {step.name} answering step {user_step}; it called {made}")
+    if not step.arguments:
+        return outcome(True, f"the bot called {_describe_call(named[0])} answering step {user_step}")
+    for call in named:
+        if _arguments_match(step.arguments, call.arguments or {}):
+            return outcome(True, f"the bot called {_describe_call(call)} answering step {user_step}")
+    made = ", ".join(_describe_call(c) for c in named)
+    return outcome(False, f"the bot called {step.name} answering step {user_step}, but not with {step.expected}: {made}")
+
+
+def _check_regex(number: int, step: ExpectBotRegexStep, turn: BotTurn | None, user_step: int) -> PlaybookAssertion:
+    def outcome(passed: bool, reason: str) -> PlaybookAssertion:
+        return PlaybookAssertion(step=number, kind="expect_bot_regex", expected=step.pattern, passed=passed, reason=reason)
+
+    reply = turn.text if turn is not None else ""
+    if not reply:
+        return outcome(False, f"the bot said nothing answering step {user_step}")
+    match = re.search(step.pattern, reply, re.IGNORECASE)
+    if match is None:
+        return outcome(False, f"the bot's answer to step {user_step} does not match: {_clip(reply)!r}")
+    return outcome(True, f"the bot's answer to step {user_step} matches at {_clip(match.group(0), 80)!r}")
+
+
+def _not_checked(steps: Sequence[Any], done: int, stop: str) -> list[PlaybookAssertion]:
+    out = []
+    for number, step in enumerate(steps, start=1):
+        if number <= done or not isinstance(step, (ExpectToolStep, ExpectBotRegexStep)):
+            continue
+        expected = step.expected if isinstance(step, ExpectToolStep) else step.pattern
+        out.append(
+            PlaybookAssertion(
+                step=number,
+                kind=step.kind,
+                expected=expected,
+                passed=False,
+                ran=False,
+                reason=f"not checked: the conversation stopped ({stop}) before step {number}",
+            )
+        )
+    return out
+
+
+def _arguments_match(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
+    for key, want in expected.items():
+        if key not in actual:
+            return False
+        got = actual[key]
+        if isinstance(want, str) and isinstance(got, str):
+            if want.strip().casefold() != got.strip().casefold():
+                return False
+        elif want != got:
+            return False
+    return True
+
+
+def _describe_call(call: ToolCallRecord) -> str:
+    args = call.arguments or {}
+    inner = ", ".join(f"{k}={v}" for k, v in args.items()) if args else ""
+    return f"{call.name}({inner})"
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

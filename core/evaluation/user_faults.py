@@ -1,0 +1,213 @@
+"""Faults of the simulated user that can be told without a model, so they are not blamed on the bot.
+
+A third of the failures peers see are the simulator's doing. Each detector reads the finished
+transcript (and the spec's goals) and returns the faults it finds, each with the user turn it
+is about and a reason a person can check:
+- `empty_turn`: a user message that is empty or only whitespace;
+- `repeated_message`: the same user message three times in a row (compared without case,
+  punctuation or extra spaces);
+- `speaks_as_assistant`: a user message that talks as the bot does (offers help, says it is the
+  assistant or an AI, asks "is there anything else I can help you with");
+- `stopped_after_question`: the user ended the conversation right after the bot asked it a
+  question or for a confirmation, without answering it (a closing "anything else?" does not
+  count: a goodbye answers it);
+- `no_goal_stated`: the user never stated any of its goals (by order id, else key words).
+Playbooks are scripted, not simulated: nothing is detected for them. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from parley.core.records.chat import ChatMessage
+from parley.core.records.conversation import Conversation
+from parley.core.records.spec import ConversationSpec
+from parley.core.records.verdict import UserFault
+from parley.core.users.goal_tracker import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, parse_goal
+
+REPEATS = 3
+"""How many identical user messages in a row make a fault."""
+SCRIPTED_USERS = frozenset({"playbook", "scripted"})
+"""Users that say what they were told to (not simulators): nothing is detected for them."""
+
+_NORMAL = re.compile(r"[^\w]+", re.UNICODE)
+_AS_ASSISTANT = re.compile(
+    r"\b(how (can|may|might) i (help|assist) you"
+    r"|(is there )?anything else (that )?i can (help|assist|do for) you"
+    r"|what can i (help|do for) you( with)?"
+    r"|i('| a)m (the|an|your) (order |virtual |ai |customer[- ]service |support )?(assistant|agent|bot|chatbot)"
+    r"|i am (a|an) (ai|bot|chatbot|language model|virtual assistant)"
+    r"|as an ai\b"
+    r"|(thank you|thanks) for contacting us"
+    r"|i('| wi)ll (cancel|track|look up) (that|the|your) order for you)",
+    re.IGNORECASE,
+)
+_COURTESY_QUESTION = re.compile(
+    r"\b(anything else|something else|what (else )?can i (help|do)|how (can|may) i (help|assist)|help you with)\b[^?]*\?\s*$",
+    re.IGNORECASE,
+)
+_FAREWELL = re.compile(r"\b(bye|goodbye|that'?s all|that is all|nothing else|thanks|thank you|have a (nice|good|great) day)\b", re.I)
+_ANSWER_WORDS = re.compile(
+    r"\b(yes|yeah|yep|ok|okay|sure|confirm\w*|go ahead|no|nope|don'?t|not|wait|sí|si|oui|non|ja|nein|sim|não|nao)\b", re.I
+)
+_ORDER_REFERENCE = re.compile(r"(?i)\b[a-z]{2,5}[-_ ]?\d{3,10}\b|#\d{3,10}\b|\b\d{4,6}\b")
+
+
+def _normal(text: str) -> str:
+    return " ".join(_NORMAL.sub(" ", text.casefold()).split())
+
+
+def _user_turns(messages: Sequence[ChatMessage]) -> list[tuple[int, int, str]]:
+    """(turn number from 1, position in the transcript, text) of each user message."""
+    out: list[tuple[int, int, str]] = []
+    for position, m in enumerate(messages):
+        if m.role == "user":
+            out.append((len(out) + 1, position, m.content or ""))
+    return out
+
+
+def empty_turns(messages: Sequence[ChatMessage]) -> list[UserFault]:
+    return [
+        UserFault(kind="empty_turn", turn=turn, reason=f"user message {turn} is empty" + (" (only whitespace)" if text else ""))
+        for turn, _, text in _user_turns(messages)
+        if not text.strip()
+    ]
+
+
+def repeated_messages(messages: Sequence[ChatMessage], repeats: int = REPEATS) -> list[UserFault]:
+    faults = []
+    run, previous = 0, None
+    for turn, _, text in _user_turns(messages):
+        key = _normal(text)
+        run = run + 1 if key and key == previous else 1
+        previous = key
+        if run == repeats:
+            faults.append(
+                UserFault(
+                    kind="repeated_message",
+                    turn=turn,
+                    reason=f"user messages {turn - repeats + 1}-{turn} say the same thing: {_clip(text)!r}",
+                )
+            )
+    return faults
+
+
+def speaks_as_assistant(messages: Sequence[ChatMessage]) -> list[UserFault]:
+    faults = []
+    for turn, _, text in _user_turns(messages):
+        match = _AS_ASSISTANT.search(text)
+        if match:
+            faults.append(
+                UserFault(
+                    kind="speaks_as_assistant",
+                    turn=turn,
+                    reason=f"user message {turn} talks as the assistant: {match.group(0)!r}",
+                )
+            )
+    return faults
+
+
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+_TO_YOU = re.compile(r"\b(you|your|yours)\b", re.IGNORECASE)
+
+
+def _echoes(text: str, said: str) -> bool:
+    """The bot's message is mostly the customer's own message repeated."""
+    bot, customer = _normal(text), _normal(said)
+    return bool(customer) and customer in bot and len(customer) >= 0.6 * len(bot)
+
+
+def asks_the_user(text: str | None, said: str | None = None) -> bool:
+    """Does a bot message ask the customer something that needs an answer (a confirmation, an
+    order id, another question put to them), rather than a closing "anything else?"? A bot that
+    only repeats what the customer `said` (an echo) asks nothing."""
+    if not text:
+        return False
+    if said and _echoes(text, said):
+        return False
+    if CONFIRMATION_QUESTION.search(text):
+        return True
+    questions = [q.strip() for q in _QUESTION.findall(text)]
+    if not questions:
+        return False
+    last = questions[-1]
+    if ASKS_FOR_ORDER_ID.search(last):
+        return True
+    return bool(_TO_YOU.search(last)) and not _COURTESY_QUESTION.search(last)
+
+
+def stopped_after_question(conversation: Conversation) -> list[UserFault]:
+    """The user ended the conversation (user_stop) right after a question from the bot: with no
+    message at all, or with a goodbye that does not answer it."""
+    if conversation.stop_reason != "user_stop":
+        return []
+    seen = [m for m in conversation.messages if m.role == "user" or (m.role == "assistant" and m.content)]
+    if not seen:
+        return []
+    turns = sum(1 for m in conversation.messages if m.role == "user")
+    last = seen[-1]
+    if last.role == "assistant":
+        asked = last.content or ""
+        before = next((m.content for m in reversed(seen[:-1]) if m.role == "user"), None)
+        if asks_the_user(asked, before):
+            return [
+                UserFault(
+                    kind="stopped_after_question",
+                    turn=None,
+                    reason=f"the user stopped without answering the bot's question: {_clip(asked)!r}",
+                )
+            ]
+        return []
+    said = last.content or ""
+    question = next((i for i in range(len(seen) - 2, -1, -1) if seen[i].role == "assistant"), None)
+    if question is None:
+        return []
+    earlier = next((m.content for m in reversed(seen[:question]) if m.role == "user"), None)
+    asked = seen[question].content or ""
+    if not asks_the_user(asked, earlier):
+        return []
+    if _FAREWELL.search(said) and not _ANSWER_WORDS.search(said) and not _ORDER_REFERENCE.search(said):
+        return [
+            UserFault(
+                kind="stopped_after_question",
+                turn=turns,
+                reason=f"the user said goodbye ({_clip(said)!r}) instead of answering: {_clip(asked)!r}",
+            )
+        ]
+    return []
+
+
+def no_goal_stated(conversation: Conversation, spec: ConversationSpec) -> list[UserFault]:
+    """None of the spec's goals is mentioned in any user message (its order id, else its words)."""
+    if not spec.goals:
+        return []
+    goals = [parse_goal(text, i) for i, text in enumerate(spec.goals)]
+    said = [m.content for m in conversation.messages if m.role == "user" and m.content and m.content.strip()]
+    if not said:
+        return []  # nothing said at all: empty_turn (or the run broke) says it better
+    if any(goal_mentioned(goal, text) for goal in goals for text in said):
+        return []
+    listed = "; ".join(spec.goals[:3]) + (" ..." if len(spec.goals) > 3 else "")
+    return [UserFault(kind="no_goal_stated", turn=None, reason=f"the user never stated any of its goals ({_clip(listed)})")]
+
+
+def detect_user_faults(conversation: Conversation, spec: ConversationSpec) -> list[UserFault]:
+    """Every fault of the simulated user in `conversation` (empty for a scripted user)."""
+    if spec.kind == "playbook" or conversation.user_simulator in SCRIPTED_USERS:
+        return []
+    messages = conversation.messages
+    return [
+        *empty_turns(messages),
+        *repeated_messages(messages),
+        *speaks_as_assistant(messages),
+        *stopped_after_question(conversation),
+        *no_goal_stated(conversation, spec),
+    ]
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

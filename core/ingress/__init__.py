@@ -1,0 +1,1 @@
+"""What parley's HTTP servers accept: a body size limit and strictly read JSON bodies."""

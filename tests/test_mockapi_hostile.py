@@ -1,0 +1,75 @@
+"""`parley mockapi --db FILE` on files it did not make: somebody's own SQLite database (never
+dropped or reset), parley's batch store, garbage, a read-only file: one line, exit 1, no traceback."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from mockapi_fixtures import TODAY
+
+from parley.core.store.store import Store
+from parley.mockapi.order_store import DatabaseRefused, open_file_store
+from tests.test_store_hostile import digest, foreign_db, parley, read_only_db, tables  # noqa: F401  (fixtures)
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["open", "reset"])
+def test_somebody_elses_database_is_refused_and_left_as_it_is(foreign_db, reset):
+    before = digest(foreign_db)
+    result = parley("mockapi", "--db", str(foreign_db), "--port", "0", *(["--reset"] if reset else []))
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: {foreign_db} is not the mock API's database: it holds tables the mock API did not create "
+        "(customers, orders); it is left as it is (give --db a new file)"
+    )
+    assert digest(foreign_db) == before and tables(foreign_db) == ["customers", "orders"]
+    conn = sqlite3.connect(foreign_db)
+    assert conn.execute("SELECT name FROM customers").fetchall() == [("their customer",)]
+    conn.close()
+
+
+def test_parleys_batch_store_is_not_an_order_database(tmp_path):
+    path = tmp_path / "parley.db"
+    Store.open(path).close()
+    with pytest.raises(DatabaseRefused, match="is not the mock API's database"):
+        open_file_store(path, today=TODAY)
+
+
+def test_a_garbage_file_is_one_line(tmp_path):
+    garbage = tmp_path / "orders.db"
+    garbage.write_bytes(b"\x00\x01 not sqlite at all " * 200)
+    result = parley("mockapi", "--db", str(garbage), "--port", "0")
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"error: {garbage} is not a database the mock API can use (file is not a database)"
+
+
+def test_a_read_only_order_database_is_one_line(tmp_path, read_only_db):
+    # An order database made by the mock API, then made read-only like read_only_db's folder.
+    orders = read_only_db.parent / "orders.db"
+    read_only_db.parent.chmod(0o755)
+    open_file_store(orders, today=TODAY).close()
+    with sqlite3.connect(orders) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for leftover in read_only_db.parent.glob("orders.db-*"):
+        leftover.unlink()
+    orders.chmod(0o444)
+    read_only_db.parent.chmod(0o555)
+    before = digest(orders)
+    result = parley("mockapi", "--db", str(orders), "--port", "0", cwd=orders.parent, as_nobody=True)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: {orders} is read-only: the mock API writes to its database (cancellations, the audit trail); give --db a writable file"
+    )
+    assert digest(orders) == before
+
+
+def test_its_own_database_from_before_the_mark_still_opens_and_keeps_its_orders(tmp_path):
+    path = tmp_path / "orders.db"
+    store = open_file_store(path, today=TODAY)
+    store.db.execute("DELETE FROM meta WHERE key = 'app'")  # as the mock API wrote it before the mark
+    store.db.execute("UPDATE orders SET status = 'cancelled' WHERE id = 'ORD-1004'")
+    store.close()
+    reopened = open_file_store(path)
+    assert reopened.db.execute("SELECT status FROM orders WHERE id = 'ORD-1004'").fetchone() == ("cancelled",)
+    assert reopened.db.execute("SELECT value FROM meta WHERE key = 'app'").fetchone() == ("parley-mockapi",)
+    reopened.close()

@@ -1,0 +1,271 @@
+"""The store and the commands on databases parley did not create, read-only databases and files
+that are not databases: refused with one line naming the file, never changed, never a traceback."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from parley.core.errors import ParleyError
+from parley.core.store.store import ForeignDatabase, ReadOnlyDatabase, Store
+
+ROOT = Path(__file__).resolve().parent.parent
+PARLEY = Path(sys.executable).parent / "parley"
+PLAYBOOK = ROOT / "profiles" / "playbooks" / "track_pending_order.yaml"
+NOBODY = 65534
+
+
+def as_reader(command: list[str]) -> list[str]:
+    """`command` run by a user who cannot write the read-only files: when the suite runs as root,
+    file modes do not stop root, so it runs as `nobody` (util-linux's setpriv)."""
+    if os.geteuid() != 0:
+        return command
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "running as root: setpriv (util-linux) is needed to read as another user"
+    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+
+
+def parley(*args: str, cwd: Path | None = None, as_nobody: bool = False) -> subprocess.CompletedProcess[str]:
+    """The installed command; `as_nobody`: as a user who cannot write the files (see as_reader)."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("PARLEY_DB", None)
+    command = [str(PARLEY), *args]
+    return subprocess.run(as_reader(command) if as_nobody else command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tables(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def foreign_db(tmp_path) -> Path:
+    """Somebody's own SQLite file, with `orders` and `customers` tables of its own."""
+    path = tmp_path / "shop.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE customers (id TEXT PRIMARY KEY, name TEXT);"
+        "CREATE TABLE orders (id TEXT PRIMARY KEY, customer_id TEXT, total REAL);"
+        "INSERT INTO customers VALUES ('K-1', 'their customer');"
+        "INSERT INTO orders VALUES ('O-1', 'K-1', 9.5);"
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", str(PLAYBOOK)],
+        ["sessions", "list"],
+        ["report", "latest"],
+        ["serve", "--port", "0"],
+    ],
+    ids=["run", "sessions", "report", "serve"],
+)
+def test_every_command_refuses_a_sqlite_file_parley_did_not_create(foreign_db, command):
+    before = digest(foreign_db)
+    result = parley(*command, "--db", str(foreign_db))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.strip() == (
+        f"error: {foreign_db} is not a parley database: it holds tables parley did not create (customers, orders). "
+        "parley leaves it as it is; give --db (or PARLEY_DB) a new file"
+    )
+    assert "Traceback" not in result.stderr
+    assert digest(foreign_db) == before and tables(foreign_db) == ["customers", "orders"]
+    assert not Path(f"{foreign_db}-wal").exists()
+
+
+def test_the_mock_apis_order_database_is_not_parleys_store(tmp_path):
+    from parley.mockapi.order_store import open_file_store
+
+    orders = tmp_path / "orders.db"
+    open_file_store(orders).close()
+    with pytest.raises(ForeignDatabase, match="it holds tables parley did not create"):
+        Store.open(orders)
+
+
+def test_a_database_from_before_the_mark_is_recognised_and_marked(tmp_path):
+    path = tmp_path / "old.db"
+    Store.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE meta")  # as parley wrote it before the mark existed
+    conn.commit()
+    conn.close()
+    with Store.open(path) as store:
+        assert store.read_sql("SELECT key, value FROM meta") == [{"key": "app", "value": "parley"}]
+
+
+def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
+    garbage = tmp_path / "notes.db"
+    garbage.write_bytes(b"these are my notes, not a database\n" * 100)
+    before = digest(garbage)
+    for command in (["sessions", "list"], ["run", str(PLAYBOOK)]):
+        result = parley(*command, "--db", str(garbage))
+        assert result.returncode == 1
+        assert result.stderr.strip() == f"error: {garbage} is not a parley database (file is not a database)"
+    assert digest(garbage) == before
+
+
+# ---- read-only databases ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def read_only_db(tmp_path) -> Iterator[Path]:
+    """A parley database holding one finished batch, in a folder nobody but root may write
+    (as on a read-only file system: no -wal or -shm file can be made beside it)."""
+    source = tmp_path / "p.db"
+    made = parley("run", str(PLAYBOOK), "--db", str(source))
+    assert made.returncode == 0, made.stdout + made.stderr
+    with Store.open(source) as store:
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    folder = Path(tempfile.mkdtemp(prefix="parley-read-only-"))
+    path = folder / "p.db"
+    shutil.copy(source, path)
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        yield path
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (["sessions", "list"], "track_pending_order"),
+        (["report", "latest"], "# parley batch report"),
+        (["report", "latest", "--format", "csv"], "session_id,scenario"),
+        (["sessions", "list", "--outcome", "passed"], "passed"),
+    ],
+)
+def test_read_only_commands_read_a_read_only_database(read_only_db, command, says):
+    before = digest(read_only_db)
+    result = parley(*command, "--db", str(read_only_db), cwd=read_only_db.parent, as_nobody=True)
+    assert result.returncode == 0, result.stderr
+    assert says in result.stdout
+    assert digest(read_only_db) == before
+    assert sorted(p.name for p in read_only_db.parent.iterdir()) == ["p.db"]
+
+
+def test_a_command_that_writes_says_the_database_is_read_only(read_only_db):
+    result = parley("run", str(PLAYBOOK), "--db", str(read_only_db), cwd=read_only_db.parent, as_nobody=True)
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {read_only_db} is read-only: this command writes to the database.")
+    assert "not a parley database" not in line
+
+
+def test_a_store_opened_read_only_refuses_writes_by_name(tmp_path):
+    path = tmp_path / "p.db"
+    Store.open(path).close()
+    with Store.open(path, read_only=True) as store:
+        assert store.read_only and store.list_batches() == []
+        assert store.interrupt_orphans() == []
+        with pytest.raises(ReadOnlyDatabase, match="read-only: update batch needs to write to it"):
+            store.update_batch("x", status="failed")
+    assert isinstance(ReadOnlyDatabase("x"), ParleyError)
+
+
+APP_READER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from textual.widgets import DataTable
+    from parley.tui.app.app import ParleyApp
+
+    async def main():
+        app = ParleyApp(initial_pane="sessions", db_path=sys.argv[1], profile_dirs=[])
+        async with app.run_test(size=(120, 36)) as pilot:
+            for _ in range(40):
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.05)
+                table = app.query_one("#sessions-table", DataTable)
+                if table.row_count:
+                    break
+            print("rows", table.row_count, "read_only", app.store().read_only)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_the_apps_sessions_pane_reads_a_read_only_database(read_only_db):
+    result = subprocess.run(
+        as_reader([sys.executable, "-c", APP_READER, str(read_only_db)]),
+        cwd=read_only_db.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["rows", "1", "read_only", "True"]
+
+
+# ---- two connections writing one file ---------------------------------------------------------
+
+
+def test_two_connections_writing_at_once_wait_their_turn(tmp_path, monkeypatch):
+    """The service writes through two connections (its handlers and its batches). A transaction
+    that read, then saw the other connection commit, then wrote, failed with "database is
+    locked" (found by bench/bench_service_load.py: 1 batch in 20 ended `failed`). Here the other
+    connection writes exactly in that gap."""
+    import threading
+
+    from tests.test_store_fixtures import batch, conversation, spec, verdict
+
+    path = tmp_path / "p.db"
+    writer_a, writer_b = Store.open(path), Store.open(path)
+    target = writer_a.create_batch(batch(planned=1))
+    in_the_gap, b_wrote = threading.Event(), threading.Event()
+    original = Store._insert
+
+    def insert_after_a_pause(self, *args, **kwargs):
+        if self is writer_a and not in_the_gap.is_set():
+            in_the_gap.set()  # A has read inside its transaction; now B writes...
+            b_wrote.wait(timeout=1.0)  # ...unless B has to wait for A's transaction (as it must)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "_insert", insert_after_a_pause)
+    errors: list[BaseException] = []
+
+    def b_writes() -> None:
+        in_the_gap.wait(timeout=10)
+        try:
+            writer_b.create_batch(batch())
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            errors.append(exc)
+        b_wrote.set()
+
+    other = threading.Thread(target=b_writes)
+    other.start()
+    conv = conversation()
+    try:
+        writer_a.save_conversation(target.id, spec(), conv, verdict(conv), 1)
+    except BaseException as exc:  # noqa: BLE001 - the test reports it
+        errors.append(exc)
+    other.join(timeout=60)
+    writer_a.close()
+    writer_b.close()
+    assert errors == []
+    with Store.open(path, read_only=True) as store:
+        assert store.count_conversations(target.id) == 1 and store.count_batches() == 2

@@ -1,0 +1,74 @@
+"""The app shows each outcome as what it is: the bot's failures in red (a bot error too), what is
+counted apart under its own name, the pass rate with its interval, unrun checks as "not run"."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from parley.core.records.verdict import CheckResult
+from parley.core.store.store import Store
+from parley.tui.app.panes.batches_pane import BatchesPane
+from parley.tui.app.panes.session_detail import CheckView, SessionScreen
+from tests.test_store_fixtures import T0, batch, check, conversation, spec, verdict
+from tests.test_tui_support import SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+
+ROWS = [
+    ("track_order", "passed", "user_stop", [check("ORD-1003 stays shipped")]),
+    ("cancel_recent", "failed", "user_stop", [check("ORD-1004 ends cancelled", "fail", "it is processing")]),
+    (
+        "broken_bot",
+        "bot_error",
+        "bot_error",
+        [
+            CheckResult(kind="bot_says", name="bot says /cancelled/", outcome="not_run", reason="Not run: the conversation ended early"),
+            CheckResult(kind="conversation_completed", name="conversation completed", outcome="fail", reason="The bot broke: HTTP 500"),
+        ],
+    ),
+    ("bare_profile", "unverified", "user_stop", [check("conversation completed", kind="conversation_completed")]),
+]
+
+
+def store_rows(db_path) -> str:
+    with Store.open(db_path) as store:
+        b = store.create_batch(batch(planned=len(ROWS), status="completed", started_at=T0))
+        for i, (name, outcome, stop, checks) in enumerate(ROWS):
+            conv = conversation(started=T0.replace(minute=i + 1), stop_reason=stop, error="HTTP 500" if stop == "bot_error" else None)
+            store.save_conversation(b.id, spec(name, i), conv, verdict(conv, outcome, 3 if outcome == "passed" else None, checks=checks))
+        return b.id
+
+
+async def test_results_rows_say_each_outcome_and_the_bots_failures_are_red(db_path):
+    batch_id = store_rows(db_path)
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        results = app.query_one("#batch-results", DataTable)
+        rows = {str(results.get_row_at(i)[0]): results.get_row_at(i) for i in range(results.row_count)}
+        labels = {name: str(row[3]) for name, row in rows.items()}
+        assert labels == {"track_order": "yes", "cancel_recent": "no", "broken_bot": "bot error", "bare_profile": "unverified"}
+        assert str(rows["broken_bot"][0].style) == "bold red" and str(rows["cancel_recent"][0].style) == "red"
+        assert str(rows["bare_profile"][0].style) == "cyan" and str(rows["track_order"][0].style) == ""
+        status = str(app.query_one("#batches-status").render())
+        # the pass rate counts the bot error: 1 of 3, with its Wilson interval; the unverified one apart
+        assert f"{batch_id[:12]}: pass rate 33.3% (1 of 3, 95% interval 6.1-79.2%)" in status and "1 unverified" in status
+        table = app.query_one("#batches-table", DataTable)
+        assert [str(c) for c in table.get_row_at(0)][6:] == ["1", "2", "1", "0"]  # passed, failed, apart, errors
+
+
+async def test_the_verdict_view_shows_unrun_checks_as_not_run(db_path):
+    store_rows(db_path)
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(BatchesPane)
+        results = app.query_one("#batch-results", DataTable)
+        results.focus()
+        results.move_cursor(row=[r.name for r in pane.results].index("broken_bot"))
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        shown = [str(v.render()) for v in screen.query(CheckView)]
+        assert any(text.startswith("· not run  bot says /cancelled/") for text in shown)
+        assert not any("✗ fail  bot says" in text for text in shown)
+        assert "Outcome: bot_error" in str(screen.query_one("#detail-verdict").render())
