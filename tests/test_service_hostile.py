@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI, Request
 from service_support import PROFILES, sample_scenarios, service, wait_for
 
 from parley.core.store.store import Store
+from tests.connector_servers import serve_app
 from tests.test_yaml_hostile import ALIAS_BOMB_10_8, deep_block, deep_flow
 
 pytestmark = pytest.mark.usefixtures("close_model_clients")
@@ -304,36 +306,61 @@ async def test_a_connector_url_is_refused_unless_its_host_is_allowed(tmp_path, b
 
 
 @pytest.mark.parametrize(
-    ("allowed", "bot", "status"),
+    ("allowed", "bot", "passes"),
     [
-        (["127.0.0.1:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 201),
-        (["127.0.0.1"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 201),
-        (["127.0.0.1:10"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 422),
-        (["localhost:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 422),
-        (["127.0.0.1:9"], "rasa:http://127.0.0.1.nip.io:9/webhooks/rest/webhook", 422),
-        (["bots.example.com"], "taskyto:http://BOTS.example.com:8080", 201),
+        (["127.0.0.1:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", True),
+        (["127.0.0.1"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", True),
+        (["127.0.0.1:10"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", False),
+        (["localhost:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", False),
+        (["127.0.0.1:9"], "rasa:http://127.0.0.1.nip.io:9/webhooks/rest/webhook", False),
+        (["bots.example.com"], "taskyto:http://BOTS.example.com:8080", True),
     ],
 )
-async def test_allowed_hosts_match_host_and_port(tmp_path, allowed, bot, status):
+async def test_allowed_hosts_match_host_and_port(tmp_path, allowed, bot, passes):
     body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": bot}}
     async with service(tmp_path, allowed_bot_hosts=allowed) as client:
         response = await client.post("/api/batches", json=body)
-        if status == 201:
-            await client.post(f"/api/batches/{response.json()['batch_id']}/cancel")
-    assert response.status_code == status, response.text
+    assert response.status_code == 422, response.text
+    [problem] = response.json()["detail"]
+    assert problem["loc"] == ["body", "models", "bot"]
+    if passes:
+        # Past the allow-list: nothing answers at these addresses (no network here), so the
+        # reachability probe that comes after it is what refuses the batch.
+        assert "cannot reach the bot's endpoint" in problem["msg"] and "--allow-bot-host" not in problem["msg"]
+    else:
+        assert "parley serve --allow-bot-host" in problem["msg"]
+
+
+def rasa_bot() -> FastAPI:
+    """A Rasa REST webhook that always answers the same (and its reachability probe)."""
+    app = FastAPI()
+
+    @app.post("/webhooks/rest/webhook")
+    async def webhook(request: Request):
+        return [{"recipient_id": (await request.json())["sender"], "text": "Let me check that for you."}]
+
+    @app.get("/webhooks/rest/webhook")
+    async def probe():
+        return {"status": "ok"}
+
+    return app
 
 
 async def test_resuming_a_batch_whose_bot_host_is_no_longer_allowed_is_refused(tmp_path):
-    body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": "rasa:http://127.0.0.1:9/webhooks/rest/webhook"}}
-    async with service(tmp_path, allowed_bot_hosts=["127.0.0.1:9"]) as client:
-        batch_id = (await client.post("/api/batches", json=body)).json()["batch_id"]
-        await wait_for(client, batch_id)
+    with serve_app(rasa_bot()) as url:
+        host = url.split("://", 1)[1].rstrip("/")
+        body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": f"rasa:{url}/webhooks/rest/webhook"}}
+        async with service(tmp_path, allowed_bot_hosts=[host]) as client:
+            launched = await client.post("/api/batches", json=body)
+            assert launched.status_code == 201, launched.text
+            batch_id = launched.json()["batch_id"]
+            await wait_for(client, batch_id)
     with Store.open(tmp_path / "parley.db") as store:  # as if the service had stopped in the middle
         store.update_batch(batch_id, status="interrupted")
     async with service(tmp_path) as client:  # restarted without --allow-bot-host
         response = await client.post(f"/api/batches/{batch_id}/resume")
     assert response.status_code == 403
-    assert "parley serve --allow-bot-host 127.0.0.1:9" in response.json()["detail"]
+    assert f"parley serve --allow-bot-host {host}" in response.json()["detail"]
 
 
 def test_serve_refuses_an_allowed_host_that_is_not_one():
