@@ -119,6 +119,18 @@ def test_start_up_a_batch_in_one_process_the_app_and_the_service_never_import_ra
     assert done.stdout.strip().splitlines()[-1] == "no ray"
 
 
+def test_ray_address_shards_only_with_workers_and_ray_names_a_cluster_itself():
+    from parley.core.engine.distributed.placement import Placement
+
+    cluster = {"RAY_ADDRESS": "ray://head:10001"}
+    assert Placement.from_options(None, None, cluster) is None, "RAY_ADDRESS alone keeps one process"
+    assert Placement.from_options(2, None, cluster) == Placement(workers=2, address="ray://head:10001")
+    assert Placement.from_options(2, None, {}) == Placement(workers=2)
+    assert Placement.from_options(None, " ray://other:10001 ", cluster) == Placement(address="ray://other:10001")
+    assert Placement.from_options(3, None, {}).describe() == "3 workers on a local Ray instance"
+    assert Placement(address="ray://h:1").describe() == "one worker per CPU on the Ray cluster at ray://h:1"
+
+
 def test_the_contract_that_only_the_distributed_engine_imports_ray_covers_every_other_module():
     """import-linter checks only the modules a contract lists: a new module left off the list
     could import Ray unnoticed (and load it in every parley process)."""
