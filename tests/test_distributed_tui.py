@@ -44,9 +44,13 @@ async def test_a_batch_over_workers_runs_in_the_batches_pane_like_any_other(db_p
     watch = WorkerWatch()
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(BatchesPane)
+        said: list[str] = []
+        counts = pane._counts
+        pane._counts = lambda text, **kw: (said.append(str(text)), counts(text, **kw))[1]  # type: ignore[method-assign]
         await launch(pilot, folder, seed="7", concurrency="3", trials="4")
         workers = watch.stop()
         total = planned(folder, 4)
+        assert said[0] == f"starting {total} conversations over 2 workers on a local Ray instance…"
         assert pane.running_batch is None and pane.progress is not None
         assert pane.progress.done == pane.progress.total == total
         bar = app.query_one("#batch-progress", ProgressBar)
