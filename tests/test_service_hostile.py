@@ -303,37 +303,66 @@ async def test_a_connector_url_is_refused_unless_its_host_is_allowed(tmp_path, b
     assert listed["total_count"] == 0
 
 
+async def _answering_server() -> asyncio.Server:
+    """A server on a free loopback port that answers every request 404, as a bot's host that is
+    up (the service asks whether anything answers before it launches a batch)."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(answer, "127.0.0.1", 0)
+
+
 @pytest.mark.parametrize(
-    ("allowed", "bot", "status"),
+    ("allowed", "host", "result"),
     [
-        (["127.0.0.1:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 201),
-        (["127.0.0.1"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 201),
-        (["127.0.0.1:10"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 422),
-        (["localhost:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", 422),
-        (["127.0.0.1:9"], "rasa:http://127.0.0.1.nip.io:9/webhooks/rest/webhook", 422),
-        (["bots.example.com"], "taskyto:http://BOTS.example.com:8080", 201),
+        (["127.0.0.1:{port}"], "127.0.0.1:{port}", "launched"),
+        (["127.0.0.1"], "127.0.0.1:{port}", "launched"),
+        (["127.0.0.1:{other}"], "127.0.0.1:{port}", "not allowed"),
+        (["localhost:{port}"], "127.0.0.1:{port}", "not allowed"),
+        (["127.0.0.1:{port}"], "127.0.0.1.nip.io:{port}", "not allowed"),
+        (["bots.example.com"], "BOTS.example.com:{port}", "unreachable"),  # allowed; it does not resolve here
     ],
 )
-async def test_allowed_hosts_match_host_and_port(tmp_path, allowed, bot, status):
-    body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": bot}}
-    async with service(tmp_path, allowed_bot_hosts=allowed) as client:
+async def test_allowed_hosts_match_host_and_port(tmp_path, allowed, host, result):
+    server = await _answering_server()
+    port = server.sockets[0].getsockname()[1]
+    allowed = [a.format(port=port, other=port + 1) for a in allowed]
+    body = {
+        "profiles": ["playbooks/track_pending_order.yaml"],
+        "models": {"bot": f"rasa:http://{host.format(port=port)}/webhooks/rest/webhook"},
+    }
+    async with server, service(tmp_path, allowed_bot_hosts=allowed) as client:
         response = await client.post("/api/batches", json=body)
-        if status == 201:
+        if response.status_code == 201:
             await client.post(f"/api/batches/{response.json()['batch_id']}/cancel")
-    assert response.status_code == status, response.text
+    assert response.status_code == (201 if result == "launched" else 422), response.text
+    if result != "launched":
+        [problem] = response.json()["detail"]
+        assert problem["loc"] == ["body", "models", "bot"]
+        # refused by the allow-list, or (an allowed host) because nothing answers there
+        assert ("parley serve --allow-bot-host" in problem["msg"]) == (result == "not allowed"), problem["msg"]
 
 
 async def test_resuming_a_batch_whose_bot_host_is_no_longer_allowed_is_refused(tmp_path):
-    body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": "rasa:http://127.0.0.1:9/webhooks/rest/webhook"}}
-    async with service(tmp_path, allowed_bot_hosts=["127.0.0.1:9"]) as client:
-        batch_id = (await client.post("/api/batches", json=body)).json()["batch_id"]
-        await wait_for(client, batch_id)
-    with Store.open(tmp_path / "parley.db") as store:  # as if the service had stopped in the middle
-        store.update_batch(batch_id, status="interrupted")
-    async with service(tmp_path) as client:  # restarted without --allow-bot-host
-        response = await client.post(f"/api/batches/{batch_id}/resume")
+    server = await _answering_server()
+    port = server.sockets[0].getsockname()[1]
+    body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": f"rasa:http://127.0.0.1:{port}/webhooks/rest/webhook"}}
+    async with server:
+        async with service(tmp_path, allowed_bot_hosts=[f"127.0.0.1:{port}"]) as client:
+            launched = await client.post("/api/batches", json=body)
+            assert launched.status_code == 201, launched.text
+            batch_id = launched.json()["batch_id"]
+            await wait_for(client, batch_id)
+        with Store.open(tmp_path / "parley.db") as store:  # as if the service had stopped in the middle
+            store.update_batch(batch_id, status="interrupted")
+        async with service(tmp_path) as client:  # restarted without --allow-bot-host
+            response = await client.post(f"/api/batches/{batch_id}/resume")
     assert response.status_code == 403
-    assert "parley serve --allow-bot-host 127.0.0.1:9" in response.json()["detail"]
+    assert f"parley serve --allow-bot-host 127.0.0.1:{port}" in response.json()["detail"]
 
 
 def test_serve_refuses_an_allowed_host_that_is_not_one():
