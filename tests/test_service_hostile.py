@@ -8,11 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fastapi import FastAPI, Request
 from service_support import PROFILES, sample_scenarios, service, wait_for
 
 from parley.core.store.store import Store
-from tests.connector_servers import serve_app
 from tests.test_yaml_hostile import ALIAS_BOMB_10_8, deep_block, deep_flow
 
 pytestmark = pytest.mark.usefixtures("close_model_clients")
@@ -305,62 +303,66 @@ async def test_a_connector_url_is_refused_unless_its_host_is_allowed(tmp_path, b
     assert listed["total_count"] == 0
 
 
+async def _answering_server() -> asyncio.Server:
+    """A server on a free loopback port that answers every request 404, as a bot's host that is
+    up (the service asks whether anything answers before it launches a batch)."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(answer, "127.0.0.1", 0)
+
+
 @pytest.mark.parametrize(
-    ("allowed", "bot", "passes"),
+    ("allowed", "host", "result"),
     [
-        (["127.0.0.1:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", True),
-        (["127.0.0.1"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", True),
-        (["127.0.0.1:10"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", False),
-        (["localhost:9"], "rasa:http://127.0.0.1:9/webhooks/rest/webhook", False),
-        (["127.0.0.1:9"], "rasa:http://127.0.0.1.nip.io:9/webhooks/rest/webhook", False),
-        (["bots.example.com"], "taskyto:http://BOTS.example.com:8080", True),
+        (["127.0.0.1:{port}"], "127.0.0.1:{port}", "launched"),
+        (["127.0.0.1"], "127.0.0.1:{port}", "launched"),
+        (["127.0.0.1:{other}"], "127.0.0.1:{port}", "not allowed"),
+        (["localhost:{port}"], "127.0.0.1:{port}", "not allowed"),
+        (["127.0.0.1:{port}"], "127.0.0.1.nip.io:{port}", "not allowed"),
+        (["bots.example.com"], "BOTS.example.com:{port}", "unreachable"),  # allowed; it does not resolve here
     ],
 )
-async def test_allowed_hosts_match_host_and_port(tmp_path, allowed, bot, passes):
-    body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": bot}}
-    async with service(tmp_path, allowed_bot_hosts=allowed) as client:
+async def test_allowed_hosts_match_host_and_port(tmp_path, allowed, host, result):
+    server = await _answering_server()
+    port = server.sockets[0].getsockname()[1]
+    allowed = [a.format(port=port, other=port + 1) for a in allowed]
+    body = {
+        "profiles": ["playbooks/track_pending_order.yaml"],
+        "models": {"bot": f"rasa:http://{host.format(port=port)}/webhooks/rest/webhook"},
+    }
+    async with server, service(tmp_path, allowed_bot_hosts=allowed) as client:
         response = await client.post("/api/batches", json=body)
-    assert response.status_code == 422, response.text
-    [problem] = response.json()["detail"]
-    assert problem["loc"] == ["body", "models", "bot"]
-    if passes:
-        # Past the allow-list: nothing answers at these addresses (no network here), so the
-        # reachability probe that comes after it is what refuses the batch.
-        assert "cannot reach the bot's endpoint" in problem["msg"] and "--allow-bot-host" not in problem["msg"]
-    else:
-        assert "parley serve --allow-bot-host" in problem["msg"]
-
-
-def rasa_bot() -> FastAPI:
-    """A Rasa REST webhook that always answers the same (and its reachability probe)."""
-    app = FastAPI()
-
-    @app.post("/webhooks/rest/webhook")
-    async def webhook(request: Request):
-        return [{"recipient_id": (await request.json())["sender"], "text": "Let me check that for you."}]
-
-    @app.get("/webhooks/rest/webhook")
-    async def probe():
-        return {"status": "ok"}
-
-    return app
+        if response.status_code == 201:
+            await client.post(f"/api/batches/{response.json()['batch_id']}/cancel")
+    assert response.status_code == (201 if result == "launched" else 422), response.text
+    if result != "launched":
+        [problem] = response.json()["detail"]
+        assert problem["loc"] == ["body", "models", "bot"]
+        # refused by the allow-list, or (an allowed host) because nothing answers there
+        assert ("parley serve --allow-bot-host" in problem["msg"]) == (result == "not allowed"), problem["msg"]
 
 
 async def test_resuming_a_batch_whose_bot_host_is_no_longer_allowed_is_refused(tmp_path):
-    with serve_app(rasa_bot()) as url:
-        host = url.split("://", 1)[1].rstrip("/")
-        body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": f"rasa:{url}/webhooks/rest/webhook"}}
-        async with service(tmp_path, allowed_bot_hosts=[host]) as client:
+    server = await _answering_server()
+    port = server.sockets[0].getsockname()[1]
+    body = {"profiles": ["playbooks/track_pending_order.yaml"], "models": {"bot": f"rasa:http://127.0.0.1:{port}/webhooks/rest/webhook"}}
+    async with server:
+        async with service(tmp_path, allowed_bot_hosts=[f"127.0.0.1:{port}"]) as client:
             launched = await client.post("/api/batches", json=body)
             assert launched.status_code == 201, launched.text
             batch_id = launched.json()["batch_id"]
             await wait_for(client, batch_id)
-    with Store.open(tmp_path / "parley.db") as store:  # as if the service had stopped in the middle
-        store.update_batch(batch_id, status="interrupted")
-    async with service(tmp_path) as client:  # restarted without --allow-bot-host
-        response = await client.post(f"/api/batches/{batch_id}/resume")
+        with Store.open(tmp_path / "parley.db") as store:  # as if the service had stopped in the middle
+            store.update_batch(batch_id, status="interrupted")
+        async with service(tmp_path) as client:  # restarted without --allow-bot-host
+            response = await client.post(f"/api/batches/{batch_id}/resume")
     assert response.status_code == 403
-    assert f"parley serve --allow-bot-host {host}" in response.json()["detail"]
+    assert f"parley serve --allow-bot-host 127.0.0.1:{port}" in response.json()["detail"]
 
 
 def test_serve_refuses_an_allowed_host_that_is_not_one():

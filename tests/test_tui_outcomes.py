@@ -3,12 +3,13 @@ counted apart under its own name, the pass rate with its interval, unrun checks 
 
 from __future__ import annotations
 
-from textual.widgets import DataTable
-
 from parley.core.records.verdict import CheckResult
 from parley.core.store.store import Store
+from parley.tui.app.panes.batch_results import result_cells
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.panes.session_detail import CheckView, SessionScreen
+from parley.tui.app.widgets.results_table import ResultsTable
+from parley.tui.app.widgets.row_table import RowTable
 from tests.test_store_fixtures import T0, batch, check, conversation, spec, verdict
 from tests.test_tui_support import SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
 
@@ -42,17 +43,21 @@ async def test_results_rows_say_each_outcome_and_the_bots_failures_are_red(db_pa
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        results = app.query_one("#batch-results", DataTable)
-        rows = {str(results.get_row_at(i)[0]): results.get_row_at(i) for i in range(results.row_count)}
-        labels = {name: str(row[3]) for name, row in rows.items()}
-        assert labels == {"track_order": "yes", "cancel_recent": "no", "broken_bot": "bot error", "bare_profile": "unverified"}
-        assert str(rows["broken_bot"][0].style) == "bold red" and str(rows["cancel_recent"][0].style) == "red"
-        assert str(rows["bare_profile"][0].style) == "cyan" and str(rows["track_order"][0].style) == ""
+        results = app.query_one("#batch-results", ResultsTable)
+        labels = {row.name: result_cells(row)["outcome"] for row in results.rows}
+        assert labels == {"track_order": "passed", "cancel_recent": "failed", "broken_bot": "bot error", "bare_profile": "unverified"}
+        # each row is drawn in its outcome's style: the bot error as red as a failure, and bold
+        style = {
+            row.name: results.get_component_rich_style(f"results-table--{results.OUTCOME_CLASSES[row.outcome]}") for row in results.rows
+        }
+        assert style["broken_bot"].bold and style["broken_bot"].color == style["cancel_recent"].color
+        assert not style["cancel_recent"].bold and style["track_order"].color != style["cancel_recent"].color
+        assert style["bare_profile"].color not in (style["track_order"].color, style["cancel_recent"].color)  # its own colour
         status = str(app.query_one("#batches-status").render())
         # the pass rate counts the bot error: 1 of 3, with its Wilson interval; the unverified one apart
         assert f"{batch_id[:12]}: pass rate 33.3% (1 of 3, 95% interval 6.1-79.2%)" in status and "1 unverified" in status
-        table = app.query_one("#batches-table", DataTable)
-        assert [str(c) for c in table.get_row_at(0)][6:] == ["1", "2", "1", "0"]  # passed, failed, apart, errors
+        table = app.query_one("#batches-table", RowTable)
+        assert list(table.full_row(0)[6:10]) == ["1", "2", "1", "0"]  # passed, failed, apart, errors
 
 
 async def test_the_verdict_view_shows_unrun_checks_as_not_run(db_path):
@@ -60,10 +65,9 @@ async def test_the_verdict_view_shows_unrun_checks_as_not_run(db_path):
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        pane = app.query_one(BatchesPane)
-        results = app.query_one("#batch-results", DataTable)
+        results = app.query_one("#batch-results", ResultsTable)
         results.focus()
-        results.move_cursor(row=[r.name for r in pane.results].index("broken_bot"))
+        results.cursor_row = [r.name for r in results.rows].index("broken_bot")
         await pilot.press("enter")
         await settle(pilot)
         screen = app.screen

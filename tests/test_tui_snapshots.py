@@ -185,7 +185,7 @@ def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
     when the test runs: they are replaced before the picture."""
     import shutil
 
-    from textual.widgets import Input
+    from textual.widgets import Input, Static
 
     from parley.tui.app.panes.batches_pane import BatchesPane
     from parley.tui.app.widgets.row_table import RowTable
@@ -218,8 +218,10 @@ def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
         await settle(pilot, rounds=60)
         batches = pilot.app.query_one("#batches-table", RowTable)
         cells = list(batches.full_row(0))
-        cells[0:2] = ["b-snapshot", "2026-11-21 09:00"]
+        real_id, cells[0:2] = cells[0], ["b-snapshot", "2026-11-21 09:00"]
         batches.set_text_row(0, cells)
+        status = pilot.app.query_one("#batches-status", Static)
+        status.update(str(status.render()).replace(real_id, "b-snapshot"))  # the pass rate line names it too
         pane.results.reset(pane.results.batch_id, [r.model_copy(update={"duration_s": 0.1}) for r in pane.results.rows])
         pane._show_results()
         pilot.app.clear_notifications()

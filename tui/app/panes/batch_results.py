@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 UNEVALUATED = "unevaluated"
-OUTCOME_LABELS = {"passed": "yes", "failed": "no", "bot_error": "bot error", "user_fault": "user fault"}
-"""What the Outcome column says of an outcome (others: the name, with spaces)."""
+OUTCOME_LABELS = {"infrastructure_error": "infra error", "evaluation_error": "eval error"}
+"""What an Outcome column says of an outcome: its name with spaces (`bot error`, `user fault`),
+these two shortened so the column stays narrow."""
 
 SORTS: dict[str, str] = {
     "run": "run order",
@@ -43,7 +44,7 @@ def outcome_of(row: Any) -> str:
 
 
 def outcome_label(outcome: str | None) -> str:
-    """What the results table says of an outcome: yes / no / bot error / unverified / ..."""
+    """What the results and sessions tables say of an outcome: passed, bot error, infra error..."""
     if outcome is None:
         return "-"
     return OUTCOME_LABELS.get(outcome, outcome.replace("_", " "))

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from parley.tui.app.panes.batch_results import outcome_label, plural
+
 if TYPE_CHECKING:
     from parley.core.store.session_queries import SessionItem, SessionKind
 
@@ -43,11 +45,6 @@ def parse_date_filter(text: str) -> tuple[dt.date | None, dt.date | None]:
 COLUMNS = ("Started (UTC)", "Kind", "Name", "Outcome", "Score", "Turns", "Tokens", "Stop", "Details")
 
 
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """`1 message`, `2 messages`, `1 batch`, `3 batches`."""
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
-
-
 def session_cells(item: SessionItem) -> tuple[str, ...]:
     """One stored session as a row of the Sessions table."""
     when = item.started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
@@ -56,7 +53,7 @@ def session_cells(item: SessionItem) -> tuple[str, ...]:
     else:
         kind, detail = "batch", (f"trial {item.trial} · " if item.trial > 1 else "") + item.detail
     score = "-" if item.score is None else str(item.score)
-    return (when, kind, item.name, item.outcome, score, str(item.turns), f"{item.tokens:,}", item.stop, detail)
+    return (when, kind, item.name, outcome_label(item.outcome), score, str(item.turns), f"{item.tokens:,}", item.stop, detail)
 
 
 # ---- one session in full ----------------------------------------------------------------------
