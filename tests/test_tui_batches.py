@@ -18,7 +18,7 @@ from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 from parley.tui.app.widgets.results_table import ResultsTable
 from parley.tui.app.widgets.row_table import RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
-from tests.test_tui_support import PROFILES, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import PROFILES, SIZE, db_path, make_app, settle, type_slowly  # noqa: F401  (fixture)
 
 SMALL = ("track_shipped_order.yaml", "cancel_eligible_order.yaml", "list_my_orders.yaml")
 
@@ -278,13 +278,6 @@ async def test_trials_get_a_column_of_their_own(db_path):
         assert sorted({results.row_text(i)[1] for i in range(results.row_count)}) == ["1", "2", "3"]
 
 
-async def type_slowly(pilot, text: str, *, pause: float = 0.4) -> None:
-    for ch in text:
-        await pilot.press("space" if ch == " " else ch)
-        await pilot.pause(pause)
-        await settle(pilot)
-
-
 async def test_results_filter_and_sort_and_say_how_many_are_shown(db_path):
     from tests.test_store_fixtures import build_scored_batch
 
@@ -317,10 +310,9 @@ async def test_results_filter_and_sort_and_say_how_many_are_shown(db_path):
         assert app.query_one("#panes").active == "batches-pane"  # no key fired a binding
 
         box = app.query_one("#batch-filter-text")
-        box.value = ""
+        box.value = "stop:max_turns"  # typed key by key above; the rest is set and entered
         await pilot.press("enter")
         await settle(pilot)
-        await type_slowly(pilot, "stop:max_turns")
         assert all(r.stop_reason == "max_turns" for r in results.rows) and results.rows
 
         box.value = "ORD-1001"  # only in the transcripts of the cancel conversations

@@ -15,7 +15,7 @@ from parley.tui.app.panes.session_detail import CheckView, SessionScreen
 from parley.tui.app.panes.sessions_pane import EMPTY_TEXT, SessionsPane
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
 from tests.test_store_fixtures import T0, build_scored_batch, conversation, spec, verdict
-from tests.test_tui_support import SIZE, TODAY, db_path, make_app, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import SIZE, TODAY, db_path, make_app, settle, type_slowly  # noqa: F401  (fixture)
 
 CHAT_STARTED = T0 + dt.timedelta(minutes=30)
 
@@ -212,15 +212,6 @@ async def test_pages_load_lazily(db_path):
         assert table.row_count == 450 and "450 of 450 shown" in _status(app)
         started = _column(table, 0)
         assert started == sorted(started, reverse=True) and len(set(pane.items)) == 450
-
-
-async def type_slowly(pilot, text: str, *, pause: float = 0.4) -> None:
-    """Type `text` a key at a time, pausing longer than the search box's debounce after each key,
-    as a person does: every pause lets the pane reload its rows between two keys."""
-    for ch in text:
-        await pilot.press("space" if ch == " " else ch)
-        await pilot.pause(pause)
-        await settle(pilot)
 
 
 async def test_typing_in_the_search_box_never_fires_a_binding(prepared):

@@ -66,3 +66,12 @@ def freeze_cursors(app: ParleyApp) -> None:
             widget.cursor_blink = False  # type: ignore[attr-defined]
     for widget in app.query(TextArea):
         widget.cursor_blink = False
+
+
+async def type_slowly(pilot, text: str, *, pause: float = 0.4) -> None:
+    """Type `text` a key at a time, pausing longer than the search box's debounce after each key,
+    as a person does: every pause lets the pane reload its rows between two keys."""
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+        await pilot.pause(pause)
+        await settle(pilot)
