@@ -116,6 +116,10 @@ def profiles(draw: st.DrawFn, number: Any = None) -> tuple[str, list[GeneratedVa
             if has_chain
             else st.integers(1, 12)
         )
+        if isinstance(number, str) and number.startswith("sample("):  # valid only if it plans one at least
+            total = math.prod(v.size for v in largest_chain(variables))
+            if round(float(number[7:-1]) * total) < 1:
+                number = "all_combinations"
     document = {
         "test_name": "generated",
         "user": {"role": "a customer", "goals": goals},

@@ -122,6 +122,19 @@ def test_sample_that_rounds_to_nothing_is_an_error():
     )
 
 
+ONE_COMBINATION = """
+- a: {function: forward(b), type: string, data: [x]}
+- b: {function: forward(), type: string, data: [a]}
+"""
+
+
+def test_half_of_one_combination_rounds_to_nothing_and_is_an_error():
+    # found by `make fuzz`: 0.5 rounds to 0 with Python's round, so Sensei would plan nothing
+    with pytest.raises(ProfileError) as caught:
+        profile(ONE_COMBINATION, "sample(0.5)", "{{a}} {{b}}")
+    assert "sample(0.5) of 1 combinations is 0.5, which rounds to 0 conversations" in str(caught.value)
+
+
 def test_a_number_of_conversations_advances_every_generator_once_per_conversation():
     p = profile(CHAIN_OF_NINE + "- c: {function: forward(), type: string, data: [x, y]}\n", "4", "{{a}} {{b}} {{c}}")
     assert values(expand(p), "a", "b", "c") == [(1, 4, "x"), (1, 5, "y"), (1, 6, "x"), (2, 4, "y")]
