@@ -16,7 +16,7 @@ from parley.core.records.chat import Usage
 from parley.core.records.chat_export import ChatExport
 from parley.core.records.conversation import Conversation
 from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
+from parley.core.records.verdict import Outcome, Verdict
 
 # stopped_budget: `--budget` was reached; no conversation was launched after that.
 BatchStatus = Literal["pending", "running", "completed", "failed", "cancelled", "interrupted", "stopped_budget"]
@@ -35,19 +35,7 @@ RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
 
 # Conversation outcome filter values: a verdict's outcome (parley.core.records.verdict.Outcome),
 # or "unevaluated" for no verdict.
-OutcomeFilter = Literal[
-    "passed",
-    "failed",
-    "bot_error",
-    "unverified",
-    "user_fault",
-    "user_error",
-    "infrastructure_error",
-    "cancelled",
-    "evaluation_error",
-    "error",
-    "unevaluated",
-]
+OutcomeFilter = Literal[Outcome, "unevaluated"]
 OUTCOME_FILTERS: tuple[OutcomeFilter, ...] = get_args(OutcomeFilter)
 
 

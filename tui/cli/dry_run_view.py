@@ -11,11 +11,7 @@ from typing import Any
 
 import click
 
-from parley.core.errors import ParleyError
-
 EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 SPECS_SHOWN = 12
 
 
@@ -108,26 +104,11 @@ def render(plan: Any, *, title: str) -> str:
 
 async def print_dry_run(store: Any, request: Any) -> int:
     """Plan `request` (a run_modes.RunRequest) without storing it and print its estimate."""
-    from parley.core.engine.batch_lineage import NothingToRerun
-    from parley.core.engine.batch_plan import InvalidInputs, SelectionError
     from parley.core.engine.dry_run import estimate_batch
 
-    try:
-        prepared = await request.prepare(store, dry_run=True)
-    except NothingToRerun as exc:
-        click.echo(str(exc))
-        return EXIT_OK
-    except InvalidInputs as exc:
-        for error in exc.errors:
-            click.echo(error.render(), err=True)
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_FAILED
-    except SelectionError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_USAGE
-    except ParleyError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_FAILED
+    prepared, code = await request.prepare_or_exit(store, dry_run=True)
+    if prepared is None:
+        return code
     plan = await asyncio.to_thread(estimate_batch, prepared, store)
     titles = {
         "new": "a new batch of " + ", ".join(str(p) for p in request.paths),

@@ -498,30 +498,15 @@ async def _main(
     placement: Any = None,
 ) -> int:
     from parley.core.bots.connectors.base import aclose_connectors
-    from parley.core.engine.batch_lineage import NothingToRerun
-    from parley.core.engine.batch_plan import InvalidInputs, SelectionError
     from parley.core.engine.batch_runner import BatchRunner
     from parley.core.models.openai_provider import aclose_clients
 
     single = request.single
     pool: Any = None
     try:
-        try:
-            prepared = await request.prepare(store)
-        except NothingToRerun as exc:
-            click.echo(str(exc))
-            return EXIT_OK
-        except InvalidInputs as exc:
-            for error in exc.errors:
-                click.echo(error.render(), err=True)
-            click.echo(f"error: {exc}", err=True)
-            return EXIT_FAILED
-        except SelectionError as exc:
-            click.echo(f"error: {exc}", err=True)
-            return EXIT_USAGE
-        except ParleyError as exc:  # ConfigError (a missing key), an unknown batch, no conversations
-            click.echo(f"error: {exc}", err=True)
-            return EXIT_FAILED
+        prepared, code = await request.prepare_or_exit(store)
+        if prepared is None:
+            return code
         for line in _fewer_notes(prepared.notes):
             click.echo(line, err=True)
         for warning in prepared.warnings:

@@ -100,6 +100,31 @@ class RunRequest:
             return await prepare_replay(store, ref, models=self.models, update=self.updates, dry_run=dry_run)
         return await prepare_batch(store, self.paths, self.options, single=self.single, dry_run=dry_run)
 
+    async def prepare_or_exit(self, store: Any, *, dry_run: bool = False) -> tuple[Any, int]:
+        """(the prepared batch, 0), or (None, the exit code) once the reason is printed: nothing to
+        re-run (0), invalid inputs located line by line (1), a bad selection (2), any other
+        ParleyError such as a missing key or an unknown batch (1)."""
+        from parley.core.engine.batch_lineage import NothingToRerun
+        from parley.core.engine.batch_plan import InvalidInputs, SelectionError
+        from parley.core.errors import ParleyError
+
+        try:
+            return await self.prepare(store, dry_run=dry_run), 0
+        except NothingToRerun as exc:
+            click.echo(str(exc))
+            return None, 0
+        except InvalidInputs as exc:
+            for error in exc.errors:
+                click.echo(error.render(), err=True)
+            click.echo(f"error: {exc}", err=True)
+            return None, 1
+        except SelectionError as exc:
+            click.echo(f"error: {exc}", err=True)
+            return None, 2
+        except ParleyError as exc:
+            click.echo(f"error: {exc}", err=True)
+            return None, 1
+
 
 def given(ctx: click.Context, names: Iterable[str]) -> list[str]:
     """The parameters among `names` the person typed."""
