@@ -28,12 +28,50 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
-import asyncio, json, sys, time
+import asyncio, collections, json, sys, threading, time, traceback
 t0 = time.perf_counter()
 from parley.tui.app.app import ParleyApp
 
 TRIALS, CONCURRENCY, PROFILES = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+STACKS = len(sys.argv) > 4 and sys.argv[4] == "stacks"
 PROBE_S = 0.005
+STALL_S = 0.03  # with --stacks: the UI thread's stack is sampled while the loop is this late
+
+
+class StallWatch:
+    # A thread sampling the UI thread's stack every 2 ms while the loop is stalled: which code
+    # the stalls are spent in (each sample is about 2 ms of stall).
+
+    def __init__(self) -> None:
+        self.tick = time.perf_counter()
+        self.ui_thread = threading.get_ident()
+        self.inclusive: collections.Counter[str] = collections.Counter()
+        self.stacks: collections.Counter[tuple[str, ...]] = collections.Counter()
+        self.samples = 0
+        self.running = True
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        while self.running:
+            time.sleep(0.002)
+            if time.perf_counter() - self.tick < STALL_S:
+                continue
+            frame = sys._current_frames().get(self.ui_thread)
+            if frame is None:
+                continue
+            names = [f"{f.filename.rsplit('/', 2)[-2]}/{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in traceback.extract_stack(frame)]
+            self.samples += 1
+            self.inclusive.update(set(names))
+            self.stacks[tuple(names[-12:])] += 1
+
+    def report(self) -> str:
+        lines = [f"{self.samples} samples of 2 ms taken while the UI loop was over {STALL_S * 1000:.0f} ms late", "inclusive:"]
+        lines += [f"  {n:6d} {name}" for name, n in self.inclusive.most_common(40)]
+        lines.append("innermost 12 frames, most frequent:")
+        for stack, n in self.stacks.most_common(8):
+            lines.append(f"  {n} samples:")
+            lines += [f"      {name}" for name in stack]
+        return "\n".join(lines)
 
 
 class Bench(ParleyApp):
@@ -45,11 +83,14 @@ class Bench(ParleyApp):
         self.first_frame_s = time.perf_counter() - t0
         self.run_worker(self._bench(), exclusive=True)
 
-    async def _probe(self, lags: list[float], stop: asyncio.Event) -> None:
+    async def _probe(self, lags: list[float], stop: asyncio.Event, watch: StallWatch | None) -> None:
         while not stop.is_set():
             start = time.perf_counter()
             await asyncio.sleep(PROBE_S)
-            lags.append(time.perf_counter() - start - PROBE_S)
+            now = time.perf_counter()
+            lags.append(now - start - PROBE_S)
+            if watch is not None:
+                watch.tick = now
 
     async def _bench(self) -> None:
         from parley.core.engine.batch_runner import prepare_batch
@@ -63,7 +104,8 @@ class Bench(ParleyApp):
         pane = self.query_one("#batches")
         lags: list[float] = []
         stop = asyncio.Event()
-        probe = asyncio.create_task(self._probe(lags, stop))
+        watch = StallWatch() if STACKS else None
+        probe = asyncio.create_task(self._probe(lags, stop, watch))
         started = time.perf_counter()
         pane.start(prepared)
         while pane.running_batch is not None:
@@ -72,6 +114,9 @@ class Bench(ParleyApp):
         finished = pane.feed_result
         stop.set()
         await probe
+        if watch is not None:
+            watch.running = False
+            print(watch.report(), file=sys.stderr, flush=True)
         lags.sort()
         print("RESULT " + json.dumps({
             "first_frame_s": self.first_frame_s,
@@ -118,11 +163,11 @@ def parley_run(trials: int, concurrency: int) -> float:
     return float(ran.group(3))
 
 
-def app_run(trials: int, concurrency: int) -> dict[str, float]:
+def app_run(trials: int, concurrency: int, stacks: bool = False) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         env = {"PARLEY_DB": str(Path(tmp) / "app.db"), "PATH": "/usr/bin:/bin", "HOME": tmp}
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(trials), str(concurrency), str(ROOT / "profiles")],
+            [sys.executable, "-c", CHILD, str(trials), str(concurrency), str(ROOT / "profiles"), "stacks" if stacks else ""],
             capture_output=True,
             text=True,
             cwd=tmp,
@@ -132,6 +177,8 @@ def app_run(trials: int, concurrency: int) -> dict[str, float]:
     if line is None:
         print(out.stdout[-3000:], out.stderr[-3000:], sep="\n")
         raise SystemExit(f"the app run exited {out.returncode} without a result")
+    if stacks:
+        print(out.stderr)
     return json.loads(line.removeprefix("RESULT "))
 
 
@@ -139,10 +186,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=371, help="27 x trials conversations (371: 10,017)")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--stacks", action="store_true", help="also print where the UI loop's stalls are spent (sampled stacks)")
+    parser.add_argument("--app-only", action="store_true", help="skip the `parley run` comparison")
     args = parser.parse_args()
     started = time.perf_counter()
-    cli_rate = parley_run(args.trials, args.concurrency)
-    app = app_run(args.trials, args.concurrency)
+    cli_rate = float("nan") if args.app_only else parley_run(args.trials, args.concurrency)
+    app = app_run(args.trials, args.concurrency, args.stacks)
     ratio = app["rate"] / cli_rate
     print(f"batch: profiles/ --trials {args.trials} -c {args.concurrency} = {app['conversations']:,} conversations, offline")
     print(f"parley run:  {cli_rate:.0f} conversations/s")
