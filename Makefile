@@ -2,8 +2,15 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-# llama.cpp builds from source on first install; use every core for it.
-export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
+CORES  := $(shell nproc 2>/dev/null || echo 2)
+# llama.cpp (the live test tier's server) builds from source on first install, the longest part
+# of a new machine's install: on every core, and text only, without the multimodal library and
+# the "common" library only it and llama.cpp's own tools use (tests/live/llama_text_only.cmake).
+# A CMAKE_ARGS of your own replaces this one.
+export CMAKE_BUILD_PARALLEL_LEVEL ?= $(CORES)
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/tests/live/llama_text_only.cmake
+# pytest workers for `make test` (pytest-xdist; each test file runs whole on one worker).
+JOBS ?= $(CORES)
 
 .PHONY: run test check fuzz install install-dev clean
 
@@ -26,7 +33,7 @@ run: $(VENV)/.installed
 	$(BIN)/parley $(ARGS)
 
 test: check
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup $(PYTEST_ARGS)
 
 # The gates: lint and format (ruff), types (mypy on the engine and the mock API), and the layering
 # (import-linter contracts in pyproject.toml). Static tools cannot follow setuptools' editable

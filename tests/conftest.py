@@ -8,6 +8,19 @@ import datetime as dt
 import property_settings  # noqa: F401
 import pytest
 
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`make test` runs the suite on every core (pytest-xdist, --dist loadgroup): each test file
+    runs whole on one worker, so a module's fixtures (a fake server, a Ray cluster, a built
+    wheel) start once; the live tier's files share one worker and so one llama.cpp server.
+    (tryfirst: xdist reads the groups in its own hook, after this one.)"""
+    for item in items:
+        path = item.path.relative_to(item.config.rootpath).as_posix()
+        group = "live" if path.startswith("tests/live/") else path
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 # Every test pins "today" so that order ages, and so the 10-day policy, never depend on the
 # calendar the suite happens to run on.
 PINNED_TODAY = dt.date(2026, 11, 21)
