@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
-import asyncio, collections, json, sys, threading, time, traceback
+import asyncio, collections, gc, json, sys, threading, time, traceback
 t0 = time.perf_counter()
 from parley.tui.app.app import ParleyApp
 
@@ -43,13 +43,25 @@ class StallWatch:
     # the stalls are spent in (each sample is about 2 ms of stall).
 
     def __init__(self) -> None:
-        self.tick = time.perf_counter()
+        self.tick = self.t0 = time.perf_counter()
+        self.late: list[tuple[float, float, int]] = []  # stalls over 60 ms: length, when, draws by then
         self.ui_thread = threading.get_ident()
         self.inclusive: collections.Counter[str] = collections.Counter()
         self.stacks: collections.Counter[tuple[str, ...]] = collections.Counter()
         self.samples = 0
+        self.episodes: list[tuple[int, collections.Counter[str]]] = []  # one per stall: samples, inclusive
+        self._episode_tick = -1.0
         self.running = True
+        self.collections: list[tuple[int, float, float]] = []  # the collector's runs over 20 ms
+        self._gc_start = 0.0
+        gc.callbacks.append(self._gc)
         threading.Thread(target=self._watch, daemon=True).start()
+
+    def _gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        elif (spent := time.perf_counter() - self._gc_start) > 0.02:
+            self.collections.append((info["generation"], spent, self._gc_start - self.t0))
 
     def _watch(self) -> None:
         while self.running:
@@ -59,14 +71,27 @@ class StallWatch:
             frame = sys._current_frames().get(self.ui_thread)
             if frame is None:
                 continue
-            names = [f"{f.filename.rsplit('/', 2)[-2]}/{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in traceback.extract_stack(frame)]
+            names = ["/".join(f.filename.split("/")[-2:]) + f":{f.name}" for f in traceback.extract_stack(frame)]
             self.samples += 1
             self.inclusive.update(set(names))
             self.stacks[tuple(names[-12:])] += 1
+            if self.tick != self._episode_tick:  # a new stall
+                self._episode_tick = self.tick
+                self.episodes.append((0, collections.Counter()))
+            n, seen = self.episodes[-1]
+            seen.update(set(names[6:]))  # below the event loop's own frames
+            self.episodes[-1] = (n + 1, seen)
 
     def report(self) -> str:
         lines = [f"{self.samples} samples of 2 ms taken while the UI loop was over {STALL_S * 1000:.0f} ms late", "inclusive:"]
         lines += [f"  {n:6d} {name}" for name, n in self.inclusive.most_common(40)]
+        lines.append("garbage collections over 20 ms (generation, length, seconds after launch):")
+        lines += [f"  gen {g} {spent * 1000:5.0f} ms at {at:6.2f} s" for g, spent, at in self.collections]
+        lines.append("stalls over 60 ms (length, seconds after launch, draws by then):")
+        lines += [f"  {lag * 1000:5.0f} ms at {at:6.2f} s, draw {draws}" for lag, at, draws in self.late]
+        for n, seen in sorted(self.episodes, key=lambda e: -e[0])[:4]:
+            lines.append(f"one of the longest stalls: {n} samples; where:")
+            lines += [f"  {k:6d} {name}" for name, k in seen.most_common(24)]
         lines.append("innermost 12 frames, most frequent:")
         for stack, n in self.stacks.most_common(8):
             lines.append(f"  {n} samples:")
@@ -91,6 +116,8 @@ class Bench(ParleyApp):
             lags.append(now - start - PROBE_S)
             if watch is not None:
                 watch.tick = now
+                if now - start - PROBE_S > 0.06:
+                    watch.late.append((now - start - PROBE_S, start - watch.t0, self.query_one("#batches").draws))
 
     async def _bench(self) -> None:
         from parley.core.engine.batch_runner import prepare_batch

@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from parley.core.settings import settings
 from parley.core.specs.shipped import SHIPPED_DIR
+from parley.tui.app import heap
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.panes.chat_pane import ChatPane
@@ -142,6 +143,7 @@ class ParleyApp(App[None]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._activate, self.initial_pane)
+        self.call_after_refresh(heap.settle)  # the modules and widgets, out of every full collection
 
     def pane(self, name: str) -> Pane:
         return self.query_one(f"#{name}", Pane)

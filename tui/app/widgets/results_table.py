@@ -5,6 +5,7 @@ the table widens); each row is coloured by its outcome."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -46,6 +47,7 @@ COLUMNS: tuple[Column, ...] = (
 )
 GAP = 1
 NAME_MIN = 14
+RESIZE_INTERVAL_S = 1.0  # rows appended below the screen move the scrollbar at most this often
 
 
 def columns_for(width: int, *, trials: bool = True) -> list[tuple[Column, int]]:
@@ -137,6 +139,7 @@ class ResultsTable(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.rows: list[Any] = []
         self.trials = False
+        self._fitted_at = 0.0  # when the virtual size last followed the rows (monotonic)
 
     # ---- data --------------------------------------------------------------------------------
 
@@ -146,7 +149,7 @@ class ResultsTable(ScrollView, can_focus=True):
         self.rows = list(rows)
         if trials is not None:
             self.trials = trials
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        self._fit_rows()
         if keep is not None:
             for i, row in enumerate(self.rows):
                 if row.id == keep:
@@ -156,15 +159,26 @@ class ResultsTable(ScrollView, can_focus=True):
         self.refresh()
 
     def append(self, rows: Sequence[Any]) -> None:
-        """Add rows at the end (a running batch's), without touching the cursor."""
+        """Add rows at the end (a running batch's), without touching the cursor. Rows that land
+        below the screen only move the scrollbar, and that once a second: a change of virtual size
+        repaints every visible line."""
         if not rows:
             return
         first_new = len(self.rows)
         self.rows.extend(rows)
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
         top = int(self.scroll_offset.y)
         if first_new < top + self.scrollable_content_region.height:  # a new row is on screen
+            self._fit_rows()
             self.refresh()
+        elif time.monotonic() - self._fitted_at >= RESIZE_INTERVAL_S:
+            self._fit_rows()
+
+    def _fit_rows(self) -> None:
+        """The scrollable height follows the rows (the header line is the +1)."""
+        self._fitted_at = time.monotonic()
+        size = Size(self.size.width, len(self.rows) + 1)
+        if self.virtual_size != size:
+            self.virtual_size = size
 
     @property
     def row_count(self) -> int:
@@ -217,11 +231,12 @@ class ResultsTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor_row - visible + 1, animate=False)
 
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        self._fit_rows()
 
     # ---- actions ------------------------------------------------------------------------------
 
     def _move(self, row: int) -> None:
+        self._fit_rows()  # rows appended since the last fit can be scrolled to
         if self.rows:
             self.cursor_row = max(0, min(row, len(self.rows) - 1))
 
