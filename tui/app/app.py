@@ -143,7 +143,9 @@ class ParleyApp(App[None]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._activate, self.initial_pane)
-        self.call_after_refresh(heap.settle)  # the modules and widgets, out of every full collection
+        # The modules and widgets, out of every full collection (thawed first: an app started
+        # again in the same process, as the tests do, lets the last one's garbage be collected).
+        self.call_after_refresh(heap.settle, thaw=True)
 
     def pane(self, name: str) -> Pane:
         return self.query_one(f"#{name}", Pane)

@@ -62,6 +62,7 @@ DRAW_INTERVAL_S = 0.1  # a running batch is drawn at most ten times a second
 # every visible row when one cell changes, which ten times a second filled its caches and so the
 # heap that every full garbage collection walks.
 LIST_INTERVAL_S = 1.0
+FREEZE_INTERVAL_S = 1.0  # how often a running batch's rows so far are frozen (tui/app/heap.py)
 SEARCH_DELAY_S = 0.3
 FILTER_PLACEHOLDER = "text profile: stop: score:<3"
 ANY_OUTCOME = "Any outcome"
@@ -121,6 +122,7 @@ class BatchesPane(Pane):
         self._list_drawn = 0.0  # when the running batch's list row was last redrawn (monotonic)
         self._list_done = 0  # the Done it showed then
         self._list_timer: Timer | None = None
+        self._frozen_at = 0.0
         self._timer: Timer | None = None
         self._debounce: Timer | None = None
         self._search_generation = 0
@@ -342,7 +344,9 @@ class BatchesPane(Pane):
 
     def start(self, prepared: Any) -> None:
         """Run a prepared batch (parley.core.engine.batch_plan.PreparedBatch) in a thread of its own."""
-        heap.settle()  # the engine, imported to plan the batch, out of every full collection
+        # The engine, imported to plan the batch, out of every full collection; after a batch, the
+        # garbage that freeze_young() froze while it ran is collected (tui/app/heap.py).
+        heap.settle(thaw=self._frozen_at > 0)
         self.running_batch = prepared.id
         self.shown_batch = prepared.id
         self._list_drawn, self._list_done = 0.0, 0
@@ -384,6 +388,9 @@ class BatchesPane(Pane):
             return
         self.draws += 1
         self._apply(update)
+        if update.rows and time.monotonic() - self._frozen_at >= FREEZE_INTERVAL_S:
+            self._frozen_at = time.monotonic()
+            heap.freeze_young()  # the rows so far, out of the full collections while it runs
 
     def _apply(self, update: FeedUpdate) -> None:
         if update.last_error:
