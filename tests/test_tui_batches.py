@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from textual.widgets import Input, ProgressBar, TabbedContent
+from textual.widgets import Input, ProgressBar, Static, TabbedContent
 
 from parley.core.store.store import Store
 from parley.tui.app.panes.batch_results import result_cells
@@ -334,3 +334,17 @@ async def test_results_filter_and_sort_and_say_how_many_are_shown(db_path):
         assert scores == sorted(scores) and len(results.rows) == 12
         await pilot.press("end")
         assert results.cursor_row == 11
+
+
+async def test_the_counts_line_grows_with_its_text_at_80_columns(db_path, folder):
+    # The counts are repainted without a layout while they fit; when a longer text needs more
+    # lines (the progress, then the final counts, wrap at 80 columns), the screen is laid out
+    # again and no line of it is cut.
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await launch(pilot, folder, trials="2", concurrency="1")
+        counts = app.query_one("#batch-counts", Static)
+        text = str(counts.render())
+        assert "done" in text and "error" in text
+        needed = counts.get_content_height(counts.container_size, app.size, counts.content_size.width)
+        assert needed > 1 and counts.content_size.height == needed, (needed, counts.content_size)

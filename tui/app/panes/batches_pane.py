@@ -87,6 +87,17 @@ def batch_cells(row: Any) -> tuple[str, ...]:
     )
 
 
+def _fits(widget: Static) -> bool:
+    """Does the widget's content (just updated) fit the size it was last laid out at?"""
+    size = widget.content_size
+    if not size.area:
+        return False
+    width = size.width
+    if widget.styles.width is not None and widget.styles.width.is_auto:
+        width = widget.get_content_width(widget.container_size, widget.app.size)
+    return width == size.width and widget.get_content_height(widget.container_size, widget.app.size, width) == size.height
+
+
 def _eta(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
@@ -486,11 +497,16 @@ class BatchesPane(Pane):
             counts.set_class(error, "-error")
 
     def _text(self, selector: str, text: str) -> None:
-        """Set a Static's text if it changed (an update re-lays the screen out)."""
+        """Set a Static's text if it changed. Only the Static is repainted while the new text
+        fits the size it has; the screen is laid out again when it does not (a layout repaints
+        much more, and a running batch's counts change ten times a second)."""
         widget = self.query_one(selector, Static)
-        if getattr(widget, "_shown_text", None) != text:
-            widget._shown_text = text  # type: ignore[attr-defined]
-            widget.update(Content(text))
+        if getattr(widget, "_shown_text", None) == text:
+            return
+        widget._shown_text = text  # type: ignore[attr-defined]
+        widget.update(Content(text), layout=False)
+        if not _fits(widget):
+            widget.refresh(layout=True)
 
     # ---- opening a result -------------------------------------------------------------------------
 

@@ -48,8 +48,9 @@ class ScoreHistogram(Static):
         counts = {s: counts.get(s, 0) for s in SCORES}
         if counts == self.counts and unscored == self._unscored:
             return
+        taller = bool(unscored) != bool(self._unscored)  # the "unscored" line comes or goes
         self.counts, self._unscored = counts, unscored
-        self.update(Content(render_histogram({**self.counts, 0: unscored})))
+        self.update(Content(render_histogram({**self.counts, 0: unscored})), layout=taller)
 
     def show_scores(self, scores: Iterable[int | None]) -> None:
         """Redraw from every conversation's score."""
