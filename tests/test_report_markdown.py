@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from parley.core.reports.markdown import histogram, render_markdown
-from parley.core.reports.stats import summarize
+from parley.core.reports.markdown import histogram, rates_line, render_markdown
+from parley.core.reports.stats import PassAtK, summarize
 from parley.core.store.store import Store
 from tests.test_store_fixtures import batch, build_scored_batch, conversation, spec, store, verdict  # noqa: F401
 
@@ -119,3 +119,16 @@ def test_pipes_in_reasons_do_not_break_tables(store):
     section = render_markdown(summarize(store, b.id)).split("## Policy violations")[1].split("## Totals")[0]
     row = [line for line in section.splitlines() if "a\\|b" in line][0]
     assert row.count(" | ") == 4 and "x \\| y z" in row
+
+
+def test_the_apps_rates_line_stays_one_line_with_many_trials(store):
+    # The Batches pane shows this under the list: pass^k at the batch's own k, not a figure for
+    # every k (a batch of --trials 100 filled the pane with 99 of them).
+    b = build_scored_batch(store)
+    summary = summarize(store, b.id)
+    line = rates_line(summary)
+    assert "pass rate" in line and "pass^3" in line and "pass^2" not in line  # the fixture ran 3 trials
+    hundred = summary.model_copy(update={"pass_k": [PassAtK(k=k, value=1.0, specs=4) for k in range(1, 101)]})
+    line = rates_line(hundred)
+    assert "pass^100 100.0%" in line and "pass^2 " not in line and "pass^99" not in line
+    assert len(line) < 160

@@ -49,10 +49,12 @@ def rate_detail(summary: BatchSummary) -> str:
 
 
 def rates_line(summary: BatchSummary) -> str:
-    """One line: the pass rate with its denominator and interval, pass^k (k > 1) with its
-    interval, and what is counted apart (for the app's batch view)."""
+    """One line: the pass rate with its denominator and interval, pass^k at the batch's own k
+    (its trials, when more than one) with its interval, and what is counted apart (for the app's
+    batch view; the report lists every k)."""
     parts = [f"pass rate {_pct(summary.pass_rate)} {rate_detail(summary)}"]
-    for p in summary.pass_k[1:]:
+    if len(summary.pass_k) > 1:
+        p = summary.pass_k[-1]
         parts.append(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else ""))
     if summary.unverified:
         parts.append(f"{summary.unverified} unverified")
