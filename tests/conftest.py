@@ -8,17 +8,45 @@ import datetime as dt
 import property_settings  # noqa: F401
 import pytest
 
+# Tests that hold the machine to a clock: they kill processes at a moment, start Ray clusters of
+# several processes, or give a real model a time limit. `make test` runs them after the rest,
+# alone (`--phase serial`): beside another worker on two cores, a stop reached Ray's workers late
+# enough once that nothing was left to cancel.
+SERIAL = (
+    "tests/live/",
+    "tests/test_distributed.py",
+    "tests/test_distributed_cli.py",
+    "tests/test_distributed_tui.py",
+    "tests/test_run_command_signals.py",
+    "tests/test_service_process.py",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--phase",
+        choices=("all", "parallel", "serial"),
+        default="all",
+        help="all (default), the tests that may share the machine (`make test` runs them on every core), "
+        "or the timing-bound ones (tests/conftest.py SERIAL), which it runs after them in one process",
+    )
+
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`make test` runs the suite on every core (pytest-xdist, --dist loadgroup): each test file
-    runs whole on one worker, so a module's fixtures (a fake server, a Ray cluster, a built
-    wheel) start once; the live tier's files share one worker and so one llama.cpp server.
-    (tryfirst: xdist reads the groups in its own hook, after this one.)"""
+    runs whole on one worker, so a module's fixtures (a fake server, a built wheel) start once.
+    Then the SERIAL files, alone. (tryfirst: xdist reads the groups in its own hook, after this.)"""
+    phase = config.getoption("--phase")
+    kept, dropped = [], []
     for item in items:
-        path = item.path.relative_to(item.config.rootpath).as_posix()
-        group = "live" if path.startswith("tests/live/") else path
-        item.add_marker(pytest.mark.xdist_group(group))
+        path = item.path.relative_to(config.rootpath).as_posix()
+        serial = path.startswith(SERIAL)
+        item.add_marker(pytest.mark.xdist_group("live" if path.startswith("tests/live/") else path))
+        (kept if phase == "all" or serial == (phase == "serial") else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 # Every test pins "today" so that order ages, and so the 10-day policy, never depend on the
