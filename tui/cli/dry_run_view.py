@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-EXIT_OK = 0
+from parley.tui.cli.run_modes import EXIT_OK
+
 SPECS_SHOWN = 12
 
 

@@ -23,16 +23,20 @@ from parley.core.errors import ConfigError, ParleyError
 from parley.core.reports.cell_escaping import without_nul
 from parley.core.settings import settings
 from parley.tui.cli.closed_pipe import EXIT_CLOSED_PIPE
-from parley.tui.cli.run_modes import RunRequest, lineage_request, parse_rate, parse_selection, rate_gate
+from parley.tui.cli.run_modes import (
+    EXIT_BUDGET,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    RunRequest,
+    lineage_request,
+    parse_rate,
+    parse_selection,
+    rate_gate,
+)
 from parley.tui.cli.sessions_command import console, db_option, open_store, print_verdict, tool_line
 from parley.tui.cli.spec_options import personalities_option, template_options
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_BUDGET = 3
-EXIT_INTERRUPTED = 130
 
 EPILOG = """\b
 Models (--bot, --user, --judge): offline (default: no key, no network), openai/MODEL

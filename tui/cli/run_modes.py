@@ -26,6 +26,13 @@ if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --he
 Mode = Literal["new", "resume", "rerun", "replay"]
 
 # Options a re-run or a replay may take from the command line (parameter -> where it goes).
+# `parley run`'s exit codes (and `--dry-run`'s, which shares its planning errors).
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_BUDGET = 3
+EXIT_INTERRUPTED = 130
+
 MODEL_OVERRIDES = {
     "bot_model": "bot",
     "bot_prompt": "bot_prompt",
@@ -101,29 +108,30 @@ class RunRequest:
         return await prepare_batch(store, self.paths, self.options, single=self.single, dry_run=dry_run)
 
     async def prepare_or_exit(self, store: Any, *, dry_run: bool = False) -> tuple[Any, int]:
-        """(the prepared batch, 0), or (None, the exit code) once the reason is printed: nothing to
-        re-run (0), invalid inputs located line by line (1), a bad selection (2), any other
-        ParleyError such as a missing key or an unknown batch (1)."""
+        """(the prepared batch, EXIT_OK), or (None, the exit code) once the reason is printed:
+        nothing to re-run (EXIT_OK), invalid inputs located line by line (EXIT_FAILED), a bad
+        selection (EXIT_USAGE), any other ParleyError such as a missing key or an unknown batch
+        (EXIT_FAILED)."""
         from parley.core.engine.batch_lineage import NothingToRerun
         from parley.core.engine.batch_plan import InvalidInputs, SelectionError
         from parley.core.errors import ParleyError
 
         try:
-            return await self.prepare(store, dry_run=dry_run), 0
+            return await self.prepare(store, dry_run=dry_run), EXIT_OK
         except NothingToRerun as exc:
             click.echo(str(exc))
-            return None, 0
+            return None, EXIT_OK
         except InvalidInputs as exc:
             for error in exc.errors:
                 click.echo(error.render(), err=True)
             click.echo(f"error: {exc}", err=True)
-            return None, 1
+            return None, EXIT_FAILED
         except SelectionError as exc:
             click.echo(f"error: {exc}", err=True)
-            return None, 2
+            return None, EXIT_USAGE
         except ParleyError as exc:
             click.echo(f"error: {exc}", err=True)
-            return None, 1
+            return None, EXIT_FAILED
 
 
 def given(ctx: click.Context, names: Iterable[str]) -> list[str]:

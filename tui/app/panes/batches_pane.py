@@ -36,6 +36,7 @@ from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batch_feed import BatchFeed, FeedUpdate
 from parley.tui.app.panes.batch_results import SORTS, BatchResults, ResultsFilter, plural, stored_order
 from parley.tui.app.panes.session_detail import SessionScreen
+from parley.tui.app.widgets.in_place import update_in_place
 from parley.tui.app.widgets.results_table import ResultsTable
 from parley.tui.app.widgets.row_table import Ranked, RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
@@ -85,17 +86,6 @@ def batch_cells(row: Any) -> tuple[str, ...]:
         str(apart),
         str(row.errors),
     )
-
-
-def _fits(widget: Static) -> bool:
-    """Does the widget's content (just updated) fit the size it was last laid out at?"""
-    size = widget.content_size
-    if not size.area:
-        return False
-    width = size.width
-    if widget.styles.width is not None and widget.styles.width.is_auto:
-        width = widget.get_content_width(widget.container_size, widget.app.size)
-    return width == size.width and widget.get_content_height(widget.container_size, widget.app.size, width) == size.height
 
 
 def _eta(seconds: float | None) -> str:
@@ -497,16 +487,12 @@ class BatchesPane(Pane):
             counts.set_class(error, "-error")
 
     def _text(self, selector: str, text: str) -> None:
-        """Set a Static's text if it changed. Only the Static is repainted while the new text
-        fits the size it has; the screen is laid out again when it does not (a layout repaints
-        much more, and a running batch's counts change ten times a second)."""
+        """Set a Static's text if it changed (in place: widgets/in_place.py)."""
         widget = self.query_one(selector, Static)
         if getattr(widget, "_shown_text", None) == text:
             return
         widget._shown_text = text  # type: ignore[attr-defined]
-        widget.update(Content(text), layout=False)
-        if not _fits(widget):
-            widget.refresh(layout=True)
+        update_in_place(widget, Content(text))
 
     # ---- opening a result -------------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from textual.content import Content
 from textual.widgets import Static
 
+from parley.tui.app.widgets.in_place import update_in_place
+
 SCORES = (1, 2, 3)
 BAR_WIDTH = 12
 
@@ -48,9 +50,8 @@ class ScoreHistogram(Static):
         counts = {s: counts.get(s, 0) for s in SCORES}
         if counts == self.counts and unscored == self._unscored:
             return
-        taller = bool(unscored) != bool(self._unscored)  # the "unscored" line comes or goes
         self.counts, self._unscored = counts, unscored
-        self.update(Content(render_histogram({**self.counts, 0: unscored})), layout=taller)
+        update_in_place(self, Content(render_histogram({**self.counts, 0: unscored})))
 
     def show_scores(self, scores: Iterable[int | None]) -> None:
         """Redraw from every conversation's score."""
