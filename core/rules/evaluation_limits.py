@@ -27,7 +27,7 @@ MAX_INT_BITS = 100_000
 """Bits of an integer an expression builds (about 30,000 decimal digits)."""
 MAX_FORMAT_NUMBER = 1_000
 """The largest width or precision an f-string's format spec may ask for."""
-MAX_BUILT = 50_000_000
+MAX_BUILT = 10_000_000
 """Characters and items all the values one evaluation builds add up to (a comprehension of
 copies of a long text counts each copy)."""
 

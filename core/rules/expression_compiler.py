@@ -369,8 +369,8 @@ class _Compiler:
         return lambda frame: slice(*(part(frame) if part is not None else None for part in parts))
 
     def _Attribute(self, node: ast.Attribute, depth: int) -> Evaluator:
+        value = self.compile(node.value, depth)  # first, so the innermost problem is the one named
         attribute = _checked_attribute(node)
-        value = self.compile(node.value, depth)
 
         def run(frame: Frame) -> Any:
             owner = value(frame)
@@ -441,13 +441,13 @@ class _Compiler:
         return [lambda frame: condition]
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, depth: int) -> Evaluator:
+        owner_of = self.compile(func.value, depth)  # first, so a problem in it is the one named
         method = _checked_attribute(func)
         if method not in METHOD_NAMES:
             raise _refuse(
                 func,
                 f".{method}() is not a method rules may call (text: {', '.join(sorted(STR_METHODS))}; mappings: {', '.join(sorted(MAPPING_METHODS))}; lists: {', '.join(sorted(SEQUENCE_METHODS))})",
             )
-        owner_of = self.compile(func.value, depth)
         args = [self.compile(argument, depth) for argument in node.args]
         kwargs = [(k.arg, self.compile(k.value, depth)) for k in node.keywords if k.arg]
 

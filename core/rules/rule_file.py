@@ -176,7 +176,8 @@ class _RuleReader:
             return None
         value = self.data[key]
         if not isinstance(value, str) or not value.strip():
-            self.error(key, f"must be text, not {_kind(value)}")
+            hint = " (YAML reads yes, no, on, off as true/false: quote it)" if isinstance(value, bool) else ""
+            self.error(key, f"must be text, not {_kind(value)}{hint}")
             return None
         return str(value)
 

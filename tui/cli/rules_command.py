@@ -173,19 +173,22 @@ def _print_tables(reports: list[RuleReport], conversations: int, inactive: int, 
         if report.count("not_run"):
             counts += f", not run {report.count('not_run')}"
         title = Text.assemble((shown(report.rule_file), "bold"), f"  {shown(report.name)} ({scope}): {counts}")
-        shown_results = report.of("fail") + report.of("not_run")
-        if not shown_results:
+        not_run = _by_reason(report.of("not_run"))
+        if not report.count("fail") and not not_run:
             out.print(title)
             continue
         table = Table(title=title, title_justify="left", show_lines=False)
         table.add_column("outcome", no_wrap=True)
         table.add_column("conversation(s)", ratio=1)
         table.add_column("why", ratio=3)
-        for result in shown_results:
+        for result in report.of("fail"):
             why = result.yields or result.reason or ""
             if result.yields and result.reason and result.reason != "oracle violated":
                 why = f"{result.yields} ({result.reason})"
-            table.add_row(Text(result.outcome.replace("_", " ")), Text(shown(", ".join(result.conversations))), Text(shown(why)))
+            table.add_row(Text("fail"), Text(shown(_names(result))), Text(shown(why)))
+        for reason, names in not_run.items():
+            listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            table.add_row(Text("not run"), Text(shown(listed)), Text(shown(reason)))
         out.print(table)
     failed = sum(1 for report in reports if report.count("fail"))
     not_run = sum(1 for report in reports if report.count("not_run"))
@@ -195,6 +198,21 @@ def _print_tables(reports: list[RuleReport], conversations: int, inactive: int, 
     if inactive:
         summary += f"; {inactive} inactive rule{'' if inactive == 1 else 's'} skipped"
     out.print(Text(summary))
+
+
+def _by_reason(results: list[Any]) -> dict[str, list[str]]:
+    """Results that were not run, grouped by why (offline, a whole rule at once)."""
+    grouped: dict[str, list[str]] = {}
+    for result in results:
+        grouped.setdefault(result.reason or "", []).append(
+            " + ".join(result.conversations) if result.kind == "pair" else ", ".join(result.conversations)
+        )
+    return grouped
+
+
+def _names(result: Any) -> str:
+    """The conversation(s) a result is about: a file, `first → second`, or a batch's files."""
+    return " → ".join(result.conversations) if result.kind == "pair" else ", ".join(result.conversations)
 
 
 def shown(text: str) -> str:
