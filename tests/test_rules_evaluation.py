@@ -21,7 +21,12 @@ def test_a_property_rule_decides_each_conversation_its_when_keeps(tmp_path) -> N
         yields='f"Wrong result for adding {n1} and {n2}: expected {n1[0] + n2[0]} but got {result}"',
     )
     report = evaluate(tmp_path, {"sum.yaml": rule}, KUKI)["sum.yaml"]
-    assert outcomes(report) == {"pass": ["add.yml"], "fail": ["add_wrong.yml"], "not_applicable": ["capital.yml", "times.yml"], "not_run": []}
+    assert outcomes(report) == {
+        "pass": ["add.yml"],
+        "fail": ["add_wrong.yml"],
+        "not_applicable": ["capital.yml", "times.yml"],
+        "not_run": [],
+    }
     failure = report.of("fail")[0]
     assert failure.yields == "Wrong result for adding [2] and [2]: expected 4 but got 5"
     assert failure.check_name == "rule:sum.yaml"

@@ -175,7 +175,10 @@ class _RuleReader:
             self.error(None, f"the rule has no {key}: every rule has a name, a description and an oracle", field=key)
             return None
         value = self.data[key]
-        if not isinstance(value, str) or not value.strip():
+        if isinstance(value, str) and not value.strip():
+            self.error(key, "is empty")
+            return None
+        if not isinstance(value, str):
             hint = " (YAML reads yes, no, on, off as true/false: quote it)" if isinstance(value, bool) else ""
             self.error(key, f"must be text, not {_kind(value)}{hint}")
             return None
@@ -210,6 +213,8 @@ class _RuleReader:
                 self.error(None, "the rule has no oracle: give what must hold as `oracle:` (or `then:`)", field="oracle")
             return None
         value = self.data[key]
+        if isinstance(value, bool):  # `when: true`: Sensei's reader refuses it, but its meaning is plain
+            value = str(value)
         if not isinstance(value, str):
             what = (
                 "empty: remove the key or write an expression"
@@ -255,7 +260,7 @@ def _kind(value: Any) -> str:
         (bool, "true/false"),
         (int, "a number"),
         (float, "a number"),
-        (str, "empty text"),
+        (str, "text"),
         (list, "a list"),
         (dict, "a mapping"),
     ):
