@@ -151,3 +151,14 @@ def test_help_documents_the_exit_codes() -> None:
     assert result.exit_code == 0
     assert "0 no rule failed; 1 a rule failed" in result.output
     assert "2 usage error or invalid input" in result.output
+
+
+def test_with_a_judge_model_the_model_helpers_are_decided(tmp_path, server, monkeypatch) -> None:
+    # The fake OpenAI-compatible server answers the tone of each bot message: one negative.
+    monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+    server.push_text("NEUTRAL").push_text("NEGATIVE")
+    code, out, err = run(*folders(tmp_path, {"tone.yaml": RULES["tone.yaml"]}), "--judge", "openai-api/fake/m", "--format", "json")
+    assert code == 1, err
+    assert json.loads(out)["rules"]["tone.yaml"] == {"name": "tone", "pass": ["a.yml"], "fail": ["b.yml"], "not_applicable": []}
+    assert len(server.requests) == 2
+    assert server.requests[1].messages[0]["content"].startswith("What is the tone of this text?\n5\n")

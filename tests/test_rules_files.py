@@ -134,3 +134,12 @@ def test_sensei_report_files_and_other_files_are_not_conversations(tmp_path) -> 
         (tmp_path / name).write_text(conversation_text())
     assert [name for _, name in conversation_files(tmp_path)] == ["a/c.yaml", "b.yml"]
     assert [name for _, name in conversation_files(tmp_path / "b.yml")] == ["b.yml"]
+
+
+def test_a_conversation_file_of_nested_aliases_is_refused_before_it_expands() -> None:
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)
+    )
+    with pytest.raises(ConversationFileError, match="aliases expand to more than"):
+        parse_conversation(laughs + "---\n---\n", "c.yml", "c.yml")
