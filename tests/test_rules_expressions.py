@@ -134,10 +134,17 @@ def test_every_evaluation_is_bounded(text: str) -> None:
         compiled.evaluate(scope(s="x" * 1000, xs=list(range(1000))), EvaluationBudget(max_steps=200_000))
 
 
-def test_an_evaluation_past_its_time_is_stopped() -> None:
-    compiled = compile_expression("[c for c in s for d in s for e in s]", FUNCTION_NAMES)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[c for c in s for d in s for e in s]",
+        "max(xs, key=lambda x: xs.count(x))",  # few steps, each a long call
+    ],
+)
+def test_an_evaluation_past_its_time_is_stopped(text: str) -> None:
+    compiled = compile_expression(text, FUNCTION_NAMES)
     with pytest.raises(LimitExceeded, match="more than 0.2 s"):
-        compiled.evaluate(scope(s="x" * 1000), EvaluationBudget(max_steps=10**12, max_seconds=0.2))
+        compiled.evaluate(scope(s="x" * 1000, xs=list(range(100_000))), EvaluationBudget(max_steps=10**12, max_seconds=0.2))
 
 
 def test_the_time_bound_does_not_count_waiting_for_a_model() -> None:

@@ -76,6 +76,8 @@ class EvaluationBudget:
         return value
 
     def check_time(self) -> None:
+        """LimitExceeded past the time bound (called on every call a rule makes: one call of a
+        builtin over a long list can take long, and steps alone would not see it)."""
         if time.monotonic() - self._started - self._paused_for > self.max_seconds:
             raise LimitExceeded(f"more than {self.max_seconds:g} s")
 

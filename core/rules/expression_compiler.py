@@ -135,6 +135,7 @@ class RuleLambda:
         if len(args) != len(self.params):
             raise TypeError(f"<lambda>() takes {len(self.params)} positional arguments but {len(args)} were given")
         self.frame.budget.tick()
+        self.frame.budget.check_time()
         inner = self.frame.child()
         assert inner.names is not None
         inner.names.update(zip(self.params, args, strict=True))
@@ -407,6 +408,7 @@ class _Compiler:
             function = frame.lookup(name)
             if not isinstance(function, RuleFunction):  # a value of the conversation shadows it
                 raise TypeError(f"'{type(function).__name__}' object is not callable")
+            frame.budget.check_time()
             return function.call(frame, [arg(frame) for arg in args], {key: value(frame) for key, value in kwargs})
 
         return run
@@ -454,6 +456,7 @@ class _Compiler:
         def run(frame: Frame) -> Any:
             owner = owner_of(frame)
             bound = _bound_method(owner, method)
+            frame.budget.check_time()
             result = bound(*[arg(frame) for arg in args], **{key: value(frame) for key, value in kwargs})
             if method in MAPPING_METHODS and method != "get":
                 result = list(result)  # a live view of the mapping would be a new kind of object to guard
