@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parley.core.rules import FUNCTION_NAMES, ExpressionRefused, compile_expression
-from parley.core.rules import evaluation_limits
+from parley.core.rules import FUNCTION_NAMES, ExpressionRefused, compile_expression, evaluation_limits
 from parley.core.rules.evaluation_limits import EvaluationBudget, LimitExceeded
 from parley.core.rules.expression_compiler import ConversationView
 from parley.core.rules.rule_scope import RuleScope
