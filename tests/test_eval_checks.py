@@ -10,7 +10,6 @@ import pytest
 from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
-from parley.core.engine.world import AuditEntry, WorldState, new_world
 from parley.core.evaluation.checks import build_checks, changed_orders, order_ages
 from parley.core.evaluation.evaluate import evaluate
 from parley.core.records.chat import ChatMessage
@@ -19,6 +18,7 @@ from parley.core.records.profile import Expectations, JudgeSpec, OutputField, Wo
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.tools import ToolCallRecord
 from parley.core.users.simulator import ScriptedUser
+from parley.core.world.order_world import AuditEntry, WorldState, new_world
 
 TODAY = dt.date(2026, 11, 21)
 OFFLINE = OrderBot(OfflineOrderModel())

@@ -94,3 +94,10 @@ class Bot(Protocol):
     def system_prompt(self, ctx: BotContext) -> str | None:
         """The system prompt the bot runs under for this context, for the record (None: none)."""
         ...
+
+
+def declared_fallback(bot: object) -> str | None:
+    """The sentence `bot` says when it does not understand, when it declares one (its optional
+    `fallback` attribute: the offline order bot's own; deployed and LLM bots declare none)."""
+    text = getattr(bot, "fallback", None)
+    return text if isinstance(text, str) and text.strip() else None

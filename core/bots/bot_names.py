@@ -95,7 +95,7 @@ def build_bot(spec: BotSpec, chat_model: Callable[[str], ChatModel], *, env: Map
     if spec.kind == "model":
         from parley.core.bots.order_bot import OrderBot
 
-        return OrderBot(chat_model(spec.target))
+        return OrderBot(order_bot_model(spec.target, chat_model))
     if spec.kind == "prompt":
         from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
 
@@ -112,6 +112,20 @@ def build_bot(spec: BotSpec, chat_model: Callable[[str], ChatModel], *, env: Map
     from parley.core.bots.connectors.http_yaml import HttpYamlConnector
 
     return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, env=env)
+
+
+def order_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = None) -> ChatModel:
+    """The model the built-in order bot runs on: parley's offline one for `offline`, else
+    `chat_model(name)` (default: the registry's model for the bot role)."""
+    if name.strip() == OFFLINE:
+        from parley.core.bots.offline_bot import OfflineOrderModel
+
+        return OfflineOrderModel()
+    if chat_model is None:
+        from parley.core.models.registry import get_model
+
+        return get_model(name, role="bot")
+    return chat_model(name)
 
 
 def bot_from_name(

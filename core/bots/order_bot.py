@@ -65,6 +65,8 @@ class OrderBot:
         self.name = model.name
         self.max_tool_rounds = max_tool_rounds
         self.config = config
+        self.fallback: str | None = getattr(model, "fallback", None)
+        """The model's declared fallback sentence (the offline model's; an LLM declares none)."""
         self._prompts: dict[tuple[Any, str], str] = {}
 
     def system_prompt(self, ctx: BotContext) -> str:

@@ -34,15 +34,15 @@ from parley.core.chat.commands import (
     parse_command,
     unknown_command,
 )
-from parley.core.engine.world import world_client, world_template
 from parley.core.errors import ParleyError
 from parley.core.models.api import ChatModel
 from parley.core.records.chat import ChatMessage
 from parley.core.records.chat_export import ChatExport, SessionMetrics
 from parley.core.records.profile import DEFAULT_CUSTOMER_ID
+from parley.core.world.order_world import world_client, world_template
 
 if TYPE_CHECKING:
-    from parley.core.engine.world import World, WorldTemplate
+    from parley.core.world.order_world import World, WorldTemplate
 
 DEFAULT_EXPORT_DIR = pathlib.Path("sessions")
 

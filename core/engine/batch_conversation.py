@@ -105,7 +105,7 @@ class WorldTemplates:
         self._templates: OrderedDict[tuple[datetime.date, str], Any] = OrderedDict()
 
     def new_world(self, run: PlannedRun, default_today: datetime.date) -> Any:
-        from parley.core.engine.world import WorldTemplate
+        from parley.core.world.order_world import WorldTemplate
 
         spec = run.spec
         today = spec.world.today or default_today

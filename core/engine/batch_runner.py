@@ -57,7 +57,6 @@ from parley.core.engine.batch_conversation import (
 )
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
-from parley.core.engine.batch_owner import running_elsewhere
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
@@ -77,6 +76,7 @@ from parley.core.records.events import (
 )
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import BOT_FAILURES, Verdict
+from parley.core.store.batch_owner import running_elsewhere
 from parley.core.store.store import OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, Store
 
 log = logging.getLogger("parley.engine.batch_runner")

@@ -36,7 +36,7 @@ from parley.core.specs.playbook import (
 )
 
 if TYPE_CHECKING:
-    from parley.core.engine.world import World
+    from parley.core.world.order_world import World
 
 
 class PlaybookScript:

@@ -6,7 +6,7 @@
   has not completed.
 - `start` (the service starting): batches left `pending`/`running` by a process that is gone
   (a service killed with kill -9, a crashed `parley run`) are marked `interrupted`; a batch a
-  live process runs is left alone (parley.core.engine.batch_owner says how that is told).
+  live process runs is left alone (parley.core.store.batch_owner says how that is told).
 - `shutdown` (the service stopping): no new launches; conversations in flight get `grace_s` to
   finish, the rest are saved as cancelled; the batch is then `interrupted`, not `cancelled`:
   nobody asked for it to stop, and `POST /batches/{id}/resume` continues it.

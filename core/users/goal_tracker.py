@@ -31,8 +31,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from parley.core.bots.offline_bot import extract_order_ids
 from parley.core.records.chat import ChatMessage
+from parley.core.world.order_mentions import extract_order_ids
 
 GoalIntent = Literal["cancel", "track", "list", "status", "policy", "ask", "want", "do", "say"]
 GoalStatus = Literal["pending", "asked", "confirming", "answered", "abandoned"]
@@ -82,7 +82,7 @@ def order_digits(order_id: str) -> str:
 
 
 def ids_in(text: str | None) -> list[str]:
-    """Order ids in a text, normalised to ORD-<digits> (the forms the offline bot reads)."""
+    """Order ids in a text, normalised to ORD-<digits> (parley.core.world.order_mentions)."""
     return extract_order_ids(text or "")
 
 

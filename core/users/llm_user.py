@@ -90,12 +90,16 @@ class LLMUser:
     """A simulated customer played by `model` (see the module doc). Implements UserSimulator.
     One instance per conversation (a transcript without user messages starts over)."""
 
-    def __init__(self, spec: ConversationSpec, model: ChatModel, *, config: GenerateConfig | None = None) -> None:
+    def __init__(
+        self, spec: ConversationSpec, model: ChatModel, *, config: GenerateConfig | None = None, bot_fallback: str | None = None
+    ) -> None:
+        """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
+        profile's `chatbot.fallback` wins over it)."""
         self.spec = spec
         self.model = model
         self.name = model.name
         self.styles = StyleSet.of(spec.interaction_styles)
-        self.detector = FallbackDetector.for_spec(spec)
+        self.detector = FallbackDetector.for_spec(spec, bot_fallback)
         self.config = config or GenerateConfig(temperature=spec.llm.temperature, seed=spec.seed % (2**31), max_tokens=DEFAULT_MAX_TOKENS)
         self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export
         self.reset()

@@ -76,12 +76,14 @@ class OfflineUser:
 
     name = OFFLINE_USER_NAME
 
-    def __init__(self, spec: ConversationSpec) -> None:
+    def __init__(self, spec: ConversationSpec, *, bot_fallback: str | None = None) -> None:
+        """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
+        profile's `chatbot.fallback` wins over it)."""
         self.spec = spec
         self.styles = StyleSet.of(spec.interaction_styles)
         self.book, self.book_found = lookup(spec.language)
         self.tone = tone_of(spec.context)
-        self.detector = FallbackDetector.for_spec(spec)
+        self.detector = FallbackDetector.for_spec(spec, bot_fallback)
         self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export
         self.reset()
 

@@ -46,7 +46,7 @@ KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
 
 def parse_selection(text: str) -> list[RerunSelection]:
     """`failed`, `errors`, `unverified`, `user-faults`, or several joined by commas."""
-    from parley.core.reports.outcome_classes import RERUN_OUTCOMES
+    from parley.core.records.outcome_classes import RERUN_OUTCOMES
 
     picked: list[RerunSelection] = []
     for part in (p.strip() for p in text.split(",")):

@@ -25,7 +25,7 @@ from typing import Any
 from inspect_ai.model import GenerateConfig as InspectConfig
 from inspect_ai.model import Model, get_model, model_roles
 
-from parley.core.bots.api import Bot
+from parley.core.bots.api import Bot, declared_fallback
 from parley.core.bots.order_bot import OrderBot
 from parley.core.errors import ConfigError, ProviderError
 from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
@@ -152,13 +152,14 @@ class InspectRoles:
 
     def user(self, spec: ConversationSpec) -> UserSimulator:
         """A fresh simulated customer for one conversation of `spec`."""
+        bot_fallback = declared_fallback(self._bot)
         if self._user is None:
             from parley.core.users.factory import make_user_simulator
 
-            return make_user_simulator(spec, OFFLINE)
+            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
         from parley.core.users.llm_user import LLMUser
 
-        return LLMUser(spec, self._user)
+        return LLMUser(spec, self._user, bot_fallback=bot_fallback)
 
     def judge(self) -> Judge:
         return self._judge

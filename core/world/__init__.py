@@ -1,0 +1,1 @@
+"""The order world a conversation runs against: a private copy of the mock order API per conversation."""
