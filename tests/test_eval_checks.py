@@ -11,7 +11,7 @@ from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
 from parley.core.evaluation.checks import build_checks, changed_orders, order_ages
-from parley.core.evaluation.evaluate import evaluate
+from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.records.profile import Expectations, JudgeSpec, OutputField, WorldSpec

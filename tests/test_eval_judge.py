@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from parley.core.evaluation.evaluate import evaluate
 from parley.core.evaluation.judge import DEFAULT_RUBRIC, LLMJudge, OfflineJudge, format_transcript, judge_messages, offline_judgement
+from parley.core.evaluation.verdicts import evaluate
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.records.chat import ChatMessage, ToolCall

@@ -16,8 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from parley.core.bots.order_tools import OrderTools
-from parley.core.records.chat import ChatMessage, Usage
-from parley.core.records.tools import ToolCallRecord
+from parley.core.records import ChatMessage, ToolCallRecord, Usage
 
 
 @dataclass

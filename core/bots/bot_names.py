@@ -23,8 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from parley.core.bots.api import Bot
 from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, check_url
 from parley.core.errors import ConfigError
-from parley.core.models.api import ChatModel
-from parley.core.models.names import OFFLINE, parse_model_name
+from parley.core.models import OFFLINE, ChatModel, parse_model_name
 
 BotKind = Literal["model", "prompt", "rasa", "taskyto", "http"]
 CONNECTOR_SCHEMES: tuple[str, ...] = ("rasa", "taskyto", "http")
@@ -122,7 +121,7 @@ def order_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = N
 
         return OfflineOrderModel()
     if chat_model is None:
-        from parley.core.models.registry import get_model
+        from parley.core.models import get_model
 
         return get_model(name, role="bot")
     return chat_model(name)
@@ -136,7 +135,7 @@ def bot_from_name(
     env: Mapping[str, str] | None = None,
 ) -> Bot:
     """The bot `name` names, its models from the registry (see the module doc)."""
-    from parley.core.models.registry import get_model
+    from parley.core.models import get_model
 
     spec = parse_bot_spec(name, bot_prompt=bot_prompt, timeout_s=timeout_s)
     return build_bot(spec, lambda model: get_model(model, role="bot", env=env), env=env)

@@ -22,11 +22,9 @@ from typing import Any
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PreparedBatch, RunKey, batch_today, load_batch_specs
 from parley.core.errors import ParleyError
-from parley.core.records.batch import BatchOptions, BatchRecord, RerunSelection
-from parley.core.records.outcome_classes import rerun_outcomes
-from parley.core.records.spec import ConversationSpec
-from parley.core.store.store import Store
-from parley.core.users.replay_user import REPLAY_USER, ReplayScript, bot_replies
+from parley.core.records import BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
+from parley.core.store import Store
+from parley.core.users import REPLAY_USER, ReplayScript, bot_replies
 
 
 class NothingToRerun(ParleyError):

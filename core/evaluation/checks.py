@@ -36,12 +36,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from parley.core.records.conversation import BROKEN_STOPS, UNFINISHED_STOPS, Conversation
-from parley.core.records.profile import Expectations
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.tools import ToolCallRecord
-from parley.core.records.verdict import CheckResult, JudgeResult
-from parley.core.world.order_world import AuditEntry, WorldState
+from parley.core.records import (
+    BROKEN_STOPS,
+    UNFINISHED_STOPS,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    Expectations,
+    JudgeResult,
+    ToolCallRecord,
+)
+from parley.core.world import AuditEntry, WorldState
 from parley.mockapi.policy import CANCELLATION_WINDOW_DAYS
 
 __all__ = [

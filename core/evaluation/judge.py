@@ -17,11 +17,8 @@ from typing import Protocol, runtime_checkable
 from parley.core.errors import ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage, GenerateConfig, Usage
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, JudgeResult
+from parley.core.models import ChatModel
+from parley.core.records import ChatMessage, CheckResult, Conversation, ConversationSpec, GenerateConfig, JudgeResult, Usage
 
 __all__ = [
     "DEFAULT_RUBRIC",

@@ -23,9 +23,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TextIO
 
-from parley.core.records.batch import StoredConversation
-from parley.core.records.outcome_classes import junit_kind
-from parley.core.store.store import OUTCOME_SQL, Store
+from parley.core.records import StoredConversation, junit_kind
+from parley.core.store import OUTCOME_SQL, Store
 
 LAST_TURNS = 6
 """Messages of the transcript's end shown with a failure or an error."""

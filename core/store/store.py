@@ -27,23 +27,25 @@ from typing import Any, TypeVar
 from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
-from parley.core.records.batch import (
+from parley.core.records import (
+    BROKEN_STOPS,
     OUTCOME_FILTERS,
+    RERUN_STOPS,
     BatchOptions,
     BatchRecord,
     BatchRow,
+    ChatExport,
     ChatSessionRow,
+    Conversation,
     ConversationRow,
+    ConversationSpec,
     OutcomeFilter,
     ResultRow,
     StoredChatSession,
     StoredConversation,
+    Usage,
+    Verdict,
 )
-from parley.core.records.chat import Usage
-from parley.core.records.chat_export import ChatExport
-from parley.core.records.conversation import BROKEN_STOPS, RERUN_STOPS, Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.store.rows import (
     JUDGE_ROLE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from parley.core.records.spec import ConversationSpec
+from parley.core.records import ConversationSpec
 from parley.core.users.simulator import UserSimulator
 
 PROFILE_MODEL = "profile"
@@ -30,7 +30,7 @@ def make_user_simulator(
         return OfflineUser(spec, bot_fallback=bot_fallback)
     if name == PROFILE_MODEL:
         name = spec.llm.qualified_model
-    from parley.core.models.registry import get_model
+    from parley.core.models import get_model
     from parley.core.users.llm_user import LLMUser
 
     return LLMUser(spec, get_model(name, role="user", **model_options), bot_fallback=bot_fallback)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
-    from parley.core.records.spec import ConversationSpec
+    from parley.core.records import ConversationSpec
 
 SIMILARITY_THRESHOLD = 0.8
 TOPIC_CHANGE_AFTER = 3

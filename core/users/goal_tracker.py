@@ -31,8 +31,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from parley.core.records.chat import ChatMessage
-from parley.core.world.order_mentions import extract_order_ids
+from parley.core.records import ChatMessage
+from parley.core.world import extract_order_ids
 
 GoalIntent = Literal["cancel", "track", "list", "status", "policy", "ask", "want", "do", "say"]
 GoalStatus = Literal["pending", "asked", "confirming", "answered", "abandoned"]

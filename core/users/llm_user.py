@@ -28,10 +28,8 @@ import re
 import time
 from collections.abc import Sequence
 
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage, GenerateConfig, Usage
-from parley.core.records.profile import DEFAULT_ALL_ANSWERED_LIMIT, InteractionStyle
-from parley.core.records.spec import ConversationSpec
+from parley.core.models import ChatModel
+from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec, GenerateConfig, InteractionStyle, Usage
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
 from parley.core.users.goal_tracker import (
     GoalRow,

@@ -37,9 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from parley.core.records.chat import ChatMessage
-from parley.core.records.profile import DEFAULT_ALL_ANSWERED_LIMIT
-from parley.core.records.spec import ConversationSpec
+from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
 from parley.core.users.goal_tracker import (
     ASKS_FOR_ORDER_ID,

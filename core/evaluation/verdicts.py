@@ -1,4 +1,4 @@
-"""`evaluate`: a finished conversation and its spec in, a Verdict out.
+"""Verdicts: a finished conversation and its spec in, a Verdict out (`evaluate`).
 
 The checks, the output extraction, the user-fault detectors and the verdict's assembly are pure
 (parley.core.evaluation.checks, .extraction, .user_faults, `assemble_verdict`); the judge is the
@@ -39,9 +39,17 @@ from parley.core.evaluation.checks import (
 from parley.core.evaluation.extraction import extract_outputs
 from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME, Judge, OfflineJudge
 from parley.core.evaluation.user_faults import detect_user_faults
-from parley.core.records.conversation import BROKEN_STOPS, Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, ExtractedOutput, JudgeResult, Outcome, UserFault, Verdict
+from parley.core.records import (
+    BROKEN_STOPS,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    ExtractedOutput,
+    JudgeResult,
+    Outcome,
+    UserFault,
+    Verdict,
+)
 
 __all__ = ["DEFAULT_MIN_SCORE", "assemble_verdict", "broken_run", "broken_verdict", "evaluate", "world_today"]
 
