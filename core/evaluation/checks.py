@@ -207,9 +207,23 @@ def unchanged_others_checks(
 ) -> list[CheckResult]:
     """One failing check (a policy violation) per order changed that the profile did not name
     in `expect.orders`; one passing check when there is none. Nothing when the profile has no
-    `expect:` block or sets `unchanged_others: false`."""
-    if expect is None or not expect.unchanged_others:
+    `expect:` block or sets `unchanged_others: false`; a check parley adds by default (never
+    making a pass) when it does not say."""
+    if expect is None or expect.unchanged_others is False:
         return []
+    checks = _unchanged_others(expect, state, initial_statuses=initial_statuses, tool_calls=tool_calls)
+    if expect.unchanged_others is None:
+        return [c.model_copy(update={"by_default": True}) for c in checks]
+    return checks
+
+
+def _unchanged_others(
+    expect: Expectations,
+    state: WorldState | None,
+    *,
+    initial_statuses: Mapping[str, str] | None,
+    tool_calls: Sequence[ToolCallRecord],
+) -> list[CheckResult]:
     if state is None:
         return [CheckResult(kind="unchanged_others", name="no other order changed", outcome="not_applicable", reason=_NO_STATE)]
     changes = changed_orders(state, initial_statuses)
@@ -481,23 +495,34 @@ _STOP_TEXT = {
 
 def conversation_completed_check(conversation: Conversation) -> CheckResult:
     """Fails on timeout and bot_error; not run when the run broke on the other side; passes
-    otherwise."""
+    otherwise. A check parley adds by default: it never makes a conversation pass."""
     stop = conversation.stop_reason
     name = "conversation completed"
     if stop == "timeout":
         why = conversation.error or "The bot did not answer within the time limit."
         return CheckResult(
-            kind="conversation_completed", name=name, outcome="fail", reason=f"Timed out: {why}", details={"stop_reason": stop}
+            kind="conversation_completed",
+            by_default=True,
+            name=name,
+            outcome="fail",
+            reason=f"Timed out: {why}",
+            details={"stop_reason": stop},
         )
     if stop == "bot_error":
         why = conversation.error or "the bot failed"
         return CheckResult(
-            kind="conversation_completed", name=name, outcome="fail", reason=f"The bot broke: {why}", details={"stop_reason": stop}
+            kind="conversation_completed",
+            by_default=True,
+            name=name,
+            outcome="fail",
+            reason=f"The bot broke: {why}",
+            details={"stop_reason": stop},
         )
     if stop in BROKEN_STOPS:
         why = f": {conversation.error}" if conversation.error else ""
         return CheckResult(
             kind="conversation_completed",
+            by_default=True,
             name=name,
             outcome="not_run",
             details={"stop_reason": stop},
@@ -505,6 +530,7 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
         )
     return CheckResult(
         kind="conversation_completed",
+        by_default=True,
         name=name,
         outcome="pass",
         reason=_STOP_TEXT.get(stop, f"It ended with {stop}."),
@@ -513,9 +539,11 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
 
 
 def checks_about_the_bot(checks: Iterable[CheckResult]) -> list[CheckResult]:
-    """The checks that said something about the bot: decided (passed or failed) and not merely
-    "the conversation completed". None of them: the conversation is unverified."""
-    return [c for c in checks if c.outcome in ("pass", "fail") and c.kind != "conversation_completed"]
+    """The checks that make a pass: asked for by the author (an `expect:` key, a playbook
+    assertion, the LLM judge the user chose...), decided, and held. A conversation with none
+    of them and no failure is unverified: the checks parley adds by default (the conversation
+    completed, no other order changed when the profile did not say) may fail it, never pass it."""
+    return [c for c in checks if c.decides_a_pass]
 
 
 # A conversation cut short has decided some checks for good: what the bot said, the tools it
@@ -560,8 +588,9 @@ def settle_checks(checks: Sequence[CheckResult], stop_reason: str, error: str | 
 
 
 def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged: str | None = None) -> CheckResult:
-    """Pass iff the judge's score >= min_score; `error` when the judge failed (never a score);
-    not applicable when there was no judgement (`result` None, with `not_judged` saying why)."""
+    """Pass iff the LLM judge's score >= min_score; `error` when the judge failed (never a
+    score); not applicable when there was no judgement (`result` None, with `not_judged` saying
+    why). The offline judge's score is never a check (see judge.rubric_not_read)."""
     name = f"judge score >= {min_score}"
     if result is None:
         return CheckResult(
@@ -572,13 +601,10 @@ def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged:
             details={"min_score": min_score},
         )
     details = {"min_score": min_score, "score": result.score, "judge": result.judge}
-    if result.error is None and result.score is None and result.judge == "offline":
-        reason = result.comment or "The offline judge gave no score: no check about the bot applied."
-        return CheckResult(kind="judge_score", name=name, outcome="not_applicable", reason=reason, details=details)
     if result.error is not None or result.score is None:
         why = result.error or "the judge gave no score"
         return CheckResult(kind="judge_score", name=name, outcome="error", reason=f"judge_error: {why}", details=details)
-    about = "offline judge, derived from the checks; the rubric is not read" if result.judge == "offline" else result.judge
+    about = result.judge
     comment = f" {result.comment}" if result.comment else ""
     outcome = "pass" if result.score >= min_score else "fail"
     return CheckResult(
