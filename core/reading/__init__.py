@@ -22,7 +22,9 @@ if TYPE_CHECKING:
         STATUS_WORDS,
         TRACK_WORDS,
         confirmation_order_id,
+        is_affirmative,
         is_confirmation_question,
+        is_refusal,
     )
 
 __all__ = [
@@ -40,7 +42,9 @@ __all__ = [
     "extract_order_ids",
     "goal_mentioned",
     "ids_in",
+    "is_affirmative",
     "is_confirmation_question",
+    "is_refusal",
     "key_terms",
     "mentions_id",
     "order_digits",
