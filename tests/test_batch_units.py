@@ -8,10 +8,10 @@ import pytest
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit
 from parley.core.engine.batch_plan import SelectionError, select_single, trial_seed, trial_spec
-from parley.core.models.reply_cache import CachedModel
 from parley.core.models.retry import RetryEvent
 from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec, Usage
 from parley.core.records.spec import ConversationSpec
+from parley.core.store.reply_cache import CachedModel
 from parley.core.store.store import Store
 
 

@@ -11,11 +11,11 @@ import pytest
 from parley.core.bots.offline_bot import GREETING_TEXT, OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import Limits, run_conversation
-from parley.core.engine.world import WorldTemplate
 from parley.core.errors import ProviderError
 from parley.core.records.chat import Usage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser, UserTurn, visible_transcript
+from parley.core.world.order_world import WorldTemplate
 from tests.test_bot_order_loop import HANG, ScriptedModel, calls, text
 
 

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from service_support import sample_scenarios, service, wait_done_at_least, wait_for
 
-from parley.core.engine.batch_owner import BatchOwner, current_owner, owner_alive, process_start
 from parley.core.records.batch import BatchRecord
+from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive, process_start
 from parley.core.store.store import Store
 from parley.tui.cli.main import cli
 

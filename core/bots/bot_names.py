@@ -23,8 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from parley.core.bots.api import Bot
 from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, check_url
 from parley.core.errors import ConfigError
-from parley.core.models.api import ChatModel
-from parley.core.models.names import OFFLINE, parse_model_name
+from parley.core.models import OFFLINE, ChatModel, parse_model_name
 
 BotKind = Literal["model", "prompt", "rasa", "taskyto", "http"]
 CONNECTOR_SCHEMES: tuple[str, ...] = ("rasa", "taskyto", "http")
@@ -95,7 +94,7 @@ def build_bot(spec: BotSpec, chat_model: Callable[[str], ChatModel], *, env: Map
     if spec.kind == "model":
         from parley.core.bots.order_bot import OrderBot
 
-        return OrderBot(chat_model(spec.target))
+        return OrderBot(order_bot_model(spec.target, chat_model))
     if spec.kind == "prompt":
         from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
 
@@ -114,6 +113,20 @@ def build_bot(spec: BotSpec, chat_model: Callable[[str], ChatModel], *, env: Map
     return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, env=env)
 
 
+def order_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = None) -> ChatModel:
+    """The model the built-in order bot runs on: parley's offline one for `offline`, else
+    `chat_model(name)` (default: the registry's model for the bot role)."""
+    if name.strip() == OFFLINE:
+        from parley.core.bots.offline_bot import OfflineOrderModel
+
+        return OfflineOrderModel()
+    if chat_model is None:
+        from parley.core.models import get_model
+
+        return get_model(name, role="bot")
+    return chat_model(name)
+
+
 def bot_from_name(
     name: str,
     *,
@@ -122,7 +135,7 @@ def bot_from_name(
     env: Mapping[str, str] | None = None,
 ) -> Bot:
     """The bot `name` names, its models from the registry (see the module doc)."""
-    from parley.core.models.registry import get_model
+    from parley.core.models import get_model
 
     spec = parse_bot_spec(name, bot_prompt=bot_prompt, timeout_s=timeout_s)
     return build_bot(spec, lambda model: get_model(model, role="bot", env=env), env=env)

@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from parley.core.bots.api import Bot, BotContext, BotEvent, BotTurn, TurnCompleted
-from parley.core.bots.order_bot import OrderBot
-from parley.core.bots.order_tools import OrderTools
+from parley.core.bots import Bot, BotContext, BotEvent, BotTurn, OrderBot, OrderTools, TurnCompleted
 from parley.core.chat.commands import (
     COMMANDS,
     CommandResult,
@@ -34,15 +32,13 @@ from parley.core.chat.commands import (
     parse_command,
     unknown_command,
 )
-from parley.core.engine.world import world_client, world_template
 from parley.core.errors import ParleyError
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage
-from parley.core.records.chat_export import ChatExport, SessionMetrics
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID
+from parley.core.models import ChatModel
+from parley.core.records import DEFAULT_CUSTOMER_ID, ChatExport, ChatMessage, SessionMetrics
+from parley.core.world import world_client, world_template
 
 if TYPE_CHECKING:
-    from parley.core.engine.world import World, WorldTemplate
+    from parley.core.world import World, WorldTemplate
 
 DEFAULT_EXPORT_DIR = pathlib.Path("sessions")
 
@@ -51,12 +47,12 @@ def _resolve_bot(model: ChatModel | str | None, bot: Bot | None) -> Bot:
     if bot is not None:
         return bot
     if model is None or model == "offline":
-        from parley.core.bots.offline_bot import OfflineOrderModel
+        from parley.core.bots import OfflineOrderModel
 
         return OrderBot(OfflineOrderModel())
     if isinstance(model, str):
         # A model name, or a deployed bot (`rasa:URL`, `taskyto:URL`, `http:FILE.yaml`).
-        from parley.core.bots.bot_names import bot_from_name
+        from parley.core.bots import bot_from_name
 
         return bot_from_name(model)
     return OrderBot(model)

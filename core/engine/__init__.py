@@ -1,1 +1,38 @@
-"""Running conversations: the World, the one conversation harness, batch plan and runner."""
+"""Running conversations: the one conversation harness, batch plan and runner, the adaptive limit."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.engine.batch_conversation import ConversationControl, WorldTemplates, run_planned
+    from parley.core.engine.batch_lineage import NothingToRerun, prepare_replay, prepare_rerun
+    from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, SelectionError, trial_spec
+    from parley.core.engine.batch_runner import BatchRunner, prepare_batch, prepare_resume
+    from parley.core.engine.dry_run import estimate_batch
+    from parley.core.engine.harness import Limits
+    from parley.core.engine.reachability import UnreachableEndpoint
+
+__all__ = [
+    "BatchRunner",
+    "ConversationControl",
+    "InvalidInputs",
+    "Limits",
+    "NothingToRerun",
+    "PlannedRun",
+    "PreparedBatch",
+    "SelectionError",
+    "UnreachableEndpoint",
+    "WorldTemplates",
+    "estimate_batch",
+    "prepare_batch",
+    "prepare_replay",
+    "prepare_rerun",
+    "prepare_resume",
+    "run_planned",
+    "trial_spec",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -29,23 +29,27 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from parley.core.bots.api import Bot, BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, TurnCompleted
-from parley.core.bots.bot_names import uses_world
-from parley.core.bots.prompt_bot import PromptBot, prompt_variables
+from parley.core.bots import (
+    Bot,
+    BotContext,
+    BotEvent,
+    BotTurn,
+    PromptBot,
+    TextDelta,
+    ToolCallFinished,
+    TurnCompleted,
+    prompt_variables,
+    uses_world,
+)
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.harness import ConversationInterrupted, Limits, describe_error, run_conversation
 from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ParleyError
-from parley.core.evaluation.evaluate import broken_verdict, evaluate
-from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
-from parley.core.records.chat import ChatMessage
-from parley.core.records.conversation import BROKEN_STOPS, Conversation, StopReason
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
-from parley.core.specs.playbook import PLAYBOOK_USER
-from parley.core.users.replay_user import ReplayUser, finish_replay
-from parley.core.users.simulator import GoalReporter, UserSimulator, UserTurn
+from parley.core.evaluation import broken_verdict, evaluate, hide_unobservable, no_world_client, with_checks
+from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, Verdict
+from parley.core.specs import PLAYBOOK_USER
+from parley.core.users import GoalReporter, ReplayUser, UserSimulator, UserTurn, finish_replay
 
 log = logging.getLogger("parley.engine.batch_conversation")
 
@@ -105,7 +109,7 @@ class WorldTemplates:
         self._templates: OrderedDict[tuple[datetime.date, str], Any] = OrderedDict()
 
     def new_world(self, run: PlannedRun, default_today: datetime.date) -> Any:
-        from parley.core.engine.world import WorldTemplate
+        from parley.core.world import WorldTemplate
 
         spec = run.spec
         today = spec.world.today or default_today

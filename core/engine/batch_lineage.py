@@ -2,7 +2,7 @@
 customers against another bot. Each is stored as a batch of its own that names its parent.
 
 - `prepare_rerun(store, parent, ["failed"])`: exactly the parent's spec x trial pairs whose
-  outcome was picked (parley.core.reports.outcome_classes), from the parent's sources with its
+  outcome was picked (parley.core.records.outcome_classes), from the parent's sources with its
   seed, options and world date, so each conversation gets the very seed it had; the models may
   be overridden (a new bot, say). `parley compare PARENT RERUN` then shows what got fixed.
 - `prepare_replay(store, parent)`: every stored conversation of the parent, its customer's
@@ -22,11 +22,9 @@ from typing import Any
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PreparedBatch, RunKey, batch_today, load_batch_specs
 from parley.core.errors import ParleyError
-from parley.core.records.batch import BatchOptions, BatchRecord, RerunSelection
-from parley.core.records.spec import ConversationSpec
-from parley.core.reports.outcome_classes import rerun_outcomes
-from parley.core.store.store import Store
-from parley.core.users.replay_user import REPLAY_USER, ReplayScript, bot_replies
+from parley.core.records import BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
+from parley.core.store import Store
+from parley.core.users import REPLAY_USER, ReplayScript, bot_replies
 
 
 class NothingToRerun(ParleyError):

@@ -4,7 +4,7 @@
 simulator per conversation, and the judge:
 - every LLM call reports to the batch's `AdaptiveLimit`: its retries (429s shrink the limit)
   through the provider's `on_retry`, its successes through `ObservedModel`;
-- with `cache`, LLM replies go through `CachedModel` (parley.core.models.reply_cache); offline models never do;
+- with `cache`, LLM replies go through `CachedModel` (parley.core.store.reply_cache); offline models never do;
 - the judge is bounded by its own timeout (`BoundedJudge`): a hung judge becomes a judge
   error, never a score and never a stuck batch;
 - `check_keys` resolves every endpoint a batch will use before anything runs, so a missing
@@ -21,25 +21,24 @@ import datetime
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
-from parley.core.bots.api import Bot
-from parley.core.bots.bot_names import BotSpec, build_bot, parse_bot_spec
+from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
 from parley.core.engine.reachability import Target, check_reachable
 from parley.core.errors import ParleyError
-from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
-from parley.core.models.api import ChatModel
-from parley.core.models.names import OFFLINE, parse_model_name
-from parley.core.models.registry import get_model
-from parley.core.models.reply_cache import CachedModel
-from parley.core.models.retry import RetryEvent, rate_limit_deadline
-from parley.core.records.batch import RoleModels
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, JudgeResult
-from parley.core.store.store import Store
-from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
-from parley.core.users.replay_user import REPLAY_USER
-from parley.core.users.simulator import UserSimulator
+from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
+from parley.core.models import OFFLINE, ChatModel, RetryEvent, get_model, parse_model_name, rate_limit_deadline
+from parley.core.records import (
+    ChatMessage,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    GenerateConfig,
+    JudgeResult,
+    ModelReply,
+    RoleModels,
+    ToolSpec,
+)
+from parley.core.store import CachedModel, Store
+from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
 
 DEFAULT_JUDGE_TIMEOUT_S = 90.0
 
@@ -161,21 +160,18 @@ class BatchModels:
     # -- models --------------------------------------------------------------------------------
 
     def chat_model(self, name: str, role: str) -> ChatModel:
-        """The shared model `name` for `role`: offline as it is; an LLM observed, and cached
-        when the batch caches."""
+        """The shared LLM `name` for `role`, observed, and cached when the batch caches (the
+        offline roles are not models: see `bot`, `user` and `judge`)."""
         key = (name, role)
         model = self._models.get(key)
         if model is None:
-            if name == OFFLINE:
-                model = get_model(name, role=role)
-            else:
-                raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env)
-                model = ObservedModel(raw, self._success_heard)
-                if self.cache:
-                    assert self.store is not None
-                    cached = CachedModel(model, self.store)
-                    self._cached.append(cached)
-                    model = cached
+            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env)
+            model = ObservedModel(raw, self._success_heard)
+            if self.cache:
+                assert self.store is not None
+                cached = CachedModel(model, self.store)
+                self._cached.append(cached)
+                model = cached
             self._models[key] = model
         return model
 
@@ -194,11 +190,12 @@ class BatchModels:
         name = self.user_model_name(spec)
         if name == REPLAY_USER:  # each run brings its own stored customer (PlannedRun.replay)
             raise ParleyError(f"{spec.spec_id}: a replayed customer needs the stored conversation it replays")
+        bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
-            return make_user_simulator(spec, OFFLINE)
-        from parley.core.users.llm_user import LLMUser
+            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
+        from parley.core.users import LLMUser
 
-        return LLMUser(spec, self.chat_model(name, "user"))
+        return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback)
 
     def judge(self) -> Judge:
         if self._judge is None:
@@ -249,7 +246,7 @@ class BatchModels:
             check()
         template = getattr(bot, "template", None)
         if template is not None and specs:
-            from parley.core.bots.prompt_bot import check_prompt_variables
+            from parley.core.bots import check_prompt_variables
 
             check_prompt_variables(template, specs, datetime.date.today())
 
@@ -259,7 +256,7 @@ class BatchModels:
         if budget_usd is None:
             return
         from parley.core.errors import ConfigError
-        from parley.core.models.pricing import price_for
+        from parley.core.models import price_for
 
         unpriced = [f"the {role}'s {name}" for role, name in self.endpoints(specs) if price_for(name) is None]
         if unpriced:

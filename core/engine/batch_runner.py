@@ -57,27 +57,30 @@ from parley.core.engine.batch_conversation import (
 )
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
-from parley.core.engine.batch_owner import running_elsewhere
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.errors import ParleyError
-from parley.core.evaluation.evaluate import broken_verdict
-from parley.core.records.batch import BatchOptions, BatchRecord, ConversationRow
-from parley.core.records.conversation import RERUN_STOPS, Conversation
-from parley.core.records.events import (
+from parley.core.evaluation import broken_verdict
+from parley.core.records import (
+    BOT_FAILURES,
+    RERUN_STOPS,
     BatchFinished,
+    BatchOptions,
+    BatchRecord,
     BatchStarted,
     ConcurrencyChanged,
+    Conversation,
     ConversationFailed,
     ConversationFinished,
+    ConversationRow,
+    ConversationSpec,
     ConversationStarted,
     Progress,
     TranscriptEvent,
+    Verdict,
 )
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import BOT_FAILURES, Verdict
-from parley.core.store.store import OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, Store
+from parley.core.store import OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, Store, running_elsewhere
 
 log = logging.getLogger("parley.engine.batch_runner")
 

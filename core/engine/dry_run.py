@@ -26,15 +26,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from parley.core.bots.bot_names import parse_bot_spec
-from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS
+from parley.core.bots import DEFAULT_MAX_TOOL_ROUNDS, parse_bot_spec
 from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
-from parley.core.models.names import OFFLINE
-from parley.core.models.pricing import price_for
-from parley.core.records.spec import ConversationSpec
-from parley.core.store.store import BROKEN_SQL, JUDGE_ROLE, Store
-from parley.core.users.factory import PROFILE_MODEL
-from parley.core.users.replay_user import REPLAY_USER
+from parley.core.models import OFFLINE, price_for
+from parley.core.records import ConversationSpec
+from parley.core.store import BROKEN_SQL, JUDGE_ROLE, Store
+from parley.core.users import PROFILE_MODEL, REPLAY_USER
 
 MESSAGE_TOKENS = 80
 """Tokens of one message in the *at most* estimate (a customer line or a bot answer)."""

@@ -17,13 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from parley.core.bots.api import Bot, BotTurn
+from parley.core.bots import Bot, BotTurn
 from parley.core.engine.harness import DEFAULT_LIMITS, Limits, Session, run_script
-from parley.core.records.chat import ChatMessage, ToolCall
-from parley.core.records.conversation import Conversation, StopReason
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.tools import ToolCallRecord
-from parley.core.specs.playbook import (
+from parley.core.records import ChatMessage, Conversation, ConversationSpec, StopReason, ToolCall, ToolCallRecord
+from parley.core.specs import (
     PLAYBOOK_USER,
     ExpectBotRegexStep,
     ExpectToolStep,
@@ -36,7 +33,7 @@ from parley.core.specs.playbook import (
 )
 
 if TYPE_CHECKING:
-    from parley.core.engine.world import World
+    from parley.core.world import World
 
 
 class PlaybookScript:

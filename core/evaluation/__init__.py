@@ -1,1 +1,32 @@
 """Scoring a conversation: checks, output extraction, judges, pass^k."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
+    from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.pass_k import pass_hat_k
+    from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
+    from parley.core.evaluation.verdicts import broken_verdict, evaluate
+
+__all__ = [
+    "Interval",
+    "Judge",
+    "LLMJudge",
+    "OfflineJudge",
+    "bootstrap_pass_hat_k",
+    "broken_verdict",
+    "evaluate",
+    "hide_unobservable",
+    "no_world_client",
+    "pass_hat_k",
+    "stats_seed",
+    "wilson_interval",
+    "with_checks",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

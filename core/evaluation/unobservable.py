@@ -12,10 +12,8 @@ from __future__ import annotations
 import httpx
 
 from parley.core.evaluation.checks import WORLD_KINDS
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, Verdict
-from parley.core.specs.playbook import InjectBotResponseStep, InjectToolStep, spec_steps
+from parley.core.records import CheckResult, Conversation, ConversationSpec, Verdict
+from parley.core.specs import InjectBotResponseStep, InjectToolStep, spec_steps
 
 NO_WORLD_TEXT = "this bot runs without parley's order database"
 

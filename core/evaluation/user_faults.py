@@ -20,11 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parley.core.records.chat import ChatMessage
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import UserFault
-from parley.core.users.goal_tracker import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, parse_goal
+from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, parse_goal
+from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
 
 REPEATS = 3
 """How many identical user messages in a row make a fault."""

@@ -31,7 +31,7 @@ BATCH_STATUSES: tuple[BatchStatus, ...] = (
 )
 
 RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
-"""What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.reports.outcome_classes)."""
+"""What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.records.outcome_classes)."""
 
 # Conversation outcome filter values: a verdict's outcome (parley.core.records.verdict.Outcome),
 # or "unevaluated" for no verdict.

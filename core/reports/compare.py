@@ -31,11 +31,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-from parley.core.records.batch import BatchRecord
-from parley.core.reports.outcome_classes import BOT_FAILURES, PASSED, judged
+from parley.core.evaluation import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
+from parley.core.records import BOT_FAILURES, PASSED, BatchRecord, judged
 from parley.core.reports.paired_test import DEFAULT_ALPHA, PairedTest, mcnemar_exact, one_sided_p
-from parley.core.store.store import OUTCOME_SQL, Store
+from parley.core.store import OUTCOME_SQL, Store
 
 ChangeKind = Literal["regression", "fix", "outcome_change", "score_change", "check_change"]
 CHANGE_ORDER: tuple[ChangeKind, ...] = ("regression", "fix", "outcome_change", "score_change", "check_change")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parley.core.evaluation.intervals import Interval
+from parley.core.evaluation import Interval
 from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideSummary, SpecOnlyOnOneSide
 from parley.core.reports.markdown import _cost, _pct, _table  # the batch report's cell formats
 

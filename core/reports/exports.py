@@ -25,10 +25,10 @@ import pathlib
 from collections.abc import Iterator
 from typing import Any, Literal, TextIO
 
-from parley.core.records.batch import BatchRecord, ResultRow, StoredConversation
+from parley.core.records import BatchRecord, ResultRow, StoredConversation
 from parley.core.reports.cell_escaping import spreadsheet_row
 from parley.core.reports.stats import summarize
-from parley.core.store.store import JUDGE_ROLE, Store
+from parley.core.store import JUDGE_ROLE, Store
 
 ExportFormat = Literal["json", "ndjson", "csv"]
 ROLES = ("bot", "user", JUDGE_ROLE)

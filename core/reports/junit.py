@@ -3,7 +3,7 @@ GitHub Actions' JUnit reporters, Azure Pipelines...).
 
 One `<testsuite>` per source file, one `<testcase>` per conversation, named by spec id and
 trial (`classname` is the profile's name, `file` its source). What each outcome becomes is the
-one mapping in parley.core.reports.outcome_classes:
+one mapping in parley.core.records.outcome_classes:
 - a failed check: `<failure>`, its message the failed checks, its text each failed check with
   its reason, the stop reason and score, and the transcript's last turns;
 - a run that broke (the bot's own error included): `<error>` typed by the outcome, with the
@@ -23,9 +23,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TextIO
 
-from parley.core.records.batch import StoredConversation
-from parley.core.reports.outcome_classes import junit_kind
-from parley.core.store.store import OUTCOME_SQL, Store
+from parley.core.records import StoredConversation, junit_kind
+from parley.core.store import OUTCOME_SQL, Store
 
 LAST_TURNS = 6
 """Messages of the transcript's end shown with a failure or an error."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from parley.core.evaluation.intervals import Interval
+from parley.core.evaluation import Interval
 from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchSummary, RoleUsage
 
 BAR = "█"

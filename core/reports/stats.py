@@ -32,12 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-from parley.core.evaluation.pass_k import pass_hat_k
-from parley.core.records.batch import BatchRecord
-from parley.core.records.conversation import BROKEN_STOPS, STOP_REASONS
-from parley.core.records.verdict import OUTCOMES
-from parley.core.store.store import JUDGE_ROLE, OUTCOME_SQL, Store
+from parley.core.evaluation import Interval, bootstrap_pass_hat_k, pass_hat_k, stats_seed, wilson_interval
+from parley.core.records import BROKEN_STOPS, OUTCOMES, STOP_REASONS, BatchRecord
+from parley.core.store import JUDGE_ROLE, OUTCOME_SQL, Store
 
 PASS_RATE_BASIS = (
     "passed / (passed + failed + bot errors): unverified conversations, simulator faults and errors, "

@@ -1,20 +1,27 @@
 """Sensei rule files: loading, a safe expression evaluator, the helpers, evaluation over conversations."""
 
-from parley.core.rules.expression_compiler import CompiledExpression, ExpressionRefused, compile_expression
-from parley.core.rules.model_bridge import ChatModelAsker, model_loop
-from parley.core.rules.model_helpers import MODEL_HELPERS, RuleModel
-from parley.core.rules.results import OUTCOMES, RuleOutcome, RuleReport, RuleResult
-from parley.core.rules.rule_evaluation import evaluate_rule, evaluate_rules, prepare
-from parley.core.rules.rule_file import CompiledRule, RuleFileError, RuleSet, load_rules, parse_rule
-from parley.core.rules.rule_scope import FUNCTION_NAMES
-from parley.core.rules.sensei_conversation import (
-    ConversationFileError,
-    SenseiConversation,
-    conversation_files,
-    parse_conversation,
-    read_conversation_file,
-    sensei_variables,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.rules.expression_compiler import CompiledExpression, ExpressionRefused, compile_expression
+    from parley.core.rules.model_bridge import ChatModelAsker, model_loop
+    from parley.core.rules.model_helpers import MODEL_HELPERS, RuleModel
+    from parley.core.rules.results import OUTCOMES, RuleOutcome, RuleReport, RuleResult
+    from parley.core.rules.rule_evaluation import evaluate_rule, evaluate_rules, prepare
+    from parley.core.rules.rule_file import CompiledRule, RuleFileError, RuleSet, load_rules, parse_rule
+    from parley.core.rules.rule_scope import FUNCTION_NAMES
+    from parley.core.rules.sensei_conversation import (
+        ConversationFileError,
+        SenseiConversation,
+        conversation_files,
+        parse_conversation,
+        read_conversation_file,
+        sensei_variables,
+    )
 
 __all__ = [
     "FUNCTION_NAMES",
@@ -44,3 +51,5 @@ __all__ = [
     "read_conversation_file",
     "sensei_variables",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from parley.core.errors import ProviderError
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage, GenerateConfig
+from parley.core.models import ChatModel
+from parley.core.records import ChatMessage, GenerateConfig
 
 DEFAULT_TIMEOUT_S = 300.0
 """The longest one question may take, retries included."""
@@ -76,7 +76,7 @@ def model_loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 async def _close_clients() -> None:
     """The loop's model clients and their connections, closed before the loop stops."""
-    from parley.core.models.openai_provider import aclose_clients
+    from parley.core.models import aclose_clients
 
     await aclose_clients()
     await asyncio.get_running_loop().shutdown_asyncgens()

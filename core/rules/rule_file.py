@@ -28,7 +28,7 @@ from parley.core.rules.expression_compiler import CompiledExpression, Expression
 from parley.core.rules.model_helpers import MODEL_HELPERS
 from parley.core.rules.results import RuleCount
 from parley.core.rules.rule_scope import FUNCTION_NAMES
-from parley.core.specs.yaml_reading import read_yaml_documents
+from parley.core.specs import read_yaml_documents
 
 log = logging.getLogger("parley.rules")
 

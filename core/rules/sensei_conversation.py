@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
-from parley.core.specs.yaml_reading import read_yaml_documents
+from parley.core.specs import read_yaml_documents
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """A conversation file larger than this is refused (Sensei's are a few kilobytes)."""

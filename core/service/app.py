@@ -27,20 +27,19 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from parley.core.ingress.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimit
-from parley.core.ingress.strict_json import encodable
-from parley.core.records.batch import RoleModels
+from parley.core.ingress import DEFAULT_MAX_BODY_BYTES, BodyLimit, encodable
+from parley.core.records import RoleModels
 from parley.core.service.bot_hosts import parse_allowed_host
 from parley.core.service.jobs import BatchManager
 from parley.core.service.models import BODY_TAGS
 from parley.core.service.routes import ServiceState, build_router
 from parley.core.service.token_guard import TOKEN_ENV, TokenGuard
 from parley.core.settings import settings
-from parley.core.specs.shipped import SHIPPED_DIR
-from parley.core.store.store import Store
+from parley.core.specs import SHIPPED_DIR
+from parley.core.store import Store
 
 if TYPE_CHECKING:
-    from parley.core.engine.distributed.placement import Placement
+    from parley.core.engine.distributed import Placement
 
 __all__ = ["TOKEN_ENV", "create_app", "default_profile_dirs"]
 

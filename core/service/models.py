@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from parley.core.errors import ConfigError
-from parley.core.records.batch import BatchStatus
+from parley.core.records import BatchStatus
 
 MAX_CONCURRENCY = 256
 MAX_TRIALS = 100
@@ -29,7 +29,7 @@ def check_model_name(value: str | None, *, allow_profile: bool = False) -> str |
     """A model name as `parley run --bot/--user/--judge` takes it; ValueError saying the valid forms."""
     if value is None:
         return None
-    from parley.core.models.names import parse_model_name
+    from parley.core.models import parse_model_name
 
     value = value.strip()
     if allow_profile and value == PROFILE_USER_MODEL:
@@ -46,7 +46,7 @@ def check_bot_name(value: str | None) -> str | None:
     `http:FILE.yaml` is refused: it would read a file on the server (use `parley run` for it)."""
     if value is None:
         return None
-    from parley.core.bots.bot_names import parse_bot_spec
+    from parley.core.bots import parse_bot_spec
 
     value = value.strip()
     if value.startswith("http:") and not value.startswith("http://"):

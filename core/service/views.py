@@ -7,13 +7,13 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from parley.core.records.batch import BatchRecord, BatchRow
-from parley.core.reports.stats import BatchSummary, summarize
+from parley.core.records import BatchRecord, BatchRow
+from parley.core.reports import BatchSummary, summarize
 from parley.core.service.models import BatchCost, BatchList, BatchListItem, BatchStatusView, RoleCost
 
 if TYPE_CHECKING:
-    from parley.core.records.events import Progress
-    from parley.core.store.store import Store
+    from parley.core.records import Progress
+    from parley.core.store import Store
 
 
 def is_partial(batch: BatchRecord) -> bool:

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import (
+from parley.core.records import (
     FORMAT_TYPES,
     MAX_STEPS,
     ORDER_STATUSES,
     OUTPUT_TYPES,
     STYLE_NAMES,
+    TOOL_NAMES,
     ChatbotSection,
     ConversationNumber,
     ConversationSection,
@@ -43,7 +44,6 @@ from parley.core.records.profile import (
     qualify_model_name,
     yaml_keys,
 )
-from parley.core.records.tools import TOOL_NAMES
 from parley.core.specs.combinations import combination_count, forward_plan, sample_size
 from parley.mockapi.fixture import date_problem
 

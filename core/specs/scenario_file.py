@@ -42,8 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID, SourceLocation, WorldSpec
-from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
+from parley.core.records import DEFAULT_CUSTOMER_ID, ConversationSpec, SourceLocation, WorldSpec, derive_seed, make_spec_id
 from parley.core.specs.json_positions import load_positioned
 from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.profile_validation import CUSTOMER_ID_RE, Checker, Node, describe, did_you_mean, is_int, plain_value

@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from parley.core.errors import ProfileError
-from parley.core.records.batch import LoadOptions
-from parley.core.records.profile import Profile
-from parley.core.records.spec import ConversationSpec, make_spec_id
+from parley.core.records import ConversationSpec, LoadOptions, Profile, make_spec_id
 from parley.core.specs.expansion import expand
 from parley.core.specs.paths import ProfilePaths
 from parley.core.specs.playbook import PLAYBOOK_KEYS, check_playbook_data, looks_like_playbook, playbook_spec

@@ -16,11 +16,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from parley.core.records.batch import ConversationRow
-from parley.core.records.chat import Usage
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
+from parley.core.records import Conversation, ConversationRow, ConversationSpec, Usage, Verdict
 
 JUDGE_ROLE = "judge"
 """The usage role of a verdict's judge (the conversation's own roles are bot and user)."""

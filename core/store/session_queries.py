@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from parley.core.records.batch import ChatSessionRow, ConversationRow
+from parley.core.records import ChatSessionRow, ConversationRow
 from parley.core.store.rows import like_pattern
 from parley.core.store.store import OUTCOME_SQL, Store
 

@@ -26,25 +26,27 @@ from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
-from parley.core.engine.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.errors import ParleyError
-from parley.core.records.batch import (
+from parley.core.records import (
+    BROKEN_STOPS,
     OUTCOME_FILTERS,
+    RERUN_STOPS,
     BatchOptions,
     BatchRecord,
     BatchRow,
+    ChatExport,
     ChatSessionRow,
+    Conversation,
     ConversationRow,
+    ConversationSpec,
     OutcomeFilter,
     ResultRow,
     StoredChatSession,
     StoredConversation,
+    Usage,
+    Verdict,
 )
-from parley.core.records.chat import Usage
-from parley.core.records.chat_export import ChatExport
-from parley.core.records.conversation import BROKEN_STOPS, RERUN_STOPS, Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
+from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.store.rows import (
     JUDGE_ROLE,
     bound_text,
@@ -451,7 +453,7 @@ class Store:
     @_locked
     def interrupt_orphans(self, alive: Callable[[BatchOwner], bool] = owner_alive) -> list[str]:
         """Mark `interrupted` every batch left pending or running by a process that is gone
-        (see parley.core.engine.batch_owner; a batch with no recorded owner counts as gone); returns their
+        (see parley.core.store.batch_owner; a batch with no recorded owner counts as gone); returns their
         ids. A batch another live process runs is left alone. Each change is conditional on
         the owner read, so a batch resumed meanwhile by someone else is not touched."""
         if self.read_only or not self._has_owner_columns():

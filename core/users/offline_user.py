@@ -37,22 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from parley.core.records.chat import ChatMessage
-from parley.core.records.profile import DEFAULT_ALL_ANSWERED_LIMIT
-from parley.core.records.spec import ConversationSpec
+from parley.core.reading import ASKS_FOR_ORDER_ID, Goal, confirmation_order_id, is_confirmation_question, order_digits
+from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
-from parley.core.users.goal_tracker import (
-    ASKS_FOR_ORDER_ID,
-    BotTurnView,
-    Goal,
-    GoalRow,
-    GoalTracker,
-    bot_turn_after,
-    confirmation_order_id,
-    is_confirmation_question,
-    last_user_index,
-    order_digits,
-)
+from parley.core.users.goal_tracker import BotTurnView, GoalRow, GoalTracker, bot_turn_after, last_user_index
 from parley.core.users.phrasebook import ENGLISH, Phrasebook, lookup, render
 from parley.core.users.simulator import UserTurn
 from parley.core.users.styles import StyleSet, add_typos, lengthen, plan_language_switch
@@ -76,12 +64,14 @@ class OfflineUser:
 
     name = OFFLINE_USER_NAME
 
-    def __init__(self, spec: ConversationSpec) -> None:
+    def __init__(self, spec: ConversationSpec, *, bot_fallback: str | None = None) -> None:
+        """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
+        profile's `chatbot.fallback` wins over it)."""
         self.spec = spec
         self.styles = StyleSet.of(spec.interaction_styles)
         self.book, self.book_found = lookup(spec.language)
         self.tone = tone_of(spec.context)
-        self.detector = FallbackDetector.for_spec(spec)
+        self.detector = FallbackDetector.for_spec(spec, bot_fallback)
         self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export
         self.reset()
 

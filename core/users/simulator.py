@@ -12,7 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from parley.core.records.chat import ChatMessage, Usage
+from parley.core.records import ChatMessage, Usage
 
 
 class UserTurn(BaseModel):

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from parley.core.settings import settings
-from parley.core.specs.shipped import SHIPPED_DIR
+from parley.core.specs import SHIPPED_DIR
 from parley.tui.app import heap
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batches_pane import BatchesPane
@@ -117,7 +117,7 @@ class ParleyApp(App[None]):
         """The app's parley.core.store.store.Store, opened on first use. Call it from a worker thread."""
         with self._store_lock:
             if self._store is None:
-                from parley.core.store.store import ReadOnlyDatabase, Store
+                from parley.core.store import ReadOnlyDatabase, Store
 
                 try:
                     self._store = Store.open(self.db_path)

@@ -20,7 +20,7 @@ import click
 from parley.tui.cli.sessions_command import console, db_option, open_store
 
 if TYPE_CHECKING:
-    from parley.core.records.batch import BatchRecord
+    from parley.core.records import BatchRecord
 
 
 def pass_rate(row: Any) -> float | None:
@@ -79,7 +79,7 @@ def _row_json(row: Any) -> dict[str, Any]:
 
 
 def _status(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from parley.core.records.batch import BATCH_STATUSES
+    from parley.core.records import BATCH_STATUSES
 
     if value is not None and value not in BATCH_STATUSES:
         raise click.BadParameter(f"{value!r} is not one of {', '.join(BATCH_STATUSES)}")
@@ -166,7 +166,7 @@ def _made_from(b: BatchRecord) -> str:
 @db_option
 def show(batch_ref: str, db_path: Path | None) -> None:
     """One batch: what it ran and how, the batch it was made from, and its scored summary."""
-    from parley.core.reports.stats import summarize
+    from parley.core.reports import summarize
     from parley.tui.cli.run_command import summary_lines
 
     with open_store(db_path) as store:

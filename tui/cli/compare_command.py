@@ -68,8 +68,7 @@ def compare(
     the pass rate and pass^k of both with their intervals; whether the change is beyond noise
     (exact McNemar test); tokens, cost and latency side by side.
     """
-    from parley.core.reports.compare import compare_batches, verdict_line
-    from parley.core.reports.compare_markdown import render_comparison
+    from parley.core.reports import compare_batches, render_comparison, verdict_line
 
     if fmt is None:
         fmt = "json" if output is not None and output.suffix.lower() == ".json" else "md"

@@ -105,7 +105,7 @@ def render(plan: Any, *, title: str) -> str:
 
 async def print_dry_run(store: Any, request: Any) -> int:
     """Plan `request` (a run_modes.RunRequest) without storing it and print its estimate."""
-    from parley.core.engine.dry_run import estimate_batch
+    from parley.core.engine import estimate_batch
 
     prepared, code = await request.prepare_or_exit(store, dry_run=True)
     if prepared is None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from parley.core.records.spec import ConversationSpec
-from parley.core.specs.sources import SpecSet, load_specs
+from parley.core.records import ConversationSpec
+from parley.core.specs import SpecSet, load_specs
 from parley.tui.cli.spec_options import loader_lines, personalities_option, template_options
 
 _PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")

@@ -32,15 +32,13 @@ def resolve_batch(store: Any, ref: str | None) -> str:
 def write_report(store: Any, batch_id: str, fmt: str, out: TextIO) -> int:
     """Write batch `batch_id` to `out` in `fmt`; returns the conversations written (md: done)."""
     if fmt == "md":
-        from parley.core.reports.cell_escaping import without_nul
-        from parley.core.reports.markdown import render_markdown
-        from parley.core.reports.stats import summarize
+        from parley.core.reports import render_markdown, summarize, without_nul
 
         summary = summarize(store, batch_id)
         out.write(without_nul(render_markdown(summary)))
         return summary.done
     if fmt == "junit":
-        from parley.core.reports.junit import write_junit
+        from parley.core.reports import write_junit
 
         return write_junit(store, batch_id, out)
     from parley.core.reports import exports
@@ -114,7 +112,7 @@ def export_inspect(batch_ref: str, output: Path | None, db_path: Path | None) ->
     file's path on stdout."""
     if output is None:
         raise click.UsageError("--format inspect writes an eval log into a directory: give it with --output DIR")
-    from parley.core.interop.inspect.export import export_batch, require_inspect
+    from parley.core.interop.inspect import export_batch, require_inspect
 
     require_inspect()  # before touching the store: the install hint is all there is to say
     with open_store(db_path, read_only=True) as store:

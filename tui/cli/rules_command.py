@@ -122,7 +122,7 @@ def check(rules_path: Path, conversations_path: Path, fmt: str, judge_model: str
 
 def _model_name(value: str) -> str:
     from parley.core.errors import ConfigError
-    from parley.core.models.names import parse_model_name
+    from parley.core.models import parse_model_name
 
     value = (value or "offline").strip()
     try:
@@ -148,7 +148,7 @@ def _read_conversations(root: Path) -> tuple[list[SenseiConversation], int]:
 
 
 def _evaluate_with_model(rules: list[Any], conversations: list[SenseiConversation], model_name: str) -> list[RuleReport]:
-    from parley.core.models.registry import get_model
+    from parley.core.models import get_model
     from parley.core.rules import ChatModelAsker, evaluate_rules, model_loop
 
     model = get_model(model_name, role="judge")

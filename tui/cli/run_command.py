@@ -20,7 +20,7 @@ import click
 from click.core import ParameterSource
 
 from parley.core.errors import ConfigError, ParleyError
-from parley.core.reports.cell_escaping import without_nul
+from parley.core.reports import without_nul
 from parley.core.settings import settings
 from parley.tui.cli.closed_pipe import EXIT_CLOSED_PIPE
 from parley.tui.cli.run_modes import (
@@ -81,14 +81,14 @@ BOT_HELP = (
 
 
 def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from parley.core.models.names import parse_model_name
+    from parley.core.models import parse_model_name
 
     value = (value or "offline").strip()
     if param.name == "user_model" and value == "profile":
         return value
     try:
         if param.name == "bot_model":
-            from parley.core.bots.bot_names import parse_bot_spec
+            from parley.core.bots import parse_bot_spec
 
             parse_bot_spec(value)  # a model name or a connector (rasa:, taskyto:, http:)
         else:
@@ -308,7 +308,7 @@ def run(
     Each finished conversation is evaluated and stored at once in the SQLite database, so an
     interrupted batch loses nothing that finished: `--resume` continues it.
     """
-    from parley.core.records.batch import BatchOptions, LoadOptions, RoleModels
+    from parley.core.records import BatchOptions, LoadOptions, RoleModels
 
     modes = [
         name
@@ -389,7 +389,7 @@ def run(
     chosen = ctx.get_parameter_source("concurrency") != ParameterSource.DEFAULT or "concurrency" in settings().model_fields_set
     runtime_concurrency = concurrency if resume_ref is None or chosen else None
     if bot_prompt is not None and resume_ref is None:
-        from parley.core.bots.bot_names import parse_bot_spec
+        from parley.core.bots import parse_bot_spec
 
         try:
             parse_bot_spec(bot_model, bot_prompt=str(bot_prompt))
@@ -501,9 +501,9 @@ async def _main(
     strict: bool = False,
     placement: Any = None,
 ) -> int:
-    from parley.core.bots.connectors.base import aclose_connectors
-    from parley.core.engine.batch_runner import BatchRunner
-    from parley.core.models.openai_provider import aclose_clients
+    from parley.core.bots.connectors import aclose_connectors
+    from parley.core.engine import BatchRunner
+    from parley.core.models import aclose_clients
 
     single = request.single
     pool: Any = None
@@ -522,8 +522,7 @@ async def _main(
             click.echo(f"left out: {files} file{'s' if files != 1 else ''} with problems (above); the others run", err=True)
 
         if placement is not None:
-            from parley.core.engine.distributed.pool import WorkerPool
-            from parley.core.engine.distributed.sharded_runner import ShardedRunner
+            from parley.core.engine.distributed import ShardedRunner, WorkerPool
 
             pool = WorkerPool(placement)
             try:
@@ -616,7 +615,7 @@ async def _main(
         return EXIT_BUDGET
     threshold, lower = gate
     if threshold is not None:
-        from parley.core.reports.stats import summarize
+        from parley.core.reports import summarize
 
         summary = await asyncio.to_thread(summarize, store, result.batch_id)
         held, line = rate_gate(summary, threshold, lower=lower)
@@ -646,7 +645,7 @@ def _interval(interval: Any) -> str:
 def counts_lines(summary: Any) -> list[str]:
     """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
     as terminal lines."""
-    from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT
+    from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT
 
     def n(count: int, one: str, many: str | None = None) -> str:
         return f"{count} {one if count == 1 else (many or one + 's')}"
@@ -689,8 +688,7 @@ def counts_lines(summary: Any) -> list[str]:
 def _summary_and_report(store: Any, result: Any, report_file: Path, single: bool) -> tuple[str, str | None]:
     """Write the markdown report; return the scored summary for the terminal and, if the report
     could not be written, why."""
-    from parley.core.reports.markdown import render_markdown
-    from parley.core.reports.stats import summarize
+    from parley.core.reports import render_markdown, summarize
 
     summary = summarize(store, result.batch_id)
     partial = report_file.with_name(report_file.name + ".partial")

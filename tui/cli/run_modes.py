@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --help` starts
-    from parley.core.records.batch import RerunSelection
+    from parley.core.records import RerunSelection
 
 Mode = Literal["new", "resume", "rerun", "replay"]
 
@@ -46,7 +46,7 @@ KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
 
 def parse_selection(text: str) -> list[RerunSelection]:
     """`failed`, `errors`, `unverified`, `user-faults`, or several joined by commas."""
-    from parley.core.reports.outcome_classes import RERUN_OUTCOMES
+    from parley.core.records import RERUN_OUTCOMES
 
     picked: list[RerunSelection] = []
     for part in (p.strip() for p in text.split(",")):
@@ -95,8 +95,7 @@ class RunRequest:
     async def prepare(self, store: Any, *, dry_run: bool = False) -> Any:
         """Plan and store the batch (parley.core.engine.batch_plan.PreparedBatch); with
         `dry_run`, only plan it."""
-        from parley.core.engine.batch_lineage import prepare_replay, prepare_rerun
-        from parley.core.engine.batch_runner import prepare_batch, prepare_resume
+        from parley.core.engine import prepare_batch, prepare_replay, prepare_rerun, prepare_resume
 
         ref = self.ref or "latest"
         if self.mode == "resume":
@@ -112,8 +111,7 @@ class RunRequest:
         nothing to re-run (EXIT_OK), invalid inputs located line by line (EXIT_FAILED), a bad
         selection (EXIT_USAGE), any other ParleyError such as a missing key or an unknown batch
         (EXIT_FAILED)."""
-        from parley.core.engine.batch_lineage import NothingToRerun
-        from parley.core.engine.batch_plan import InvalidInputs, SelectionError
+        from parley.core.engine import InvalidInputs, NothingToRerun, SelectionError
         from parley.core.errors import ParleyError
 
         try:

@@ -30,7 +30,7 @@ conversation over --max-session-chars, is refused (422), as is a body over --max
 
 
 def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from parley.core.models.names import parse_model_name
+    from parley.core.models import parse_model_name
 
     try:
         parse_model_name(value)
@@ -117,7 +117,7 @@ def serve_bot(
     """Serve the built-in order bot behind a Rasa-compatible REST webhook."""
     import uvicorn
 
-    from parley.core.bots.service import WEBHOOK_PATH, build_bot_app
+    from parley.core.bots import WEBHOOK_PATH, build_bot_app
 
     app = build_bot_app(
         model,

@@ -43,7 +43,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from parley.core.service.models import check_model_name
+    from parley.core.service import check_model_name
 
     try:
         return check_model_name(value, allow_profile=param.name == "user_model") or "offline"
@@ -53,7 +53,7 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 def _bot_host(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     from parley.core.errors import ConfigError
-    from parley.core.service.bot_hosts import parse_allowed_host
+    from parley.core.service import parse_allowed_host
 
     for value in values:
         try:
@@ -145,10 +145,10 @@ def serve(
     """
     import uvicorn
 
-    from parley.core.records.batch import RoleModels
-    from parley.core.service.app import TOKEN_ENV, create_app, default_profile_dirs
+    from parley.core.records import RoleModels
+    from parley.core.service import TOKEN_ENV, create_app, default_profile_dirs
     from parley.core.settings import settings
-    from parley.core.store.store import Store
+    from parley.core.store import Store
     from parley.tui.cli.log_file import configure_logging
 
     placement = placement_or_exit(workers, ray_address)  # Ray missing: one line saying how to install it

@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from parley.core.errors import ParleyError
-from parley.core.records.batch import OUTCOME_FILTERS
+from parley.core.records import OUTCOME_FILTERS
 
 DB_OPTION_HELP = "SQLite database (default: $PARLEY_DB, else sessions/parley.db)."
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
@@ -55,7 +55,7 @@ def open_store(db_path: Path | None, *, read_only: bool = False) -> Any:
     """The store at `db_path` (default as Store.open), with parley's log file beside it; `read_only`
     for commands that only read, which then work on a read-only file or file system too."""
     from parley.core.settings import settings
-    from parley.core.store.store import Store
+    from parley.core.store import Store
     from parley.tui.cli.log_file import configure_logging
 
     if not read_only:  # a read-only folder takes no log file either
@@ -211,7 +211,7 @@ def list_sessions(
     """Chats and batch conversations, newest first, as a table."""
     from rich.table import Table
 
-    from parley.core.store.session_queries import SessionCursor, SessionFilters
+    from parley.core.store import SessionCursor, SessionFilters
 
     with open_store(db_path, read_only=True) as store:
         batch_id = _batch_id(store, batch_ref) if batch_ref else None
@@ -331,7 +331,7 @@ class _ChatView:
 @db_option
 def export(ident: str, output: Path | None, db_path: Path | None) -> None:
     """Export a conversation or a chat as JSON (transcript, tool calls, verdict, usage)."""
-    from parley.core.reports.exports import result_record
+    from parley.core.reports import result_record
 
     with open_store(db_path, read_only=True) as store:
         kind, stored = _load(store, ident)

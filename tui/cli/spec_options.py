@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from parley.core.specs.sources import SpecSet
+from parley.core.specs import SpecSet
 
 
 def template_options(command: Any) -> Any:

@@ -30,7 +30,7 @@ def workers_options(command: Any) -> Any:
 def placement_or_exit(workers: int | None, ray_address: str | None) -> Any:
     """The placement asked for (parley.core.engine.distributed.placement.Placement), None for one
     process; when Ray is missing, one line saying how to install it and exit 1."""
-    from parley.core.engine.distributed.placement import Placement, import_ray
+    from parley.core.engine.distributed import Placement, import_ray
 
     try:
         placement = Placement.from_options(workers, ray_address)

@@ -30,7 +30,7 @@ import httpx
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnCompleted
 from parley.core.errors import ConfigError, ParleyError
-from parley.core.records.chat import ChatMessage
+from parley.core.records import ChatMessage
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 EXCERPT_CHARS = 200

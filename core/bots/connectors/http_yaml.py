@@ -53,8 +53,8 @@ from parley.core.bots.connectors.base import (
     resolve_env,
 )
 from parley.core.errors import ConfigError, ProfileError
-from parley.core.records.chat import ChatMessage
-from parley.core.specs.yaml_reading import read_yaml
+from parley.core.records import ChatMessage
+from parley.core.specs import read_yaml
 
 SCHEME = "http"
 Method = Literal["GET", "POST", "PUT", "PATCH"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from parley.core.bots.api import BotContext
 from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, ConnectorError, HttpConnector, check_url, excerpt, last_user_text
-from parley.core.records.chat import ChatMessage
+from parley.core.records import ChatMessage
 
 SCHEME = "rasa"
 SESSION_START = "/session_start"

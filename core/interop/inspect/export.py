@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from parley.core.errors import ParleyError
-from parley.core.records.batch import BatchRecord, StoredConversation
-from parley.core.records.conversation import RERUN_STOPS
+from parley.core.records import RERUN_STOPS, BatchRecord, StoredConversation
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample

@@ -25,9 +25,7 @@ from typing import Any
 from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
 from parley.core.interop.inspect.messages import jsonable
-from parley.core.records.conversation import BROKEN_STOPS, Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import BOT_FAILURES, CheckResult, Verdict
+from parley.core.records import BOT_FAILURES, BROKEN_STOPS, CheckResult, Conversation, ConversationSpec, Verdict
 
 SCORE_METRICS: dict[str, tuple[str, ...]] = {
     "passed": ("accuracy", "stderr"),

@@ -156,13 +156,13 @@ class BatchFeed:
 def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement: Any = None) -> None:
     """The batch's process: open the store, run the batch (over workers with a `placement`),
     send every event back; "stop" and "cancel" arrive on `control`. Ends by sending None."""
-    from parley.core.store.store import Store
+    from parley.core.store import Store
 
     async def main() -> None:
-        from parley.core.engine.batch_runner import BatchRunner
+        from parley.core.engine import BatchRunner
         from parley.core.errors import ParleyError
-        from parley.core.models.openai_provider import aclose_clients
-        from parley.core.records.events import BatchFinished
+        from parley.core.models import aclose_clients
+        from parley.core.records import BatchFinished
 
         loop = asyncio.get_running_loop()
         store = await asyncio.to_thread(Store.open, db_path)
@@ -171,8 +171,7 @@ def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement:
         if placement is None or prepared.batch.options.cache:  # the reply cache lives in this process's database
             runner = BatchRunner(store, prepared, on_event=events.put)
         else:
-            from parley.core.engine.distributed.pool import WorkerPool
-            from parley.core.engine.distributed.sharded_runner import ShardedRunner
+            from parley.core.engine.distributed import ShardedRunner, WorkerPool
 
             pool = WorkerPool(placement)
             runner = ShardedRunner(store, prepared, pool=pool, on_event=events.put)

@@ -233,8 +233,7 @@ class BatchesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
-        from parley.core.reports.markdown import rates_line
-        from parley.core.reports.stats import summarize
+        from parley.core.reports import rates_line, summarize
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))

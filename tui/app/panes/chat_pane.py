@@ -223,7 +223,7 @@ class ChatPane(Pane):
     def _build_session(self, customer: str, loop: asyncio.AbstractEventLoop) -> None:
         # In a thread: the first session imports the order API (FastAPI) and builds its World;
         # an LLM bot's SDK is imported and its client (SSL context and all) built here too.
-        from parley.core.chat.session import ChatSession
+        from parley.core.chat import ChatSession
         from parley.core.errors import ParleyError
 
         try:
@@ -315,8 +315,8 @@ class ChatPane(Pane):
 
     @work(exclusive=True, exit_on_error=False, group="chat-turn", description="the bot's turn")
     async def _send(self, text: str) -> None:
-        from parley.core.bots.api import TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
-        from parley.core.chat.commands import CommandResult
+        from parley.core.bots import TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
+        from parley.core.chat import CommandResult
 
         session = self.session
         async for event in session.send_stream(text):

@@ -226,7 +226,7 @@ class ProfilesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="profile-load", description="loading the profile")
     def _load(self, path: Path, shown_as: str) -> None:
-        from parley.core.specs.sources import load_specs
+        from parley.core.specs import load_specs
 
         try:
             text = path.read_text(encoding="utf-8")

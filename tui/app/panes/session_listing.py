@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from parley.tui.app.panes.batch_results import outcome_label, plural
 
 if TYPE_CHECKING:
-    from parley.core.store.session_queries import SessionItem, SessionKind
+    from parley.core.store import SessionItem, SessionKind
 
 
 _DATE_RANGE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})?\s*(?:\.\.\s*(\d{4}-\d{2}-\d{2})?)?\s*$")
@@ -121,11 +121,11 @@ def export_detail(store: Any, kind: SessionKind, session_id: str, directory: Pat
         data: Any = stored.chat.model_dump(mode="json")
         stem = f"chat-{stored.chat.session_id[:12]}"
     else:
-        from parley.core.reports.exports import result_record
+        from parley.core.reports import result_record
 
         stored = store.load_conversation(session_id)
         data = result_record(stored)
         stem = f"conversation-{stored.conversation.id[:12]}"
-    from parley.core.chat.session import write_new_json
+    from parley.core.chat import write_new_json
 
     return write_new_json(directory, stem, json.dumps(data, indent=2, ensure_ascii=False))

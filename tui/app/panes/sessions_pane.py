@@ -109,7 +109,7 @@ class SessionsPane(Pane):
     def _load_page(self, generation: int, filters: dict[str, Any], cursor: Any) -> None:
         """The next page of `cursor`, or the first page of a new cursor for `filters`. The
         cursor is handed back in the message: only the current generation's is kept."""
-        from parley.core.store.session_queries import CHATS, SessionCursor, SessionFilters, outcome_names, profile_names
+        from parley.core.store import CHATS, SessionCursor, SessionFilters, outcome_names, profile_names
         from parley.tui.app.panes.session_listing import session_cells
 
         store = self.parley.store()

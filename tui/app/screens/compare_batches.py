@@ -56,7 +56,7 @@ def _rate(rate: Any) -> str:
 
 def summary_text(c: Any) -> str:
     """The comparison's head, in a few lines."""
-    from parley.core.reports.compare import verdict_line
+    from parley.core.reports import verdict_line
 
     base, new = c.base.batch, c.new.batch
     lines = [
@@ -170,7 +170,7 @@ class CompareScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", description="comparing the batches")
     def _compare(self) -> None:
-        from parley.core.reports.compare import compare_batches
+        from parley.core.reports import compare_batches
 
         self.post_message(ComparisonLoaded(compare_batches(self.parley.store(), self.base_id, self.new_id)))
 

@@ -94,7 +94,7 @@ class LaunchBatchScreen(ModalScreen[Any]):
         """The form as parley.core.records.batch.BatchOptions; ValueError says which field is wrong."""
         from pydantic import ValidationError
 
-        from parley.core.records.batch import BatchOptions, LoadOptions, RoleModels
+        from parley.core.records import BatchOptions, LoadOptions, RoleModels
 
         numbers: dict[str, int] = {}
         for name, least in (("concurrency", 1), ("trials", 1), ("seed", 0)):
@@ -147,10 +147,9 @@ class LaunchBatchScreen(ModalScreen[Any]):
     def _prepare(self, sources: list[str], options: Any) -> None:
         # In a thread, on a loop of its own: the engine's first import and reading the files
         # (or a model generating a variable's values) never hold up the screen.
-        from parley.core.engine.batch_plan import InvalidInputs
-        from parley.core.engine.batch_runner import prepare_batch
+        from parley.core.engine import InvalidInputs, prepare_batch
         from parley.core.errors import ParleyError
-        from parley.core.models.openai_provider import aclose_clients
+        from parley.core.models import aclose_clients
 
         async def prepare() -> Any:
             try:
