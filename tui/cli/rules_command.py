@@ -35,7 +35,7 @@ conversations it was decided over. A rule that could not be run adds "not_run" a
 
 @click.group()
 def rules() -> None:
-    """Sensei rule files: check conversations against them (what sensei-check does)."""
+    """Check conversations against Sensei rule files (sensei-check)."""
 
 
 @rules.command(epilog=CHECK_EPILOG)
