@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
     from parley.core.specs.sources import SpecSet, load_specs, load_specs_as, read_profile
-    from parley.core.specs.yaml_reading import read_yaml
+    from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
     "CUSTOMER_ID_RE",
@@ -45,6 +45,7 @@ __all__ = [
     "parse_scenarios",
     "read_profile",
     "read_yaml",
+    "read_yaml_documents",
     "resolve_any_items",
     "spec_steps",
 ]
