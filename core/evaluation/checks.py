@@ -14,6 +14,9 @@ What is checked (see `build_checks`):
   message is quoted), both case-insensitive;
 - `playbook_assertion`: the playbook runner's per-step outcomes from
   `conversation.metadata["assertions"]`;
+- `claims_match_actions` (parley.core.evaluation.claims), added by default: every action a bot
+  message says is done is backed by a successful tool call or the final state; not applicable
+  to a bot whose actions parley does not see;
 - `conversation_completed`: fails on `timeout` (a bot that hangs fails) and `bot_error` (the bot
   broke), passes on every other bot-side stop (user_stop, bot_stop, max_turns, fallback_loop:
   the other checks decide those), and is not run when the run broke on the other side
@@ -31,13 +34,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from parley.core.evaluation.requested_changes import requested_orders
-from parley.core.reading import order_digits
+from parley.core.evaluation.claims import CLAIMS_KIND, claims_check
 from parley.core.records import (
     BROKEN_STOPS,
     UNFINISHED_STOPS,
@@ -145,13 +147,9 @@ def order_status_checks(
     state: WorldState | None,
     *,
     initial_statuses: Mapping[str, str] | None = None,
-    requested: Set[str] = frozenset(),
 ) -> list[CheckResult]:
     """One check per expected order. A failure is also a policy violation when the order was
-    changed although the profile expected it to keep its initial status, and the customer did
-    not ask for the change in the conversation (`requested`: the digits of the orders whose
-    change the customer asked for, see requested_changes); a change the customer asked for is
-    a failed expectation, reported as such."""
+    changed although the profile expected it to keep its initial status."""
     checks: list[CheckResult] = []
     changes = changed_orders(state, initial_statuses) if state is not None else {}
     for order_id, want in expected.items():
@@ -187,14 +185,10 @@ def order_status_checks(
                 )
             )
         else:
-            kept_expected = change is not None and want == change.initial
-            asked = order_digits(order_id) in requested
-            violation = kept_expected and not asked
+            violation = change is not None and want == change.initial
             reason = f"{order_id} is {actual}, expected {want} ({history})."
             if violation:
-                reason += " The profile expected it to stay as it was, and the customer did not ask for the change."
-            elif kept_expected:
-                reason += " The customer asked for the change in the conversation; the profile expected it to stay as it was."
+                reason += " The profile expected it to stay as it was."
             checks.append(
                 CheckResult(
                     kind="order_status",
@@ -214,16 +208,14 @@ def unchanged_others_checks(
     *,
     initial_statuses: Mapping[str, str] | None = None,
     tool_calls: Sequence[ToolCallRecord] = (),
-    requested: Set[str] = frozenset(),
 ) -> list[CheckResult]:
-    """One failing check per order changed that the profile did not name in `expect.orders`
-    (a policy violation unless the customer asked for the change: `requested`, as in
-    order_status_checks); one passing check when there is none. Nothing when the profile has no
+    """One failing check (a policy violation) per order changed that the profile did not name
+    in `expect.orders`; one passing check when there is none. Nothing when the profile has no
     `expect:` block or sets `unchanged_others: false`; a check parley adds by default (never
     making a pass) when it does not say."""
     if expect is None or expect.unchanged_others is False:
         return []
-    checks = _unchanged_others(expect, state, initial_statuses=initial_statuses, tool_calls=tool_calls, requested=requested)
+    checks = _unchanged_others(expect, state, initial_statuses=initial_statuses, tool_calls=tool_calls)
     if expect.unchanged_others is None:
         return [c.model_copy(update={"by_default": True}) for c in checks]
     return checks
@@ -235,7 +227,6 @@ def _unchanged_others(
     *,
     initial_statuses: Mapping[str, str] | None,
     tool_calls: Sequence[ToolCallRecord],
-    requested: Set[str],
 ) -> list[CheckResult]:
     if state is None:
         return [CheckResult(kind="unchanged_others", name="no other order changed", outcome="not_applicable", reason=_NO_STATE)]
@@ -255,9 +246,7 @@ def _unchanged_others(
     checks = []
     for order_id, change in others.items():
         age = ages.get(order_id)
-        asked = order_digits(order_id) in requested
         reason = f"{order_id} was {change.final} (it was {change.initial}) although the profile did not expect it to change"
-        reason += " (the customer asked for it in the conversation)" if asked else ", and the customer did not ask for it"
         if age is not None and age > CANCELLATION_WINDOW_DAYS:
             reason += f"; it was {age} days old, past the {CANCELLATION_WINDOW_DAYS}-day cancellation limit"
         elif age is not None:
@@ -271,7 +260,7 @@ def _unchanged_others(
                 name=f"{order_id} not expected to change",
                 outcome="fail",
                 reason=reason + ".",
-                policy_violation=not asked,
+                policy_violation=True,
                 details={
                     "order_id": order_id,
                     "initial": change.initial,
@@ -569,6 +558,7 @@ _DECIDED: dict[str, str] = {
     "tool_called": "pass",
     "tool_not_called": "fail",
     "unchanged_others": "fail",
+    CLAIMS_KIND: "fail",  # the customer heard it; what the bot would have done next does not back it
 }
 
 
@@ -644,17 +634,15 @@ def build_checks(
     expect = spec.expect
     state = conversation.final_state
     checks: list[CheckResult] = []
-    requested = requested_orders(conversation) if state is not None else set()
     if expect is not None:
-        checks += order_status_checks(expect.orders, state, initial_statuses=initial_statuses, requested=requested)
-    checks += unchanged_others_checks(
-        expect, state, initial_statuses=initial_statuses, tool_calls=conversation.tool_calls, requested=requested
-    )
+        checks += order_status_checks(expect.orders, state, initial_statuses=initial_statuses)
+    checks += unchanged_others_checks(expect, state, initial_statuses=initial_statuses, tool_calls=conversation.tool_calls)
     if expect is not None:
         checks += tool_checks(expect, conversation.tool_calls)
         texts = conversation.bot_texts
         checks += bot_says_checks(expect.bot_says, texts)
         checks += bot_never_says_checks(expect.bot_never_says, texts)
     checks += playbook_assertion_checks(conversation.metadata)
+    checks.append(claims_check(conversation))
     checks.append(conversation_completed_check(conversation))
     return checks

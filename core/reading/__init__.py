@@ -22,9 +22,7 @@ if TYPE_CHECKING:
         STATUS_WORDS,
         TRACK_WORDS,
         confirmation_order_id,
-        is_affirmative,
         is_confirmation_question,
-        is_refusal,
     )
 
 __all__ = [
@@ -42,9 +40,7 @@ __all__ = [
     "extract_order_ids",
     "goal_mentioned",
     "ids_in",
-    "is_affirmative",
     "is_confirmation_question",
-    "is_refusal",
     "key_terms",
     "mentions_id",
     "order_digits",

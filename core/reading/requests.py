@@ -18,9 +18,7 @@ __all__ = [
     "STATUS_WORDS",
     "TRACK_WORDS",
     "confirmation_order_id",
-    "is_affirmative",
     "is_confirmation_question",
-    "is_refusal",
 ]
 
 CANCEL_WORDS = re.compile(r"\b(cancel\w*|annul\w*|revoke|call off)\b", re.I)
@@ -57,28 +55,3 @@ def confirmation_order_id(text: str | None) -> str | None:
             return ids[-1]
     ids = ids_in(text)
     return ids[-1] if ids else None
-
-
-_AFFIRMATIVE = re.compile(
-    r"^\W*(yes|yeah|yep|yup|ya|sure|ok(ay)?|confirm(ed)?|correct|absolutely|affirmative|please do|go ahead|do it|"
-    r"s[ií]|claro|vale|de acuerdo|adelante|confirmo)\b",
-    re.I,
-)
-_REFUSAL = re.compile(
-    r"^\W*(no|nope|nah|wait|stop|hold on)\b"
-    r"|\b(don'?t|do not|not|never) (want (it |them )?(to )?|need to |)cancel\w*"
-    r"|\bkeep (it|them|the order|my order|this order|that order)\b|\bchanged? (my|your) mind\b"
-    r"|\bmejor no\b|\bno (lo|la) cancel\w*|\bquiero conservar\w*",
-    re.I,
-)
-
-
-def is_affirmative(text: str | None) -> bool:
-    """Does a customer's reply start by saying yes (in English or Spanish)?"""
-    return bool(text) and _AFFIRMATIVE.search(text or "") is not None and not is_refusal(text)
-
-
-def is_refusal(text: str | None) -> bool:
-    """Does a customer's reply refuse or take back a cancellation: it starts with no (or wait,
-    stop), says not to cancel, to keep the order, or that they changed their mind?"""
-    return bool(text) and _REFUSAL.search(text or "") is not None
