@@ -206,7 +206,8 @@ async def test_unchanged_others_false_lets_other_orders_change():
 async def test_a_profile_without_expectations_is_unverified_not_passed():
     conv = await converse(["cancel ORD-1001", "yes"])
     verdict = await evaluate(conv, make_spec(None))
-    assert [c.kind for c in verdict.checks] == ["conversation_completed"]
+    # only the checks parley adds by default, both passing: they never make a pass on their own
+    assert [(c.kind, c.outcome) for c in verdict.checks] == [("claims_match_actions", "pass"), ("conversation_completed", "pass")]
     assert verdict.outcome == "unverified" and not verdict.passed
     # the offline judge scores from the checks: with none about the bot it gives no score, not a 3
     assert verdict.score is None and verdict.comment.startswith("Not scored: no check about the bot applied")

@@ -14,6 +14,9 @@ What is checked (see `build_checks`):
   message is quoted), both case-insensitive;
 - `playbook_assertion`: the playbook runner's per-step outcomes from
   `conversation.metadata["assertions"]`;
+- `claims_match_actions` (parley.core.evaluation.claims), added by default: every action a bot
+  message says is done is backed by a successful tool call or the final state; not applicable
+  to a bot whose actions parley does not see;
 - `conversation_completed`: fails on `timeout` (a bot that hangs fails) and `bot_error` (the bot
   broke), passes on every other bot-side stop (user_stop, bot_stop, max_turns, fallback_loop:
   the other checks decide those), and is not run when the run broke on the other side
@@ -36,6 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from parley.core.evaluation.claims import CLAIMS_KIND, claims_check
 from parley.core.evaluation.requested_changes import requested_orders
 from parley.core.reading import order_digits
 from parley.core.records import (
@@ -569,6 +573,7 @@ _DECIDED: dict[str, str] = {
     "tool_called": "pass",
     "tool_not_called": "fail",
     "unchanged_others": "fail",
+    CLAIMS_KIND: "fail",  # the customer heard it; what the bot would have done next does not back it
 }
 
 
@@ -656,5 +661,6 @@ def build_checks(
         checks += bot_says_checks(expect.bot_says, texts)
         checks += bot_never_says_checks(expect.bot_never_says, texts)
     checks += playbook_assertion_checks(conversation.metadata)
+    checks.append(claims_check(conversation))
     checks.append(conversation_completed_check(conversation))
     return checks
