@@ -18,29 +18,21 @@ import pytest
 
 from parley.core.errors import ParleyError
 from parley.core.store.store import ForeignDatabase, ReadOnlyDatabase, Store
+from tests.read_only_fs import on_read_only_fs, seal, unseal
 
 ROOT = Path(__file__).resolve().parent.parent
 PARLEY = Path(sys.executable).parent / "parley"
 PLAYBOOK = ROOT / "profiles" / "playbooks" / "track_pending_order.yaml"
-NOBODY = 65534
 
 
-def as_reader(command: list[str]) -> list[str]:
-    """`command` run by a user who cannot write the read-only files: when the suite runs as root,
-    file modes do not stop root, so it runs as `nobody` (util-linux's setpriv)."""
-    if os.geteuid() != 0:
-        return command
-    setpriv = shutil.which("setpriv")
-    assert setpriv, "running as root: setpriv (util-linux) is needed to read as another user"
-    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
-
-
-def parley(*args: str, cwd: Path | None = None, as_nobody: bool = False) -> subprocess.CompletedProcess[str]:
-    """The installed command; `as_nobody`: as a user who cannot write the files (see as_reader)."""
+def parley(*args: str, cwd: Path | None = None, read_only: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed command; `read_only`: with that folder on a read-only file system (read_only_fs)."""
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     env.pop("PARLEY_DB", None)
     command = [str(PARLEY), *args]
-    return subprocess.run(as_reader(command) if as_nobody else command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    if read_only is not None:
+        command = on_read_only_fs(read_only, command)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def digest(path: Path) -> str:
@@ -130,22 +122,23 @@ def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
 
 @pytest.fixture
 def read_only_db(tmp_path) -> Iterator[Path]:
-    """A parley database holding one finished batch, in a folder nobody but root may write
-    (as on a read-only file system: no -wal or -shm file can be made beside it)."""
+    """A parley database holding one finished batch, alone in a folder that commands given
+    `read_only=path.parent` see as a read-only file system (no -wal or -shm file can be made
+    beside it). Outside those commands the folder is the test's to change (`unseal` it first)."""
     source = tmp_path / "p.db"
     made = parley("run", str(PLAYBOOK), "--db", str(source))
     assert made.returncode == 0, made.stdout + made.stderr
     with Store.open(source) as store:
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # Not under tmp_path: where no mount namespace can be made, `nobody` reads it (read_only_fs).
     folder = Path(tempfile.mkdtemp(prefix="parley-read-only-"))
     path = folder / "p.db"
     shutil.copy(source, path)
-    path.chmod(0o444)
-    folder.chmod(0o555)
+    seal(folder)
     try:
         yield path
     finally:
-        folder.chmod(0o755)
+        unseal(folder)
         shutil.rmtree(folder)
 
 
@@ -160,7 +153,7 @@ def read_only_db(tmp_path) -> Iterator[Path]:
 )
 def test_read_only_commands_read_a_read_only_database(read_only_db, command, says):
     before = digest(read_only_db)
-    result = parley(*command, "--db", str(read_only_db), cwd=read_only_db.parent, as_nobody=True)
+    result = parley(*command, "--db", str(read_only_db), cwd=read_only_db.parent, read_only=read_only_db.parent)
     assert result.returncode == 0, result.stderr
     assert says in result.stdout
     assert digest(read_only_db) == before
@@ -168,7 +161,7 @@ def test_read_only_commands_read_a_read_only_database(read_only_db, command, say
 
 
 def test_a_command_that_writes_says_the_database_is_read_only(read_only_db):
-    result = parley("run", str(PLAYBOOK), "--db", str(read_only_db), cwd=read_only_db.parent, as_nobody=True)
+    result = parley("run", str(PLAYBOOK), "--db", str(read_only_db), cwd=read_only_db.parent, read_only=read_only_db.parent)
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"error: {read_only_db} is read-only: this command writes to the database.")
@@ -210,7 +203,7 @@ APP_READER = textwrap.dedent(
 
 def test_the_apps_sessions_pane_reads_a_read_only_database(read_only_db):
     result = subprocess.run(
-        as_reader([sys.executable, "-c", APP_READER, str(read_only_db)]),
+        on_read_only_fs(read_only_db.parent, [sys.executable, "-c", APP_READER, str(read_only_db)]),
         cwd=read_only_db.parent,
         capture_output=True,
         text=True,
