@@ -181,19 +181,18 @@ def test_a_store_opened_read_only_refuses_writes_by_name(tmp_path):
 
 APP_READER = textwrap.dedent(
     """
-    import asyncio, sys
+    import asyncio, sys, time
     from textual.widgets import DataTable
     from parley.tui.app.app import ParleyApp
 
     async def main():
         app = ParleyApp(initial_pane="sessions", db_path=sys.argv[1], profile_dirs=[])
         async with app.run_test(size=(120, 36)) as pilot:
-            for _ in range(40):
+            table = app.query_one("#sessions-table", DataTable)
+            deadline = time.monotonic() + 120  # waits for the rows; the deadline only stops a hang
+            while not table.row_count and time.monotonic() < deadline:
                 await app.workers.wait_for_complete()
                 await pilot.pause(0.05)
-                table = app.query_one("#sessions-table", DataTable)
-                if table.row_count:
-                    break
             print("rows", table.row_count, "read_only", app.store().read_only)
 
     asyncio.run(main())

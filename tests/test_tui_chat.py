@@ -15,7 +15,7 @@ from parley.tui.app.panes.chat_pane import COMMAND_NAMES, ChatPane, ChatSidebar
 from parley.tui.app.widgets.command_table import CommandTable
 from parley.tui.app.widgets.transcript_view import ChatLog, Notice, ToolCallView
 from tests.test_bot_order_loop import ScriptedModel, calls, text
-from tests.test_tui_support import SIZE, db_path, make_app, say, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import SIZE, db_path, make_app, say, settle, until  # noqa: F401  (fixture)
 
 
 def _log(app) -> ChatLog:
@@ -352,10 +352,7 @@ async def test_saves_that_finish_out_of_order_keep_the_latest_chat(db_path, monk
         await settle(pilot)
         pane = app.query_one(ChatPane)
         pane.send("hello")
-        for _ in range(100):
-            await pilot.pause(0.01)
-            if calls:
-                break
+        await until(pilot, lambda: bool(calls), "the first turn's save to start")
         await say(pilot, "where is ORD-1003?")
         await settle(pilot)
         session_id = pane.session.id
