@@ -64,6 +64,18 @@ def test_a_read_only_order_database_is_one_line(read_only_db):
     assert digest(orders) == before
 
 
+def test_a_new_order_database_in_a_folder_that_cannot_be_written_names_the_folder(read_only_db):
+    folder = read_only_db.parent
+    orders = folder / "orders.db"
+    result = parley("mockapi", "--db", str(orders), "--port", "0", cwd=folder, read_only=folder)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: cannot create {orders}: the folder {folder} cannot be written (a read-only file system or no permission); "
+        "give --db a file in a folder you can write"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["p.db"]
+
+
 def test_its_own_database_from_before_the_mark_still_opens_and_keeps_its_orders(tmp_path):
     path = tmp_path / "orders.db"
     store = open_file_store(path, today=TODAY)

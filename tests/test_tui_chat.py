@@ -362,6 +362,24 @@ async def test_saves_that_finish_out_of_order_keep_the_latest_chat(db_path, monk
         assert len(store.load_chat_session(session_id).chat.messages) == latest
 
 
+async def test_a_chat_that_fails_to_save_says_so_once_per_failure(db_path, monkeypatch):
+    # Textual runs a message's handler of every class up the pane's MRO: a pane that also called
+    # its base's handler reported each failure twice.
+    from parley.core.errors import ParleyError
+
+    def full_disk(self, chat, **kw):
+        raise ParleyError(f"{self.path}: database or disk is full")
+
+    monkeypatch.setattr(Store, "save_chat_session", full_disk)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "hello")
+        await say(pilot, "where is ORD-1003?")
+        failures = [(n.title, n.message) for n in app._notifications]
+    assert failures == [("Failed: saving the chat", f"{db_path}: database or disk is full")] * 2
+
+
 async def test_an_llm_bots_client_is_built_before_the_first_message_off_the_ui_loop(db_path, monkeypatch):
     # Importing the SDK and building its SSL context take ~0.5 s: done in the start-up thread,
     # so the first message does not freeze the screen.
