@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         TurnTiming,
     )
     from parley.core.records.events import (
+        BatchEvent,
         BatchFinished,
         BatchStarted,
         ConcurrencyChanged,
@@ -87,6 +88,7 @@ __all__ = [
     "BATCH_STATUSES",
     "BOT_FAILURES",
     "BROKEN_STOPS",
+    "BatchEvent",
     "BatchFinished",
     "BatchOptions",
     "BatchRecord",

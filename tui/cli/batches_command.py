@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from parley.tui.cli.sessions_command import console, db_option, open_store
+from parley.tui.cli.command_io import console, db_option, open_store
 
 if TYPE_CHECKING:
-    from parley.core.records import BatchRecord
+    from parley.core.records import BatchRecord, BatchRow
 
 
-def pass_rate(row: Any) -> float | None:
+def pass_rate(row: BatchRow) -> float | None:
     """passed / (passed + failed) of a stored batch's counts, the store's `failed` holding the
     bot's failures (failed checks and bot errors, parley.core.records.verdict.BOT_FAILURES): the
     same pass rate as the report's. None before anything was judged."""
@@ -35,12 +35,12 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def bot_label(batch: Any) -> str:
+def bot_label(batch: BatchRecord) -> str:
     models = batch.options.models
     return models.bot + (f" + {Path(models.bot_prompt).name}" if models.bot_prompt else "")
 
 
-def lineage(batch: Any) -> str | None:
+def lineage(batch: BatchRecord) -> str | None:
     """How a batch was made from another one, in words; None for a batch of its own."""
     options = batch.options
     if batch.parent_id and options.rerun:
@@ -51,7 +51,7 @@ def lineage(batch: Any) -> str | None:
     return None
 
 
-def _row_json(row: Any) -> dict[str, Any]:
+def _row_json(row: BatchRow) -> dict[str, Any]:
     b = row.batch
     return {
         "id": b.id,
@@ -167,7 +167,7 @@ def _made_from(b: BatchRecord) -> str:
 def show(batch_ref: str, db_path: Path | None) -> None:
     """One batch: what it ran and how, the batch it was made from, and its scored summary."""
     from parley.core.reports import summarize
-    from parley.tui.cli.run_command import summary_lines
+    from parley.tui.cli.batch_summary import summary_lines
 
     with open_store(db_path) as store:
         summary = summarize(store, batch_ref)

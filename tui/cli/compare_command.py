@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from parley.tui.cli.sessions_command import db_option, open_store
+from parley.tui.cli.command_io import db_option, open_store
 
 EXIT_OK = 0
 EXIT_REGRESSED = 1

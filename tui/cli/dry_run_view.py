@@ -7,11 +7,16 @@ would (new batch, --resume, --rerun, --replay) and prints a table per role.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from parley.tui.cli.run_modes import EXIT_OK
+
+if TYPE_CHECKING:
+    from parley.core.engine import DryRun
+    from parley.core.store import Store
+    from parley.tui.cli.run_modes import RunRequest
 
 SPECS_SHOWN = 12
 
@@ -24,7 +29,7 @@ def _about(value: float | None) -> str:
     return "-" if value is None else f"~{value:,.0f}"
 
 
-def render(plan: Any, *, title: str) -> str:
+def render(plan: DryRun, *, title: str) -> str:
     """The dry run as text for a terminal."""
     from rich.console import Console
     from rich.table import Table
@@ -103,7 +108,7 @@ def render(plan: Any, *, title: str) -> str:
     return "\n".join(lines)
 
 
-async def print_dry_run(store: Any, request: Any) -> int:
+async def print_dry_run(store: Store, request: RunRequest) -> int:
     """Plan `request` (a run_modes.RunRequest) without storing it and print its estimate."""
     from parley.core.engine import estimate_batch
 

@@ -4,6 +4,7 @@ default), never the terminal, where they would break the app's screen or a comma
 from __future__ import annotations
 
 import logging
+from io import TextIOWrapper
 from pathlib import Path
 
 LOG_NAME = "parley.log"
@@ -14,7 +15,7 @@ class _FolderMakingFileHandler(logging.FileHandler):
     """A file handler that opens its file (and makes its folder) at the first record, so a
     command that logs nothing leaves nothing behind."""
 
-    def _open(self):  # type: ignore[no-untyped-def]
+    def _open(self) -> TextIOWrapper:
         Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
         return super()._open()
 

@@ -29,7 +29,14 @@ def profiles() -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Batch seed the conversations are drawn with.")
 @template_options
 @personalities_option
-def validate(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, ...], **templates: Path | None) -> None:
+def validate(
+    paths: tuple[Path, ...],
+    seed: int,
+    personality_dirs: tuple[Path, ...],
+    agent_template: Path | None,
+    client_template: Path | None,
+    evaluator_template: Path | None,
+) -> None:
     """Check files and folders; print every problem with its location.
 
     Folders are searched recursively: .yml/.yaml files are Sensei profiles or playbooks (a
@@ -39,7 +46,14 @@ def validate(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, .
     checked as a prompt template. Notes say which personality and prompt files were read.
     Exits 1 when anything is wrong.
     """
-    result = load_specs(paths, seed=seed, personality_dirs=personality_dirs, **templates)
+    result = load_specs(
+        paths,
+        seed=seed,
+        personality_dirs=personality_dirs,
+        agent_template=agent_template,
+        client_template=client_template,
+        evaluator_template=evaluator_template,
+    )
     for error in result.errors:
         click.echo(error.render())
     for line in loader_lines(result):
@@ -54,7 +68,14 @@ def validate(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, .
 @click.option("--seed", default=0, show_default=True, type=int, help="Batch seed the conversations are drawn with.")
 @template_options
 @personalities_option
-def expand(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, ...], **templates: Path | None) -> None:
+def expand(
+    paths: tuple[Path, ...],
+    seed: int,
+    personality_dirs: tuple[Path, ...],
+    agent_template: Path | None,
+    client_template: Path | None,
+    evaluator_template: Path | None,
+) -> None:
     """Show the conversations a profile, playbook or scenario file (or folder) makes.
 
     One row per conversation: its spec id, kind, variables (or a playbook's steps) and
@@ -63,7 +84,14 @@ def expand(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, ...
     from rich.console import Console
     from rich.table import Table
 
-    result = load_specs(paths, seed=seed, personality_dirs=personality_dirs, **templates)
+    result = load_specs(
+        paths,
+        seed=seed,
+        personality_dirs=personality_dirs,
+        agent_template=agent_template,
+        client_template=client_template,
+        evaluator_template=evaluator_template,
+    )
     if result.errors:
         for error in result.errors:
             click.echo(error.render(), err=True)

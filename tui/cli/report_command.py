@@ -14,22 +14,25 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from parley.tui.cli.sessions_command import db_option, open_store
+from parley.tui.cli.command_io import db_option, open_store
+
+if TYPE_CHECKING:
+    from parley.core.store import Store
 
 FORMATS = ("md", "json", "csv", "ndjson", "junit", "inspect")
 
 
-def resolve_batch(store: Any, ref: str | None) -> str:
+def resolve_batch(store: Store, ref: str | None) -> str:
     """A batch id from an id, a unique prefix of 6+ characters, `latest` (the default) or
     `latest~N`."""
     return store.resolve_batch_ref(ref or "latest")
 
 
-def write_report(store: Any, batch_id: str, fmt: str, out: TextIO) -> int:
+def write_report(store: Store, batch_id: str, fmt: str, out: TextIO) -> int:
     """Write batch `batch_id` to `out` in `fmt`; returns the conversations written (md: done)."""
     if fmt == "md":
         from parley.core.reports import render_markdown, summarize, without_nul
@@ -50,7 +53,7 @@ def write_report(store: Any, batch_id: str, fmt: str, out: TextIO) -> int:
     return exports.export_csv(store, batch_id, out)
 
 
-def report_to_file(store: Any, batch_id: str, path: Path, fmt: str = "md") -> int:
+def report_to_file(store: Store, batch_id: str, path: Path, fmt: str = "md") -> int:
     """Write the report to `path` through a temporary file, so a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
