@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         RoleModels,
         StoredChatSession,
         StoredConversation,
+        UnreadableBatch,
     )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
@@ -159,6 +160,7 @@ __all__ = [
     "TranscriptEvent",
     "TurnTiming",
     "UNFINISHED_STOPS",
+    "UnreadableBatch",
     "Usage",
     "UserFault",
     "UserSection",

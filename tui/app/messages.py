@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from parley.core.chat import ChatSession, CommandResult
     from parley.core.engine import PreparedBatch
     from parley.core.errors import ProfileError
-    from parley.core.records import BatchRow, ConversationRow, ConversationSpec, SessionMetrics, ToolCallRecord
+    from parley.core.records import BatchRow, ConversationRow, ConversationSpec, SessionMetrics, ToolCallRecord, UnreadableBatch
     from parley.core.store import SessionCursor, SessionItem
     from parley.tui.app.panes.session_listing import SessionDetail
 
@@ -156,9 +156,9 @@ class SessionExported(Message):
 
 @dataclass
 class BatchesListed(Message):
-    """Past batches (parley.core.records.batch.BatchRow), newest first."""
+    """Past batches, newest first; a row that cannot be read is there as what it is."""
 
-    rows: list[BatchRow]
+    rows: list[BatchRow | UnreadableBatch]
 
 
 @dataclass

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import click
 
+from parley.tui.cli.finite_numbers import FiniteFloatRange
+
 F = TypeVar("F", bound=Callable[..., Any])
 ModelCheck = Callable[[click.Context, click.Parameter, Any], Any]
 
@@ -107,7 +109,7 @@ def limit_options(*, defaults: bool) -> Callable[[F], F]:
             click.option(
                 "--timeout",
                 "timeout_s",
-                type=click.FloatRange(0.1, None),
+                type=FiniteFloatRange(0.1, None),
                 default=default(_setting("timeout_sec")),
                 show_default="90.0; env PARLEY_TIMEOUT_SEC or TIMEOUT_SEC" if defaults else False,
                 metavar="SECONDS",
@@ -140,7 +142,7 @@ def grace_option(*, default: float, when: str) -> Callable[[F], F]:
     return click.option(
         "--grace",
         "grace_s",
-        type=click.FloatRange(0, None),
+        type=FiniteFloatRange(0, None),
         default=default,
         show_default=True,
         metavar="SECONDS",

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from parley.core.records import BatchRecord, BatchRow
 from parley.tui.cli.command_io import console, db_option, open_store
 
 if TYPE_CHECKING:
-    from parley.core.records import BatchRecord, BatchRow
+    from parley.core.records import UnreadableBatch
 
 
 def pass_rate(row: BatchRow) -> float | None:
@@ -110,7 +111,7 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
         rows = store.list_batches(limit=limit, status=status)
         total = store.count_batches()
     if as_json:
-        json.dump([_row_json(r) for r in rows], sys.stdout, indent=2)
+        json.dump([_row_json(r) if isinstance(r, BatchRow) else _unreadable_json(r) for r in rows], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
     if not rows:
@@ -120,13 +121,19 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold")
-    made_from = {row.batch.id: _made_from(row.batch) for row in rows}
+    made_from = {row.batch.id: _made_from(row.batch) for row in rows if isinstance(row, BatchRow)}
     columns = ["Batch", "Created (UTC)", "Status", "Sources", "Bot", "Planned", "Done", "Passed", "Failed", "Apart", "Errors", "Pass rate"]
     if any(made_from.values()):  # the column only when some batch was made from another
         columns.append("From")
     for column in columns:
         table.add_column(column, no_wrap=column not in ("Sources", "Bot"))
+    unreadable: list[UnreadableBatch] = []
     for row in rows:
+        if not isinstance(row, BatchRow):  # a damaged row: what it is in its place, and why below
+            unreadable.append(row)
+            cells = [row.id[:12], (row.created_at or "-")[:16], "unreadable", "(cannot be read: below)"]
+            table.add_row(*cells, *["-"] * (len(columns) - len(cells)))
+            continue
         b = row.batch
         cells = [
             b.id[:12],
@@ -150,6 +157,12 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     else:
         shown = f"{len(rows)} batch{'es' if len(rows) != 1 else ''}" + (f" ({status})" if status else "")
     out.print(shown, highlight=False)
+    for row in unreadable:  # also logged, in parley.log beside the database
+        out.print(f"unreadable: batch {row.id}: {row.reason}", highlight=False, markup=False)
+
+
+def _unreadable_json(row: UnreadableBatch) -> dict[str, Any]:
+    return {"id": row.id, "created_at": row.created_at, "status": row.status, "unreadable": row.reason}
 
 
 def _made_from(b: BatchRecord) -> str:
@@ -191,6 +204,9 @@ def show(batch_ref: str, db_path: Path | None) -> None:
     if made:
         lines.append(f"Made from: {made}")
     for child in children:
+        if not isinstance(child, BatchRecord):
+            lines.append(f"Made into: batch {child.id} (cannot be read: {child.reason})")
+            continue
         how = f"re-run ({', '.join(child.options.rerun)})" if child.options.rerun else f"replayed to bot {child.options.models.bot}"
         lines.append(f"Made into: batch {child.id} ({child.status}), {how}")
     lines += ["", *summary_lines(summary), "", f"Report: parley report {b.id}   (compare: parley compare {b.id[:12]} NEW)"]

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from parley.tui.cli.command_io import db_option, open_store
+from parley.tui.cli.finite_numbers import FiniteFloatRange
 
 EXIT_OK = 0
 EXIT_REGRESSED = 1
@@ -50,7 +51,7 @@ def write_atomically(path: Path, text: str) -> None:
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True),
     default=0.05,
     show_default=True,
     help="Significance level of the paired test. A regression is beyond noise when the exact McNemar test says "

@@ -17,12 +17,13 @@ from typing import Any, TypeVar
 
 import click
 
-from parley.core.errors import ParleyError
+from parley.core.errors import ParleyError, SettingError
 from parley.tui.cli.date_option import parse_date
 from parley.tui.cli.spec_options import personalities_option
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 F = TypeVar("F", bound=Callable[..., Any])
+EXIT_USAGE = 2  # click's own exit code for a usage error
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -48,11 +49,15 @@ COMMANDS: dict[str, str | None] = {
 
 class ParleyGroup(click.Group):
     """Loads each command of COMMANDS when it is first asked for, and turns our own errors into
-    one clear line and a non-zero exit, never a traceback."""
+    one clear line and a non-zero exit (2 for a bad setting, as for a bad option), never a
+    traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except SettingError as exc:  # a bad PARLEY_* variable: a usage error, like a bad option
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
         except ParleyError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)

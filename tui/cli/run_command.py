@@ -17,6 +17,7 @@ from click.core import ParameterSource
 from parley.core.errors import ConfigError
 from parley.tui.cli.batch_options import grace_option, limit_options, prompt_version_option, role_model_options
 from parley.tui.cli.command_io import db_option
+from parley.tui.cli.finite_numbers import FiniteFloatRange
 from parley.tui.cli.run_batch import run_and_exit
 from parley.tui.cli.run_modes import RunRequest, lineage_request, parse_rate, parse_selection
 from parley.tui.cli.spec_options import personalities_option, template_options
@@ -107,7 +108,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option(
     "--bot-timeout",
     "bot_timeout_s",
-    type=click.FloatRange(0.1, None),
+    type=FiniteFloatRange(0.1, None),
     default=30.0,
     show_default=True,
     metavar="SECONDS",
@@ -171,7 +172,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option(
     "--budget",
     "budget_usd",
-    type=click.FloatRange(0, None, min_open=True),
+    type=FiniteFloatRange(0, None, min_open=True),
     metavar="USD",
     help="Launch no new conversation once the measured cost reaches USD; the batch ends stopped_budget with what "
     "finished stored. Needs every model of the batch priced.",

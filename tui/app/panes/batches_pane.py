@@ -43,7 +43,7 @@ from parley.tui.app.widgets.score_histogram import ScoreHistogram
 
 if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
-    from parley.core.records import BatchFinished, BatchRow, ConversationRow, Progress
+    from parley.core.records import BatchFinished, BatchRow, ConversationRow, Progress, UnreadableBatch
 
 HINT = "r in Profiles (or ctrl+p › Run batch) launches a batch here; from a terminal: parley run PATH."
 COLUMNS = (
@@ -73,7 +73,11 @@ FILTER_PLACEHOLDER = "text profile: stop: score:<3"
 ANY_OUTCOME = "Any outcome"
 
 
-def batch_cells(row: BatchRow) -> tuple[str, ...]:
+def batch_cells(row: BatchRow | UnreadableBatch) -> tuple[str, ...]:
+    from parley.core.records import UnreadableBatch  # loaded already: the store listed the row
+
+    if isinstance(row, UnreadableBatch):  # a damaged row: what it is, and why, in its place
+        return (row.id[:12], (row.created_at or "-")[:16], "unreadable", row.reason, *["-"] * 6)
     b = row.batch
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
     sources = ", ".join(b.sources)
@@ -179,10 +183,12 @@ class BatchesPane(Pane):
         self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES)))
 
     def on_batches_listed(self, message: BatchesListed) -> None:
+        from parley.core.records import BatchRow  # loaded already: the store listed the rows
+
         table = self.table
         rows = list(message.rows)
         if self.running_batch is not None and self.progress is not None:
-            rows = [self._live(row) if row.id == self.running_batch else row for row in rows]
+            rows = [self._live(row) if row.id == self.running_batch and isinstance(row, BatchRow) else row for row in rows]
         self.batch_ids = [row.id for row in rows]
         wanted = self.running_batch or self.shown_batch
         table.set_rows(batch_cells(row) for row in rows)
@@ -240,10 +246,15 @@ class BatchesPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
         from parley.core.reports import rates_line, summarize
+        from parley.core.store import UnreadableBatchError
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
-        self.post_message(BatchRowsLoaded(batch_id, rows, rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""))
+        try:
+            rates = rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""
+        except UnreadableBatchError as exc:  # its conversations still show; the store logged why
+            rates = str(exc)
+        self.post_message(BatchRowsLoaded(batch_id, rows, rates))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
         if message.batch_id != self.shown_batch:
