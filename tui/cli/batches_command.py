@@ -19,6 +19,7 @@ import click
 
 from parley.core.records import BatchRecord, BatchRow
 from parley.tui.cli.command_io import console, db_option, open_store
+from parley.tui.cli.terminal_text import for_rich, one_line, visible
 
 if TYPE_CHECKING:
     from parley.core.records import UnreadableBatch
@@ -131,16 +132,16 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     for row in rows:
         if not isinstance(row, BatchRow):  # a damaged row: what it is in its place, and why below
             unreadable.append(row)
-            cells = [row.id[:12], (row.created_at or "-")[:16], "unreadable", "(cannot be read: below)"]
+            cells = [for_rich(row.id[:12]), for_rich((row.created_at or "-")[:16]), "unreadable", "(cannot be read: below)"]
             table.add_row(*cells, *["-"] * (len(columns) - len(cells)))
             continue
         b = row.batch
         cells = [
             b.id[:12],
             b.created_at.strftime("%Y-%m-%d %H:%M"),
-            b.status,
-            ", ".join(b.sources),
-            bot_label(b),
+            for_rich(b.status),
+            for_rich(", ".join(b.sources)),
+            for_rich(bot_label(b)),
             str(b.planned),
             str(row.done),
             str(row.passed),
@@ -149,7 +150,7 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
             str(row.errors),
             _pct(pass_rate(row)),
         ]
-        table.add_row(*cells, *([made_from[b.id]] if len(columns) > len(cells) else []))
+        table.add_row(*cells, *([for_rich(made_from[b.id])] if len(columns) > len(cells) else []))
     out = console()
     out.print(table)
     if len(rows) < total and not status:
@@ -158,7 +159,7 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
         shown = f"{len(rows)} batch{'es' if len(rows) != 1 else ''}" + (f" ({status})" if status else "")
     out.print(shown, highlight=False)
     for row in unreadable:  # also logged, in parley.log beside the database
-        out.print(f"unreadable: batch {row.id}: {row.reason}", highlight=False, markup=False)
+        out.print(one_line(f"unreadable: batch {row.id}: {row.reason}"), highlight=False, markup=False)
 
 
 def _unreadable_json(row: UnreadableBatch) -> dict[str, Any]:
@@ -210,4 +211,4 @@ def show(batch_ref: str, db_path: Path | None) -> None:
         how = f"re-run ({', '.join(child.options.rerun)})" if child.options.rerun else f"replayed to bot {child.options.models.bot}"
         lines.append(f"Made into: batch {child.id} ({child.status}), {how}")
     lines += ["", *summary_lines(summary), "", f"Report: parley report {b.id}   (compare: parley compare {b.id[:12]} NEW)"]
-    console().print("\n".join(lines), highlight=False, markup=False)
+    console().print(visible("\n".join(lines)), highlight=False, markup=False)

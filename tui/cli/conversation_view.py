@@ -1,12 +1,15 @@
 """A stored conversation as a terminal shows it: the transcript with each tool call where it was
 made, and the verdict with every check. `parley sessions show` prints them; `parley run --single`
-and the summary at the end of `parley run --single` use the same lines."""
+streams the same lines and ends with the same verdict. Every text from the bot, the user or a
+file goes through parley.tui.cli.terminal_text first."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
+
+from parley.tui.cli.terminal_text import for_rich
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,57 +64,53 @@ def tool_line(record: ToolCallRecord) -> str:
 
 def print_transcript(out: Console, conversation: Transcript) -> None:
     """Customer and bot lines in order, each tool call (with its result) where it was made."""
-    from rich.markup import escape
-
     records = {r.call_id: r for r in conversation.tool_calls}
     shown_calls: set[str] = set()
     if conversation.system_prompt:
-        out.print(f"[dim]system prompt: {escape(_clip(conversation.system_prompt, 100))}[/dim]")
+        out.print(f"[dim]system prompt: {for_rich(_clip(conversation.system_prompt, 100))}[/dim]")
     for message in conversation.messages:
         if message.role == "user":
-            out.print(f"[bold cyan]customer:[/bold cyan] {escape(message.content or '')}")
+            out.print(f"[bold cyan]customer:[/bold cyan] {for_rich(message.content or '')}")
         elif message.role == "assistant":
             if message.content:
-                out.print(f"[bold magenta]bot:[/bold magenta] {escape(message.content)}")
+                out.print(f"[bold magenta]bot:[/bold magenta] {for_rich(message.content)}")
             for call in message.tool_calls:
                 record = records.get(call.id)
                 if record is not None:
                     shown_calls.add(call.id)
-                    out.print(f"  [yellow]{escape(tool_line(record))}[/yellow]")
+                    out.print(f"  [yellow]{for_rich(tool_line(record))}[/yellow]")
                 else:
-                    out.print(f"  [yellow]tool {escape(call.name)}({escape(call.arguments)}) (injected or not run)[/yellow]")
+                    out.print(f"  [yellow]tool {for_rich(call.name)}({for_rich(call.arguments)}) (injected or not run)[/yellow]")
         elif message.role == "tool" and message.tool_call_id not in records:
-            out.print(f"  [dim]tool result: {escape(_clip(message.content, 160))}[/dim]")
+            out.print(f"  [dim]tool result: {for_rich(_clip(message.content, 160))}[/dim]")
     for record in conversation.tool_calls:
         if record.call_id not in shown_calls:
-            out.print(f"  [yellow]{escape(tool_line(record))}[/yellow]")
+            out.print(f"  [yellow]{for_rich(tool_line(record))}[/yellow]")
 
 
 def print_verdict(out: Console, verdict: Verdict | None, stop_reason: str | None = None, error: str | None = None) -> None:
     """The verdict's outcome and score, then every check with its outcome and reason."""
-    from rich.markup import escape
-
     ended = f"ended: {stop_reason}" + (f" ({error})" if error else "") if stop_reason else ""
     if verdict is None:
-        out.print(f"[bold]verdict:[/bold] not evaluated. {escape(ended)}")
+        out.print(f"[bold]verdict:[/bold] not evaluated. {for_rich(ended)}")
         return
     style = OUTCOME_STYLES.get(verdict.outcome, "white")
     score = f", score {verdict.score}" if verdict.score is not None else ", no score"
-    out.print(f"[bold]verdict:[/bold] [{style}]{verdict.outcome}[/{style}]{score}. {escape(ended)}")
+    out.print(f"[bold]verdict:[/bold] [{style}]{for_rich(verdict.outcome)}[/{style}]{score}. {for_rich(ended)}")
     if verdict.comment:
-        out.print(f"  comment: {escape(verdict.comment)}")
+        out.print(f"  comment: {for_rich(verdict.comment)}")
     if verdict.judge is not None and verdict.judge.error:
-        out.print(f"  [yellow]judge error ({escape(verdict.judge.judge)}): {escape(verdict.judge.error)}[/yellow]")
+        out.print(f"  [yellow]judge error ({for_rich(verdict.judge.judge)}): {for_rich(verdict.judge.error)}[/yellow]")
     if verdict.error:
-        out.print(f"  [yellow]error: {escape(verdict.error)}[/yellow]")
+        out.print(f"  [yellow]error: {for_rich(verdict.error)}[/yellow]")
     for fault in verdict.user_faults:
-        out.print(f"  [magenta]simulator fault ({fault.kind}): {escape(fault.reason)}[/magenta]")
+        out.print(f"  [magenta]simulator fault ({for_rich(fault.kind)}): {for_rich(fault.reason)}[/magenta]")
     for check in verdict.checks:
         mark = CHECK_MARKS.get(check.outcome, "?")
         colour = {"pass": "green", "fail": "red", "error": "yellow"}.get(check.outcome, "dim")
         flag = " [bold red][policy violation][/bold red]" if check.policy_violation and check.outcome == "fail" else ""
         label = CHECK_LABELS.get(check.outcome, check.outcome)
-        out.print(f"  [{colour}]{mark} {label:<14}[/{colour}] {escape(check.name)}: {escape(check.reason)}{flag}")
+        out.print(f"  [{colour}]{mark} {for_rich(label):<14}[/{colour}] {for_rich(check.name)}: {for_rich(check.reason)}{flag}")
     for output in verdict.outputs:
         value = json.dumps(output.value, ensure_ascii=False) if output.found else "not found"
-        out.print(f"  output {escape(output.name)} ({output.type}): {escape(value)}")
+        out.print(f"  output {for_rich(output.name)} ({for_rich(output.type)}): {for_rich(value)}")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from parley.tui.cli.run_modes import EXIT_OK
+from parley.tui.cli.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
     from parley.core.engine import DryRun
@@ -69,14 +70,14 @@ def render(plan: DryRun, *, title: str) -> str:
                 "script": "a playbook's script: no calls",
             }[r.kind]
             calls = str(r.calls_at_most) if r.kind == "connector" else "0"
-            table.add_row(r.role, r.model, calls, what, "$0.0000", calls if r.kind == "connector" else "0", "", "$0.0000")
+            table.add_row(r.role, for_rich(r.model), calls, what, "$0.0000", calls if r.kind == "connector" else "0", "", "$0.0000")
             continue
         expected_tokens = (
             "-" if r.expected_input_tokens is None else f"{_about(r.expected_input_tokens)} / {_about(r.expected_output_tokens)}"
         )
         table.add_row(
             r.role,
-            r.model,
+            for_rich(r.model),
             f"{r.calls_at_most:,}",
             f"{r.input_tokens_at_most:,} / {r.output_tokens_at_most:,}",
             _usd(r.cost_at_most_usd),
@@ -122,5 +123,5 @@ async def print_dry_run(store: Store, request: RunRequest) -> int:
         "rerun": f"a re-run of batch {prepared.batch.parent_id} ({', '.join(request.selections)})",
         "replay": f"a replay of batch {prepared.batch.parent_id}",
     }
-    click.echo(render(plan, title=titles[request.mode]))
+    click.echo(visible(render(plan, title=titles[request.mode])))
     return EXIT_OK

@@ -20,6 +20,7 @@ import click
 from parley.core.errors import ParleyError, SettingError
 from parley.tui.cli.date_option import parse_date
 from parley.tui.cli.spec_options import personalities_option
+from parley.tui.cli.terminal_text import visible
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,10 +57,10 @@ class ParleyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except SettingError as exc:  # a bad PARLEY_* variable: a usage error, like a bad option
-            click.echo(f"error: {exc}", err=True)
+            click.echo(visible(f"error: {exc}"), err=True)
             sys.exit(EXIT_USAGE)
-        except ParleyError as exc:
-            click.echo(f"error: {exc}", err=True)
+        except ParleyError as exc:  # its text may quote a file or a bot: spelled out, never acted on
+            click.echo(visible(f"error: {exc}"), err=True)
             sys.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -15,6 +15,7 @@ import click
 from parley.core.records import ConversationSpec
 from parley.core.specs import SpecSet, load_specs
 from parley.tui.cli.spec_options import loader_lines, personalities_option, template_options
+from parley.tui.cli.terminal_text import for_rich, visible
 
 _PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
 
@@ -55,10 +56,10 @@ def validate(
         evaluator_template=evaluator_template,
     )
     for error in result.errors:
-        click.echo(error.render())
+        click.echo(visible(error.render()))
     for line in loader_lines(result):
-        click.echo(line)
-    click.echo(_summary(result))
+        click.echo(visible(line))
+    click.echo(visible(_summary(result)))
     if not result.ok:
         sys.exit(1)
 
@@ -94,18 +95,18 @@ def expand(
     )
     if result.errors:
         for error in result.errors:
-            click.echo(error.render(), err=True)
-        click.echo(_summary(result), err=True)
+            click.echo(visible(error.render()), err=True)
+        click.echo(visible(_summary(result)), err=True)
         sys.exit(1)
     for line in loader_lines(result):
-        click.echo(line, err=True)
+        click.echo(visible(line), err=True)
     table = Table(title=f"{len(result.specs)} conversation{_s(len(result.specs))} (seed {seed})", title_justify="left")
     table.add_column("spec id", style="bold", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("variables", ratio=3)
     table.add_column("styles", ratio=1)
     for spec in result.specs:
-        table.add_row(spec.spec_id, spec.kind, _variables(spec), _styles(spec))
+        table.add_row(for_rich(spec.spec_id), for_rich(spec.kind), for_rich(_variables(spec)), for_rich(_styles(spec)))
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table into 80 columns
         console = Console(width=max(console.width, 140))

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 import click
 
 from parley.tui.cli.command_io import db_option, open_store
+from parley.tui.cli.terminal_text import VisibleWriter
 
 if TYPE_CHECKING:
     from parley.core.store import Store
@@ -102,8 +103,9 @@ def report(batch_ref: str, fmt: str | None, output: Path | None, db_path: Path |
         )
     with open_store(db_path, read_only=True) as store:
         batch_id = resolve_batch(store, batch_ref)
-        if output is None:
-            write_report(store, batch_id, fmt, sys.stdout)
+        if output is None:  # the markdown, and any format on a terminal, with control characters spelled out
+            shown = VisibleWriter(sys.stdout) if fmt == "md" or sys.stdout.isatty() else sys.stdout
+            write_report(store, batch_id, fmt, cast(TextIO, shown))  # the writers call write() and flush() only
             sys.stdout.flush()
             return
         n = report_to_file(store, batch_id, output, fmt)

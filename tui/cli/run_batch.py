@@ -23,6 +23,7 @@ from parley.tui.cli.command_io import console, open_store
 from parley.tui.cli.conversation_view import print_verdict
 from parley.tui.cli.run_displays import BarDisplay, Display, PlainDisplay, SingleDisplay
 from parley.tui.cli.run_modes import EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, RunRequest, rate_gate
+from parley.tui.cli.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
     from parley.core.engine import BatchResult, BatchRunner
@@ -108,11 +109,11 @@ async def run_batch(
         if prepared is None:
             return code
         for line in _fewer_notes(prepared.notes):
-            click.echo(line, err=True)
+            click.echo(visible(line), err=True)
         for warning in prepared.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(visible(f"warning: {warning}"), err=True)
         for error in prepared.left_out:
-            click.echo(error.render(), err=True)
+            click.echo(visible(error.render()), err=True)
         if prepared.left_out:
             files = len({e.file for e in prepared.left_out})
             click.echo(f"left out: {files} file{'s' if files != 1 else ''} with problems (above); the others run", err=True)
@@ -124,7 +125,7 @@ async def run_batch(
             try:
                 sharded = ShardedRunner(store, prepared, pool=pool, concurrency=concurrency, grace_s=grace_s)
             except ParleyError as exc:  # a resumed batch that caches replies
-                click.echo(f"error: {exc}", err=True)
+                click.echo(visible(f"error: {exc}"), err=True)
                 return EXIT_FAILED
             runner: BatchRunner = sharded
         else:
@@ -149,7 +150,7 @@ async def run_batch(
         out.print(
             f"batch {prepared.id} {verb}: {prepared.total} conversation{'s' if prepared.total != 1 else ''}"
             f"{extra}, {todo} to run, concurrency {concurrency or prepared.batch.options.concurrency}"
-            f"{' in all' if pool is not None else ''} (db {db})",
+            f"{' in all' if pool is not None else ''} (db {for_rich(db)})",
             highlight=False,
         )
 
@@ -182,7 +183,7 @@ async def run_batch(
             result = await runner.run()
         except ParleyError as exc:  # the workers did not start: the batch is recorded failed
             display.close()
-            click.echo(f"error: {exc}", err=True)
+            click.echo(visible(f"error: {exc}"), err=True)
             return EXIT_FAILED
         finally:
             for sig in handled:
@@ -198,11 +199,11 @@ async def run_batch(
     summary_text, report_error = await asyncio.to_thread(_summary_and_report, store, result, report_file, single is not None)
     if out.closed:
         return EXIT_CLOSED_PIPE  # `| head`: the reader has what it wanted; the batch is stopped and stored
-    out.print(summary_text, highlight=False, markup=False)
+    out.print(visible(summary_text), highlight=False, markup=False)
     if sharded is not None:
         out.print(sharded.workers_line(), highlight=False, markup=False)
     if report_error is not None:
-        click.echo(f"error: {report_error}", err=True)
+        click.echo(visible(f"error: {report_error}"), err=True)
         return EXIT_FAILED
     if result.status == "cancelled":
         out.print(f"continue it with: parley run --resume {result.batch_id}", highlight=False)
@@ -261,7 +262,7 @@ def _summary_and_report(store: Store, result: BatchResult, report_file: Path, si
 
             buffer = StringIO()
             view = Console(file=buffer, width=140, highlight=False, no_color=True, soft_wrap=True)
-            view.print(f"{stored.spec.spec_id} trial {stored.trial}:")
+            view.print(f"{for_rich(stored.spec.spec_id)} trial {stored.trial}:")
             print_verdict(view, stored.verdict, stored.conversation.stop_reason, stored.conversation.error)
             lines.append(buffer.getvalue().rstrip("\n") + "\n")
     lines += summary_lines(summary)

@@ -17,6 +17,7 @@ from parley.core.records import (
     TranscriptEvent,
 )
 from parley.tui.cli.conversation_view import tool_line
+from parley.tui.cli.terminal_text import for_rich, one_line, visible
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -33,13 +34,19 @@ class Display:
         pass
 
     def note(self, text: str) -> None:
-        self.out.print(text, highlight=False, markup=False)
+        self.out.print(visible(text), highlight=False, markup=False)
 
     def close(self) -> None:
         pass
 
 
 def row_line(event: ConversationFinished | ConversationFailed, done: int, total: int) -> str:
+    """One finished conversation on one line; what came from files and bots spelled out
+    (parley.tui.cli.terminal_text), so no error text can draw on the terminal or break the line."""
+    return one_line(_row_line(event, done, total))
+
+
+def _row_line(event: ConversationFinished | ConversationFailed, done: int, total: int) -> str:
     width = len(str(total))
     if isinstance(event, ConversationFailed):
         return f"[{done:>{width}}/{total}] {event.stop_reason:<10} {event.spec_id} trial {event.trial}: {event.error}"
@@ -143,12 +150,12 @@ class BarDisplay(Display):
         elif isinstance(event, ConcurrencyChanged):
             self.progress.update(self.task, limit=event.limit)
             pause = f"; launches paused {event.paused_for_s:.1f} s" if event.paused_for_s else ""
-            self.progress.console.print(f"concurrency {event.previous} -> {event.limit} ({event.reason}{pause})", highlight=False)
+            self.note(f"concurrency {event.previous} -> {event.limit} ({event.reason}{pause})")
         elif isinstance(event, BatchFinished):
             self.close()
 
     def note(self, text: str) -> None:
-        self.progress.console.print(text, highlight=False, markup=False)
+        self.progress.console.print(visible(text), highlight=False, markup=False)
 
     def close(self) -> None:
         self.progress.stop()
@@ -189,13 +196,13 @@ class SingleDisplay(Display):
 
     def handle(self, event: BatchEvent) -> None:
         if isinstance(event, ConversationStarted):
-            self.out.print(f"── {event.spec_id} trial {event.trial} (conversation {event.conversation_id}) ──", highlight=False)
+            self.out.print(f"── {for_rich(event.spec_id)} trial {event.trial} (conversation {event.conversation_id}) ──", highlight=False)
         elif isinstance(event, TranscriptEvent):
             self._step(event)
         elif isinstance(event, (ConversationFinished, ConversationFailed)):
             self._end_bot_line()
             ended = event.stop_reason + (f": {event.error}" if isinstance(event, ConversationFailed) else "")
-            self.out.print(f"── ended: {ended} ──", highlight=False, markup=False)
+            self.out.print(f"── ended: {one_line(ended)} ──", highlight=False, markup=False)
         elif isinstance(event, ConcurrencyChanged):
             self._end_bot_line()
             self.note(f"(rate limited: waiting {event.paused_for_s:.1f} s)" if event.paused_for_s else f"({event.reason})")
@@ -203,18 +210,18 @@ class SingleDisplay(Display):
     def _step(self, event: TranscriptEvent) -> None:
         if event.step == "user":
             self._end_bot_line()
-            self.out.print(f"customer: {event.text}", highlight=False, markup=False)
+            self.out.print(f"customer: {visible(event.text or '')}", highlight=False, markup=False)
         elif event.step == "tool_call" and event.tool is not None:
             self._end_bot_line()
-            self.out.print(f"  {tool_line(event.tool)}", highlight=False, markup=False)
+            self.out.print(f"  {visible(tool_line(event.tool))}", highlight=False, markup=False)
         elif event.step == "bot_text" and event.text and event.details.get("injected"):
             self._end_bot_line()
-            self.out.print(f"bot (injected): {event.text}", highlight=False, markup=False)
+            self.out.print(f"bot (injected): {visible(event.text)}", highlight=False, markup=False)
         elif event.step == "bot_text" and event.text:
             if not self.in_bot_line:
                 self._write("bot: ")
                 self.in_bot_line = True
-            self._write(event.text)
+            self._write(visible(event.text))
         elif event.step == "bot_done":
             self._end_bot_line()
 

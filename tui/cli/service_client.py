@@ -21,6 +21,7 @@ import click
 from parley.core.errors import ParleyError
 from parley.core.settings import DEFAULT_API_URL, settings
 from parley.tui.cli.batch_options import limit_options, prompt_version_option, role_model_options
+from parley.tui.cli.terminal_text import visible
 
 if TYPE_CHECKING:
     import httpx
@@ -175,7 +176,7 @@ def status(batch_id: str, api_url: str, as_json: bool) -> None:
         click.echo(json.dumps(view, indent=2, ensure_ascii=False))
         return
     for line in status_lines(view):
-        click.echo(line)
+        click.echo(visible(line))
 
 
 # ---- fetch ------------------------------------------------------------------------------------
@@ -305,13 +306,13 @@ def submit(
         batch_id = launched["batch_id"]
         click.echo(f"batch {batch_id} launched: {launched['total_scenarios']} conversations")
         for warning in launched.get("warnings", []):
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(visible(f"warning: {warning}"), err=True)
         if not wait:
             click.echo(f"follow it with: parley status {batch_id}", err=True)
             return
         view = _wait(client, batch_id)
     for line in status_lines(view):
-        click.echo(line)
+        click.echo(visible(line))
     sys.exit(0 if view["status"] == "completed" else 1)
 
 

@@ -23,6 +23,7 @@ from parley.core.errors import ParleyError
 from parley.core.records import OUTCOME_FILTERS, StoredChatSession
 from parley.tui.cli.command_io import console, db_option, open_store
 from parley.tui.cli.conversation_view import OUTCOME_STYLES, print_transcript, print_verdict
+from parley.tui.cli.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
     from parley.core.records import ChatExport, StoredConversation
@@ -115,18 +116,27 @@ def list_sessions(
     for item in items:
         if item.kind == "chat":
             messages = f"{item.messages} message{'' if item.messages == 1 else 's'}"
-            cells = [item.id[:12], _short_time(item.started), "chat", f"{item.name} ({item.detail})", "-", "-", str(item.turns), messages]
+            cells = [
+                for_rich(item.id[:12]),
+                _short_time(item.started),
+                "chat",
+                for_rich(f"{item.name} ({item.detail})"),
+                "-",
+                "-",
+                str(item.turns),
+                messages,
+            ]
         else:
             style = OUTCOME_STYLES.get(item.outcome, "dim")
             cells = [
-                item.id[:12],
+                for_rich(item.id[:12]),
                 _short_time(item.started),
-                "batch " + (item.batch_id or "-")[:8],
-                item.spec_id + (f" t{item.trial}" if item.trial > 1 else ""),
-                f"[{style}]{item.outcome}[/{style}]",
+                "batch " + for_rich((item.batch_id or "-")[:8]),
+                for_rich(item.spec_id + (f" t{item.trial}" if item.trial > 1 else "")),
+                f"[{style}]{for_rich(item.outcome)}[/{style}]",
                 "-" if item.score is None else str(item.score),
                 str(item.turns),
-                item.stop,
+                for_rich(item.stop),
             ]
         table.add_row(*cells)
     if len(items) < cursor.total:
@@ -158,16 +168,14 @@ def _load(store: Store, ident: str) -> StoredConversation | StoredChatSession:
 @db_option
 def show(ident: str, db_path: Path | None) -> None:
     """Show a conversation (transcript, tool calls, verdict with each check) or a chat."""
-    from rich.markup import escape
-
     out = console()
     with open_store(db_path, read_only=True) as store:
         stored = _load(store, ident)
     if isinstance(stored, StoredChatSession):
         chat = stored.chat
-        out.print(f"[bold]chat {chat.session_id}[/bold]")
+        out.print(f"[bold]chat {for_rich(chat.session_id)}[/bold]")
         out.print(
-            f"customer {chat.customer_id}, bot {escape(chat.bot_model)}, today {chat.today}, "
+            f"customer {for_rich(chat.customer_id)}, bot {for_rich(chat.bot_model)}, today {chat.today}, "
             f"started {_short_time(stored.created_at)}, last saved {_short_time(stored.updated_at)}"
         )
         m = chat.metrics
@@ -176,18 +184,19 @@ def show(ident: str, db_path: Path | None) -> None:
         print_transcript(out, _ChatView(chat))
         return
     conversation, spec, verdict = stored.conversation, stored.spec, stored.verdict
-    out.print(f"[bold]conversation {conversation.id}[/bold]")
+    out.print(f"[bold]conversation {for_rich(conversation.id)}[/bold]")
     out.print(
-        f"batch {stored.batch_id or '-'}, spec {escape(spec.spec_id)} ({spec.kind}, {escape(spec.source)}), trial {stored.trial}, seed {spec.seed}"
+        f"batch {for_rich(stored.batch_id or '-')}, spec {for_rich(spec.spec_id)} ({for_rich(spec.kind)}, {for_rich(spec.source)}), "
+        f"trial {stored.trial}, seed {spec.seed}"
     )
     out.print(
-        f"customer {conversation.customer_id}, bot {escape(conversation.bot_model)}, user {escape(conversation.user_simulator)}, "
+        f"customer {for_rich(conversation.customer_id)}, bot {for_rich(conversation.bot_model)}, user {for_rich(conversation.user_simulator)}, "
         f"started {_short_time(conversation.started_at)}, {conversation.duration_s:.2f} s, {conversation.bot_turns} bot turns"
     )
     if spec.variables:
-        out.print("variables: " + escape(", ".join(f"{k}={v}" for k, v in spec.variables.items())))
+        out.print("variables: " + for_rich(", ".join(f"{k}={v}" for k, v in spec.variables.items())))
     if spec.goals:
-        out.print("goals: " + escape(" | ".join(spec.goals)))
+        out.print("goals: " + for_rich(" | ".join(spec.goals)))
     out.print()
     print_transcript(out, conversation)
     out.print()
@@ -218,8 +227,8 @@ def export(ident: str, output: Path | None, db_path: Path | None) -> None:
         else:
             batch = store.get_batch(stored.batch_id) if stored.batch_id else None
             text = json.dumps(result_record(stored, batch), ensure_ascii=False, indent=2)
-    if output is None:
-        sys.stdout.write(text + "\n")
+    if output is None:  # on a terminal, what the bot said must not act on it (the file keeps it as stored)
+        sys.stdout.write((visible(text) if sys.stdout.isatty() else text) + "\n")
         return
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text + "\n", encoding="utf-8")
