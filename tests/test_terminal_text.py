@@ -23,7 +23,7 @@ from tests.connector_servers import serve_app
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYBOOK = ROOT / "profiles" / "playbooks" / "track_pending_order.yaml"
-NAME = "closing[/bold]tag [red]red[/red] [link=https://evil.example]here[/link]"
+NAME = "closing[/bold]tag [red]red[/red] [link=https://evil.example]here[/link] :warning:"
 CLEAR = "\x1b[2J\x1b[H"
 COLOUR = "\x1b[31mred\x1b[0m"
 LINK = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
@@ -77,7 +77,7 @@ def test_the_module_spells_out_controls_and_escapes_markup():
     assert visible("a\tb\nc") == "a\tb\nc" and one_line("a\tb\r\nc") == "a\\tb\\r\\nc"
     from rich.console import Console
 
-    console = Console(width=200, color_system=None)
+    console = Console(width=200, color_system=None, emoji=False)  # as every console of the CLI (command_io)
     with console.capture() as captured:
         console.print("[bold]" + for_rich(NAME + "\\") + "[/bold]")  # inside markup, as every caller uses it
     assert captured.get() == NAME + "\\\n"
@@ -89,13 +89,13 @@ def test_names_with_markup_print_as_written_in_every_listing(suite, tmp_path, mo
     suite = Path(suite.name)
     expanded = parley("profiles", "expand", suite)
     assert expanded.exit_code == 0, expanded.output
-    assert "closing[/bold]tag" in " ".join(expanded.stdout.split())
+    assert "closing[/bold]tag" in " ".join(expanded.stdout.split()) and ":warning:" in expanded.stdout
     ran = parley("run", suite, "--db", db)
     assert ran.exit_code == 0, ran.output
     listed = parley("sessions", "list", "--db", db)
     assert listed.exit_code == 0, listed.output
     flat = " ".join(listed.stdout.split())
-    assert "closing[/bold]tag" in flat and "[red]red[/red]" in flat and "[link=https://evil.example]" in flat
+    assert "closing[/bold]tag" in flat and "[red]red[/red]" in flat and "[link=https://evil.example]" in flat and ":warning:" in flat
     batches = parley("batches", "list", "--db", db)
     assert batches.exit_code == 0 and "[red]suite" in " ".join(batches.stdout.split())
     shown = parley("sessions", "show", conversation_ids(db)[0], "--db", db)

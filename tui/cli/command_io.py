@@ -46,7 +46,8 @@ def console(err: bool = False) -> PipeConsole:
     ends the command quietly (parley.tui.cli.closed_pipe)."""
     from parley.tui.cli.closed_pipe import PipeConsole
 
-    out = PipeConsole(stderr=err, highlight=False, soft_wrap=True)
+    # emoji=False: a `:warning:` in a bot's reply or a file's name is text, not an emoji code
+    out = PipeConsole(stderr=err, highlight=False, soft_wrap=True, emoji=False)
     if not out.is_terminal:  # piped or captured: do not squeeze tables into 80 columns
-        out = PipeConsole(stderr=err, highlight=False, soft_wrap=True, width=max(out.width, 140))
+        out = PipeConsole(stderr=err, highlight=False, soft_wrap=True, emoji=False, width=max(out.width, 140))
     return out

@@ -85,7 +85,7 @@ def render(plan: DryRun, *, title: str) -> str:
             expected_tokens,
             _usd(r.expected_cost_usd) if r.expected_calls is not None else "-",
         )
-    console = Console(width=200, highlight=False, no_color=True)
+    console = Console(width=200, highlight=False, no_color=True, emoji=False)
     with console.capture() as captured:
         console.print(table)
     lines += [line.rstrip() for line in captured.get().rstrip("\n").splitlines()]

@@ -107,9 +107,9 @@ def expand(
     table.add_column("styles", ratio=1)
     for spec in result.specs:
         table.add_row(for_rich(spec.spec_id), for_rich(spec.kind), for_rich(_variables(spec)), for_rich(_styles(spec)))
-    console = Console()
+    console = Console(emoji=False)
     if not console.is_terminal:  # piped or captured: do not squeeze the table into 80 columns
-        console = Console(width=max(console.width, 140))
+        console = Console(width=max(console.width, 140), emoji=False)
     console.print(table)
 
 

@@ -261,7 +261,7 @@ def _summary_and_report(store: Store, result: BatchResult, report_file: Path, si
             from rich.console import Console
 
             buffer = StringIO()
-            view = Console(file=buffer, width=140, highlight=False, no_color=True, soft_wrap=True)
+            view = Console(file=buffer, width=140, highlight=False, no_color=True, soft_wrap=True, emoji=False)
             view.print(f"{for_rich(stored.spec.spec_id)} trial {stored.trial}:")
             print_verdict(view, stored.verdict, stored.conversation.stop_reason, stored.conversation.error)
             lines.append(buffer.getvalue().rstrip("\n") + "\n")

@@ -8,6 +8,9 @@ Such text is data. Two things in it must not act on the terminal:
   hyperlinks reached the terminal raw. `visible` spells each one out (`\\x1b[2J`), so a person
   sees that they were there and nothing acts on them. Newlines and tabs stay what they are.
 
+Rich's emoji codes (`:warning:`) are text too: every console of the CLI is made with
+`emoji=False` (parley.tui.cli.command_io).
+
 Only what is shown changes: the store, the exports and the reports on disk keep the text as it
 was received. Every command prints such text through one of these two functions.
 """
