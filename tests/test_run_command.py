@@ -215,12 +215,12 @@ def test_resume_continues_the_latest_batch_and_keeps_its_options(tmp_path):
 def test_on_a_terminal_the_progress_is_a_bar(tmp_path, monkeypatch):
     import io
 
-    from parley.tui.cli import run_command as run_command_module
+    from parley.tui.cli import run_batch as run_batch_module
     from parley.tui.cli.closed_pipe import PipeConsole
 
     screen = io.StringIO()
     terminal = PipeConsole(file=screen, force_terminal=True, width=120, color_system=None)
-    monkeypatch.setattr(run_command_module, "console", lambda err=False: terminal)
+    monkeypatch.setattr(run_batch_module, "console", lambda err=False: terminal)
     result = parley("run", PROFILES, "--db", tmp_path / "p.db")
     assert result.exit_code == 0
     drawn = screen.getvalue()

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         RoleModels,
         StoredChatSession,
         StoredConversation,
+        UnreadableBatch,
     )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         TurnTiming,
     )
     from parley.core.records.events import (
+        BatchEvent,
         BatchFinished,
         BatchStarted,
         ConcurrencyChanged,
@@ -87,6 +89,7 @@ __all__ = [
     "BATCH_STATUSES",
     "BOT_FAILURES",
     "BROKEN_STOPS",
+    "BatchEvent",
     "BatchFinished",
     "BatchOptions",
     "BatchRecord",
@@ -157,6 +160,7 @@ __all__ = [
     "TranscriptEvent",
     "TurnTiming",
     "UNFINISHED_STOPS",
+    "UnreadableBatch",
     "Usage",
     "UserFault",
     "UserSection",

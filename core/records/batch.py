@@ -10,7 +10,7 @@ import datetime
 import uuid
 from typing import Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.records.chat import Usage
 from parley.core.records.chat_export import ChatExport
@@ -46,6 +46,8 @@ def utc_now() -> datetime.datetime:
 class RoleModels(BaseModel):
     """The model of each role, named the way the model registry names them."""
 
+    model_config = ConfigDict(allow_inf_nan=False)  # JSON has no inf or nan: stored, they would come back null
+
     bot: str = "offline"
     """A model name, or a connector: rasa:URL, taskyto:URL, http:FILE.yaml (parley.core.bots.bot_names)."""
     user: str = "offline"
@@ -72,6 +74,8 @@ class LoadOptions(BaseModel):
 
 class BatchOptions(BaseModel):
     """How a batch was run; stored as JSON with the batch so a report can say it."""
+
+    model_config = ConfigDict(allow_inf_nan=False)  # JSON has no inf or nan: stored, they would come back null
 
     models: RoleModels = Field(default_factory=RoleModels)
     concurrency: int = 4
@@ -114,6 +118,19 @@ class BatchRecord(BaseModel):
     error: str | None = None
     parent_id: str | None = None
     """The batch this one re-runs or replays (`--rerun`, `--replay`); None: a batch of its own."""
+
+
+class UnreadableBatch(BaseModel):
+    """A stored batch whose row cannot be read back (options no record of this parley takes, a
+    damaged field): listed as what it is, with its id and why, so the batches beside it still list."""
+
+    id: str
+    created_at: str | None = None
+    """As stored (it may be what cannot be read)."""
+    status: str | None = None
+    """As stored."""
+    reason: str
+    """What cannot be read, in words: the field and the problem."""
 
 
 class BatchRow(BaseModel):

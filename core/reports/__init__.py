@@ -8,7 +8,7 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.reports.cell_escaping import without_nul
-    from parley.core.reports.compare import compare_batches, verdict_line
+    from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideOfPair, compare_batches, verdict_line
     from parley.core.reports.compare_markdown import render_comparison
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.junit import write_junit
@@ -16,8 +16,12 @@ if TYPE_CHECKING:
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchSummary, summarize
 
 __all__ = [
+    "BatchComparison",
     "BatchSummary",
     "LEGACY_ERROR_NOTE",
+    "PairChange",
+    "Rate",
+    "SideOfPair",
     "UNVERIFIED_HINT",
     "compare_batches",
     "export_csv",

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from parley.core.errors import ConfigError
-from parley.core.records import BatchStatus
+from parley.core.records import BatchStatus, UnreadableBatch
 
 MAX_CONCURRENCY = 256
 MAX_TRIALS = 100
@@ -282,6 +282,11 @@ class BatchList(BaseModel):
     total_count: int
     limit: int
     offset: int
+    unreadable: list[UnreadableBatch] = Field(
+        default_factory=list,
+        description="Batches of this page whose stored row cannot be read (a damaged row): each one's id and why. "
+        "They take their place in the page; the others list as usual.",
+    )
 
 
 class RoleCost(BaseModel):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from parley.core.records import BatchRecord, BatchRow
+from parley.core.records import BatchRecord, BatchRow, UnreadableBatch
 from parley.core.reports import BatchSummary, summarize
 from parley.core.service.models import BatchCost, BatchList, BatchListItem, BatchStatusView, RoleCost
 
@@ -63,7 +63,8 @@ def status_view(row: BatchRow, progress: Progress | None, owner: str | None) -> 
 
 
 def list_view(store: Store, limit: int, offset: int) -> BatchList:
-    rows = store.list_batches(limit=limit, offset=offset)
+    listed = store.list_batches(limit=limit, offset=offset)
+    rows = [r for r in listed if isinstance(r, BatchRow)]
     return BatchList(
         batches=[
             BatchListItem(
@@ -86,6 +87,7 @@ def list_view(store: Store, limit: int, offset: int) -> BatchList:
         total_count=store.count_batches(),
         limit=limit,
         offset=offset,
+        unreadable=[r for r in listed if isinstance(r, UnreadableBatch)],
     )
 
 

@@ -19,7 +19,16 @@ if TYPE_CHECKING:
         outcome_names,
         profile_names,
     )
-    from parley.core.store.store import BROKEN_SQL, JUDGE_ROLE, OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, ReadOnlyDatabase, Store
+    from parley.core.store.store import (
+        BROKEN_SQL,
+        JUDGE_ROLE,
+        OUTCOME_SQL,
+        RERUN_SQL,
+        DuplicateConversationError,
+        ReadOnlyDatabase,
+        Store,
+        UnreadableBatchError,
+    )
 
 __all__ = [
     "BROKEN_SQL",
@@ -35,6 +44,7 @@ __all__ = [
     "SessionItem",
     "SessionKind",
     "Store",
+    "UnreadableBatchError",
     "cache_key",
     "outcome_names",
     "profile_names",

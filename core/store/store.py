@@ -17,6 +17,7 @@ import contextlib
 import datetime
 import functools
 import json
+import logging
 import os
 import pathlib
 import sqlite3
@@ -24,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
 from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
@@ -43,6 +45,7 @@ from parley.core.records import (
     ResultRow,
     StoredChatSession,
     StoredConversation,
+    UnreadableBatch,
     Usage,
     Verdict,
 )
@@ -98,6 +101,42 @@ def _latest_offset(ref: str) -> int | None:
     if not (back.isascii() and back.isdigit()):
         raise ParleyError(f"'{ref}': after `latest~` comes how many batches back, e.g. latest~1")
     return int(back)
+
+
+log = logging.getLogger("parley.store")
+
+
+class UnreadableBatchError(ParleyError):
+    """A stored batch whose row cannot be read back (see UnreadableBatch): its id and why."""
+
+    def __init__(self, batch: UnreadableBatch) -> None:
+        self.batch = batch
+        super().__init__(f"batch {batch.id} cannot be read: {batch.reason}")
+
+
+_LOGGED_UNREADABLE: set[tuple[str, str]] = set()
+
+
+def _unreadable(row: Mapping[str, Any], exc: Exception, column: str | None = None) -> UnreadableBatch:
+    """The record of a batch row that does not read back (`column`: the one that did not); logged
+    once per process and problem."""
+    if isinstance(exc, ValidationError):
+        reason = "; ".join(f"{'.'.join(str(p) for p in (column, *e['loc']) if p) or 'row'}: {e['msg']}" for e in exc.errors()[:3])
+        if exc.error_count() > 3:
+            reason += f" (and {exc.error_count() - 3} more)"
+    else:
+        reason = f"{type(exc).__name__}: {exc}"
+    created, status = row.get("created_at"), row.get("status")
+    batch = UnreadableBatch(
+        id=str(row.get("id")),
+        created_at=created if isinstance(created, str) else None,
+        status=status if isinstance(status, str) else None,
+        reason=reason,
+    )
+    if (batch.id, reason) not in _LOGGED_UNREADABLE:
+        _LOGGED_UNREADABLE.add((batch.id, reason))
+        log.warning("batch %s cannot be read (listed as unreadable): %s", batch.id, reason)
+    return batch
 
 
 class DuplicateConversationError(ParleyError):
@@ -418,18 +457,33 @@ class Store:
 
     @staticmethod
     def _batch_from(row: Mapping[str, Any]) -> BatchRecord:
-        return BatchRecord(
-            id=row["id"],
-            created_at=parse_utc(row["created_at"]),
-            started_at=parse_utc(row["started_at"]),
-            finished_at=parse_utc(row["finished_at"]),
-            status=row["status"],
-            sources=json.loads(row["sources"]),
-            options=BatchOptions.model_validate_json(row["options"]),
-            planned=row["planned"],
-            error=row["error"],
-            parent_id=row["parent_id"],
-        )
+        """The row as a BatchRecord; UnreadableBatchError (logged) when it does not read back."""
+        try:
+            options = BatchOptions.model_validate_json(row["options"])
+        except ValidationError as exc:  # what a damaged row or a non-finite number stored as null gives
+            raise UnreadableBatchError(_unreadable(row, exc, "options")) from None
+        try:
+            return BatchRecord(
+                id=row["id"],
+                created_at=parse_utc(row["created_at"]),
+                started_at=parse_utc(row["started_at"]),
+                finished_at=parse_utc(row["finished_at"]),
+                status=row["status"],
+                sources=json.loads(row["sources"]),
+                options=options,
+                planned=row["planned"],
+                error=row["error"],
+                parent_id=row["parent_id"],
+            )
+        except (ValidationError, ValueError, TypeError) as exc:  # JSONDecodeError and a bad date are ValueErrors
+            raise UnreadableBatchError(_unreadable(row, exc)) from None
+
+    @classmethod
+    def _batch_or_unreadable(cls, row: Mapping[str, Any]) -> BatchRecord | UnreadableBatch:
+        try:
+            return cls._batch_from(row)
+        except UnreadableBatchError as exc:
+            return exc.batch
 
     @_writes
     def update_batch(self, batch_id: str, **fields: Any) -> BatchRecord:
@@ -543,15 +597,17 @@ class Store:
         )
 
     @_locked
-    def child_batches(self, batch_id: str) -> list[BatchRecord]:
-        """The batches made from this one (re-runs and replays), oldest first."""
+    def child_batches(self, batch_id: str) -> list[BatchRecord | UnreadableBatch]:
+        """The batches made from this one (re-runs and replays), oldest first; one that cannot
+        be read is there as UnreadableBatch."""
         rows = self.db.query("SELECT * FROM batches WHERE parent_id = ? ORDER BY created_at, rowid", [batch_id])
-        return [self._batch_from(r) for r in rows]
+        return [self._batch_or_unreadable(r) for r in rows]
 
     @_locked
-    def list_batches(self, limit: int = 50, offset: int = 0, *, status: str | None = None) -> list[BatchRow]:
+    def list_batches(self, limit: int = 50, offset: int = 0, *, status: str | None = None) -> list[BatchRow | UnreadableBatch]:
         """Batches newest first (the order `latest~N` counts in), with how many conversations are
-        done, passed, failed, errors; `status` keeps only batches in that status."""
+        done, passed, failed, errors; `status` keeps only batches in that status. A batch whose
+        row cannot be read is listed in its place as UnreadableBatch (its id and why), and logged."""
         where = "WHERE status = ?" if status else ""
         sql = f"""
             SELECT b.*, {_COUNT_COLUMNS}
@@ -562,7 +618,11 @@ class Store:
             ORDER BY b.created_at DESC, b.row_order DESC
         """
         params = [status, limit, offset] if status else [limit, offset]
-        return [_batch_row(self._batch_from(r), r) for r in self.db.query(sql, params)]
+        listed: list[BatchRow | UnreadableBatch] = []
+        for r in self.db.query(sql, params):
+            batch = self._batch_or_unreadable(r)
+            listed.append(batch if isinstance(batch, UnreadableBatch) else _batch_row(batch, r))
+        return listed
 
     # ---- conversations --------------------------------------------------------------------------
 

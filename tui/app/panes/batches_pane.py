@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -40,6 +40,10 @@ from parley.tui.app.widgets.in_place import update_in_place
 from parley.tui.app.widgets.results_table import ResultsTable
 from parley.tui.app.widgets.row_table import Ranked, RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
+
+if TYPE_CHECKING:
+    from parley.core.engine import PreparedBatch
+    from parley.core.records import BatchFinished, BatchRow, ConversationRow, Progress, UnreadableBatch
 
 HINT = "r in Profiles (or ctrl+p › Run batch) launches a batch here; from a terminal: parley run PATH."
 COLUMNS = (
@@ -69,7 +73,11 @@ FILTER_PLACEHOLDER = "text profile: stop: score:<3"
 ANY_OUTCOME = "Any outcome"
 
 
-def batch_cells(row: Any) -> tuple[str, ...]:
+def batch_cells(row: BatchRow | UnreadableBatch) -> tuple[str, ...]:
+    from parley.core.records import UnreadableBatch  # loaded already: the store listed the row
+
+    if isinstance(row, UnreadableBatch):  # a damaged row: what it is, and why, in its place
+        return (row.id[:12], (row.created_at or "-")[:16], "unreadable", row.reason, *["-"] * 6)
     b = row.batch
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
     sources = ", ".join(b.sources)
@@ -113,11 +121,11 @@ class BatchesPane(Pane):
         self.shown_batch: str | None = None  # whose results are shown
         self.results = BatchResults()
         self.feed: BatchFeed | None = None
-        self.feed_result: Any = None  # the last batch's BatchFinished (its own timing)
+        self.feed_result: BatchFinished | None = None  # the last batch's end (its own timing)
         self.running_batch: str | None = None
         self.stop_requests = 0
         self.last_error: str | None = None
-        self.progress: Any = None
+        self.progress: Progress | None = None
         self.base_batch: str | None = None  # marked with `b`: what `c` compares with
         self.draws = 0  # how many times a running batch was drawn (10/s at most)
         self._list_drawn = 0.0  # when the running batch's list row was last redrawn (monotonic)
@@ -175,10 +183,12 @@ class BatchesPane(Pane):
         self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES)))
 
     def on_batches_listed(self, message: BatchesListed) -> None:
+        from parley.core.records import BatchRow  # loaded already: the store listed the rows
+
         table = self.table
         rows = list(message.rows)
         if self.running_batch is not None and self.progress is not None:
-            rows = [self._live(row) if row.id == self.running_batch else row for row in rows]
+            rows = [self._live(row) if row.id == self.running_batch and isinstance(row, BatchRow) else row for row in rows]
         self.batch_ids = [row.id for row in rows]
         wanted = self.running_batch or self.shown_batch
         table.set_rows(batch_cells(row) for row in rows)
@@ -198,9 +208,11 @@ class BatchesPane(Pane):
         if table.cursor_row < max(table.size.height - 2, 1):  # the newest batches stay in view
             table.scroll_home(animate=False, immediate=True)
 
-    def _live(self, row: Any) -> Any:
+    def _live(self, row: BatchRow) -> BatchRow:
         """The running batch's list row with the counts of its latest progress."""
         p = self.progress
+        if p is None:
+            return row
         return row.model_copy(
             update={
                 "done": p.done,
@@ -234,10 +246,15 @@ class BatchesPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
         from parley.core.reports import rates_line, summarize
+        from parley.core.store import UnreadableBatchError
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
-        self.post_message(BatchRowsLoaded(batch_id, rows, rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""))
+        try:
+            rates = rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""
+        except UnreadableBatchError as exc:  # its conversations still show; the store logged why
+            rates = str(exc)
+        self.post_message(BatchRowsLoaded(batch_id, rows, rates))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
         if message.batch_id != self.shown_batch:
@@ -252,7 +269,7 @@ class BatchesPane(Pane):
 
     # ---- the results: filter, sort, draw ----------------------------------------------------------
 
-    def _show_results(self, *, appended: list[Any] | None = None) -> None:
+    def _show_results(self, *, appended: list[ConversationRow] | None = None) -> None:
         """Draw the results, their count line, the outcome choices and the histogram."""
         results = self.results
         table = self.results_table
@@ -342,8 +359,8 @@ class BatchesPane(Pane):
 
     # ---- running a batch --------------------------------------------------------------------------
 
-    def start(self, prepared: Any) -> None:
-        """Run a prepared batch (parley.core.engine.batch_plan.PreparedBatch) in a thread of its own."""
+    def start(self, prepared: PreparedBatch) -> None:
+        """Run a prepared batch in a thread of its own."""
         # The engine, imported to plan the batch, out of every full collection; after a batch, the
         # garbage that freeze_young() froze while it ran is collected (tui/app/heap.py).
         heap.settle(thaw=self._frozen_at > 0)
@@ -371,7 +388,7 @@ class BatchesPane(Pane):
         self._list()
 
     @work(thread=True, exit_on_error=False, group="batch-run", description="running the batch")
-    def _run(self, feed: BatchFeed, prepared: Any) -> None:
+    def _run(self, feed: BatchFeed, prepared: PreparedBatch) -> None:
         try:
             feed.run(self.parley.store(), prepared)
         except Exception as exc:  # the runner never raises for a conversation; this is the run itself
@@ -411,7 +428,7 @@ class BatchesPane(Pane):
                 BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error, e.unverified, e.user_faults)
             )
 
-    def _progress(self, p: Any) -> None:
+    def _progress(self, p: Progress) -> None:
         self.progress = p
         self.query_one("#batch-progress", ProgressBar).update(total=p.total, progress=p.done)
         stopping = " · stopping (x again cancels now)" if self.stop_requests == 1 else ""
@@ -465,8 +482,7 @@ class BatchesPane(Pane):
         self.show_batch(message.batch_id)
         self.query_one("#batch-progress-row").display = True
         self._list()
-        severity = "error" if message.status == "failed" else "information"
-        self.notify(text.splitlines()[0], title="Batch finished", severity=severity)
+        self.notify(text.splitlines()[0], title="Batch finished", severity="error" if message.status == "failed" else "information")
 
     def _status(self) -> None:
         """The line under the batches: how many are listed, and the shown batch's pass rate and
