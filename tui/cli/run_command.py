@@ -156,7 +156,17 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A connector's limit per HTTP call; a call past it ends the conversation with error (an http: file's own `timeout` wins).",
+    help="A connector's limit per HTTP call, connect to last byte; a call past it ends the conversation as bot_error "
+    "(an http: file's own `timeout` wins).",
+)
+@click.option(
+    "--bot-max-reply-bytes",
+    "bot_max_reply_bytes",
+    type=click.IntRange(1, None),
+    default=1024 * 1024,
+    show_default="1048576 (1 MiB)",
+    metavar="BYTES",
+    help="A connector's cap on each reply: a larger one ends the conversation as bot_error (read no further than the cap).",
 )
 @click.option(
     "--user",
@@ -277,6 +287,7 @@ def run(
     bot_model: str,
     bot_prompt: Path | None,
     bot_timeout_s: float,
+    bot_max_reply_bytes: int,
     user_model: str,
     judge_model: str,
     cache: bool,
@@ -341,6 +352,7 @@ def run(
             "bot_model": bot_model,
             "bot_prompt": bot_prompt,
             "bot_timeout_s": bot_timeout_s,
+            "bot_max_reply_bytes": bot_max_reply_bytes,
             "user_model": user_model,
             "judge_model": judge_model,
             "cache": cache,
@@ -373,6 +385,7 @@ def run(
             "bot_model",
             "bot_prompt",
             "bot_timeout_s",
+            "bot_max_reply_bytes",
             "user_model",
             "judge_model",
             "cache",
@@ -401,6 +414,7 @@ def run(
             bot=bot_model,
             bot_prompt=str(bot_prompt) if bot_prompt else None,
             bot_timeout_s=bot_timeout_s,
+            bot_max_reply_bytes=bot_max_reply_bytes,
             user=user_model,
             judge=judge_model,
         ),
@@ -449,6 +463,7 @@ def _exit(
 ) -> None:
     """Run the request (or only plan it, with --dry-run) and exit with its code."""
     store = open_store(db_path)
+    signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
     try:
         if dry_run:
             from parley.tui.cli.dry_run_view import print_dry_run
@@ -473,6 +488,10 @@ def _exit(
     finally:
         store.close()
     sys.exit(code)
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 NOTES_SHOWN = 3
@@ -590,6 +609,8 @@ async def _main(
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
+            if signal.SIGTERM in handled:
+                signal.signal(signal.SIGTERM, _terminated)
             display.close()
     finally:
         if pool is not None:
