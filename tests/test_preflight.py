@@ -99,7 +99,8 @@ def test_a_connector_file_whose_credentials_are_refused_names_their_variable_not
 
 def test_a_model_the_endpoint_does_not_list_is_one_warning_and_the_batch_goes_on(tmp_path):
     db = tmp_path / "p.db"
-    with run_fake_server() as server:  # it lists `fake-model`
+    with run_fake_server() as server:
+        server.listed_models = ["fake-model"]
         env = {"FAKE_BASE_URL": server.base_url}
         result = parley("run", PROFILE, "--user", "openai-api/fake/fake-modle", "--max-turns", "2", "--db", db, env=env)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]

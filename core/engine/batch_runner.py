@@ -156,7 +156,7 @@ async def prepare_batch(
     planned = len(specs) * options.trials
     if max_planned is not None and planned > max_planned:
         raise TooManyConversations(
-            f"the batch plans {planned:,} conversations ({len(specs):,} specs x {options.trials} trials); "
+            f"the batch plans {planned:,} conversations ({len(specs):,} spec{'s' if len(specs) != 1 else ''} x {options.trials} trials); "
             f"at most {max_planned:,} may be planned at once: split it into smaller batches"
         )
     preflight = None if dry_run else await models.preflight(specs)

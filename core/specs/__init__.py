@@ -24,10 +24,18 @@ if TYPE_CHECKING:
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
     from parley.core.specs.sources import SpecSet, load_specs, load_specs_as, read_profile
-    from parley.core.specs.text_patterns import TextMatch, TextPattern, TooLongToMatch, compile_pattern
+    from parley.core.specs.text_patterns import (
+        BACKTRACKING_MAX_CHARS,
+        TextMatch,
+        TextPattern,
+        TooLongToMatch,
+        compile_pattern,
+        heuristic_view,
+    )
     from parley.core.specs.yaml_reading import read_yaml
 
 __all__ = [
+    "BACKTRACKING_MAX_CHARS",
     "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",
     "ExpectToolStep",
@@ -45,6 +53,7 @@ __all__ = [
     "compile_pattern",
     "copy_suite",
     "did_you_mean",
+    "heuristic_view",
     "load_positioned",
     "load_specs",
     "load_specs_as",

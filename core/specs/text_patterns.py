@@ -7,10 +7,14 @@ the event loop would hold the whole batch (and its Ctrl-C / SIGTERM) that long. 
 - a text up to `BACKTRACKING_MAX_CHARS` is matched with `re`, exactly as the profile format
   documents (Python's syntax; `\\w` and `\\b` know Unicode letters);
 - a longer text is matched with RE2 (google-re2), whose time is linear in the text, for every
-  pattern RE2 can express (all but lookarounds and backreferences). RE2's `\\w` and `\\b` are
-  ASCII-only, a difference that only such long texts can meet;
+  pattern RE2 can express (all but lookarounds and backreferences). RE2's `\\w` knows ASCII
+  letters only, a difference that only such long texts can meet;
 - a longer text and a pattern only `re` can run cannot be matched in bounded time: `search`
   says so (`TooLongToMatch`), and the check is reported as not decided, never as held.
+
+parley's own heuristics over a bot's words (is it asking to confirm? asking for an order id?)
+are backtracking patterns too; they read `heuristic_view(text)`: the text itself, or of a long
+one its beginning and its end, where a greeting, an id or a closing question are.
 """
 
 from __future__ import annotations
@@ -24,6 +28,18 @@ import re2
 
 BACKTRACKING_MAX_CHARS = 4096
 """The longest text a pattern is matched on with Python's backtracking engine."""
+
+
+HEURISTIC_MAX_CHARS = 4096
+"""The most of a text parley's own heuristics read (half from its start, half from its end)."""
+
+
+def heuristic_view(text: str, limit: int = HEURISTIC_MAX_CHARS) -> str:
+    """`text`, or of a text longer than `limit` its first and last `limit / 2` characters."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n…\n{text[-half:]}"
 
 
 class TooLongToMatch(ValueError):

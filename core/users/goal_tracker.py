@@ -32,6 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from parley.core.records import ChatMessage
+from parley.core.specs import heuristic_view
 from parley.core.world import extract_order_ids
 
 GoalIntent = Literal["cancel", "track", "list", "status", "policy", "ask", "want", "do", "say"]
@@ -97,13 +98,14 @@ def mentions_id(text: str | None, order_id: str) -> bool:
 
 def is_confirmation_question(text: str | None) -> bool:
     """Does the bot ask the user to confirm a cancellation?"""
-    return bool(text) and CONFIRMATION_QUESTION.search(text or "") is not None
+    return bool(text) and CONFIRMATION_QUESTION.search(heuristic_view(text or "")) is not None
 
 
 def confirmation_order_id(text: str | None) -> str | None:
     """The order the bot asks to confirm cancelling (the id in the question, else in the reply)."""
     if not text:
         return None
+    text = heuristic_view(text)
     match = CONFIRMATION_QUESTION.search(text)
     if match:
         start = max(text.rfind(".", 0, match.start()), text.rfind("\n", 0, match.start()), 0)
@@ -259,7 +261,7 @@ def bot_turn_after(transcript: Sequence[ChatMessage], index: int) -> BotTurnView
                 by_id[call.id] = use
         elif m.role == "tool" and m.tool_call_id in by_id:
             by_id[m.tool_call_id].result = m.content
-    return BotTurnView(text="\n".join(texts).strip(), tools=tools)
+    return BotTurnView(text=heuristic_view("\n".join(texts).strip()), tools=tools)
 
 
 def judge_answer(goal: Goal, turn: BotTurnView) -> Literal["answered", "confirming", "unanswered"]:

@@ -63,7 +63,7 @@ Exit codes:
        an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
        parley's side (counted apart, but nothing was verified); also: invalid input
        files (each problem printed as file:line:col), a missing API key, an endpoint
-       that cannot be reached, an unknown batch
+       that cannot be reached or that refuses its key (401/403), an unknown batch
        With --fail-under RATE: 1 when the pass rate (--fail-under-lower: its lower
        bound) is below RATE, 0 otherwise.
   2    usage error (a bad option, --single naming no conversation)
