@@ -50,7 +50,7 @@ class HostileServer:
                 await reader.readexactly(length)
             self.requests.append((method, path, headers))
             await self.answer(path.split("?")[0], headers, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):  # a client gone, the server stopping
             pass
         finally:
             with contextlib.suppress(Exception):
