@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from parley.core.evaluation.checks import bot_never_says_checks, bot_says_checks
-from parley.core.specs import BACKTRACKING_MAX_CHARS, TooLongToMatch, compile_pattern, heuristic_view
+from parley.core.reading import heuristic_view
+from parley.core.specs import BACKTRACKING_MAX_CHARS, TooLongToMatch, compile_pattern
 from tests.hostile_servers import hostile_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +77,7 @@ def test_parleys_own_heuristics_read_a_bounded_view_of_a_long_reply():
     out = run_python(
         "import time\n"
         "from parley.core.evaluation.user_faults import asks_the_user\n"
-        "from parley.core.users.goal_tracker import is_confirmation_question\n"
+        "from parley.core.reading import is_confirmation_question\n"
         "text = 'are you sure ' * 100_000 + 'Shall I cancel ORD-1003 for you?'\n"
         "print(asks_the_user(text), is_confirmation_question(text))\n",
         timeout=60,  # 52 KB of `are you sure` took 18 s before
@@ -84,6 +85,16 @@ def test_parleys_own_heuristics_read_a_bounded_view_of_a_long_reply():
     assert out == "True True"
     view = heuristic_view("a" * 10_000 + "Shall I cancel it?")
     assert len(view) < 5_000 and view.endswith("Shall I cancel it?")
+
+
+def test_the_claims_check_reads_a_long_sentence_of_many_claims_in_time_proportional_to_it():
+    out = run_python(
+        "from parley.core.evaluation.claims import find_claims\n"
+        "claims = find_claims('I have cancelled your order ORD-1003 and ' * 7500)\n"
+        "print(len(claims), claims[0].action, len(claims[0].quote) <= 200)\n",
+        timeout=90,  # 300 KB took about 100 s when each claim quoted the whole sentence anew; now a few
+    )
+    assert out == "7500 cancel True"
 
 
 # -- SIGTERM ------------------------------------------------------------------------------------

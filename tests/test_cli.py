@@ -20,6 +20,7 @@ EXPECTED_COMMANDS = [
     "compare",
     "profiles",
     "sessions",
+    "rules",
     "mockapi",
     "serve",
     "serve-bot",

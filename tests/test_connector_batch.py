@@ -93,7 +93,7 @@ async def test_a_server_killed_mid_batch_errors_the_later_conversations_and_the_
     store = Store.open(tmp_path / "parley.db")
     try:
         with serve_bot_process() as served:
-            options = BatchOptions(models=RoleModels(bot=f"rasa:{served.webhook}", bot_timeout_s=5), concurrency=1, trials=4)
+            options = BatchOptions(models=RoleModels(bot=f"rasa:{served.webhook}", bot_timeout_s=30), concurrency=1, trials=4)
             models = BatchModels(options.models, store=store)
             prepared = await prepare_batch(store, [SOME_PROFILES[0]], options, models=models)
             runner = BatchRunner(store, prepared, models=models)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from parley.core.evaluation.judge import DEFAULT_RUBRIC, LLMJudge, OfflineJudge, format_transcript, judge_messages, offline_judgement
+from parley.core.evaluation.judge import (
+    DEFAULT_RUBRIC,
+    NEEDS_LLM_JUDGE,
+    LLMJudge,
+    OfflineJudge,
+    format_transcript,
+    judge_messages,
+    offline_judgement,
+)
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
@@ -50,14 +58,24 @@ def test_offline_judge_gives_1_for_a_policy_violation():
     assert result.comment == "1 of 1 checks failed: ORD-1001 not expected to change [policy violation]."
 
 
-async def test_offline_judge_is_the_default_and_decides_a_min_score_check():
+async def test_the_offline_judge_reads_no_rubric_so_its_min_score_check_is_not_run():
     conv = make_conversation(["Hello."])
     spec = make_spec(Expectations(bot_says=["ORD-\\d+"], judge=JudgeSpec(rubric="Mention the order.", min_score=3)))
     verdict = await evaluate(conv, spec)
-    assert verdict.judge.judge == "offline" and verdict.score == 2
+    assert verdict.judge.judge == "offline" and verdict.score == 2  # derived from the checks, shown as such
     [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
-    assert judged.outcome == "fail"
-    assert judged.reason.startswith("Scored 2 of 3, needs 3 (offline judge, derived from the checks; the rubric is not read).")
+    assert (judged.outcome, judged.reason) == ("not_run", "needs an LLM judge (`--judge MODEL`)")
+    assert verdict.outcome == "failed"  # on the regex, which the offline roles can decide
+
+
+async def test_a_rubric_alone_under_the_offline_judge_is_unverified_never_passed():
+    conv = make_conversation(["Bonjour, votre commande est annulée."])
+    spec = make_spec(Expectations(judge=JudgeSpec(rubric="The bot must answer only in French.", min_score=3)))
+    verdict = await evaluate(conv, spec)
+    [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
+    assert judged.outcome == "not_run" and judged.reason == NEEDS_LLM_JUDGE
+    assert verdict.outcome == "unverified" and not verdict.passed
+    assert verdict.score is None  # nothing the author asked for was decided: no score either
 
 
 async def test_offline_judge_answers_the_same_every_time():

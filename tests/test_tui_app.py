@@ -13,7 +13,7 @@ from parley.core.store.store import Store
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.widgets.row_table import RowTable
 from tests.test_store_fixtures import build_scored_batch
-from tests.test_tui_support import REPO, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import REPO, SIZE, db_path, make_app, run_from_palette, settle  # noqa: F401  (fixture)
 
 
 def test_importing_the_app_loads_no_engine_database_or_web_stack():
@@ -64,20 +64,10 @@ async def test_the_command_palette_offers_the_main_actions(db_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tabs = app.query_one("#panes", TabbedContent)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"open s")
-        await pilot.pause(0.2)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "open s", "Open session")
         assert tabs.active == "sessions-pane"
 
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"run b")
-        await pilot.pause(0.2)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "run b", "Run batch")
         from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 
         assert isinstance(app.screen, LaunchBatchScreen)  # the launch form, over the current pane

@@ -9,6 +9,7 @@ from parley.core.bots.api import BotTurn, declared_fallback
 from parley.core.bots.offline_bot import FALLBACK_TEXT, OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
+from parley.core.reading import is_confirmation_question, parse_goal
 from parley.core.records.chat import ChatMessage, ToolCall
 from parley.core.records.profile import GoalStyle
 from parley.core.users.fallback_detection import (
@@ -24,9 +25,7 @@ from parley.core.users.goal_tracker import (
     GoalTracker,
     bot_turn_after,
     goal_table,
-    is_confirmation_question,
     judge_answer,
-    parse_goal,
 )
 from parley.core.users.offline_user import OfflineUser
 from parley.core.users.simulator import GoalReporter, ScriptedUser

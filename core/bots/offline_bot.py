@@ -27,8 +27,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from parley.core.bots.order_prompt import CANCELLATION_WINDOW_DAYS, END_MARKER
+from parley.core.reading import extract_order_ids
 from parley.core.records import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
-from parley.core.world import extract_order_ids
 
 OFFLINE_BOT_NAME = "offline"
 

@@ -1,4 +1,4 @@
-"""Running conversations: the World, the one conversation harness, batch plan and runner."""
+"""Running conversations: the one conversation harness, batch plan and runner, the adaptive limit."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
     from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
     from parley.core.evaluation.pass_k import pass_hat_k
@@ -14,6 +15,9 @@ if TYPE_CHECKING:
     from parley.core.evaluation.verdicts import broken_verdict, evaluate
 
 __all__ = [
+    "claims_check",
+    "find_claims",
+    "hold_claims",
     "Interval",
     "Judge",
     "LLMJudge",

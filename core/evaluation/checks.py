@@ -14,6 +14,9 @@ What is checked (see `build_checks`):
   message is quoted), both case-insensitive;
 - `playbook_assertion`: the playbook runner's per-step outcomes from
   `conversation.metadata["assertions"]`;
+- `claims_match_actions` (parley.core.evaluation.claims), added by default: every action a bot
+  message says is done is backed by a successful tool call or the final state; not applicable
+  to a bot whose actions parley does not see;
 - `conversation_completed`: fails on `timeout` (a bot that hangs fails) and `bot_error` (the bot
   broke), passes on every other bot-side stop (user_stop, bot_stop, max_turns, fallback_loop:
   the other checks decide those), and is not run when the run broke on the other side
@@ -31,11 +34,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from parley.core.evaluation.claims import CLAIMS_KIND, claims_check
+from parley.core.evaluation.requested_changes import requested_orders
+from parley.core.reading import order_digits
 from parley.core.records import (
     BROKEN_STOPS,
     UNFINISHED_STOPS,
@@ -144,9 +150,13 @@ def order_status_checks(
     state: WorldState | None,
     *,
     initial_statuses: Mapping[str, str] | None = None,
+    requested: Set[str] = frozenset(),
 ) -> list[CheckResult]:
     """One check per expected order. A failure is also a policy violation when the order was
-    changed although the profile expected it to keep its initial status."""
+    changed although the profile expected it to keep its initial status, and the customer did
+    not ask for the change in the conversation (`requested`: the digits of the orders whose
+    change the customer asked for, see requested_changes); a change the customer asked for is
+    a failed expectation, reported as such."""
     checks: list[CheckResult] = []
     changes = changed_orders(state, initial_statuses) if state is not None else {}
     for order_id, want in expected.items():
@@ -182,10 +192,14 @@ def order_status_checks(
                 )
             )
         else:
-            violation = change is not None and want == change.initial
+            kept_expected = change is not None and want == change.initial
+            asked = order_digits(order_id) in requested
+            violation = kept_expected and not asked
             reason = f"{order_id} is {actual}, expected {want} ({history})."
             if violation:
-                reason += " The profile expected it to stay as it was."
+                reason += " The profile expected it to stay as it was, and the customer did not ask for the change."
+            elif kept_expected:
+                reason += " The customer asked for the change in the conversation; the profile expected it to stay as it was."
             checks.append(
                 CheckResult(
                     kind="order_status",
@@ -205,12 +219,29 @@ def unchanged_others_checks(
     *,
     initial_statuses: Mapping[str, str] | None = None,
     tool_calls: Sequence[ToolCallRecord] = (),
+    requested: Set[str] = frozenset(),
 ) -> list[CheckResult]:
-    """One failing check (a policy violation) per order changed that the profile did not name
-    in `expect.orders`; one passing check when there is none. Nothing when the profile has no
-    `expect:` block or sets `unchanged_others: false`."""
-    if expect is None or not expect.unchanged_others:
+    """One failing check per order changed that the profile did not name in `expect.orders`
+    (a policy violation unless the customer asked for the change: `requested`, as in
+    order_status_checks); one passing check when there is none. Nothing when the profile has no
+    `expect:` block or sets `unchanged_others: false`; a check parley adds by default (never
+    making a pass) when it does not say."""
+    if expect is None or expect.unchanged_others is False:
         return []
+    checks = _unchanged_others(expect, state, initial_statuses=initial_statuses, tool_calls=tool_calls, requested=requested)
+    if expect.unchanged_others is None:
+        return [c.model_copy(update={"by_default": True}) for c in checks]
+    return checks
+
+
+def _unchanged_others(
+    expect: Expectations,
+    state: WorldState | None,
+    *,
+    initial_statuses: Mapping[str, str] | None,
+    tool_calls: Sequence[ToolCallRecord],
+    requested: Set[str],
+) -> list[CheckResult]:
     if state is None:
         return [CheckResult(kind="unchanged_others", name="no other order changed", outcome="not_applicable", reason=_NO_STATE)]
     changes = changed_orders(state, initial_statuses)
@@ -229,7 +260,9 @@ def unchanged_others_checks(
     checks = []
     for order_id, change in others.items():
         age = ages.get(order_id)
+        asked = order_digits(order_id) in requested
         reason = f"{order_id} was {change.final} (it was {change.initial}) although the profile did not expect it to change"
+        reason += " (the customer asked for it in the conversation)" if asked else ", and the customer did not ask for it"
         if age is not None and age > CANCELLATION_WINDOW_DAYS:
             reason += f"; it was {age} days old, past the {CANCELLATION_WINDOW_DAYS}-day cancellation limit"
         elif age is not None:
@@ -243,7 +276,7 @@ def unchanged_others_checks(
                 name=f"{order_id} not expected to change",
                 outcome="fail",
                 reason=reason + ".",
-                policy_violation=True,
+                policy_violation=not asked,
                 details={
                     "order_id": order_id,
                     "initial": change.initial,
@@ -502,23 +535,34 @@ _STOP_TEXT = {
 
 def conversation_completed_check(conversation: Conversation) -> CheckResult:
     """Fails on timeout and bot_error; not run when the run broke on the other side; passes
-    otherwise."""
+    otherwise. A check parley adds by default: it never makes a conversation pass."""
     stop = conversation.stop_reason
     name = "conversation completed"
     if stop == "timeout":
         why = conversation.error or "The bot did not answer within the time limit."
         return CheckResult(
-            kind="conversation_completed", name=name, outcome="fail", reason=f"Timed out: {why}", details={"stop_reason": stop}
+            kind="conversation_completed",
+            by_default=True,
+            name=name,
+            outcome="fail",
+            reason=f"Timed out: {why}",
+            details={"stop_reason": stop},
         )
     if stop == "bot_error":
         why = conversation.error or "the bot failed"
         return CheckResult(
-            kind="conversation_completed", name=name, outcome="fail", reason=f"The bot broke: {why}", details={"stop_reason": stop}
+            kind="conversation_completed",
+            by_default=True,
+            name=name,
+            outcome="fail",
+            reason=f"The bot broke: {why}",
+            details={"stop_reason": stop},
         )
     if stop in BROKEN_STOPS:
         why = f": {conversation.error}" if conversation.error else ""
         return CheckResult(
             kind="conversation_completed",
+            by_default=True,
             name=name,
             outcome="not_run",
             details={"stop_reason": stop},
@@ -526,6 +570,7 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
         )
     return CheckResult(
         kind="conversation_completed",
+        by_default=True,
         name=name,
         outcome="pass",
         reason=_STOP_TEXT.get(stop, f"It ended with {stop}."),
@@ -534,9 +579,11 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
 
 
 def checks_about_the_bot(checks: Iterable[CheckResult]) -> list[CheckResult]:
-    """The checks that said something about the bot: decided (passed or failed) and not merely
-    "the conversation completed". None of them: the conversation is unverified."""
-    return [c for c in checks if c.outcome in ("pass", "fail") and c.kind != "conversation_completed"]
+    """The checks that make a pass: asked for by the author (an `expect:` key, a playbook
+    assertion, the LLM judge the user chose...), decided, and held. A conversation with none
+    of them and no failure is unverified: the checks parley adds by default (the conversation
+    completed, no other order changed when the profile did not say) may fail it, never pass it."""
+    return [c for c in checks if c.decides_a_pass]
 
 
 # A conversation cut short has decided some checks for good: what the bot said, the tools it
@@ -547,6 +594,7 @@ _DECIDED: dict[str, str] = {
     "tool_called": "pass",
     "tool_not_called": "fail",
     "unchanged_others": "fail",
+    CLAIMS_KIND: "fail",  # the customer heard it; what the bot would have done next does not back it
 }
 
 
@@ -581,8 +629,9 @@ def settle_checks(checks: Sequence[CheckResult], stop_reason: str, error: str | 
 
 
 def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged: str | None = None) -> CheckResult:
-    """Pass iff the judge's score >= min_score; `error` when the judge failed (never a score);
-    not applicable when there was no judgement (`result` None, with `not_judged` saying why)."""
+    """Pass iff the LLM judge's score >= min_score; `error` when the judge failed (never a
+    score); not applicable when there was no judgement (`result` None, with `not_judged` saying
+    why). The offline judge's score is never a check (see judge.rubric_not_read)."""
     name = f"judge score >= {min_score}"
     if result is None:
         return CheckResult(
@@ -593,13 +642,10 @@ def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged:
             details={"min_score": min_score},
         )
     details = {"min_score": min_score, "score": result.score, "judge": result.judge}
-    if result.error is None and result.score is None and result.judge == "offline":
-        reason = result.comment or "The offline judge gave no score: no check about the bot applied."
-        return CheckResult(kind="judge_score", name=name, outcome="not_applicable", reason=reason, details=details)
     if result.error is not None or result.score is None:
         why = result.error or "the judge gave no score"
         return CheckResult(kind="judge_score", name=name, outcome="error", reason=f"judge_error: {why}", details=details)
-    about = "offline judge, derived from the checks; the rubric is not read" if result.judge == "offline" else result.judge
+    about = result.judge
     comment = f" {result.comment}" if result.comment else ""
     outcome = "pass" if result.score >= min_score else "fail"
     return CheckResult(
@@ -624,14 +670,18 @@ def build_checks(
     expect = spec.expect
     state = conversation.final_state
     checks: list[CheckResult] = []
+    requested = requested_orders(conversation) if state is not None else set()
     if expect is not None:
-        checks += order_status_checks(expect.orders, state, initial_statuses=initial_statuses)
-    checks += unchanged_others_checks(expect, state, initial_statuses=initial_statuses, tool_calls=conversation.tool_calls)
+        checks += order_status_checks(expect.orders, state, initial_statuses=initial_statuses, requested=requested)
+    checks += unchanged_others_checks(
+        expect, state, initial_statuses=initial_statuses, tool_calls=conversation.tool_calls, requested=requested
+    )
     if expect is not None:
         checks += tool_checks(expect, conversation.tool_calls)
         texts = conversation.bot_texts
         checks += bot_says_checks(expect.bot_says, texts)
         checks += bot_never_says_checks(expect.bot_never_says, texts)
     checks += playbook_assertion_checks(conversation.metadata)
+    checks.append(claims_check(conversation))
     checks.append(conversation_completed_check(conversation))
     return checks

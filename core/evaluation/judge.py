@@ -22,6 +22,7 @@ from parley.core.records import ChatMessage, CheckResult, Conversation, Conversa
 
 __all__ = [
     "DEFAULT_RUBRIC",
+    "NEEDS_LLM_JUDGE",
     "Judge",
     "LLMJudge",
     "OfflineJudge",
@@ -29,9 +30,13 @@ __all__ = [
     "format_transcript",
     "judge_messages",
     "offline_judgement",
+    "rubric_not_read",
 ]
 
 OFFLINE_JUDGE_NAME = "offline"
+
+NEEDS_LLM_JUDGE = "needs an LLM judge (`--judge MODEL`)"
+"""Why a check only a model can decide (a rubric, a criterion in words) is not run offline."""
 
 # Modelled on the 003 evaluator: five criteria, and what each score means.
 DEFAULT_RUBRIC = """\
@@ -103,6 +108,18 @@ def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
     if undecided:
         comment += " Could not decide: " + "; ".join(c.name for c in undecided) + "."
     return JudgeResult(judge=OFFLINE_JUDGE_NAME, score=score, comment=comment)
+
+
+def rubric_not_read(min_score: int) -> CheckResult:
+    """The `expect.judge` check under the offline judge: it reads no rubric, so the check is not
+    run (never passed on a score derived from the other checks)."""
+    return CheckResult(
+        kind="judge_score",
+        name=f"judge score >= {min_score}",
+        outcome="not_run",
+        reason=NEEDS_LLM_JUDGE,
+        details={"min_score": min_score, "judge": OFFLINE_JUDGE_NAME},
+    )
 
 
 class OfflineJudge:

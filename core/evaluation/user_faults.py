@@ -20,9 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, heuristic_view, parse_goal
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
-from parley.core.specs import heuristic_view
-from parley.core.users import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, parse_goal
 
 REPEATS = 3
 """How many identical user messages in a row make a fault."""

@@ -19,7 +19,13 @@ A conversation cut short (timeout or a broken run) keeps only the checks its tra
 decided; the others are not_run. With an LLM judge and no `expect.judge`, the judge's score is a
 check too (min score `DEFAULT_MIN_SCORE`); its failure leaves that check not applicable (a judge
 error is counted on the side, never a score). The offline judge's score is derived from the
-checks, so it is not a check of its own.
+checks, so it is not a check of its own, and it reads no rubric: an `expect.judge` under it is
+`not_run` ("needs an LLM judge"), never passed.
+
+Rule 6 in full: a conversation passes only when at least one check its author asked for (an
+`expect:` key, a playbook assertion, the score of the LLM judge the user chose) was decided and
+held. The checks parley adds by default (the conversation completed; no other order changed
+when the profile did not say) may fail a conversation, never make it pass.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from parley.core.evaluation.checks import (
     settle_unfinished,
 )
 from parley.core.evaluation.extraction import extract_outputs
-from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME, Judge, OfflineJudge
+from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
@@ -158,7 +164,9 @@ async def evaluate(
     broke = broken_run(conversation)
     judge_result = None if broke is not None else await _ask(judge or OfflineJudge(), conversation, spec, checks)
     judge_spec = spec.expect.judge if spec.expect is not None else None
-    if judge_spec is not None:
+    if judge_spec is not None and judge_result is not None and judge_result.judge == OFFLINE_JUDGE_NAME:
+        checks.append(rubric_not_read(judge_spec.min_score))
+    elif judge_spec is not None:
         check = judge_score_check(judge_result, judge_spec.min_score, not_judged=f"Not run: the run itself broke ({broke}).")
         if judge_result is None:
             check = check.model_copy(update={"outcome": "not_run"})

@@ -1,4 +1,4 @@
-"""Chat models: names, the OpenAI-compatible provider, offline models, pricing, retry, reply cache."""
+"""Chat models: names, the OpenAI-compatible provider, pricing, retry. The offline roles are not here: they live with the bots, the users and the judges."""
 
 from __future__ import annotations
 

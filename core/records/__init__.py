@@ -1,4 +1,4 @@
-"""Plain pydantic records that cross boundaries: specs, conversations, verdicts, batches, events."""
+"""Plain pydantic records that cross boundaries: specs, conversations, verdicts and outcomes, batches, events."""
 
 from __future__ import annotations
 

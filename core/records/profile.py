@@ -262,7 +262,10 @@ class Expectations(_Model):
     """parley's `expect:` key: what must be true when the conversation ends."""
 
     orders: dict[str, OrderStatus] = Field(default_factory=dict)
-    unchanged_others: bool = True
+    unchanged_others: bool | None = None
+    """True: the author asks that no other order change; False: other orders may change; None
+    (not written): parley checks it by default, a check that may fail a conversation but never
+    makes one pass."""
     tools_called: list[ToolName] = Field(default_factory=list)
     tools_not_called: list[ToolName] = Field(default_factory=list)
     bot_says: list[str] = Field(default_factory=list)

@@ -30,9 +30,8 @@ if TYPE_CHECKING:
         TextPattern,
         TooLongToMatch,
         compile_pattern,
-        heuristic_view,
     )
-    from parley.core.specs.yaml_reading import read_yaml
+    from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
     "BACKTRACKING_MAX_CHARS",
@@ -53,13 +52,13 @@ __all__ = [
     "compile_pattern",
     "copy_suite",
     "did_you_mean",
-    "heuristic_view",
     "load_positioned",
     "load_specs",
     "load_specs_as",
     "parse_scenarios",
     "read_profile",
     "read_yaml",
+    "read_yaml_documents",
     "resolve_any_items",
     "spec_steps",
 ]

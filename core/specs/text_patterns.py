@@ -12,9 +12,7 @@ the event loop would hold the whole batch (and its Ctrl-C / SIGTERM) that long. 
 - a longer text and a pattern only `re` can run cannot be matched in bounded time: `search`
   says so (`TooLongToMatch`), and the check is reported as not decided, never as held.
 
-parley's own heuristics over a bot's words (is it asking to confirm? asking for an order id?)
-are backtracking patterns too; they read `heuristic_view(text)`: the text itself, or of a long
-one its beginning and its end, where a greeting, an id or a closing question are.
+parley's own heuristics over a bot's words are bounded apart (parley.core.reading.heuristic_view).
 """
 
 from __future__ import annotations
@@ -28,18 +26,6 @@ import re2
 
 BACKTRACKING_MAX_CHARS = 4096
 """The longest text a pattern is matched on with Python's backtracking engine."""
-
-
-HEURISTIC_MAX_CHARS = 4096
-"""The most of a text parley's own heuristics read (half from its start, half from its end)."""
-
-
-def heuristic_view(text: str, limit: int = HEURISTIC_MAX_CHARS) -> str:
-    """`text`, or of a text longer than `limit` its first and last `limit / 2` characters."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n…\n{text[-half:]}"
 
 
 class TooLongToMatch(ValueError):

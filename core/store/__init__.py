@@ -1,4 +1,4 @@
-"""parley's SQLite store: schema and migrations, rows <-> records, queries."""
+"""parley's SQLite store: schema and migrations, rows <-> records, queries, who owns a batch, the reply cache."""
 
 from __future__ import annotations
 

@@ -157,6 +157,22 @@ def _read_only(path: pathlib.Path) -> ReadOnlyDatabase:
     )
 
 
+def _unwritable_folder(path: pathlib.Path) -> pathlib.Path | None:
+    """The folder that stops a new database at `path` from being made (the nearest one that
+    exists, when it cannot be written: a read-only file system or no permission), else None."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return None if os.access(folder, os.W_OK | os.X_OK) else folder
+
+
+def _cannot_create(path: pathlib.Path, folder: pathlib.Path) -> ParleyError:
+    return ParleyError(
+        f"cannot create the database {path}: the folder {folder} cannot be written (a read-only file system "
+        "or no permission); give --db (or PARLEY_DB) a file in a folder you can write"
+    )
+
+
 def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
     """A read-only connection. `mode=ro` first; a WAL database in a folder this user cannot
     write (a read-only file system) can only be read as `immutable` (no -shm file to share)."""
@@ -258,12 +274,13 @@ class Store:
                 resolved.parent.mkdir(parents=True, exist_ok=True)
                 # One connection shared by worker threads; the Store's lock serialises its use.
                 conn = sqlite3.connect(str(resolved), check_same_thread=False, timeout=30.0)
-            except sqlite3.Error as exc:
-                if _read_only_problem(exc, resolved):
+            except (sqlite3.Error, OSError) as exc:
+                if isinstance(exc, sqlite3.Error) and _read_only_problem(exc, resolved):
                     raise _read_only(resolved) from None
-                raise ParleyError(f"cannot open the database {resolved}: {exc}") from exc
-            except OSError as exc:
-                raise ParleyError(f"cannot open the database {resolved}: {exc.strerror or exc}") from exc
+                if not resolved.exists() and (folder := _unwritable_folder(resolved)) is not None:
+                    raise _cannot_create(resolved, folder) from None
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                raise ParleyError(f"cannot open the database {resolved}: {reason}") from exc
         db = Database(conn)
         try:
             db.execute("PRAGMA foreign_keys = ON")

@@ -8,14 +8,11 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
-    from parley.core.users.goal_tracker import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, parse_goal
     from parley.core.users.llm_user import LLMUser, generate_any_items
     from parley.core.users.replay_user import REPLAY_USER, ReplayScript, ReplayUser, bot_replies, finish_replay
     from parley.core.users.simulator import GoalReporter, UserSimulator, UserTurn
 
 __all__ = [
-    "ASKS_FOR_ORDER_ID",
-    "CONFIRMATION_QUESTION",
     "GoalReporter",
     "LLMUser",
     "PROFILE_MODEL",
@@ -27,9 +24,7 @@ __all__ = [
     "bot_replies",
     "finish_replay",
     "generate_any_items",
-    "goal_mentioned",
     "make_user_simulator",
-    "parse_goal",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -29,16 +29,10 @@ import time
 from collections.abc import Sequence
 
 from parley.core.models import ChatModel
+from parley.core.reading import goal_mentioned, is_confirmation_question
 from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec, GenerateConfig, InteractionStyle, Usage
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
-from parley.core.users.goal_tracker import (
-    GoalRow,
-    GoalTracker,
-    bot_turn_after,
-    goal_mentioned,
-    is_confirmation_question,
-    last_user_index,
-)
+from parley.core.users.goal_tracker import GoalRow, GoalTracker, bot_turn_after, last_user_index
 from parley.core.users.simulator import UserTurn, visible_transcript
 from parley.core.users.styles import StyleSet, plan_language_switch, style_instruction
 

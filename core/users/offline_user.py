@@ -37,20 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from parley.core.reading import ASKS_FOR_ORDER_ID, Goal, confirmation_order_id, is_confirmation_question, order_digits
 from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
-from parley.core.users.goal_tracker import (
-    ASKS_FOR_ORDER_ID,
-    BotTurnView,
-    Goal,
-    GoalRow,
-    GoalTracker,
-    bot_turn_after,
-    confirmation_order_id,
-    is_confirmation_question,
-    last_user_index,
-    order_digits,
-)
+from parley.core.users.goal_tracker import BotTurnView, GoalRow, GoalTracker, bot_turn_after, last_user_index
 from parley.core.users.phrasebook import ENGLISH, Phrasebook, lookup, render
 from parley.core.users.simulator import UserTurn
 from parley.core.users.styles import StyleSet, add_typos, lengthen, plan_language_switch

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.world.order_mentions import extract_order_ids
     from parley.core.world.order_world import AuditEntry, World, WorldState, WorldTemplate, new_world, world_client, world_template
 
-__all__ = ["AuditEntry", "World", "WorldState", "WorldTemplate", "extract_order_ids", "new_world", "world_client", "world_template"]
+__all__ = ["AuditEntry", "World", "WorldState", "WorldTemplate", "new_world", "world_client", "world_template"]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

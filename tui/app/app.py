@@ -8,11 +8,13 @@ never waits for a database or a network.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -22,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from parley.core.settings import settings
 from parley.core.specs import SHIPPED_DIR
 from parley.tui.app import heap
+from parley.tui.app.messages import DatabaseOpenedReadOnly
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.panes.chat_pane import ChatPane
@@ -126,6 +129,28 @@ class ParleyApp(App[None]):
                     self._store = Store.open(self.db_path, read_only=True)
             return self._store
 
+    @work(thread=True, exit_on_error=False, group="database", description="opening the database")
+    def _open_database(self) -> None:
+        """At start, so that a read-only database is said once, before anything tries to write."""
+        from parley.core.errors import ParleyError
+
+        try:
+            store = self.store()
+        except ParleyError as exc:  # the pane that reads it says what is wrong, where it is read
+            logging.getLogger("parley.tui").info("the database did not open at start: %s", exc)
+            return
+        if store.read_only:
+            self.post_message(DatabaseOpenedReadOnly(str(store.path)))
+
+    def on_database_opened_read_only(self, message: DatabaseOpenedReadOnly) -> None:
+        self.notify(
+            f"{message.path} is read-only: everything stored can be browsed, but chats are not saved "
+            "and batches cannot be launched. Start parley with --db (or PARLEY_DB) on a writable file to do so.",
+            title="Read-only database",
+            severity="warning",
+            timeout=20,
+        )
+
     # ---- layout -------------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -143,6 +168,7 @@ class ParleyApp(App[None]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._activate, self.initial_pane)
+        self._open_database()
         # The modules and widgets, out of every full collection (thawed first: an app started
         # again in the same process, as the tests do, lets the last one's garbage be collected).
         self.call_after_refresh(heap.settle, thaw=True)

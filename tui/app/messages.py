@@ -13,14 +13,26 @@ from typing import Any
 
 from textual.message import Message
 
+# ---- the app -----------------------------------------------------------------------------------
+
+
+@dataclass
+class DatabaseOpenedReadOnly(Message):
+    """The database can only be read (a read-only file or file system): said once, at start."""
+
+    path: str
+
+
 # ---- chat -------------------------------------------------------------------------------------
 
 
 @dataclass
 class ChatSessionStarted(Message):
-    """A ChatSession was built (its World, its bot and the bot's client); not checked yet."""
+    """A ChatSession was built (its World, its bot and the bot's client); not checked yet.
+    `not_saved`: why it will not be saved (the database is read-only), else None."""
 
     session: Any  # parley.core.chat.session.ChatSession
+    not_saved: str | None = None
 
 
 @dataclass

@@ -106,7 +106,7 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
 
     The first row is `latest`, the next `latest~1`, and so on.
     """
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         rows = store.list_batches(limit=limit, status=status)
         total = store.count_batches()
     if as_json:
@@ -169,7 +169,7 @@ def show(batch_ref: str, db_path: Path | None) -> None:
     from parley.core.reports import summarize
     from parley.tui.cli.run_command import summary_lines
 
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         summary = summarize(store, batch_ref)
         children = store.child_batches(summary.batch.id)
     b = summary.batch

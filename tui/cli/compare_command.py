@@ -72,7 +72,7 @@ def compare(
 
     if fmt is None:
         fmt = "json" if output is not None and output.suffix.lower() == ".json" else "md"
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         comparison = compare_batches(store, base_ref, new_ref, alpha=alpha)
     text = comparison.model_dump_json(indent=2) + "\n" if fmt == "json" else render_comparison(comparison)
     if output is None:

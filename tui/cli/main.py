@@ -140,6 +140,11 @@ from parley.tui.cli.sessions_command import sessions  # noqa: E402  (a click gro
 cli.add_command(sessions)
 
 
+from parley.tui.cli.rules_command import rules  # noqa: E402  (a click group of its own: Sensei's rule files)
+
+cli.add_command(rules)
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback by default).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")

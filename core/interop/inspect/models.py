@@ -25,7 +25,7 @@ from typing import Any
 from inspect_ai.model import GenerateConfig as InspectConfig
 from inspect_ai.model import Model, get_model, model_roles
 
-from parley.core.bots import Bot, OrderBot, declared_fallback
+from parley.core.bots import Bot, OrderBot, declared_fallback, order_bot_model
 from parley.core.errors import ConfigError, ProviderError
 from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
 from parley.core.interop.inspect.messages import message_from_inspect, messages_to_inspect, tool_to_inspect, usage_from_inspect
@@ -120,9 +120,7 @@ class InspectRoles:
     def __init__(self, bot: str = "model") -> None:
         self.check_bot(bot)
         if bot == OFFLINE:
-            from parley.core.models import get_model as parley_model
-
-            self._bot: Bot = OrderBot(parley_model(OFFLINE, role="bot"))
+            self._bot: Bot = OrderBot(order_bot_model(OFFLINE))
         else:
             self._bot = OrderBot(InspectChatModel(get_model()))
         user = role_model(USER_ROLE)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import uuid
 from typing import Any
 
@@ -151,6 +152,7 @@ class ChatPane(Pane):
         self._started_at: datetime.datetime | None = None
         self._tools_expanded = False
         self._start_error: str | None = None
+        self._not_saved: str | None = None  # why chats are not saved (a read-only database)
         self._ended = False
 
     @property
@@ -235,9 +237,21 @@ class ChatPane(Pane):
             session.prepare(loop)
         except ParleyError:
             pass  # a missing key: check_ready says so, with what to do
-        self.post_message(ChatSessionStarted(session))
+        self.post_message(ChatSessionStarted(session, not_saved=self._why_not_saved()))
+
+    def _why_not_saved(self) -> str | None:
+        """Why this chat cannot be saved (a read-only database), else None. In a worker thread."""
+        from parley.core.errors import ParleyError
+
+        try:
+            store = self.parley.store()
+        except ParleyError as exc:  # saving after the first turn says what is wrong
+            logging.getLogger("parley.tui").info("the chat's database did not open: %s", exc)
+            return None
+        return f"{store.path} is read-only" if store.read_only else None
 
     def on_chat_session_started(self, message: ChatSessionStarted) -> None:
+        self._not_saved = message.not_saved
         self.sidebar.show(status="checking…")
         self._check_session(message.session)
 
@@ -259,12 +273,14 @@ class ChatPane(Pane):
         self._started_at = datetime.datetime.now(datetime.UTC)
         self.log_view.user_name = f"You · {self.session.customer_id}"
         self.log_view.bot_name = f"Bot · {self.session.bot_model}"
-        self.sidebar.show(metrics=self.session.metrics(), status="ready", saved="not yet")
+        self.sidebar.show(metrics=self.session.metrics(), status="ready", saved="no (read-only)" if self._not_saved else "not yet")
         self.log_view.add_notice(
             f"Chatting as {self.session.customer_id} with the {self.session.bot_model} bot; orders as of "
             f"{self.session.today.isoformat()}. Type a message, or /help for the commands.",
             kind="hint",
         )
+        if self._not_saved:
+            self.log_view.add_notice(f"This chat will not be saved: {self._not_saved}.", kind="warning", title="not saved")
 
     def on_chat_session_failed_to_start(self, message: ChatSessionFailedToStart) -> None:
         self._start_error = message.reason
@@ -385,7 +401,7 @@ class ChatPane(Pane):
     # ---- saving -----------------------------------------------------------------------------------
 
     def _save(self) -> None:
-        if self.session is None or not self.session.transcript:
+        if self.session is None or not self.session.transcript or self._not_saved:
             return
         self._write_session(self.session.snapshot(), self._started_at)
 
@@ -435,7 +451,8 @@ class ChatPane(Pane):
             view.collapsed = not self._tools_expanded
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        super().on_worker_state_changed(event)
+        # Pane's own handler (which reports failures) runs too: Textual calls the handler of
+        # every class up the MRO, so calling super() here reported each failure twice.
         if event.worker.group == "chat-turn" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             self.busy = False
             self.sidebar.show(status="ready")
