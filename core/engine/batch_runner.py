@@ -89,12 +89,18 @@ __all__ = [
     "BatchRunner",
     "DEFAULT_GRACE_S",
     "InvalidInputs",
+    "TooManyConversations",
     "prepare_batch",
     "prepare_resume",
     "result_row",
 ]
 
 DEFAULT_GRACE_S = 5.0
+
+
+class TooManyConversations(ParleyError):
+    """A batch plans more conversations than its caller allows at once (the service's cap)."""
+
 
 EventCallback = Callable[[Any], object]
 
@@ -114,14 +120,17 @@ async def prepare_batch(
     single: str | int | None = None,
     models: BatchModels | None = None,
     dry_run: bool = False,
+    max_planned: int | None = None,
 ) -> PreparedBatch:
     """Load and check a new batch's inputs, then store its record (status `pending`).
 
     Raises, with nothing stored: InvalidInputs (every problem of the files), SelectionError
     (`single` names no spec), ConfigError (a model name that is not one, or a missing API key /
-    base URL for a role the batch uses), UnreachableEndpoint (an endpoint the batch would call
-    does not answer at all: one request per endpoint, a short timeout), ParleyError (no
-    conversations at all). `dry_run`: plan only: no key is needed, no model is called (an LLM
+    base URL for a role the batch uses), UnreachableEndpoint / CredentialsRefused (the check
+    before launch, parley.core.engine.reachability: an endpoint the batch would call does not
+    answer, or refuses its key), TooManyConversations (more than `max_planned` conversations),
+    ParleyError (no conversations at all). The check's report is `PreparedBatch.preflight`, its
+    warnings (a model the endpoint does not list) among `warnings`. `dry_run`: plan only: no key is needed, no model is called (an LLM
     user's any() items are not generated, no endpoint is probed), nothing is stored.
     """
     batch_id = uuid.uuid4().hex
@@ -144,18 +153,24 @@ async def prepare_batch(
     if not dry_run:
         models.check_keys(specs)
     models.check_budget(options.budget_usd, specs)
-    if not dry_run:
-        await models.check_reachable(specs)
-    record = BatchRecord(
-        id=batch_id,
-        status="pending",
-        sources=[str(s) for s in sources],
-        options=options,
-        planned=len(specs) * options.trials,
-    )
+    planned = len(specs) * options.trials
+    if max_planned is not None and planned > max_planned:
+        raise TooManyConversations(
+            f"the batch plans {planned:,} conversations ({len(specs):,} spec{'s' if len(specs) != 1 else ''} x {options.trials} trials); "
+            f"at most {max_planned:,} may be planned at once: split it into smaller batches"
+        )
+    preflight = None if dry_run else await models.preflight(specs)
+    record = BatchRecord(id=batch_id, status="pending", sources=[str(s) for s in sources], options=options, planned=planned)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=specs, warnings=loaded.warnings, notes=loaded.notes, left_out=loaded.left_out)
+    return PreparedBatch(
+        batch=record,
+        specs=specs,
+        warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])],
+        notes=loaded.notes,
+        left_out=loaded.left_out,
+        preflight=preflight,
+    )
 
 
 async def prepare_resume(
@@ -213,7 +228,8 @@ async def prepare_resume(
         if not dry_run:
             prepared.batch = await asyncio.to_thread(store.update_batch, batch.id, options=options)
     if not dry_run:
-        await models.check_reachable(prepared.specs)
+        prepared.preflight = await models.preflight(prepared.specs)
+        prepared.warnings.extend(prepared.preflight.warnings)
     if prepared.total != batch.planned:
         prepared.warnings.append(
             f"the sources now make {prepared.total} conversations; batch {batch.id} planned {batch.planned} (files changed since it started?)"

@@ -185,7 +185,9 @@ def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRu
     runs = list(prepared.pending())
     limits = [turns_at_most(run, options.max_turns) for run in runs]
 
-    bot = parse_bot_spec(models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s)
+    bot = parse_bot_spec(
+        models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
+    )
     bot_model = bot.model_name
     if bot_model is None:
         bot_kind: RoleKind = "connector"

@@ -55,7 +55,9 @@ class RoleModels(BaseModel):
     bot_prompt: str | None = None
     """The system prompt file of a prompt bot (`--bot-prompt`); None: the built-in order bot."""
     bot_timeout_s: float = Field(default=30.0, gt=0)
-    """A connector's limit per HTTP call (`--bot-timeout`)."""
+    """A connector's limit per HTTP call, connect to last byte (`--bot-timeout`)."""
+    bot_max_reply_bytes: int = Field(default=1024 * 1024, ge=1)
+    """A connector's cap on each reply's body (`--bot-max-reply-bytes`): past it, a bot_error."""
 
 
 class LoadOptions(BaseModel):

@@ -21,6 +21,8 @@ MAX_TURNS = 1000
 MAX_TIMEOUT_S = 3600.0
 MAX_SEED = 2**63 - 1
 MAX_ITEMS = 10_000
+MAX_PLANNED = 50_000
+"""The most conversations one request may plan (specs x trials, after profiles expand)."""
 MAX_INLINE_CHARS = 512 * 1024
 PROFILE_USER_MODEL = "profile"
 
@@ -170,6 +172,12 @@ class BatchRequest(BaseModel):
     def _something_to_run(self) -> BatchRequest:
         if not self.scenarios and not self.profiles:
             raise ValueError("give `scenarios` or `profiles` (or both): there is nothing to run")
+        planned = len(self.scenarios or []) * self.trials
+        if planned > MAX_PLANNED:
+            raise ValueError(
+                f"{len(self.scenarios or []):,} scenarios x {self.trials} trials plan {planned:,} conversations; "
+                f"at most {MAX_PLANNED:,} may be planned by one request: split it into smaller batches"
+            )
         return self
 
 

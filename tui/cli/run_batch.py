@@ -45,6 +45,7 @@ def run_and_exit(
 ) -> None:
     """Run the request (or only plan it, with --dry-run) and exit with its code."""
     store = open_store(db_path)
+    signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
     try:
         if dry_run:
             from parley.tui.cli.dry_run_view import print_dry_run
@@ -69,6 +70,10 @@ def run_and_exit(
     finally:
         store.close()
     sys.exit(code)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 NOTES_SHOWN = 3
@@ -188,6 +193,8 @@ async def run_batch(
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
+            if signal.SIGTERM in handled:
+                signal.signal(signal.SIGTERM, _terminated)
             display.close()
     finally:
         if pool is not None:

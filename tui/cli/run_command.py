@@ -48,7 +48,7 @@ Exit codes:
        an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
        parley's side (counted apart, but nothing was verified); also: invalid input
        files (each problem printed as file:line:col), a missing API key, an endpoint
-       that cannot be reached, an unknown batch
+       that cannot be reached or that refuses its key (401/403), an unknown batch
        With --fail-under RATE: 1 when the pass rate (--fail-under-lower: its lower
        bound) is below RATE, 0 otherwise.
   2    usage error (a bad option, --single naming no conversation)
@@ -112,7 +112,17 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A connector's limit per HTTP call; a call past it ends the conversation with error (an http: file's own `timeout` wins).",
+    help="A connector's limit per HTTP call, connect to last byte; a call past it ends the conversation as bot_error "
+    "(an http: file's own `timeout` wins).",
+)
+@click.option(
+    "--bot-max-reply-bytes",
+    "bot_max_reply_bytes",
+    type=click.IntRange(1, None),
+    default=1024 * 1024,
+    show_default="1048576 (1 MiB)",
+    metavar="BYTES",
+    help="A connector's cap on each reply: a larger one ends the conversation as bot_error (read no further than the cap).",
 )
 @click.option(
     "--cache/--no-cache",
@@ -207,6 +217,7 @@ def run(
     bot_model: str,
     bot_prompt: Path | None,
     bot_timeout_s: float,
+    bot_max_reply_bytes: int,
     user_model: str,
     judge_model: str,
     cache: bool,
@@ -248,6 +259,7 @@ def run(
             "bot_model": bot_model,
             "bot_prompt": bot_prompt,
             "bot_timeout_s": bot_timeout_s,
+            "bot_max_reply_bytes": bot_max_reply_bytes,
             "user_model": user_model,
             "judge_model": judge_model,
             "cache": cache,
@@ -280,6 +292,7 @@ def run(
             "bot_model",
             "bot_prompt",
             "bot_timeout_s",
+            "bot_max_reply_bytes",
             "user_model",
             "judge_model",
             "cache",
@@ -311,6 +324,7 @@ def run(
             bot=bot_model,
             bot_prompt=str(bot_prompt) if bot_prompt else None,
             bot_timeout_s=bot_timeout_s,
+            bot_max_reply_bytes=bot_max_reply_bytes,
             user=user_model,
             judge=judge_model,
         ),

@@ -40,6 +40,7 @@ MODEL_OVERRIDES = {
     "bot_model": "bot",
     "bot_prompt": "bot_prompt",
     "bot_timeout_s": "bot_timeout_s",
+    "bot_max_reply_bytes": "bot_max_reply_bytes",
     "user_model": "user",
     "judge_model": "judge",
 }

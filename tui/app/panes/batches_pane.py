@@ -379,6 +379,10 @@ class BatchesPane(Pane):
         placement = self.parley.placement
         over = f" over {placement.describe()}" if placement is not None else ""
         self._counts(f"starting {plural(prepared.total, 'conversation')}{over}…")
+        preflight = getattr(prepared, "preflight", None)
+        checked = preflight.warnings if preflight is not None else []
+        if checked:  # the check before launch: a model its endpoint does not list
+            self.notify("\n".join(checked), title="Warnings", severity="warning", markup=False)
         self.feed = BatchFeed(prepared.id, placement=self.parley.placement)
         self._run(self.feed, prepared)
         if self._timer is None:
