@@ -11,8 +11,20 @@ Launch, watch, stop and resume a batch:
     runner.cancel()    # in-flight conversations are cancelled now (saved as cancelled)
     result = await task
 
-`stop()` and `cancel()` must be called on the loop's thread (from another thread, through
-`loop.call_soon_threadsafe`). Several runners may share one loop (a service running batches side
+A batch built in code (parley's Python API, the pytest plugin) is prepared from its specs
+(`prepare_specs`, its source `python`) and may be open-ended: it runs what it planned, then every
+conversation `submit(spec, trial)` adds while it runs, each awaited through the future `submit`
+returns (the stored conversation and its verdict), until `close()`:
+
+    prepared = await prepare_specs(store, [], BatchOptions())
+    runner = BatchRunner(store, prepared, open_ended=True)
+    task = asyncio.create_task(runner.run())
+    stored = await runner.submit(spec)     # a StoredConversation
+    runner.close()                         # no more: run() ends once the last one is stored
+    result = await task
+
+`stop()`, `cancel()`, `submit()` and `close()` must be called on the loop's thread (from another
+thread, through `loop.call_soon_threadsafe`). Several runners may share one loop (a service running batches side
 by side); each adapts its own limit. The caller closes the shared HTTP clients at shutdown
 (`parley.core.models.openai_provider.aclose_clients()`).
 
@@ -40,7 +52,7 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,13 +69,14 @@ from parley.core.engine.batch_conversation import (
 )
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
-from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
+from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single, trial_spec
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict
 from parley.core.records import (
     BOT_FAILURES,
+    PYTHON_SOURCE,
     RERUN_STOPS,
     BatchFinished,
     BatchOptions,
@@ -77,6 +90,7 @@ from parley.core.records import (
     ConversationSpec,
     ConversationStarted,
     Progress,
+    StoredConversation,
     TranscriptEvent,
     Verdict,
 )
@@ -89,9 +103,11 @@ __all__ = [
     "BatchRunner",
     "DEFAULT_GRACE_S",
     "InvalidInputs",
+    "NotRun",
     "TooManyConversations",
     "prepare_batch",
     "prepare_resume",
+    "prepare_specs",
     "result_row",
 ]
 
@@ -100,6 +116,10 @@ DEFAULT_GRACE_S = 5.0
 
 class TooManyConversations(ParleyError):
     """A batch plans more conversations than its caller allows at once (the service's cap)."""
+
+
+class NotRun(ParleyError):
+    """A conversation submitted to an open-ended batch that never ran (the batch was stopped first)."""
 
 
 EventCallback = Callable[[Any], object]
@@ -150,6 +170,36 @@ async def prepare_batch(
     if single is not None:
         specs = [select_single(specs, single)]
         options = options.model_copy(update={"only": [specs[0].spec_id]})
+    prepared = await _checked_and_stored(
+        store, BatchRecord(id=batch_id, sources=[str(s) for s in sources], options=options), specs, models, dry_run, max_planned
+    )
+    prepared.warnings[:0] = loaded.warnings
+    prepared.notes, prepared.left_out = loaded.notes, loaded.left_out
+    return prepared
+
+
+async def prepare_specs(
+    store: Store,
+    specs: Sequence[ConversationSpec],
+    options: BatchOptions,
+    *,
+    models: BatchModels | None = None,
+    dry_run: bool = False,
+) -> PreparedBatch:
+    """A new batch of specs built in code (parley's Python API, the pytest plugin), stored with
+    the source `python` (it has no files to resume from). The checks are prepare_batch's: the
+    models' keys (a Python bot's import), the budget, the check before launch. An open-ended
+    batch may start with no spec at all (BatchRunner.submit adds them)."""
+    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    record = BatchRecord(sources=[PYTHON_SOURCE], options=options)
+    return await _checked_and_stored(store, record, list(specs), models, dry_run, None)
+
+
+async def _checked_and_stored(
+    store: Store, record: BatchRecord, specs: list[ConversationSpec], models: BatchModels, dry_run: bool, max_planned: int | None
+) -> PreparedBatch:
+    """The checks every new batch goes through before it is stored (see prepare_batch), then its record."""
+    options = record.options
     if not dry_run:
         models.check_keys(specs)
     models.check_budget(options.budget_usd, specs)
@@ -160,17 +210,10 @@ async def prepare_batch(
             f"at most {max_planned:,} may be planned at once: split it into smaller batches"
         )
     preflight = None if dry_run else await models.preflight(specs)
-    record = BatchRecord(id=batch_id, status="pending", sources=[str(s) for s in sources], options=options, planned=planned)
+    record = record.model_copy(update={"status": "pending", "planned": planned})
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(
-        batch=record,
-        specs=specs,
-        warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])],
-        notes=loaded.notes,
-        left_out=loaded.left_out,
-        preflight=preflight,
-    )
+    return PreparedBatch(batch=record, specs=specs, warnings=list(preflight.warnings) if preflight else [], preflight=preflight)
 
 
 async def prepare_resume(
@@ -360,6 +403,7 @@ class BatchRunner:
         concurrency: int | None = None,
         grace_s: float = DEFAULT_GRACE_S,
         stream_transcripts: bool = False,
+        open_ended: bool = False,
     ) -> None:
         self.store = store
         self.prepared = prepared
@@ -388,6 +432,77 @@ class BatchRunner:
         self.spent_usd = 0.0
         """Measured cost of the batch's stored conversations (earlier runs of it included)."""
         self._budget_reached = False
+        self.open_ended = open_ended
+        self._wake = asyncio.Event()
+        self._added = 0
+        self._added_stored = 0
+        self._closed = False
+        self._waiting: dict[str, asyncio.Future[StoredConversation]] = {}
+        """Futures of submitted conversations, by conversation id (ConversationControl's)."""
+        self._queued: list[tuple[PlannedRun, asyncio.Future[StoredConversation], BatchModels | None]] = []
+        self._run_models: dict[str, BatchModels] = {}
+
+    @property
+    def total(self) -> int:
+        """Conversations the batch plans: its plan's, and those submitted to it."""
+        return self.prepared.total + self._added
+
+    # -- an open-ended batch -------------------------------------------------------------------
+
+    def submit(self, spec: ConversationSpec, trial: int = 1, *, models: BatchModels | None = None) -> asyncio.Future[StoredConversation]:
+        """Add one conversation to this open-ended batch: trial `trial` of `spec` (its seed
+        derived as `--trials` derives it), run with `models` (default: the batch's) under the
+        batch's adaptive limit. The future gives the stored conversation and its verdict; NotRun
+        when the batch stops before it starts. On the loop's thread."""
+        if not self.open_ended:
+            raise RuntimeError("submit() is for an open-ended batch (BatchRunner(..., open_ended=True))")
+        if self._closed or self._stopping or self._finished:
+            raise NotRun(f"batch {self.batch_id} takes no more conversations: it was closed or stopped")
+        if models is not None:
+            models.attach(on_retry=self.limiter.on_retry, on_success=self.limiter.call_succeeded)
+        future: asyncio.Future[StoredConversation] = asyncio.get_running_loop().create_future()
+        run = PlannedRun(spec=trial_spec(spec, trial), trial=trial, position=self.prepared.total + self._added)
+        self._added += 1
+        self._queued.append((run, future, models))
+        self._wake.set()
+        return future
+
+    def close(self) -> None:
+        """No more submissions: `run()` ends once what was submitted is stored. On the loop's thread."""
+        self._closed = True
+        self._wake.set()
+
+    async def _launches(self) -> AsyncGenerator[tuple[PlannedRun, asyncio.Future[StoredConversation] | None, BatchModels | None]]:
+        """What to launch, in order: the plan's pending runs, then (open-ended) each submitted one
+        as it comes, the stored plan's size kept up with them, until closed or stopped. Submitted
+        runs it never got to hand out stay queued (for `_not_run`)."""
+        for run in self.prepared.pending():
+            yield run, None, None
+        while self.open_ended and not self._stopping:
+            if not self._queued:
+                if self._closed:
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if self._added != self._added_stored:  # several submitted at once: one update for all of them
+                self._added_stored = self._added
+                await asyncio.to_thread(self.store.update_batch, self.batch_id, planned=self.total)
+            ready, self._queued = self._queued, []
+            handed = 0
+            try:
+                for item in ready:
+                    handed += 1
+                    yield item
+            finally:
+                self._queued[:0] = ready[handed:]
+
+    def _not_run(self, why: str) -> None:
+        """Submitted conversations that will never start: their futures say so."""
+        ready, self._queued = self._queued, []
+        for _, future, _ in ready:
+            if not future.done():
+                future.set_exception(NotRun(why))
 
     # -- watching ------------------------------------------------------------------------------
 
@@ -438,7 +553,7 @@ class BatchRunner:
         """Where the batch is now."""
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
-        total = self.prepared.total
+        total = self.total
         done = self._tally.done
         remaining = max(0, total - done)
         return Progress(
@@ -476,6 +591,7 @@ class BatchRunner:
             return
         self._stopping = True
         self.limiter.close()
+        self._wake.set()  # an open-ended batch waiting for submissions stops waiting
         grace = self.grace_s if grace_s is None else grace_s
         loop = asyncio.get_running_loop()
         self._grace_handle = loop.call_later(max(0.0, grace), self._interrupt_all)
@@ -487,6 +603,7 @@ class BatchRunner:
             return
         self._stopping = True
         self.limiter.close()
+        self._wake.set()
         if self._grace_handle is not None:
             self._grace_handle.cancel()
         self._interrupt_all()
@@ -518,7 +635,7 @@ class BatchRunner:
         self._emit(
             BatchStarted(
                 batch_id=self.batch_id,
-                total=prepared.total,
+                total=self.total,
                 already_done=self._tally.done,
                 resumed=prepared.resumed,
                 concurrency=self.limiter.limit,
@@ -528,21 +645,29 @@ class BatchRunner:
         tasks: set[asyncio.Task[Any]] = set()
         launched_all = True
         own_cancel: asyncio.CancelledError | None = None
+        launches = self._launches()
         try:
-            for run in prepared.pending():
+            async for run, future, models in launches:
                 if self._stopping or not await self.limiter.acquire():
                     launched_all = False
+                    self._requeue(run, future, models)
                     break
                 if self._stopping:
                     self.limiter.release()
                     launched_all = False
+                    self._requeue(run, future, models)
                     break
                 if self.budget_usd is not None and self.spent_usd >= self.budget_usd:
                     self.limiter.release()  # no more launches; what is in flight finishes and is stored
                     self._budget_reached = True
                     launched_all = False
+                    self._requeue(run, future, models)
                     break
                 control = ConversationControl(run=run)
+                if future is not None:
+                    self._waiting[control.conversation_id] = future
+                if models is not None:
+                    self._run_models[control.conversation_id] = models
                 self._in_flight[control.conversation_id] = control
                 task = asyncio.create_task(self._one(control), name=f"parley-{run.spec.spec_id}-{run.trial}")
                 control.task = task
@@ -560,18 +685,29 @@ class BatchRunner:
             while tasks:
                 await asyncio.wait(set(tasks))
         finally:
+            await launches.aclose()
             if self._grace_handle is not None:
                 self._grace_handle.cancel()
+            self._not_run(f"batch {self.batch_id} was stopped before this conversation started")
         result = await self._finish(launched_all)
         if own_cancel is not None:
             raise own_cancel
         return result
 
+    def _requeue(self, run: PlannedRun, future: asyncio.Future[StoredConversation] | None, models: BatchModels | None) -> None:
+        """A submitted run taken from the queue but not launched (the batch stopped): NotRun, as the rest."""
+        if future is not None:
+            self._queued.insert(0, (run, future, models))
+
     def _task_done(self, task: asyncio.Task[Any], control: ConversationControl, tasks: set[asyncio.Task[Any]]) -> None:
         tasks.discard(task)
         self._in_flight.pop(control.conversation_id, None)
+        self._run_models.pop(control.conversation_id, None)
         self.limiter.release()
         control.phase = "done"
+        future = self._waiting.pop(control.conversation_id, None)
+        if future is not None and not future.done():  # cancelled before it started, or never stored
+            future.set_exception(NotRun(self._fatal or f"batch {self.batch_id} was stopped before this conversation was stored"))
 
     async def _initial_counts(self) -> None:
         """The outcomes and the cost of a resumed batch's completed conversations (those it will not run again)."""
@@ -597,7 +733,7 @@ class BatchRunner:
             status = "failed"
         elif self._budget_reached and not self._stopping:
             status = "stopped_budget"
-        elif self._stopping and (not launched_all or self._interrupted_any or self._tally.done < self.prepared.total):
+        elif self._stopping and (not launched_all or self._interrupted_any or self._tally.done < self.total):
             status = "cancelled"
         else:
             status = "completed"
@@ -613,7 +749,7 @@ class BatchRunner:
                 batch_id=self.batch_id,
                 status=status,
                 done=self._tally.done,
-                total=self.prepared.total,
+                total=self.total,
                 passed=self._tally.passed,
                 failed=self._tally.failed,
                 errors=self._tally.errors,
@@ -626,7 +762,7 @@ class BatchRunner:
         return BatchResult(
             batch_id=self.batch_id,
             status=status,
-            total=self.prepared.total,
+            total=self.total,
             done=self._tally.done,
             passed=self._tally.passed,
             failed=self._tally.failed,
@@ -670,7 +806,7 @@ class BatchRunner:
         worker process: parley.core.engine.distributed)."""
         return await run_planned(
             control,
-            models=self.models,
+            models=self._run_models.get(control.conversation_id, self.models),
             worlds=self._worlds,
             limits=self.limits,
             today=self.prepared.today,
@@ -705,6 +841,11 @@ class BatchRunner:
             if stored is None:
                 return
             conversation, verdict = stored
+            future = self._waiting.pop(control.conversation_id, None)
+            if future is not None and not future.done():
+                future.set_result(
+                    StoredConversation(spec=spec, conversation=conversation, verdict=verdict, trial=run.trial, batch_id=self.batch_id)
+                )
             row = result_row(self.batch_id, spec, conversation, verdict, run.trial)
             self.spent_usd += row.cost_usd or 0.0
             self._ran += 1

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from parley.core.records.batch import (
         BATCH_STATUSES,
         OUTCOME_FILTERS,
+        PYTHON_SOURCE,
         BatchOptions,
         BatchRecord,
         BatchRow,
@@ -136,6 +137,7 @@ __all__ = [
     "OutcomeFilter",
     "OutputField",
     "PASSED",
+    "PYTHON_SOURCE",
     "Personality",
     "Profile",
     "Progress",

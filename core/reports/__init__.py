@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from parley.core.reports.cell_escaping import without_nul
     from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideOfPair, compare_batches, verdict_line
     from parley.core.reports.compare_markdown import render_comparison
+    from parley.core.reports.explanation import explain_conversation
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.junit import write_junit
     from parley.core.reports.markdown import rates_line, render_markdown
@@ -24,6 +25,7 @@ __all__ = [
     "SideOfPair",
     "UNVERIFIED_HINT",
     "compare_batches",
+    "explain_conversation",
     "export_csv",
     "export_ndjson",
     "rates_line",

@@ -8,18 +8,21 @@ A playbook is a YAML file:
     today: 2026-11-21                  # optional, the date order ages count from
     steps:                             # required, run in order
       - user: "Please cancel ORD-1002"             # the customer says this; the bot answers it
+      - simulate: 3                                # the simulated customer goes on for up to 3
+                                                   #   turns (it may stop sooner), pursuing the
+                                                   #   playbook's `user` lines as its goals
       - inject_bot_response: "text"                # an assistant message put in the transcript
                                                    #   as context; no model is called
       - inject_tool:                               # a tool call and its result, as if the bot
           name: check_cancellation                 #   had made it (the tools are not run)
           arguments: {order_id: ORD-1002}          #   optional, default {}
           result: {eligible: true}                 #   text, or a mapping/list sent as JSON
-      - expect_tool: check_cancellation            # the bot called this tool while answering
-      - expect_tool:                               #   the most recent `user` step; the long
+      - expect_tool: check_cancellation            # the bot called this tool in its last answer
+      - expect_tool:                               #   (to a `user` step or a simulated turn); the long
           name: cancel_order                       #   form also checks arguments (those
           arguments: {order_id: ORD-1002}          #   given must match, case-insensitively)
-      - expect_bot_regex: "(?i)cancell?ed"         # the bot's answer to the most recent `user`
-                                                   #   step matches (re.search, case-insensitive)
+      - expect_bot_regex: "(?i)cancell?ed"         # the bot's last answer matches (re.search,
+                                                   #   case-insensitive)
     expect:                            # optional: parley's `expect:` block, as in profiles
       orders: {ORD-1002: cancelled}    #   (final order statuses, tools, bot_says, ...)
 
@@ -35,6 +38,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -56,7 +60,9 @@ from parley.core.specs.yaml_reading import read_yaml
 from parley.mockapi.fixture import date_problem
 
 PLAYBOOK_KEYS = ("name", "description", "customer_id", "today", "steps", "expect")
-STEP_KINDS = ("user", "inject_bot_response", "inject_tool", "expect_tool", "expect_bot_regex")
+STEP_KINDS = ("user", "simulate", "inject_bot_response", "inject_tool", "expect_tool", "expect_bot_regex")
+MAX_SIMULATED_TURNS = 100
+"""The most turns one `simulate` step may ask for (a conversation's own --max-turns still applies)."""
 INJECT_TOOL_KEYS = ("name", "arguments", "result")
 EXPECT_TOOL_KEYS = ("name", "arguments")
 PLAYBOOK_USER = "playbook"
@@ -77,6 +83,14 @@ class _Step(BaseModel):
 class UserStep(_Step):
     kind: Literal["user"] = "user"
     text: str
+
+
+class SimulateStep(_Step):
+    """The simulated customer goes on for up to `turns` turns (the spec's goals and personality,
+    the batch's --user model); it may stop sooner, and the playbook then goes on."""
+
+    kind: Literal["simulate"] = "simulate"
+    turns: int = Field(ge=1, le=MAX_SIMULATED_TURNS)
 
 
 class InjectBotResponseStep(_Step):
@@ -112,7 +126,7 @@ class ExpectBotRegexStep(_Step):
 
 
 PlaybookStep = Annotated[
-    UserStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep,
+    UserStep | SimulateStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep,
     Field(discriminator="kind"),
 ]
 _STEPS = TypeAdapter(list[PlaybookStep])
@@ -196,8 +210,27 @@ def _check_file(path: str | Path) -> tuple[Playbook | None, list[ProfileError]]:
     return check_playbook_text(text, source=source)
 
 
+def steps_problem(steps: Sequence[PlaybookStep]) -> str | None:
+    """What is wrong with steps written in code (parley's Python API), as the YAML checker says
+    it of a file's; None when they can run."""
+    seen_user = False
+    for number, step in enumerate(steps, start=1):
+        if isinstance(step, (ExpectToolStep, ExpectBotRegexStep)) and not seen_user:
+            return f"step {number}: {step.kind} comes before any `user` or `simulate` step: the bot has not answered anything yet"
+        seen_user |= isinstance(step, (UserStep, SimulateStep))
+    if not seen_user:
+        return "a playbook needs at least one `user` or `simulate` step (nothing would reach the bot)"
+    return None
+
+
+def simulates(steps: Sequence[PlaybookStep]) -> bool:
+    """Whether a playbook's steps hand the conversation to the simulated customer at some point."""
+    return any(isinstance(step, SimulateStep) for step in steps)
+
+
 def playbook_spec(playbook: Playbook, seed: int = 0) -> ConversationSpec:
-    """The one conversation a playbook makes. Its steps travel in `extra["steps"]`."""
+    """The one conversation a playbook makes. Its steps travel in `extra["steps"]`; its `user`
+    lines are the goals a `simulate` step's customer pursues."""
     user_lines = [s.text for s in playbook.steps if isinstance(s, UserStep)]
     return ConversationSpec(
         spec_id=make_spec_id(playbook.name, 0),
@@ -278,10 +311,10 @@ class _PlaybookBuilder(SectionParser):
             if step is None:
                 ok = False
                 continue
-            seen_user |= isinstance(step, UserStep)
+            seen_user |= isinstance(step, (UserStep, SimulateStep))
             steps.append(step)
         if ok and not seen_user:
-            c.error(node, "a playbook needs at least one `user` step (nothing would reach the bot)", at_key=True)
+            c.error(node, "a playbook needs at least one `user` or `simulate` step (nothing would reach the bot)", at_key=True)
             ok = False
         return steps if ok else None
 
@@ -302,11 +335,19 @@ class _PlaybookBuilder(SectionParser):
             return None
         line = item.line
         if kind in ("expect_tool", "expect_bot_regex") and not seen_user:
-            c.error(child, f"{kind} comes before any `user` step: the bot has not answered anything yet", at_key=True)
+            c.error(child, f"{kind} comes before any `user` or `simulate` step: the bot has not answered anything yet", at_key=True)
             return None
         if kind == "user":
             text = c.string(child, what="what the customer says")
             return None if text is None else UserStep(text=text, line=line)
+        if kind == "simulate":
+            turns = child.value
+            if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_SIMULATED_TURNS:
+                c.error(
+                    child, f"expected how many turns the simulated customer goes on for, 1 to {MAX_SIMULATED_TURNS}, got {describe(turns)}"
+                )
+                return None
+            return SimulateStep(turns=turns, line=line)
         if kind == "inject_bot_response":
             text = c.string(child, what="the assistant message to inject")
             return None if text is None else InjectBotResponseStep(text=text, line=line)
