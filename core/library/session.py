@@ -94,6 +94,7 @@ class BatchSession:
             try:
                 self.batch_id = self._call(self._open()).result()
             except BaseException:
+                self._call(self._end(cancel=True)).result()  # what opened (the store) closes; a later start tries again
                 self._stop_loop()
                 raise
             return self.batch_id
@@ -119,6 +120,7 @@ class BatchSession:
 
     def _stop_loop(self) -> None:
         loop, thread = self._loop, self._thread
+        self._loop = self._thread = None
         if loop is None or thread is None:
             return
         loop.call_soon_threadsafe(loop.stop)
@@ -220,5 +222,7 @@ class BatchSession:
                 await models.aclose()
             await aclose_clients()
             await aclose_connectors()
+            self._models.clear()
             if self._store is not None:
-                await asyncio.to_thread(self._store.close)
+                store, self._store = self._store, None
+                await asyncio.to_thread(store.close)
