@@ -92,6 +92,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     end_session(session, exitstatus)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: on the controller, a worker finished
 def pytest_testnodedown(node: Any, error: Any) -> None:
     from parley.tui.pytest_plugin.session import worker_batch
 

@@ -43,7 +43,7 @@ def _convert(config: pytest.Config, name: str, kind: Any, default: Any) -> Any:
     try:
         return kind.convert(raw, None, None)
     except click.BadParameter as exc:
-        raise pytest.UsageError(f"--parley-{name}: {exc.format_message()}") from None
+        raise pytest.UsageError(f"--parley-{name}: {exc.message}") from None
 
 
 def _role(name: str, value: str) -> str:
