@@ -21,82 +21,29 @@ compare in well under a second.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from math import comb
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from parley.core.evaluation import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-from parley.core.records import BOT_FAILURES, PASSED, BatchRecord, judged
+from parley.core.records import BOT_FAILURES, PASSED, BatchRecord, OutcomeRow, judged
 from parley.core.reports.paired_test import DEFAULT_ALPHA, PairedTest, mcnemar_exact, one_sided_p
-from parley.core.store import OUTCOME_SQL, Store
+from parley.core.store import Store, outcome_rows
 
 ChangeKind = Literal["regression", "fix", "outcome_change", "score_change", "check_change"]
 CHANGE_ORDER: tuple[ChangeKind, ...] = ("regression", "fix", "outcome_change", "score_change", "check_change")
 PairKey = tuple[str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    """One stored conversation as the comparison reads it."""
-
-    id: str
-    spec_id: str
-    spec_index: int
-    name: str
-    trial: int
-    outcome: str
-    stop_reason: str
-    score: int | None
-    failed_checks: frozenset[str]
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    duration_s: float
-    turns: int
-    bot_latency_s: float
-    first_divergence: int | None
-
-
-_ROWS_SQL = f"""
-    SELECT c.id, c.spec_id, c.spec_index, c.name, c.trial, c.stop_reason, ({OUTCOME_SQL}) AS outcome, v.score,
-           (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
-             WHERE json_extract(j.value, '$.outcome') = 'fail') AS failed_checks,
-           c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.turns, c.bot_latency_total_s,
-           json_extract(c.metadata, '$.replay.first_divergence') AS first_divergence
-    FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
-    WHERE c.batch_id = ?
-"""
+_Row = OutcomeRow  # one stored conversation as the comparison reads it
 
 
 def _read_rows(store: Store, batch_id: str) -> dict[PairKey, _Row]:
-    rows: dict[PairKey, _Row] = {}
-    for r in store.read_sql(_ROWS_SQL, [batch_id]):
-        failed = r["failed_checks"]
-        rows[(r["spec_id"], r["trial"])] = _Row(
-            id=r["id"],
-            spec_id=r["spec_id"],
-            spec_index=r["spec_index"],
-            name=r["name"],
-            trial=r["trial"],
-            outcome=r["outcome"],
-            stop_reason=r["stop_reason"],
-            score=r["score"],
-            failed_checks=frozenset(n for n in json.loads(failed) if n) if failed and failed != "[]" else frozenset(),
-            input_tokens=r["input_tokens"],
-            output_tokens=r["output_tokens"],
-            cost_usd=r["cost_usd"],
-            duration_s=r["duration_s"],
-            turns=r["turns"],
-            bot_latency_s=r["bot_latency_total_s"] or 0.0,
-            first_divergence=r["first_divergence"],
-        )
-    return rows
+    return {(r.spec_id, r.trial): r for r in outcome_rows(store, batch_id)}
 
 
 # ---- the records ----------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """The numbers of one batch, read from the store: totals, pass rate, pass^k, scores, profiles,
 tokens and cost per role, stop reasons, failures and policy violations.
 
-Everything is aggregated in SQL (a batch may hold 10,000 conversations); only the listed
-failures and violations come back as rows, and they are capped.
+The store gives one light row per conversation (parley.core.store.outcome_rows: a batch may
+hold 10,000 conversations, which read and count in a fraction of a second) and aggregates what
+needs the verdicts' JSON itself; the listed failures and violations are capped.
 
-Counting rules, used everywhere: each conversation has one outcome (the store's OUTCOME_SQL,
-parley.core.records.verdict.Outcome):
+Counting rules, used everywhere: each conversation has one outcome (the effective one the store
+gives, parley.core.records.verdict.Outcome, or unevaluated):
 - *passed*, *failed* and *bot_error* say whether the bot did its job: the pass rate is
   passed / (passed + failed + bot_error), with its 95% Wilson interval and its denominator, and
   pass^k counts these trials only (with a seeded bootstrap interval over specs);
@@ -25,16 +26,39 @@ of runs that did not break, and how many passed conversations had any, so the re
 
 from __future__ import annotations
 
-import json
+import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
 from parley.core.evaluation import Interval, bootstrap_pass_hat_k, pass_hat_k, stats_seed, wilson_interval
-from parley.core.records import BROKEN_STOPS, OUTCOMES, STOP_REASONS, BatchRecord
-from parley.core.store import JUDGE_ROLE, OUTCOME_SQL, Store
+from parley.core.records import (
+    BOT_FAILURES,
+    BROKEN_STOPS,
+    OUTCOMES,
+    STOP_REASONS,
+    UNEVALUATED,
+    BatchRecord,
+    CheckFailureCount,
+    FailureEntry,
+    NotApplicableCount,
+    OutcomeRow,
+    PolicyViolation,
+    RoleUsage,
+)
+from parley.core.store import (
+    JUDGE_ROLE,
+    Store,
+    failed_check_counts,
+    failure_entries,
+    not_applicable_checks,
+    outcome_rows,
+    policy_violations,
+    role_usage,
+)
 
 PASS_RATE_BASIS = (
     "passed / (passed + failed + bot errors): unverified conversations, simulator faults and errors, "
@@ -45,7 +69,6 @@ LEGACY_ERROR_NOTE = (
     "the error text: counted apart, as they were then"
 )
 UNVERIFIED_HINT = "add an `expect:` block or use an LLM judge (`--judge MODEL`)"
-BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
 ROLE_ORDER = ("bot", "user", JUDGE_ROLE)
 DEFAULT_MAX_LISTED = 100
 
@@ -112,55 +135,6 @@ class FlakySpec(BaseModel):
     failed: int
     other: int = 0
     """Trials counted apart (unverified, simulator faults, broken runs)."""
-
-
-class RoleUsage(BaseModel):
-    role: str
-    models: list[str] = Field(default_factory=list)
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    unreported_calls: int = 0
-    cost_usd: float | None = 0.0
-    """None: at least one call had no known price (the total is unknown, not 0)."""
-
-
-class PolicyViolation(BaseModel):
-    conversation_id: str
-    spec_id: str
-    name: str
-    trial: int
-    check: str
-    reason: str
-
-
-class FailureEntry(BaseModel):
-    conversation_id: str
-    spec_id: str
-    name: str
-    trial: int
-    outcome: str  # any outcome but passed and unverified
-    stop_reason: str
-    reasons: list[str]
-
-
-class CheckFailureCount(BaseModel):
-    kind: str
-    name: str
-    count: int
-
-
-class NotApplicableCount(BaseModel):
-    """One kind of check that could not be applied: how many such checks, in how many
-    conversations, which (the first few names) and why. Runs that broke are left out: their
-    checks are moot anyway."""
-
-    kind: str
-    checks: int
-    conversations: int
-    names: list[str]
-    more_names: int = 0
-    reason: str
 
 
 class LatencyStats(BaseModel):
@@ -253,49 +227,133 @@ def _rate(passed: int, judged: int) -> float | None:
     return passed / judged if judged else None
 
 
-_BASE = "FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id WHERE c.batch_id = ?"
-_JSON_CHECKS = "FROM conversations c JOIN verdicts v ON v.conversation_id = c.id, json_each(v.checks) j"
-
-# Each reader below is one SQL aggregate over one batch; `q` is Store.read_sql.
-Query = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
 
 
-def _totals(q: Query, bid: str) -> dict[str, Any]:
-    counts = ",\n".join(f"COALESCE(SUM(o = '{o}'), 0) AS n_{o}" for o in (*OUTCOMES, "unevaluated"))
-    return q(
-        f"""SELECT COUNT(*) AS done, {counts},
-               COALESCE(SUM(c.stop_reason NOT IN {BROKEN_SQL} AND json_extract(c.judge, '$.error') IS NOT NULL), 0)
-                   AS judge_errors,
-               AVG(c.turns) AS mean_turns, AVG(c.duration_s) AS mean_duration,
-               COALESCE(SUM(c.duration_s), 0) AS total_duration,
-               COALESCE(SUM(c.policy_violations), 0) AS violations
-            FROM (SELECT c.stop_reason, c.turns, c.duration_s, v.policy_violations, v.judge,
-                         {OUTCOME_SQL} AS o {_BASE}) c""",
-        [bid],
-    )[0]
+_JUDGED = frozenset({"passed", "failed", "bot_error"})
 
 
-def _score_distribution(q: Query, bid: str) -> dict[int, int]:
-    rows = q(f"SELECT v.score, COUNT(*) AS n {_BASE} AND v.score IS NOT NULL GROUP BY v.score", [bid])
-    return {r["score"]: r["n"] for r in rows}
+class _SpecTrials(NamedTuple):
+    spec_id: str
+    name: str
+    spec_index: int
+    c: int
+    """Passed trials."""
+    n: int
+    """Judged trials."""
+    other: int
+    """Trials counted apart."""
 
 
-_JUDGED_SQL = "('passed', 'failed', 'bot_error')"
+class _Profile:
+    __slots__ = ("runs", "passed", "failed", "errors", "scores", "turns")
+
+    def __init__(self) -> None:
+        self.runs = self.passed = self.failed = self.errors = 0
+        self.scores: list[int] = []
+        self.turns: list[int] = []
 
 
-def _trials_per_spec(q: Query, bid: str) -> list[dict[str, Any]]:
-    """Per spec: passed, judged trials and trials counted apart, in spec order."""
-    return q(
-        f"""SELECT c.spec_id, MIN(c.name) AS name, MIN(c.spec_index) AS spec_index,
-                   SUM(o = 'passed') AS c, SUM(o IN {_JUDGED_SQL}) AS n, SUM(o NOT IN {_JUDGED_SQL}) AS other
-            FROM (SELECT c.spec_id, c.name, c.spec_index, {OUTCOME_SQL} AS o {_BASE}) c
-            GROUP BY c.spec_id ORDER BY spec_index, c.spec_id""",
-        [bid],
-    )
+class _Tally:
+    """One pass over a batch's light rows (parley.core.store.outcome_rows): counts by outcome,
+    scores, turns and time, per spec and per profile, stop reasons, the bot's latency. Holds a
+    few numbers per conversation, never the rows."""
+
+    def __init__(self) -> None:
+        self.outcomes: Counter[str] = Counter()
+        self.judge_errors = 0
+        self.violations = 0
+        self.turns: list[int] = []
+        self.durations: list[float] = []
+        self.scores: Counter[int] = Counter()
+        self.stop_reasons: Counter[str] = Counter()
+        self.specs: dict[str, list[Any]] = {}  # spec_id -> [name, spec_index, passed, judged, apart]
+        self.profiles: dict[str, _Profile] = defaultdict(_Profile)
+        self.answered_turns = 0
+        self.latency: list[float] = []
+        self.latency_lows: list[float] = []
+        self.latency_highs: list[float] = []
+
+    def add(self, r: OutcomeRow) -> None:
+        o = r.outcome
+        self.outcomes[o] += 1
+        self.judge_errors += r.judge_error and r.stop_reason not in BROKEN_STOPS
+        self.violations += r.policy_violations
+        self.turns.append(r.turns)
+        self.durations.append(r.duration_s)
+        self.stop_reasons[r.stop_reason] += 1
+        if r.score is not None:
+            self.scores[r.score] += 1
+        judged = o in _JUDGED
+        spec = self.specs.get(r.spec_id)
+        if spec is None:
+            spec = self.specs[r.spec_id] = [r.name, r.spec_index, 0, 0, 0]
+        else:
+            spec[0], spec[1] = min(spec[0], r.name), min(spec[1], r.spec_index)
+        spec[2] += o == "passed"
+        spec[3] += judged
+        spec[4] += not judged
+        profile = self.profiles[r.name]
+        profile.runs += 1
+        profile.passed += o == "passed"
+        profile.failed += o in BOT_FAILURES
+        profile.errors += not judged
+        profile.turns.append(r.turns)
+        if r.score is not None:
+            profile.scores.append(r.score)
+        if r.turns > 0:
+            self.answered_turns += r.turns
+            self.latency.append(r.bot_latency_s)
+            if r.bot_latency_min_s is not None:
+                self.latency_lows.append(r.bot_latency_min_s)
+            if r.bot_latency_max_s is not None:
+                self.latency_highs.append(r.bot_latency_max_s)
+
+    def per_spec(self) -> list[_SpecTrials]:
+        """Per spec: passed, judged trials and trials counted apart, in spec order."""
+        rows = [_SpecTrials(spec_id, name, index, c, n, other) for spec_id, (name, index, c, n, other) in self.specs.items()]
+        return sorted(rows, key=lambda t: (t.spec_index, t.spec_id))
+
+    def profile_stats(self) -> list[ProfileStats]:
+        out = []
+        for name in sorted(self.profiles):
+            p = self.profiles[name]
+            out.append(
+                ProfileStats(
+                    name=name,
+                    runs=p.runs,
+                    passed=p.passed,
+                    failed=p.failed,
+                    errors=p.errors,
+                    pass_rate=_rate(p.passed, p.passed + p.failed),
+                    pass_rate_interval=wilson_interval(p.passed, p.passed + p.failed),
+                    mean_score=_mean(p.scores),
+                    mean_turns=_mean(p.turns) or 0.0,
+                )
+            )
+        return out
+
+    def ordered_stop_reasons(self) -> dict[str, int]:
+        """Counts in STOP_REASONS order (any other reason after them)."""
+        counted = dict(self.stop_reasons)
+        ordered: dict[str, int] = {s: counted.pop(s) for s in STOP_REASONS if s in counted}
+        ordered.update(sorted(counted.items()))
+        return ordered
+
+    def bot_latency(self) -> LatencyStats | None:
+        if not self.answered_turns:
+            return None
+        return LatencyStats(
+            turns=self.answered_turns,
+            mean_s=math.fsum(self.latency) / self.answered_turns,
+            min_s=min(self.latency_lows),
+            max_s=max(self.latency_highs),
+        )
 
 
-def _pass_k(rows: Sequence[Mapping[str, Any]], seed: int, trials: int) -> list[PassAtK]:
-    per_spec = {r["spec_id"]: (r["c"], r["n"]) for r in rows if r["n"]}
+def _pass_k(rows: Sequence[_SpecTrials], seed: int, trials: int) -> list[PassAtK]:
+    per_spec = {r.spec_id: (r.c, r.n) for r in rows if r.n}
     return [
         PassAtK(
             k=k,
@@ -307,64 +365,17 @@ def _pass_k(rows: Sequence[Mapping[str, Any]], seed: int, trials: int) -> list[P
     ]
 
 
-def _flaky(rows: Sequence[Mapping[str, Any]]) -> list[FlakySpec]:
+def _flaky(rows: Sequence[_SpecTrials]) -> list[FlakySpec]:
     """Specs with 2+ judged trials that disagree, the most evenly split first (then the most
     trials, then spec order)."""
-    flaky = [r for r in rows if r["n"] >= 2 and 0 < r["c"] < r["n"]]
-    flaky.sort(key=lambda r: (-min(r["c"], r["n"] - r["c"]) / r["n"], -r["n"], r["spec_index"], r["spec_id"]))
-    return [
-        FlakySpec(spec_id=r["spec_id"], name=r["name"], trials=r["n"], passed=r["c"], failed=r["n"] - r["c"], other=r["other"])
-        for r in flaky
-    ]
+    flaky = [r for r in rows if r.n >= 2 and 0 < r.c < r.n]
+    flaky.sort(key=lambda r: (-min(r.c, r.n - r.c) / r.n, -r.n, r.spec_index, r.spec_id))
+    return [FlakySpec(spec_id=r.spec_id, name=r.name, trials=r.n, passed=r.c, failed=r.n - r.c, other=r.other) for r in flaky]
 
 
-def _profiles(q: Query, bid: str) -> list[ProfileStats]:
-    rows = q(
-        f"""SELECT c.name, COUNT(*) AS runs, SUM(o = 'passed') AS passed, SUM(o IN ('failed', 'bot_error')) AS failed,
-                   SUM(o NOT IN {_JUDGED_SQL}) AS errors, AVG(c.score) AS mean_score, AVG(c.turns) AS mean_turns
-            FROM (SELECT c.name, c.turns, v.score, {OUTCOME_SQL} AS o {_BASE}) c
-            GROUP BY c.name ORDER BY c.name""",
-        [bid],
-    )
-    return [
-        ProfileStats(
-            name=r["name"],
-            runs=r["runs"],
-            passed=r["passed"],
-            failed=r["failed"],
-            errors=r["errors"],
-            pass_rate=_rate(r["passed"], r["passed"] + r["failed"]),
-            pass_rate_interval=wilson_interval(r["passed"], r["passed"] + r["failed"]),
-            mean_score=r["mean_score"],
-            mean_turns=r["mean_turns"] or 0.0,
-        )
-        for r in rows
-    ]
-
-
-def _usage(q: Query, bid: str) -> tuple[list[RoleUsage], RoleUsage]:
+def _usage(store: Store, bid: str) -> tuple[list[RoleUsage], RoleUsage]:
     """Per role and in total. A role's cost is None as soon as one of its calls had no price."""
-    rows = q(
-        """SELECT u.role, group_concat(DISTINCT u.model) AS models, SUM(u.calls) AS calls,
-                  SUM(u.input_tokens) AS input_tokens, SUM(u.output_tokens) AS output_tokens,
-                  SUM(u.unreported_calls) AS unreported_calls,
-                  CASE WHEN COUNT(u.cost_usd) = COUNT(*) THEN TOTAL(u.cost_usd) END AS cost_usd
-           FROM usage u JOIN conversations c ON c.id = u.conversation_id
-           WHERE c.batch_id = ? GROUP BY u.role""",
-        [bid],
-    )
-    usage = [
-        RoleUsage(
-            role=r["role"],
-            models=sorted(set((r["models"] or "").split(","))),
-            calls=r["calls"],
-            input_tokens=r["input_tokens"],
-            output_tokens=r["output_tokens"],
-            unreported_calls=r["unreported_calls"],
-            cost_usd=r["cost_usd"],
-        )
-        for r in rows
-    ]
+    usage = role_usage(store, bid)
     usage.sort(key=lambda u: (ROLE_ORDER.index(u.role) if u.role in ROLE_ORDER else len(ROLE_ORDER), u.role))
     total = RoleUsage(
         role="total",
@@ -377,148 +388,27 @@ def _usage(q: Query, bid: str) -> tuple[list[RoleUsage], RoleUsage]:
     return usage, total
 
 
-def _stop_reasons(q: Query, bid: str) -> dict[str, int]:
-    """Counts in STOP_REASONS order (any other reason after them)."""
-    counted = {r["stop_reason"]: r["n"] for r in q(f"SELECT c.stop_reason, COUNT(*) AS n {_BASE} GROUP BY c.stop_reason", [bid])}
-    ordered: dict[str, int] = {s: counted.pop(s) for s in STOP_REASONS if s in counted}
-    ordered.update(sorted(counted.items()))
-    return ordered
-
-
-def _policy_violations(q: Query, bid: str, limit: int) -> list[PolicyViolation]:
-    rows = q(
-        f"""SELECT c.id, c.spec_id, c.name, c.trial,
-                   json_extract(j.value, '$.name') AS check_name, json_extract(j.value, '$.reason') AS reason
-            {_JSON_CHECKS}
-            WHERE c.batch_id = ? AND v.policy_violations > 0
-              AND json_extract(j.value, '$.policy_violation') AND json_extract(j.value, '$.outcome') = 'fail'
-            ORDER BY c.spec_index, c.spec_id, c.trial, j.key LIMIT ?""",
-        [bid, limit],
-    )
-    return [
-        PolicyViolation(
-            conversation_id=r["id"],
-            spec_id=r["spec_id"],
-            name=r["name"],
-            trial=r["trial"],
-            check=r["check_name"] or "",
-            reason=r["reason"] or "",
-        )
-        for r in rows
-    ]
-
-
-def _failed_checks(q: Query, bid: str) -> list[CheckFailureCount]:
-    rows = q(
-        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, json_extract(j.value, '$.name') AS check_name,
-                   COUNT(*) AS n
-            {_JSON_CHECKS}
-            WHERE c.batch_id = ? AND json_extract(j.value, '$.outcome') = 'fail'
-            GROUP BY check_kind, check_name ORDER BY n DESC, check_kind, check_name""",
-        [bid],
-    )
-    # (`check_kind`, not `kind`: conversations has a `kind` column, which GROUP BY would pick)
-    return [CheckFailureCount(kind=r["check_kind"] or "", name=r["check_name"] or "", count=r["n"]) for r in rows]
-
-
-def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
-    """Every conversation that neither passed nor was merely unverified, with its reasons: the
-    run's error, the verdict's error, the simulator's faults, then each failed (or undecidable)
-    check as "name: reason"."""
-    rows = q(
-        f"""SELECT c.id, c.spec_id, c.name, c.trial, c.stop_reason, c.error, v.error AS verdict_error,
-                   v.checks, v.user_faults, {OUTCOME_SQL} AS o
-            {_BASE} AND ({OUTCOME_SQL}) NOT IN ('passed', 'unverified')
-            ORDER BY c.spec_index, c.spec_id, c.trial LIMIT ?""",
-        [bid, limit],
-    )
-    failures = []
-    for r in rows:
-        reasons = [e for e in (r["error"], r["verdict_error"]) if e]
-        reasons += [f"user fault ({f.get('kind')}): {f.get('reason')}" for f in json.loads(r["user_faults"] or "[]")]
-        reasons += [
-            f"{check.get('name')}: {check.get('reason')}"
-            for check in json.loads(r["checks"] or "[]")
-            if check.get("outcome") in ("fail", "error")
-        ]
-        failures.append(
-            FailureEntry(
-                conversation_id=r["id"],
-                spec_id=r["spec_id"],
-                name=r["name"],
-                trial=r["trial"],
-                outcome=r["o"],
-                stop_reason=r["stop_reason"],
-                reasons=list(dict.fromkeys(reasons)),
-            )
-        )
-    return failures
-
-
-def _not_applicable(q: Query, bid: str, shown_names: int = 5) -> tuple[list[NotApplicableCount], int]:
-    na = "json_extract(j.value, '$.outcome') = 'not_applicable'"
-    rows = q(
-        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, COUNT(*) AS n, COUNT(DISTINCT c.id) AS convs,
-                   json_group_array(DISTINCT json_extract(j.value, '$.name')) AS names,
-                   MIN(json_extract(j.value, '$.reason')) AS reason
-            {_JSON_CHECKS}
-            WHERE c.batch_id = ? AND c.stop_reason NOT IN {BROKEN_SQL} AND {na}
-            GROUP BY check_kind ORDER BY n DESC, check_kind""",
-        [bid],
-    )
-    counts = []
-    for r in rows:
-        names = sorted(str(n) for n in json.loads(r["names"] or "[]") if n)
-        counts.append(
-            NotApplicableCount(
-                kind=r["check_kind"] or "",
-                checks=r["n"],
-                conversations=r["convs"],
-                names=names[:shown_names],
-                more_names=max(0, len(names) - shown_names),
-                reason=r["reason"] or "",
-            )
-        )
-    if not counts:
-        return counts, 0
-    passed = q(
-        f"""SELECT COUNT(*) AS n {_BASE} AND ({OUTCOME_SQL}) = 'passed'
-              AND EXISTS (SELECT 1 FROM json_each(v.checks) j WHERE {na})""",
-        [bid],
-    )[0]["n"]
-    return counts, passed
-
-
-def _bot_latency(q: Query, bid: str) -> LatencyStats | None:
-    r = q(
-        f"""SELECT SUM(c.turns) AS turns, TOTAL(c.bot_latency_total_s) AS total,
-                   MIN(c.bot_latency_min_s) AS lo, MAX(c.bot_latency_max_s) AS hi
-            {_BASE} AND c.turns > 0""",
-        [bid],
-    )[0]
-    if not r["turns"]:
-        return None
-    return LatencyStats(turns=r["turns"], mean_s=r["total"] / r["turns"], min_s=r["lo"], max_s=r["hi"])
-
-
 def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LISTED) -> BatchSummary:
     """The summary of a batch (id or unique prefix). Lists of failures and policy violations
     keep the first `max_listed` (in spec order); their totals are always complete."""
     batch = store.get_batch(batch_id)
-    bid, q = batch.id, store.read_sql
-    t = _totals(q, bid)
-    outcomes = {o: t[f"n_{o}"] for o in (*OUTCOMES, "unevaluated")}
-    distribution = _score_distribution(q, bid)
-    usage, total = _usage(q, bid)
-    not_applicable, passed_with_na = _not_applicable(q, bid)
-    per_spec = _trials_per_spec(q, bid)
+    bid = batch.id
+    t = _Tally()
+    for row in outcome_rows(store, bid):
+        t.add(row)
+    outcomes = {o: t.outcomes.get(o, 0) for o in (*OUTCOMES, UNEVALUATED)}
+    done = len(t.turns)
+    distribution = dict(t.scores)
+    usage, total = _usage(store, bid)
+    not_applicable, passed_with_na = not_applicable_checks(store, bid)
+    per_spec = t.per_spec()
     passed, failed, bot_errors = outcomes["passed"], outcomes["failed"], outcomes["bot_error"]
     judged = passed + failed + bot_errors
     broken = outcomes["user_error"] + outcomes["infrastructure_error"] + outcomes["cancelled"] + outcomes["error"]
     return BatchSummary(
         batch=batch,
         planned=batch.planned,
-        done=t["done"],
+        done=done,
         passed=passed,
         failed=failed,
         bot_errors=bot_errors,
@@ -530,8 +420,8 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         legacy_errors=outcomes["error"],
         errors=broken,
         evaluation_errors=outcomes["evaluation_error"],
-        judge_errors=t["judge_errors"],
-        unevaluated=outcomes["unevaluated"],
+        judge_errors=t.judge_errors,
+        unevaluated=outcomes[UNEVALUATED],
         outcomes=outcomes,
         pass_rate=_rate(passed, judged),
         pass_rate_interval=wilson_interval(passed, judged),
@@ -540,19 +430,19 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         flaky_specs=_flaky(per_spec) if batch.options.trials >= 2 else [],
         score_statistics=_score_statistics(distribution),
         score_distribution={f"score_{s}": distribution.get(s, 0) for s in (1, 2, 3)},
-        mean_turns=t["mean_turns"],
-        mean_duration_s=t["mean_duration"],
-        total_duration_s=t["total_duration"],
-        profiles=_profiles(q, bid),
+        mean_turns=_mean(t.turns),
+        mean_duration_s=_mean(t.durations),
+        total_duration_s=math.fsum(t.durations),
+        profiles=t.profile_stats(),
         usage=usage,
         total_usage=total,
-        stop_reasons=_stop_reasons(q, bid),
-        policy_violations=_policy_violations(q, bid, max_listed),
-        policy_violations_total=t["violations"],
-        failed_checks=_failed_checks(q, bid),
-        failures=_failures(q, bid, max_listed),
-        failures_total=t["done"] - passed - outcomes["unverified"],
-        bot_latency=_bot_latency(q, bid),
+        stop_reasons=t.ordered_stop_reasons(),
+        policy_violations=policy_violations(store, bid, max_listed),
+        policy_violations_total=t.violations,
+        failed_checks=failed_check_counts(store, bid),
+        failures=failure_entries(store, bid, max_listed),
+        failures_total=done - passed - outcomes["unverified"],
+        bot_latency=t.bot_latency(),
         not_applicable_checks=not_applicable,
         passed_with_not_applicable=passed_with_na,
     )

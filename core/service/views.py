@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from parley.core.records import BatchRecord, BatchRow
 from parley.core.reports import BatchSummary, summarize
 from parley.core.service.models import BatchCost, BatchList, BatchListItem, BatchStatusView, RoleCost
+from parley.core.store import unpriced_models
 
 if TYPE_CHECKING:
     from parley.core.records import Progress
@@ -120,11 +121,6 @@ def cost_view(store: Store, batch_id: str) -> BatchCost:
     """Tokens and cost per role. A role with any unpriced call has cost null, and so has the
     total; `unpriced_models` and `note` say which models lack a price."""
     summary = summarize(store, batch_id, max_listed=0)
-    unpriced = store.read_sql(
-        "SELECT DISTINCT u.role, u.model FROM usage u JOIN conversations c ON c.id = u.conversation_id "
-        "WHERE c.batch_id = ? AND u.cost_usd IS NULL ORDER BY u.model, u.role",
-        [summary.batch.id],
-    )
     roles = [
         RoleCost(
             role=u.role,
@@ -139,7 +135,7 @@ def cost_view(store: Store, batch_id: str) -> BatchCost:
         for u in summary.usage
     ]
     total = summary.total_usage
-    models = sorted({r["model"] for r in unpriced})
+    models = unpriced_models(store, summary.batch.id)
     note = None
     if models:
         note = (

@@ -53,6 +53,7 @@ from parley.core.store.rows import (
     compact_json,
     conversation_row,
     conversation_row_model,
+    failed_check_lines,
     like_pattern,
     loads_list,
     message_rows,
@@ -63,6 +64,7 @@ from parley.core.store.rows import (
     tool_call_rows,
     usage_dict,
     usage_rows,
+    user_fault_items,
     utc_text,
     verdict_row,
 )
@@ -71,7 +73,7 @@ from parley.core.store.schema import ForeignDatabase as ForeignDatabase  # raise
 
 MIN_PREFIX = 6
 
-# SQL shared with the engine and the reports.
+# SQL shared by the store's modules (never outside the store).
 RERUN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(RERUN_STOPS)) + ")"
 """Stop reasons `--resume` runs again (the run broke on parley's or the simulator's side)."""
 BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
@@ -324,13 +326,13 @@ class Store:
     def schema_version(self) -> int:
         return schema_version(self.db)
 
-    # ---- low-level reads for the report modules ---------------------------------------------------
+    # ---- reads for the store's own query modules -------------------------------------------------
 
     @_locked
-    def read_sql(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict[str, Any]]:
-        """Run a read query and return its (small) result. For core's report modules, which
-        aggregate in SQL; the UI uses the typed methods below."""
-        return list(self.db.query(sql, params if isinstance(params, Sequence) else dict(params)))
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Run a read query and return its (small) result as dicts. Only for the store's own
+        named queries (batch_queries, session_queries): everyone else gets records."""
+        return list(self.db.query(sql, params))
 
     def _resolve(self, table: str, ident: str, what: str) -> str:
         """An id from an exact id or a unique prefix of >= MIN_PREFIX characters."""
@@ -745,7 +747,6 @@ class Store:
                 usage = self._rows_by_conversation("usage", [r["id"] for r in page], "role")
             for row in page:
                 judge = json.loads(row["judge"]) if row["judge"] else None
-                checks = json.loads(row["checks"]) if row["checks"] else []
                 yield ResultRow(
                     **conversation_row_model(row).model_dump(),
                     source=row["source"],
@@ -758,8 +759,8 @@ class Store:
                     tool_call_count=row["tool_call_count"],
                     verdict_outcome=row["verdict_outcome"],
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
-                    failed_checks=[f"{c.get('name')}: {c.get('reason')}" for c in checks if c.get("outcome") == "fail"],
-                    user_faults=[f"{f.get('kind')}: {f.get('reason')}" for f in json.loads(row["user_faults"] or "[]")],
+                    failed_checks=failed_check_lines(row["checks"]),
+                    user_faults=[f"{kind}: {reason}" for kind, reason in user_fault_items(row["user_faults"])],
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:
