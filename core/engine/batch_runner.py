@@ -412,6 +412,7 @@ class BatchRunner:
             errors=self._tally.errors,
             unverified=self._tally.unverified,
             user_faults=self._tally.user_faults,
+            bot_errors=self._tally.bot_errors,
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -573,6 +574,7 @@ class BatchRunner:
                 errors=self._tally.errors,
                 unverified=self._tally.unverified,
                 user_faults=self._tally.user_faults,
+                bot_errors=self._tally.bot_errors,
                 elapsed_s=elapsed,
                 error=self._fatal,
             )

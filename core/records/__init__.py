@@ -12,7 +12,6 @@ if TYPE_CHECKING:
         OUTCOME_FILTERS,
         BatchOptions,
         BatchRecord,
-        BatchRow,
         BatchStatus,
         ChatSessionRow,
         ConversationRow,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
         OutcomeRow,
         PolicyViolation,
         RoleUsage,
+        SummaryRow,
     )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
@@ -100,7 +100,6 @@ __all__ = [
     "BatchFinished",
     "BatchOptions",
     "BatchRecord",
-    "BatchRow",
     "BatchStarted",
     "BatchStatus",
     "ChatExport",
@@ -165,6 +164,7 @@ __all__ = [
     "SessionMetrics",
     "SourceLocation",
     "StopReason",
+    "SummaryRow",
     "StoredChatSession",
     "StoredConversation",
     "TOOL_NAMES",

@@ -116,29 +116,6 @@ class BatchRecord(BaseModel):
     """The batch this one re-runs or replays (`--rerun`, `--replay`); None: a batch of its own."""
 
 
-class BatchRow(BaseModel):
-    """A batch as a list of batches shows it: the record and its counts so far."""
-
-    batch: BatchRecord
-    done: int = 0
-    passed: int = 0
-    failed: int = 0
-    """The bot's failures: failed checks and bot errors."""
-    bot_errors: int = 0
-    """Of `failed`, the conversations the bot broke (bot_error)."""
-    unverified: int = 0
-    """Ran to an end, nothing failed, nothing about the bot checked: neither passed nor failed."""
-    user_faults: int = 0
-    """The simulated user misbehaved: not blamed on the bot."""
-    errors: int = 0
-    """The runs that broke on the simulator's or parley's side, evaluation errors and
-    conversations without a verdict: neither passed nor failed."""
-
-    @property
-    def id(self) -> str:
-        return self.batch.id
-
-
 class ConversationRow(BaseModel):
     """One line of a results table: light, no transcript."""
 

@@ -8,32 +8,76 @@ module outside the store writes SQL to get them.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from parley.core.records.conversation import BROKEN_STOPS
 
 UNEVALUATED = "unevaluated"
 """The outcome of a conversation stored without a verdict whose run did not break."""
 
 
-class OutcomeRow(BaseModel):
+class SummaryRow(BaseModel):
+    """One conversation as a batch's summary counts it (parley.core.evaluation.BatchSummary):
+    plain enough to be read back from an exported file (JSON, NDJSON or CSV: extra fields are
+    ignored, an empty cell is a missing value)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    spec_id: str
+    trial: int = 1
+    outcome: str = UNEVALUATED
+    """The effective outcome (parley.core.records.verdict.Outcome): the verdict's; a run that
+    broke and has no verdict, its stop reason; otherwise unevaluated."""
+    score: int | None = None
+    turns: int = 0
+    duration_s: float = 0.0
+    cost_usd: float | None = None
+    """None when a price was unknown for any call (never 0 for "unknown")."""
+    stop_reason: str | None = None
+    judge_error: bool = False
+    """The judge failed (no score), whatever the outcome."""
+    name: str = ""
+    spec_index: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain(cls, data: Any) -> Any:
+        """An exported row as it is: 003's names (`total_turns`, `duration_seconds`), empty CSV
+        cells as missing, no outcome as the effective one."""
+        if not isinstance(data, dict):
+            return data
+        row = {k: v for k, v in data.items() if v != ""}
+        for ours, theirs in (("turns", "total_turns"), ("duration_s", "duration_seconds"), ("name", "scenario")):
+            if ours not in row and theirs in row:
+                row[ours] = row[theirs]
+        if row.get("outcome") is None:
+            stop = row.get("stop_reason")
+            row["outcome"] = stop if stop in BROKEN_STOPS else UNEVALUATED
+        verdict = row.get("verdict")
+        if "judge_error" not in row and isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
+            row["judge_error"] = verdict["judge"].get("error") is not None
+        if not row.get("name"):
+            row["name"] = row.get("spec_id", "")
+        if "spec_index" not in row:  # the spec's index: in the exported spec, else the id's `#N` (make_spec_id)
+            spec = row.get("spec")
+            index = spec.get("index") if isinstance(spec, dict) else None
+            _, hash_, tail = str(row.get("spec_id", "")).rpartition("#")
+            row["spec_index"] = index if index is not None else (int(tail) if hash_ and tail.isdigit() else 0)
+        return row
+
+
+class OutcomeRow(SummaryRow):
     """One stored conversation as the statistics and the comparison read it: no transcript.
 
     `outcome` is the effective one: the verdict's, a broken run's stop reason when it was stored
     without a verdict, or `unevaluated`."""
 
-    model_config = ConfigDict(frozen=True)
-
     id: str
-    spec_id: str
-    spec_index: int
     name: str
-    trial: int
-    outcome: str
+    spec_index: int
     stop_reason: str
-    score: int | None
-    turns: int
-    duration_s: float
-    cost_usd: float | None
-    """None when a price was unknown for any call (never 0 for "unknown")."""
     input_tokens: int
     output_tokens: int
     bot_latency_s: float = 0.0
@@ -42,8 +86,6 @@ class OutcomeRow(BaseModel):
     bot_latency_max_s: float | None = None
     failed_checks: frozenset[str] = frozenset()
     """Names of the checks that failed."""
-    judge_error: bool = False
-    """The judge failed (no score), whatever the outcome."""
     policy_violations: int = 0
     first_divergence: int | None = None
     """A replayed conversation: the first bot turn (1-based) whose answer differed from the

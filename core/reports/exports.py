@@ -103,8 +103,9 @@ def _one_line(text: str | None) -> str:
     return (text or "").replace("\r", " ").replace("\n", " ")
 
 
-def _batch_header(batch: BatchRecord, done: int, failed: int) -> dict[str, Any]:
-    """003's batch status fields, then parley's."""
+def _batch_header(batch: BatchRecord, done: int, broken: int) -> dict[str, Any]:
+    """003's batch status fields, then parley's. `failed_scenarios` is 003's: conversations whose
+    run broke (the summary's `broken`), never the failed checks (`summary.failed`)."""
     b = batch.model_dump(mode="json")
     return {
         "batch_id": batch.id,
@@ -112,7 +113,7 @@ def _batch_header(batch: BatchRecord, done: int, failed: int) -> dict[str, Any]:
         "progress": round(100.0 * done / batch.planned, 1) if batch.planned else (100.0 if done else 0.0),
         "total_scenarios": batch.planned,
         "completed_scenarios": done,
-        "failed_scenarios": failed,
+        "failed_scenarios": broken,
         "created_at": b["created_at"],
         "started_at": b["started_at"],
         "completed_at": b["finished_at"],
@@ -210,7 +211,7 @@ def write_json(store: Store, batch_id: str, out: TextIO) -> int:
     """Write the batch as one JSON document, streaming `results`; returns their count."""
     summary = summarize(store, batch_id)
     batch = summary.batch
-    head = _batch_header(batch, summary.done, summary.bot_errors + summary.errors)
+    head = _batch_header(batch, summary.done, summary.broken)
     head["summary"] = summary.model_dump(mode="json", exclude={"batch"})
     text = _dumps(head, indent=2)
     out.write(text[: text.rindex("}")].rstrip() + ',\n  "results": [')

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         role_usage,
         unpriced_models,
     )
+    from parley.core.store.batch_row import BatchRow
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import cache_key
     from parley.core.store.session_queries import (
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from parley.core.store.store import JUDGE_ROLE, DuplicateConversationError, ReadOnlyDatabase, Store
 
 __all__ = [
+    "BatchRow",
     "CHATS",
     "CachedModel",
     "DuplicateConversationError",

@@ -22,18 +22,18 @@ import pathlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
+from parley.core.evaluation import BatchSummary
 from parley.core.records import (
     BROKEN_STOPS,
     OUTCOME_FILTERS,
     RERUN_STOPS,
     BatchOptions,
     BatchRecord,
-    BatchRow,
     ChatExport,
     ChatSessionRow,
     Conversation,
@@ -47,6 +47,7 @@ from parley.core.records import (
     Verdict,
 )
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
+from parley.core.store.batch_row import BatchRow
 from parley.core.store.rows import (
     JUDGE_ROLE,
     bound_text,
@@ -174,28 +175,28 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
-_COUNT_COLUMNS = f"""
-    COUNT(c.id) AS done,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
-    COALESCE(SUM(({OUTCOME_SQL}) IN ('failed', 'bot_error')), 0) AS n_failed,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'bot_error'), 0) AS n_bot_errors,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'unverified'), 0) AS n_unverified,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'user_fault'), 0) AS n_user_faults
+_SUMMARY_COLUMNS = f"""
+    c.batch_id, c.spec_id, c.spec_index, c.name, c.trial, ({OUTCOME_SQL}) AS outcome, v.score, c.turns, c.duration_s,
+    c.cost_usd, c.stop_reason, json_extract(v.judge, '$.error') IS NOT NULL AS judge_error
 """
 
 
-def _batch_row(batch: BatchRecord, r: Mapping[str, Any]) -> BatchRow:
-    counted = r["n_passed"] + r["n_failed"] + r["n_unverified"] + r["n_user_faults"]
-    return BatchRow(
-        batch=batch,
-        done=r["done"],
-        passed=r["n_passed"],
-        failed=r["n_failed"],
-        bot_errors=r["n_bot_errors"],
-        unverified=r["n_unverified"],
-        user_faults=r["n_user_faults"],
-        errors=r["done"] - counted,
-    )
+class _CountedRow(NamedTuple):
+    """A conversation as a batch's summary counts it (parley.core.evaluation.CountedRow): a plain
+    tuple, so a list of many batches reads fast."""
+
+    batch_id: str
+    spec_id: str
+    spec_index: int
+    name: str
+    trial: int
+    outcome: str
+    score: int | None
+    turns: int
+    duration_s: float
+    cost_usd: float | None
+    stop_reason: str
+    judge_error: bool
 
 
 _ROW_COLUMNS = f"""
@@ -486,16 +487,28 @@ class Store:
 
     @_locked
     def batch_row(self, batch_id: str) -> BatchRow:
-        """One batch (id or unique prefix) with its counts so far, as `list_batches` gives them."""
-        resolved = self.resolve_batch_ref(batch_id)
-        sql = f"""
-            SELECT {_COUNT_COLUMNS}
-            FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
-            WHERE c.batch_id = ?
-        """
-        r = next(self.db.query(sql, [resolved]))
-        batch = self.get_batch(resolved)
-        return _batch_row(batch, r)
+        """One batch (id or unique prefix) with its summary so far, as `list_batches` gives it."""
+        batch = self.get_batch(batch_id)
+        return self._with_summaries([batch])[0]
+
+    def _with_summaries(self, batches: list[BatchRecord]) -> list[BatchRow]:
+        """Each batch with its summary, from one read of their conversations' light rows."""
+        rows: dict[str, list[_CountedRow]] = {b.id: [] for b in batches}
+        for start in range(0, len(batches), 500):  # SQLite's limit on parameters
+            ids = [b.id for b in batches[start : start + 500]]
+            sql = (
+                f"SELECT {_SUMMARY_COLUMNS} FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id"
+                f" WHERE c.batch_id IN ({','.join('?' * len(ids))}) ORDER BY c.batch_id, c.spec_index, c.spec_id, c.trial"
+            )
+            for row in map(_CountedRow._make, self.db.execute(sql, ids).fetchall()):
+                rows[row.batch_id].append(row)
+        return [
+            BatchRow(
+                batch=b,
+                summary=BatchSummary.from_rows(rows[b.id], planned=b.planned, trials=b.options.trials, seed=b.options.seed),
+            )
+            for b in batches
+        ]
 
     @_locked
     def count_batches(self) -> int:
@@ -535,19 +548,12 @@ class Store:
 
     @_locked
     def list_batches(self, limit: int = 50, offset: int = 0, *, status: str | None = None) -> list[BatchRow]:
-        """Batches newest first (the order `latest~N` counts in), with how many conversations are
-        done, passed, failed, errors; `status` keeps only batches in that status."""
+        """Batches newest first (the order `latest~N` counts in), each with its summary so far;
+        `status` keeps only batches in that status."""
         where = "WHERE status = ?" if status else ""
-        sql = f"""
-            SELECT b.*, {_COUNT_COLUMNS}
-            FROM (SELECT *, rowid AS row_order FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?) b
-            LEFT JOIN conversations c ON c.batch_id = b.id
-            LEFT JOIN verdicts v ON v.conversation_id = c.id
-            GROUP BY b.id
-            ORDER BY b.created_at DESC, b.row_order DESC
-        """
+        sql = f"SELECT * FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
         params = [status, limit, offset] if status else [limit, offset]
-        return [_batch_row(self._batch_from(r), r) for r in self.db.query(sql, params)]
+        return self._with_summaries([self._batch_from(r) for r in self.db.query(sql, params)])
 
     # ---- conversations --------------------------------------------------------------------------
 

@@ -146,7 +146,7 @@ class SessionExported(Message):
 
 @dataclass
 class BatchesListed(Message):
-    """Past batches (parley.core.records.batch.BatchRow), newest first."""
+    """Past batches (parley.core.store.BatchRow: each with its summary), newest first."""
 
     rows: list[Any]
 
@@ -159,6 +159,8 @@ class BatchRowsLoaded(Message):
     rows: list[Any]
     rates: str = ""
     """The batch's pass rate and pass^k with their 95% intervals, one line (empty: no conversations)."""
+    counts: str = ""
+    """The batch's counts in words, from its summary (parley.core.reports.short_counts)."""
 
 
 @dataclass

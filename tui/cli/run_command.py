@@ -645,27 +645,12 @@ def _interval(interval: Any) -> str:
 def counts_lines(summary: Any) -> list[str]:
     """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
     as terminal lines."""
-    from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT
+    from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, counts_line
 
     def n(count: int, one: str, many: str | None = None) -> str:
         return f"{count} {one if count == 1 else (many or one + 's')}"
 
-    apart = [
-        n(summary.unverified, "unverified", "unverified"),
-        n(summary.user_faults, "simulator fault"),
-        n(summary.user_errors, "simulator error"),
-        n(summary.infrastructure_errors, "infrastructure error"),
-    ]
-    if summary.cancelled:
-        apart.append(n(summary.cancelled, "cancelled", "cancelled"))
-    if summary.evaluation_errors:
-        apart.append(n(summary.evaluation_errors, "evaluation error"))
-    if summary.legacy_errors:
-        apart.append(n(summary.legacy_errors, "legacy error"))
-    lines = [
-        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed, "
-        f"{n(summary.bot_errors, 'bot error')} (the bot's failures); counted apart: {', '.join(apart)}"
-    ]
+    lines = [f"Conversations: {counts_line(summary)}"]
     if summary.unverified:
         lines.append(f"Unverified: {n(summary.unverified, 'conversation')} had no check about the bot: {UNVERIFIED_HINT}")
     if summary.legacy_errors:
@@ -827,10 +812,8 @@ class _PlainDisplay(_Display):
             pause = f"; launches paused {event.paused_for_s:.1f} s" if event.paused_for_s else ""
             self.note(f"concurrency {event.previous} -> {event.limit} ({event.reason}{pause})")
         elif kind == "batch_finished":
-            self.note(
-                f"batch {event.status}: {event.done} of {event.total} done, {event.passed} passed, "
-                f"{event.failed} failed, {event.unverified} unverified, {event.user_faults} simulator faults, {event.errors} errors"
-            )
+            # The counts follow, from the batch's summary ("Conversations: ..."): said once.
+            self.note(f"batch {event.status}: {event.done} of {event.total} done")
 
 
 class _BarDisplay(_Display):
