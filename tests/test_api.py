@@ -112,7 +112,7 @@ def test_explain_says_what_failed_with_its_evidence_and_the_last_turns(tmp_path)
     text = one.explain()
     assert text.splitlines()[0] == "cancel#0 trial 1: failed: a check about the bot failed"
     assert "- fail: ORD-1004 ends cancelled: ORD-1004 is processing, expected cancelled" in text
-    assert '- fail: claims match actions: 1 of the bot\'s 1 claim is not backed by what it did. Turn 1' in text
+    assert "- fail: claims match actions: 1 of the bot's 1 claim is not backed by what it did. Turn 1" in text
     assert text.splitlines()[-3:-1] == ["  customer: Please cancel ORD-1004", "  bot: I have cancelled ORD-1004 for you."]
 
 

@@ -96,7 +96,7 @@ def test_a_session_batch_takes_conversations_from_other_threads(tmp_path):
     assert all(r.passed for r in results) and mine.reply == "ORD-1003 is shipped, with UPS."
     with Store.open(tmp_path / "p.db") as store:
         [row] = store.list_batches()
-        assert row.batch.sources == ["python"] and row.done == len(specs) + 1
+        assert row.batch.sources == ["python"] and row.summary.done == len(specs) + 1  # type: ignore[union-attr]
 
 
 def test_a_session_whose_bot_cannot_be_imported_says_so_before_it_stores_anything(tmp_path):

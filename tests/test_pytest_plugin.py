@@ -39,7 +39,7 @@ def pytest_run(*args: str, cwd: Path = ROOT, autoload: bool = False, plugins: tu
 
 def batches(db: Path) -> list[tuple[str, list[str], int, int]]:
     with Store.open(db, read_only=True) as store:
-        return [(row.batch.status, row.batch.sources, row.batch.planned, row.done) for row in store.list_batches()]  # type: ignore[union-attr]
+        return [(row.batch.status, row.batch.sources, row.batch.planned, row.summary.done) for row in store.list_batches()]  # type: ignore[union-attr]
 
 
 def test_a_bare_pytest_collects_no_profile_and_the_plugin_is_installed(tmp_path):
@@ -70,7 +70,12 @@ def test_the_shipped_suite_collects_every_spec_and_none_fails_offline(tmp_path):
     batch_id = Store.open(db, read_only=True).latest_batch_id()
     assert f"parley: batch {batch_id} (completed): 27 of 27 conversations stored" in done.stdout
     suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None and (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("27", "0", "0", "5")
+    assert suite is not None and (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
+        "27",
+        "0",
+        "0",
+        "5",
+    )
 
 
 def test_a_broken_bot_fails_with_its_checks_and_last_turns(tmp_path):
@@ -115,7 +120,9 @@ def test_strict_fails_what_nothing_checked_as_parley_run_strict_does(tmp_path):
 
 def test_a_session_that_cannot_store_its_batch_errors_every_item_with_the_reason(tmp_path):
     (tmp_path / "a_file").write_text("not a folder")
-    done = pytest_run("--parley", "profiles/playbooks/", "--parley-db", str(tmp_path / "a_file" / "p.db"), f"--junitxml={tmp_path / 'j.xml'}")
+    done = pytest_run(
+        "--parley", "profiles/playbooks/", "--parley-db", str(tmp_path / "a_file" / "p.db"), f"--junitxml={tmp_path / 'j.xml'}"
+    )
     assert done.returncode == 1 and "7 errors" in done.stdout, done.stdout[-2000:]
     assert "parley could not start this session's batch: cannot create the database" in done.stdout
     assert "Traceback" not in done.stdout
@@ -129,7 +136,10 @@ def test_a_session_that_cannot_store_its_batch_errors_every_item_with_the_reason
         (["--parley-trials", "0"], "--parley-trials: 0 is not in the range 1<=x<=1000."),
         (["--parley-timeout", "nan"], "--parley-timeout: 'nan' is not a finite number."),
         (["--parley-concurrency", "inf"], "--parley-concurrency: 'inf' is not a valid integer range."),
-        (["--parley-bot", "python:tests.python_bots:nope"], "--parley-bot: python:tests.python_bots:nope: the module tests.python_bots has no 'nope'"),
+        (
+            ["--parley-bot", "python:tests.python_bots:nope"],
+            "--parley-bot: python:tests.python_bots:nope: the module tests.python_bots has no 'nope'",
+        ),
         (["--parley-judge", "gpt-4o"], "--parley-judge: "),
     ],
 )
@@ -175,7 +185,11 @@ def test_under_xdist_each_worker_stores_its_own_batch(tmp_path):
     named = [line for line in done.stdout.splitlines() if line.startswith("parley: worker gw")]
     assert len(named) == 2
     stored = batches(db)
-    assert len(stored) == 2 and sum(done for _, _, _, done in stored) == 7 and all(s == ("completed", ["python"]) for s, _ in [(b[:2], 0) for b in stored])
+    assert (
+        len(stored) == 2
+        and sum(done for _, _, _, done in stored) == 7
+        and all(s == ("completed", ["python"]) for s, _ in [(b[:2], 0) for b in stored])
+    )
     assert {line.split("batch ")[1].split(" ")[0] for line in named} == {row for row in _ids(db)}
 
 
@@ -184,7 +198,7 @@ def _ids(db: Path) -> list[str]:
         return [row.id for row in store.list_batches()]
 
 
-FIXTURE_TESTS = '''
+FIXTURE_TESTS = """
 import datetime
 from parley.api import say, expect_tool
 
@@ -216,7 +230,7 @@ async def test_async(parley):
 
 def test_bad_argument(parley):
     parley.converse(goals=["x"], personality="nobody")
-'''
+"""
 
 
 def test_the_fixture_runs_hand_written_conversations_in_the_session_batch(tmp_path):

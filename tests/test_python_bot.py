@@ -148,7 +148,9 @@ def test_a_bot_that_cannot_be_imported_is_one_line(name, message):
         PythonBot.load(name)
 
 
-def parley(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = PATIENCE_S) -> subprocess.CompletedProcess[str]:
+def parley(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = PATIENCE_S
+) -> subprocess.CompletedProcess[str]:
     run_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "parley.tui.cli.main", *args], cwd=cwd, env=run_env, capture_output=True, text=True, timeout=timeout

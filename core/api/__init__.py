@@ -29,7 +29,7 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.bots import AsyncTools, PythonBotError, Tools
     from parley.core.errors import ConfigError, ParleyError, ProfileError
-    from parley.core.evaluation import Interval
+    from parley.core.evaluation import BatchSummary, Interval
     from parley.core.library import (
         BatchSession,
         BotArg,
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
         ToolCallRecord,
         Verdict,
     )
-    from parley.core.reports import BatchSummary
 
 __all__ = [
     "AsyncTools",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from parley.core.evaluation import BatchSummary
 from parley.core.records import PASSED, CheckResult, StoredConversation, ToolCallRecord
-from parley.core.reports import BatchSummary, explain_conversation
+from parley.core.reports import counts_line, explain_conversation
 
 __all__ = ["ConversationResult", "RunResult"]
 
@@ -20,6 +21,9 @@ EXPLAINED_AT_MOST = 20
 class ConversationResult(StoredConversation):
     """One conversation as stored: `spec`, `conversation` (messages, tool calls, final state),
     `verdict` (outcome, checks, score), `trial` and `batch_id`."""
+
+    def __repr__(self) -> str:  # a failed assert shows this: what it is, not every field
+        return f"ConversationResult({self.spec.spec_id!r}, trial={self.trial}, outcome={self.outcome!r})"
 
     @property
     def outcome(self) -> str:
@@ -81,14 +85,11 @@ class RunResult(BaseModel):
         return all(c.outcome in allowed for c in self.conversations)
 
     def explain(self) -> str:
-        """The batch in words: its counts and pass rate, then each conversation that did not pass."""
+        """The batch in words: its counts (as every parley surface words them) and pass rate,
+        then each conversation that did not pass."""
         s = self.summary
         rate = "n/a" if s.pass_rate is None else f"{s.pass_rate * 100:.1f}%"
-        lines = [
-            f"batch {self.batch_id} {self.status}: {s.done} of {s.planned} conversations: {s.passed} passed, {s.failed} failed, "
-            f"{s.bot_errors} bot errors; apart: {s.unverified} unverified, {s.user_faults} simulator faults, "
-            f"{s.errors + s.evaluation_errors} errors; pass rate {rate}"
-        ]
+        lines = [f"batch {self.batch_id} {self.status}: {counts_line(s)}; pass rate {rate}"]
         others = [c for c in self.conversations if not c.passed]
         for result in others[:EXPLAINED_AT_MOST]:
             lines += ["", result.explain()]

@@ -25,7 +25,7 @@ from parley.core.errors import ConfigError, ParleyError
 from parley.core.library.results import ConversationResult, RunResult
 from parley.core.log_file import keep_log_beside
 from parley.core.records import BatchOptions, ConversationSpec, LoadOptions, RoleModels
-from parley.core.reports import summarize
+from parley.core.reports import batch_summary
 from parley.core.specs import load_specs_as
 from parley.core.store import Store
 
@@ -179,7 +179,7 @@ def open_store(db: str | Path | None) -> Store:
 
 def read_results(store: Store, batch_id: str, status: str) -> RunResult:
     """A stored batch as a RunResult: its summary and every conversation (read a page at a time)."""
-    summary = summarize(store, batch_id)
+    summary = batch_summary(store, batch_id)
     conversations = [ConversationResult.model_validate(stored, from_attributes=True) for stored in store.iter_conversations(batch_id)]
     return RunResult(batch_id=batch_id, status=status, summary=summary, conversations=conversations)
 

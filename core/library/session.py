@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from parley.core.bots import Bot
 from parley.core.engine import BatchModels, BatchResult, BatchRunner, prepare_specs
+from parley.core.evaluation import BatchSummary
 from parley.core.library.building import conversation
 from parley.core.library.results import ConversationResult
 from parley.core.library.running import BotArg, batch_options, open_store, role_models
@@ -64,6 +65,8 @@ class BatchSession:
         self.db = db
         self.batch_id: str | None = None
         self.result: BatchResult | None = None
+        self.summary: BatchSummary | None = None
+        """The batch's summary once it is closed (its counts, pass rate and intervals)."""
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -215,7 +218,12 @@ class BatchSession:
                     self._runner.cancel()
                 else:
                     self._runner.close()
-                return await self._task
+                ended = await self._task
+                if self._store is not None:
+                    from parley.core.reports import batch_summary
+
+                    self.summary = await asyncio.to_thread(batch_summary, self._store, ended.batch_id)
+                return ended
             return None
         finally:
             for models in self._models.values():

@@ -109,9 +109,11 @@ def end_session(pytest_session: pytest.Session, exitstatus: int) -> None:
         logging.getLogger("parley.pytest").exception("closing the session's batch failed")
         config.stash[_ENDED] = {"batch": session.batch_id, "db": str(session.db), "error": str(exc)}
         return
-    ended = {"batch": session.batch_id, "db": str(session.db)}
-    if result is not None:
-        ended.update(status=result.status, total=result.total, done=result.done, passed=result.passed, failed=result.failed)
+    ended: dict[str, Any] = {"batch": session.batch_id, "db": str(session.db)}
+    if result is not None and session.summary is not None:
+        from parley.core.reports import short_counts
+
+        ended.update(status=result.status, done=session.summary.done, planned=session.summary.planned, counts=short_counts(session.summary))
     config.stash[_ENDED] = ended
     if _is_worker(config):
         workeroutput = getattr(config, "workeroutput", None)
@@ -131,8 +133,8 @@ def _line(ended: dict[str, Any]) -> str:
     if "error" in ended:
         return f"parley: batch {ended['batch']} in {ended['db']}: could not be closed: {ended['error']}"
     counts = ""
-    if "total" in ended:
-        counts = f" ({ended['status']}): {ended['done']} of {ended['total']} conversations stored, {ended['passed']} passed, {ended['failed']} failed"
+    if "counts" in ended:
+        counts = f" ({ended['status']}): {ended['done']} of {ended['planned']} conversations stored: {ended['counts']}"
     who = f"worker {ended['worker']}: " if "worker" in ended else ""
     return f"parley: {who}batch {ended['batch']}{counts}, in {ended['db']}"
 
