@@ -9,7 +9,8 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-    from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.offline_roles import criteria_of, offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
     from parley.core.evaluation.verdicts import broken_verdict, evaluate
@@ -20,13 +21,17 @@ __all__ = [
     "hold_claims",
     "Interval",
     "Judge",
+    "NEEDS_LLM_JUDGE",
     "LLMJudge",
     "OfflineJudge",
     "bootstrap_pass_hat_k",
     "broken_verdict",
+    "criteria_of",
     "evaluate",
     "hide_unobservable",
     "no_world_client",
+    "offline_limits",
+    "offline_limits_by_file",
     "pass_hat_k",
     "stats_seed",
     "wilson_interval",

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from parley.core.evaluation import Interval, bootstrap_pass_hat_k, pass_hat_k, stats_seed, wilson_interval
 from parley.core.records import BROKEN_STOPS, OUTCOMES, STOP_REASONS, BatchRecord
 from parley.core.store import JUDGE_ROLE, OUTCOME_SQL, Store
+from parley.core.users import GOALS_ONLY_STATED, only_stated_note_of
 
 PASS_RATE_BASIS = (
     "passed / (passed + failed + bot errors): unverified conversations, simulator faults and errors, "
@@ -142,6 +143,17 @@ class FailureEntry(BaseModel):
     outcome: str  # any outcome but passed and unverified
     stop_reason: str
     reasons: list[str]
+    notes: list[str] = Field(default_factory=list)
+    """What the conversation carries besides its checks (the goals its offline customer only stated)."""
+
+
+class StatedGoals(BaseModel):
+    """A spec whose offline customer only stated some of its goals, not acting them out:
+    information, not a fault (parley.core.users.acted_goals)."""
+
+    spec_id: str
+    conversations: int
+    goals: list[str]
 
 
 class CheckFailureCount(BaseModel):
@@ -228,6 +240,8 @@ class BatchSummary(BaseModel):
     not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
+    goals_only_stated: list[StatedGoals] = Field(default_factory=list)
+    """The specs whose offline customer only stated some goals (the first `max_listed`)."""
 
     @property
     def bot_failures(self) -> int:
@@ -427,7 +441,7 @@ def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
     check as "name: reason"."""
     rows = q(
         f"""SELECT c.id, c.spec_id, c.name, c.trial, c.stop_reason, c.error, v.error AS verdict_error,
-                   v.checks, v.user_faults, {OUTCOME_SQL} AS o
+                   v.checks, v.user_faults, c.metadata, {OUTCOME_SQL} AS o
             {_BASE} AND ({OUTCOME_SQL}) NOT IN ('passed', 'unverified')
             ORDER BY c.spec_index, c.spec_id, c.trial LIMIT ?""",
         [bid, limit],
@@ -450,9 +464,22 @@ def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
                 outcome=r["o"],
                 stop_reason=r["stop_reason"],
                 reasons=list(dict.fromkeys(reasons)),
+                notes=[note] if (note := only_stated_note_of(json.loads(r["metadata"] or "{}"))) else [],
             )
         )
     return failures
+
+
+def _goals_only_stated(q: Query, bid: str, limit: int) -> list[StatedGoals]:
+    """Each spec whose conversations carry goals their offline customer only stated."""
+    goals = f"json_extract(c.metadata, '$.{GOALS_ONLY_STATED}')"
+    rows = q(
+        f"""SELECT c.spec_id, {goals} AS goals, count(*) AS n FROM conversations c
+            WHERE c.batch_id = ? AND {goals} IS NOT NULL
+            GROUP BY c.spec_id ORDER BY min(c.spec_index), c.spec_id LIMIT ?""",
+        [bid, limit],
+    )
+    return [StatedGoals(spec_id=r["spec_id"], conversations=r["n"], goals=[str(g) for g in json.loads(r["goals"])]) for r in rows]
 
 
 def _not_applicable(q: Query, bid: str, shown_names: int = 5) -> tuple[list[NotApplicableCount], int]:
@@ -555,4 +582,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         bot_latency=_bot_latency(q, bid),
         not_applicable_checks=not_applicable,
         passed_with_not_applicable=passed_with_na,
+        goals_only_stated=_goals_only_stated(q, bid, max_listed),
     )

@@ -143,9 +143,12 @@ def print_transcript(out: Any, conversation: Any) -> None:
             out.print(f"  [yellow]{escape(tool_line(record))}[/yellow]")
 
 
-def print_verdict(out: Any, verdict: Any, stop_reason: str | None = None, error: str | None = None) -> None:
-    """The verdict's outcome and score, then every check with its outcome and reason."""
+def print_verdict(out: Any, verdict: Any, stop_reason: str | None = None, error: str | None = None, metadata: Any = None) -> None:
+    """The verdict's outcome and score, then every check with its outcome and reason, and the
+    notes the conversation carries (`metadata`: the goals its offline customer only stated)."""
     from rich.markup import escape
+
+    from parley.core.users import only_stated_note_of
 
     ended = f"ended: {stop_reason}" + (f" ({error})" if error else "") if stop_reason else ""
     if verdict is None:
@@ -171,6 +174,9 @@ def print_verdict(out: Any, verdict: Any, stop_reason: str | None = None, error:
     for output in verdict.outputs:
         value = json.dumps(output.value, ensure_ascii=False) if output.found else "not found"
         out.print(f"  output {escape(output.name)} ({output.type}): {escape(value)}")
+    note = only_stated_note_of(metadata)
+    if note is not None:
+        out.print(f"  [dim]note: {escape(note)}[/dim]")
 
 
 # -- the commands -------------------------------------------------------------------------------
@@ -313,7 +319,7 @@ def show(ident: str, db_path: Path | None) -> None:
     out.print()
     print_transcript(out, conversation)
     out.print()
-    print_verdict(out, verdict, conversation.stop_reason, conversation.error)
+    print_verdict(out, verdict, conversation.stop_reason, conversation.error, conversation.metadata)
 
 
 class _ChatView:
