@@ -158,9 +158,19 @@ class SessionExported(Message):
 
 @dataclass
 class BatchesListed(Message):
-    """Past batches (parley.core.records.batch.BatchRow), newest first."""
+    """Past batches (parley.core.records.batch.BatchRow), newest first, and the database's data
+    version when they were read (parley.core.store.Store.data_version)."""
 
     rows: list[Any]
+    version: int | None = None
+
+
+@dataclass
+class BatchesChanged(Message):
+    """The database's data version as last looked at: when it moved, another process (the command
+    line, the service) committed to it since the batches were listed."""
+
+    version: int
 
 
 @dataclass
