@@ -124,6 +124,9 @@ class FakeOpenAIServer:
         self.storm_status = 429
         self.storm_rng = random.Random(0)
         self.storm_hits = 0
+        # What GET /models lists: none by default (the fake serves any model name it is asked
+        # for); a test of the check before launch lists some.
+        self.listed_models: list[str] = []
         self.base_url: str = ""
         self._stopping = threading.Event()
         self._released = threading.Event()
@@ -168,6 +171,7 @@ class FakeOpenAIServer:
         self.release_requests()
         self.script.clear()
         self.requests.clear()
+        self.listed_models = []
         self.default = TextReply("ok")
         self.fixed_delay_ms = 0
         self.stream_usage = "honour"
@@ -231,7 +235,7 @@ class FakeOpenAIServer:
 
         @app.get("/v1/models")
         async def models() -> dict[str, Any]:
-            return {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "parley-tests"}]}
+            return {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "parley-tests"} for m in self.listed_models]}
 
         @app.post("/v1/chat/completions")
         async def chat(request: Request) -> Response:

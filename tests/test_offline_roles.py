@@ -5,12 +5,12 @@ and the app's session detail. Information, never a fault: nothing fails because 
 
 from __future__ import annotations
 
-import asyncio
 import re
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from click.testing import CliRunner
 
 from parley.core.evaluation import NEEDS_LLM_JUDGE, criteria_of, offline_limits, offline_limits_by_file
@@ -152,10 +152,16 @@ def test_a_conversation_whose_goals_are_all_acted_out_carries_no_note(tmp_path):
     assert "goals_only_stated" not in stored.conversation.metadata
 
 
-async def test_the_apps_session_detail_shows_the_note(db_path, tmp_path):
-    profile = write(tmp_path, "pizza.yaml", PIZZA)
-    ran = await asyncio.to_thread(parley, "run", profile, "--db", db_path, "--single", "1")  # its own event loop
+@pytest.fixture
+def stated_db(db_path, tmp_path):
+    """The app's database holding one conversation whose offline customer only stated goals
+    (run before the test's event loop: parley run has its own, and its signal handlers)."""
+    ran = parley("run", write(tmp_path, "pizza.yaml", PIZZA), "--db", db_path, "--single", "1")
     assert ran.exit_code == 0, ran.output
+    return db_path
+
+
+async def test_the_apps_session_detail_shows_the_note(stated_db):
     app = make_app(initial_pane="sessions")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -32,11 +32,19 @@ from parley.tui.app.panes.profiles_pane import ProfilesPane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.sessions_pane import SessionsPane
 
+if TYPE_CHECKING:
+    from textual.command import Provider
+
+    from parley.core.engine import PreparedBatch
+    from parley.core.engine.distributed import Placement
+    from parley.core.models import ChatModel
+    from parley.core.store import Store
+
 PANES: dict[str, str] = {"chat": "Chat", "profiles": "Profiles", "batches": "Batches", "sessions": "Sessions"}
 DEFAULT_DB = Path("sessions") / "parley.db"
 
 
-def _parley_commands() -> Any:
+def _parley_commands() -> type[Provider]:
     from parley.tui.app.commands import ParleyCommands
 
     return ParleyCommands
@@ -81,13 +89,13 @@ class ParleyApp(App[None]):
         *,
         initial_pane: str = "chat",
         customer: str = "C-100",
-        bot_model: Any = "offline",
+        bot_model: str | ChatModel = "offline",
         profile_dirs: Sequence[Path | str] | None = None,
         db_path: Path | str | None = None,
         today: dt.date | None = None,
         sessions_page_size: int = 200,
         personality_dirs: Sequence[Path | str] = (),
-        placement: Any = None,
+        placement: Placement | None = None,
     ) -> None:
         """`bot_model` is a model name (`offline`, `openai/gpt-4o-mini`, ...) or a ChatModel;
         `profile_dirs` are shown besides `profiles/`; `db_path` defaults to PARLEY_DB, else
@@ -106,7 +114,7 @@ class ParleyApp(App[None]):
         self.db_path: Path | None = Path(db_path) if db_path else settings().db
         self.today = today
         self.sessions_page_size = sessions_page_size
-        self._store: Any = None
+        self._store: Store | None = None
         self._store_lock = threading.Lock()
         self._active_pane: str | None = None
         self.placement = placement
@@ -116,8 +124,8 @@ class ParleyApp(App[None]):
         """Where exports go: beside the database (`sessions/` by default)."""
         return (self.db_path or DEFAULT_DB).parent
 
-    def store(self) -> Any:
-        """The app's parley.core.store.store.Store, opened on first use. Call it from a worker thread."""
+    def store(self) -> Store:
+        """The app's store, opened on first use. Call it from a worker thread."""
         with self._store_lock:
             if self._store is None:
                 from parley.core.store import ReadOnlyDatabase, Store
@@ -227,7 +235,7 @@ class ParleyApp(App[None]):
         """Open the launch form for `sources`; a batch it prepares runs in the Batches pane."""
         from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 
-        def launched(prepared: Any) -> None:
+        def launched(prepared: PreparedBatch | None) -> None:
             if prepared is None:
                 return
             self.action_show_pane("batches")

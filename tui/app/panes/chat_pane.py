@@ -14,7 +14,7 @@ import asyncio
 import datetime
 import logging
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -40,6 +40,11 @@ from parley.tui.app.messages import (
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.widgets.transcript_view import ChatLog
 
+if TYPE_CHECKING:
+    from parley.core.chat import ChatSession
+    from parley.core.models import ChatModel
+    from parley.core.records import ChatExport, SessionMetrics
+
 # The chat's slash commands, for completion. Kept here (not read from parley.core.chat.commands) so
 # the app's start-up imports no engine code; tests check the two lists agree.
 COMMAND_NAMES = ["database", "orders", "order", "customer", "metrics", "reset", "export", "help", "exit", "quit"]
@@ -61,14 +66,14 @@ class ChatSidebar(Static):
         self.customer = customer
         self.bot_model = bot_model
         self.status = "starting…"
-        self.metrics: Any = None
+        self.metrics: SessionMetrics | None = None
         self.saved = "not yet"
         self.border_title = "Session"
 
     def on_mount(self) -> None:
         self._render_stats()
 
-    def show(self, *, metrics: Any = None, status: str | None = None, saved: str | None = None) -> None:
+    def show(self, *, metrics: SessionMetrics | None = None, status: str | None = None, saved: str | None = None) -> None:
         if metrics is not None:
             self.metrics = metrics
             self.customer = metrics.customer_id
@@ -143,11 +148,11 @@ class ChatPane(Pane):
         Binding("ctrl+end", "follow", "Follow new messages", show=False),
     ]
 
-    def __init__(self, *, customer: str, bot_model: Any, id: str | None = None) -> None:
+    def __init__(self, *, customer: str, bot_model: str | ChatModel, id: str | None = None) -> None:
         super().__init__(id=id)
         self.customer = customer
         self.bot_model = bot_model
-        self.session: Any = None  # parley.core.chat.session.ChatSession once started
+        self.session: ChatSession | None = None  # once started
         self.busy = False
         self._started_at: datetime.datetime | None = None
         self._tools_expanded = False
@@ -255,7 +260,7 @@ class ChatPane(Pane):
         self._check_session(message.session)
 
     @work(exclusive=True, exit_on_error=False, group="chat-check", description="checking the chat")
-    async def _check_session(self, session: Any) -> None:
+    async def _check_session(self, session: ChatSession) -> None:
         from parley.core.errors import ParleyError
 
         try:
@@ -334,6 +339,7 @@ class ChatPane(Pane):
         from parley.core.chat import CommandResult
 
         session = self.session
+        assert session is not None, "send() is offered only once the session is ready"
         async for event in session.send_stream(text):
             if isinstance(event, TextDelta):
                 self.post_message(BotTextReceived(event.text))
@@ -368,6 +374,7 @@ class ChatPane(Pane):
         if result.command in ("/reset", "/customer") and result.kind == "text":
             # Cleared means cleared on screen too: the conversation so far stays saved as it
             # was, and what follows is a new session with its own counts.
+            assert self.session is not None, "a command ran in this session"
             self.session.id = uuid.uuid4().hex
             self._started_at = datetime.datetime.now(datetime.UTC)
             self.log_view.clear_log()
@@ -382,7 +389,7 @@ class ChatPane(Pane):
         elif result.kind == "exit":
             self._end_chat()
 
-    def _turn_done(self, metrics: Any) -> None:
+    def _turn_done(self, metrics: SessionMetrics) -> None:
         self.busy = False
         self.sidebar.show(metrics=metrics, status="ready")
         self._save()
@@ -405,7 +412,7 @@ class ChatPane(Pane):
         self._write_session(self.session.snapshot(), self._started_at)
 
     @work(thread=True, exit_on_error=False, group="chat-save", description="saving the chat")
-    def _write_session(self, snapshot: Any, started_at: datetime.datetime | None) -> None:
+    def _write_session(self, snapshot: ChatExport, started_at: datetime.datetime | None) -> None:
         self.parley.store().save_chat_session(snapshot, started_at=started_at)
         self.post_message(ChatSessionSaved(snapshot.session_id, len(snapshot.messages)))
 
@@ -435,7 +442,7 @@ class ChatPane(Pane):
         self.input.focus()
 
     @work(exit_on_error=False, group="chat-close", description="closing the chat")
-    async def _close_session(self, session: Any) -> None:
+    async def _close_session(self, session: ChatSession) -> None:
         await session.aclose()
 
     def action_export_chat(self) -> None:
