@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import threading
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
