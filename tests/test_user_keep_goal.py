@@ -8,7 +8,7 @@ import re
 import pytest
 
 from parley.core.evaluation.requested_changes import requested_orders
-from parley.core.reading import is_refusal, parse_goal, parse_goals
+from parley.core.reading import is_refusal, order_digits, parse_goal, parse_goals
 from parley.core.records.chat import ChatMessage, ToolCall
 from parley.core.records.conversation import Conversation
 from parley.core.records.tools import ToolCallRecord
@@ -88,6 +88,15 @@ def test_every_language_says_it_keeps_the_order_and_the_checks_read_it_as_taken_
         # a bot that cancels anyway, right after the take-back, changed what the customer did not ask for
         conversation = _cancelled_after(text)
         assert requested_orders(conversation) == set(), (code, text)
+
+
+@pytest.mark.parametrize("code", sorted(PHRASEBOOKS))
+def test_asking_again_after_hesitating_is_a_request_not_a_take_back(code):
+    # the `change your mind` style's "I changed my mind again: cancel it after all"
+    for template in PHRASEBOOKS[code].phrases["rerequest"]:
+        text = render(template, order_id="ORD-1004")
+        assert not is_refusal(text), (code, text)
+        assert requested_orders(_cancelled_after(text)) == {order_digits("ORD-1004")}, (code, text)
 
 
 def _cancelled_after(take_back: str) -> Conversation:

@@ -24,7 +24,7 @@ __all__ = [
     "is_refusal",
 ]
 
-CANCEL_WORDS = re.compile(r"\b(cancel\w*|annul\w*|revoke|call off)\b", re.I)
+CANCEL_WORDS = re.compile(r"\b(cancel\w*|annul\w*|stornier\w*|revoke|call off)\b", re.I)  # German: stornieren
 POLICY_WORDS = re.compile(r"\b(polic(y|ies)|rules?|how (many|long)|deadline|window|eligib\w*|allowed)\b", re.I)
 TRACK_WORDS = re.compile(r"\b(track\w*|where|shipp\w*|ship(ment)?|deliver\w*|arriv\w*|eta|package|parcel|carrier|transit)\b", re.I)
 LIST_WORDS = re.compile(r"\b(list\w*|all (of )?my orders|my orders|order history|orders)\b", re.I)
@@ -69,7 +69,8 @@ _AFFIRMATIVE = re.compile(
 _REFUSAL = re.compile(
     r"^\W*(no|nope|nah|wait|stop|hold on|non|n[ãa]o|nein)\b"
     r"|\b(don'?t|do not|not|never) (want (it |them )?(to )?|need to |)cancel\w*"
-    r"|\bkeep (it|them|the order|my order|this order|that order)\b|\bchanged? (my|your) mind\b"
+    # "I changed my mind" takes a cancellation back; "I changed my mind again: cancel it after all" asks for it
+    r"|\bkeep (it|them|the order|my order|this order|that order)\b|\bchanged? (my|your) mind\b(?! again)(?!.*\bafter all\b)"
     r"|\bmejor no\b|\bno (lo|la) cancel\w*|\bquiero conservar\w*"
     # the offline customer's other languages: Italian, Portuguese, French, German
     r"|\bnon (lo |la )?cancellat\w*|\bvoglio tenerl\w*"
