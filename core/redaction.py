@@ -18,8 +18,10 @@ encoded: JSON-escaped, percent-encoded, HTML-escaped, and inside HTTP basic cred
 Length: a value of 8 characters or more is replaced wherever it appears; a shorter one (down to
 `MIN_SECRET_CHARS`) only where it stands alone (not inside a longer run of letters and digits),
 so a 7-character key is redacted while a word that merely contains it is not torn apart. Three
-characters or fewer cannot be told from ordinary text: such a value is not redacted, and the log
-says so once (naming where it came from, never the value).
+characters or fewer, or fewer than 8 digits and nothing else, cannot be told from ordinary text
+and numbers (a year, a count, a port): such a value is not redacted, and the log says so once
+(naming where it came from, never the value). In the database, a column holding JSON is redacted
+string by string (`redact_stored`), so the record still reads back.
 """
 
 from __future__ import annotations
@@ -101,12 +103,13 @@ class Redactor:
         if not value or not value.strip():
             return
         value = value.strip()
-        if len(value) < MIN_SECRET_CHARS:
+        if len(value) < MIN_SECRET_CHARS or (value.isdigit() and len(value) < WHOLE_WORD_BELOW):
             with self._lock:
                 known = origin in self._too_short
                 self._too_short.add(origin)
             if not known:
-                log.warning("%s is %d characters long: too short to be told from ordinary text, so it is not redacted", origin, len(value))
+                why = "only digits" if len(value) >= MIN_SECRET_CHARS else f"{len(value)} characters long"
+                log.warning("%s is %s: it cannot be told from ordinary text and numbers, so it is not redacted", origin, why)
             return
         forms = _variants(value)
         with self._lock:
@@ -128,9 +131,8 @@ class Redactor:
         if password:
             self.register(password, origin=f"the password in {origin}")
             self.register(unquote(password), origin=f"the password in {origin}")
-            plain = f"{unquote(user or '')}:{unquote(password)}"
-            self.register(plain, origin=f"the user-info of {origin}")
-            self.register(base64.b64encode(plain.encode()).decode(), origin=f"the user-info of {origin}")
+            basic = f"{unquote(user or '')}:{unquote(password)}".encode()  # what a client sends of it
+            self.register(base64.b64encode(basic).decode(), origin=f"the user-info of {origin}")
         elif user:
             self.register(user, origin=f"the user-info of {origin}")
             self.register(unquote(user), origin=f"the user-info of {origin}")
@@ -191,7 +193,29 @@ class Redactor:
         pattern = self._pattern()
         if pattern is None or not text:
             return text
-        return pattern.sub(REDACTED, text)
+        shown = pattern.sub(REDACTED, text)
+        for _ in range(3):  # a short key glued to a long one stands alone once that one is out
+            again = pattern.sub(REDACTED, shown)
+            if again == shown:
+                break
+            shown = again
+        return shown
+
+    def redact_stored(self, text: str) -> str:
+        """As `redact`, for what a database column holds: a JSON document (a record) is redacted
+        string by string and written again, so a secret can never break its syntax or a number
+        in it, and the record reads back."""
+        pattern = self._pattern()
+        if pattern is None or not text or not pattern.search(text):
+            return text
+        if text[:1] in "{[":
+            try:
+                data = json.loads(text)
+            except ValueError:
+                pass
+            else:
+                return json.dumps(self.redact_data(data), ensure_ascii=False, separators=(",", ":"))
+        return self.redact(text)
 
     def redact_data(self, value: Any) -> Any:
         """A copy of JSON-like `value` with every string (keys too) redacted."""

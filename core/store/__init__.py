@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         profile_names,
     )
     from parley.core.store.store import (
+        ACTIVE_STATUSES,
         BROKEN_SQL,
         JUDGE_ROLE,
         OUTCOME_SQL,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "ACTIVE_STATUSES",
     "BROKEN_SQL",
     "CHATS",
     "CachedModel",

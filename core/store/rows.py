@@ -15,7 +15,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from parley.core.records import Conversation, ConversationRow, ConversationSpec, Usage, Verdict
-from parley.core.redaction import redact
+from parley.core.redaction import REDACTOR
 
 JUDGE_ROLE = "judge"
 """The usage role of a verdict's judge (the conversation's own roles are bot and user)."""
@@ -71,7 +71,7 @@ def redact_row(row: dict[str, Any]) -> dict[str, Any]:
     columns; parley's own columns (ids, times, states) are left as they are."""
     for key, value in row.items():
         if isinstance(value, str) and not _parley_column(key):
-            row[key] = redact(value)
+            row[key] = REDACTOR.redact_stored(value)
     return row
 
 
