@@ -19,6 +19,7 @@ import pytest
 from parley.core.errors import ParleyError
 from parley.core.store.store import ForeignDatabase, ReadOnlyDatabase, Store
 from tests.read_only_fs import on_read_only_fs, seal, unseal
+from tests.stored_rows import query
 
 ROOT = Path(__file__).resolve().parent.parent
 PARLEY = Path(sys.executable).parent / "parley"
@@ -103,7 +104,7 @@ def test_a_database_from_before_the_mark_is_recognised_and_marked(tmp_path):
     conn.commit()
     conn.close()
     with Store.open(path) as store:
-        assert store.read_sql("SELECT key, value FROM meta") == [{"key": "app", "value": "parley"}]
+        assert query(store, "SELECT key, value FROM meta") == [{"key": "app", "value": "parley"}]
 
 
 def test_a_file_that_is_not_a_database_is_one_line(tmp_path):

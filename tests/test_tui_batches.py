@@ -142,7 +142,7 @@ async def test_a_running_batch_can_be_cancelled(db_path, folder):
             row = store.list_batches()[0]
             stored = store.conversation_rows(batch_id=row.id, limit=1000)
         assert row.batch.status == "cancelled" and row.batch.finished_at is not None
-        assert 0 < row.done == len(stored) < total
+        assert 0 < row.summary.done == len(stored) < total
         assert app.query_one("#batch-results", ResultsTable).row_count == len(stored)
 
 

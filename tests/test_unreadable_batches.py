@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from parley.core.store import Store, UnreadableBatchError
 from parley.tui.cli.main import cli
 from tests.comparison_fixtures import FAIL, PASS, make_batch
+from tests.stored_rows import query
 
 NULL_TIMEOUT = "options.timeout_s: Input should be a valid number"
 
@@ -39,7 +40,7 @@ def db(tmp_path) -> tuple[Path, str, str, str]:
         good = make_batch(store, {("a#0", 1): PASS, ("b#0", 1): FAIL}, minutes=1).id
         nulled = make_batch(store, {("a#0", 1): PASS}, minutes=2).id
         broken = make_batch(store, {("a#0", 1): FAIL}, minutes=3).id
-        options = json.loads(store.read_sql("SELECT options FROM batches WHERE id = ?", [nulled])[0]["options"])
+        options = json.loads(query(store, "SELECT options FROM batches WHERE id = ?", [nulled])[0]["options"])
     damage(path, nulled, json.dumps(options | {"timeout_s": None}))
     damage(path, broken, "{not json")
     return path, good, nulled, broken

@@ -38,8 +38,10 @@ import asyncio
 import datetime
 import functools
 import logging
+import math
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +82,7 @@ from parley.core.records import (
     TranscriptEvent,
     Verdict,
 )
-from parley.core.store import OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, Store, running_elsewhere
+from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
 
 log = logging.getLogger("parley.engine.batch_runner")
 
@@ -247,31 +249,7 @@ def result_row(
     batch_id: str | None, spec: ConversationSpec, conversation: Conversation, verdict: Verdict | None, trial: int
 ) -> ConversationRow:
     """The results-table row of a conversation, as the store would list it (without reading it back)."""
-    total = conversation.total_usage
-    if verdict is not None and verdict.judge is not None:
-        total = total + verdict.judge.usage
-    return ConversationRow(
-        id=conversation.id,
-        batch_id=batch_id,
-        name=spec.name,
-        spec_id=spec.spec_id,
-        kind=spec.kind,
-        variables=spec.variables,
-        trial=trial,
-        stop_reason=conversation.stop_reason,
-        outcome=verdict.outcome if verdict is not None else None,
-        passed=verdict.passed if verdict is not None else None,
-        score=verdict.score if verdict is not None else None,
-        comment=verdict.comment if verdict is not None else None,
-        turns=conversation.bot_turns,
-        input_tokens=total.input_tokens,
-        output_tokens=total.output_tokens,
-        cost_usd=total.cost_usd,
-        duration_s=conversation.duration_s,
-        started_at=conversation.started_at,
-        policy_violations=len(verdict.policy_violations) if verdict is not None else 0,
-        error=conversation.error or (verdict.error if verdict is not None else None),
-    )
+    return ConversationRow.of(batch_id, spec, conversation, verdict, trial)
 
 
 @dataclass
@@ -450,6 +428,7 @@ class BatchRunner:
             errors=self._tally.errors,
             unverified=self._tally.unverified,
             user_faults=self._tally.user_faults,
+            bot_errors=self._tally.bot_errors,
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -577,19 +556,11 @@ class BatchRunner:
         """The outcomes and the cost of a resumed batch's completed conversations (those it will not run again)."""
         if not self.prepared.done_keys:
             return
-        spent = await asyncio.to_thread(
-            self.store.read_sql, "SELECT TOTAL(cost_usd) AS usd FROM conversations WHERE batch_id = ?", [self.batch_id]
-        )
-        self.spent_usd = spent[0]["usd"]
-        rows = await asyncio.to_thread(
-            self.store.read_sql,
-            f"SELECT ({OUTCOME_SQL}) AS o, COUNT(*) AS n FROM conversations c "
-            "LEFT JOIN verdicts v ON v.conversation_id = c.id "
-            f"WHERE c.batch_id = ? AND c.stop_reason NOT IN {RERUN_SQL} GROUP BY o",
-            [self.batch_id],
-        )
-        for row in rows:
-            self._tally.add(row["o"], row["n"])
+        rows = await asyncio.to_thread(lambda: list(outcome_rows(self.store, self.batch_id)))
+        self.spent_usd = math.fsum(r.cost_usd or 0.0 for r in rows)
+        kept = Counter(r.outcome for r in rows if r.stop_reason not in RERUN_STOPS)  # what --resume runs again is not counted
+        for outcome, n in kept.items():
+            self._tally.add(outcome, n)
 
     async def _finish(self, launched_all: bool) -> BatchResult:
         self._finished = True
@@ -619,6 +590,7 @@ class BatchRunner:
                 errors=self._tally.errors,
                 unverified=self._tally.unverified,
                 user_faults=self._tally.user_faults,
+                bot_errors=self._tally.bot_errors,
                 elapsed_s=elapsed,
                 error=self._fatal,
             )

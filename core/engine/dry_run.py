@@ -30,7 +30,7 @@ from parley.core.bots import DEFAULT_MAX_TOOL_ROUNDS, parse_bot_spec
 from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
 from parley.core.models import OFFLINE, price_for
 from parley.core.records import ConversationSpec
-from parley.core.store import BROKEN_SQL, JUDGE_ROLE, Store
+from parley.core.store import JUDGE_ROLE, Store, measured_usage
 from parley.core.users import PROFILE_MODEL, REPLAY_USER
 
 MESSAGE_TOKENS = 80
@@ -120,13 +120,7 @@ def _price(model: str, input_tokens: float, output_tokens: float) -> float | Non
 def _measured(store: Store, role: str, model: str) -> dict[str, tuple[int, int, int, int]]:
     """spec_id -> (conversations, calls, input tokens, output tokens) of earlier conversations
     that ran `model` in `role` (runs that broke left out)."""
-    rows = store.read_sql(
-        f"""SELECT c.spec_id, COUNT(*) AS n, SUM(u.calls) AS calls, SUM(u.input_tokens) AS inp, SUM(u.output_tokens) AS outp
-            FROM usage u JOIN conversations c ON c.id = u.conversation_id
-            WHERE u.role = ? AND u.model = ? AND c.stop_reason NOT IN {BROKEN_SQL} GROUP BY c.spec_id""",
-        [role, model],
-    )
-    return {r["spec_id"]: (r["n"], r["calls"] or 0, r["inp"] or 0, r["outp"] or 0) for r in rows}
+    return {spec: (m.conversations, m.calls, m.input_tokens, m.output_tokens) for spec, m in measured_usage(store, role, model).items()}
 
 
 def _estimate(

@@ -135,29 +135,6 @@ class UnreadableBatch(BaseModel):
     """What cannot be read, in words: the field and the problem."""
 
 
-class BatchRow(BaseModel):
-    """A batch as a list of batches shows it: the record and its counts so far."""
-
-    batch: BatchRecord
-    done: int = 0
-    passed: int = 0
-    failed: int = 0
-    """The bot's failures: failed checks and bot errors."""
-    bot_errors: int = 0
-    """Of `failed`, the conversations the bot broke (bot_error)."""
-    unverified: int = 0
-    """Ran to an end, nothing failed, nothing about the bot checked: neither passed nor failed."""
-    user_faults: int = 0
-    """The simulated user misbehaved: not blamed on the bot."""
-    errors: int = 0
-    """The runs that broke on the simulator's or parley's side, evaluation errors and
-    conversations without a verdict: neither passed nor failed."""
-
-    @property
-    def id(self) -> str:
-        return self.batch.id
-
-
 class ConversationRow(BaseModel):
     """One line of a results table: light, no transcript."""
 
@@ -183,6 +160,38 @@ class ConversationRow(BaseModel):
     started_at: datetime.datetime
     policy_violations: int = 0
     error: str | None = None
+
+    @classmethod
+    def of(
+        cls, batch_id: str | None, spec: ConversationSpec, conversation: Conversation, verdict: Verdict | None, trial: int
+    ) -> ConversationRow:
+        """The row of a conversation, from its records: what the store lists once it is saved
+        (tokens and cost include the judge's; the error is the run's, else the verdict's)."""
+        total = conversation.total_usage
+        if verdict is not None and verdict.judge is not None:
+            total = total + verdict.judge.usage
+        return cls(
+            id=conversation.id,
+            batch_id=batch_id,
+            name=spec.name,
+            spec_id=spec.spec_id,
+            kind=spec.kind,
+            variables=spec.variables,
+            trial=trial,
+            stop_reason=conversation.stop_reason,
+            outcome=verdict.outcome if verdict is not None else None,
+            passed=verdict.passed if verdict is not None else None,
+            score=verdict.score if verdict is not None else None,
+            comment=verdict.comment if verdict is not None else None,
+            turns=conversation.bot_turns,
+            input_tokens=total.input_tokens,
+            output_tokens=total.output_tokens,
+            cost_usd=total.cost_usd,
+            duration_s=conversation.duration_s,
+            started_at=conversation.started_at,
+            policy_violations=len(verdict.policy_violations) if verdict is not None else 0,
+            error=conversation.error or (verdict.error if verdict is not None else None),
+        )
 
 
 class ResultRow(ConversationRow):

@@ -247,13 +247,18 @@ class BatchStatusView(BaseModel):
     progress_fraction: float = Field(ge=0, le=1, description="The same as a fraction: done / total_scenarios.")
     total_scenarios: int
     completed_scenarios: int = Field(description="Conversations stored (any outcome).")
-    failed_scenarios: int = Field(description="Conversations whose run broke (the bot's, the simulator's or parley's): 003's failed.")
+    failed_scenarios: int = Field(
+        description="Conversations whose run broke (the bot's, the simulator's or parley's: bot_errors + errors): 003's failed."
+    )
     passed: int
-    failed: int = Field(description="The bot's failures: failed checks and bot errors.")
-    bot_errors: int = Field(default=0, description="Of `failed`, the conversations the bot under test broke.")
+    failed: int = Field(description="Conversations in which a check about the bot failed.")
+    bot_errors: int = Field(default=0, description="Conversations the bot under test broke: with `failed`, the bot's failures.")
     unverified: int = Field(default=0, description="Nothing about the bot was checked: neither passed nor failed.")
-    user_faults: int = Field(default=0, description="The simulated user misbehaved: not blamed on the bot.")
-    errors: int = Field(description="Runs broken on the simulator's or parley's side, evaluation errors: counted apart.")
+    user_faults: int = Field(default=0, description="Simulator faults: the simulated user misbehaved, not blamed on the bot.")
+    errors: int = Field(description="Runs that broke on the simulator's or parley's side: counted apart.")
+    evaluation_errors: int = Field(default=0, description="A check could not be decided: counted apart.")
+    unevaluated: int = Field(default=0, description="Stored without a verdict: counted apart.")
+    pass_rate: float | None = Field(None, description="passed / (passed + failed + bot_errors); null before anything was judged.")
     in_flight: int = Field(description="Conversations running now in this service.")
     created_at: datetime.datetime
     started_at: datetime.datetime | None
@@ -268,16 +273,22 @@ class BatchStatusView(BaseModel):
 
 
 class BatchListItem(BaseModel):
+    """A batch in the list: the same counts, under the same names, as GET /batches/{id}."""
+
     batch_id: str
     status: BatchStatus
     total_scenarios: int
     completed_scenarios: int
+    failed_scenarios: int = 0
     passed: int
     failed: int
     errors: int
     bot_errors: int = 0
     unverified: int = 0
     user_faults: int = 0
+    evaluation_errors: int = 0
+    unevaluated: int = 0
+    pass_rate: float | None = None
     created_at: datetime.datetime
     started_at: datetime.datetime | None
     completed_at: datetime.datetime | None

@@ -8,6 +8,17 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.store.batch_owner import running_elsewhere
+    from parley.core.store.batch_queries import (
+        failed_check_counts,
+        failure_entries,
+        measured_usage,
+        not_applicable_checks,
+        outcome_rows,
+        policy_violations,
+        role_usage,
+        unpriced_models,
+    )
+    from parley.core.store.batch_row import BatchRow
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import cache_key
     from parley.core.store.session_queries import (
@@ -21,10 +32,7 @@ if TYPE_CHECKING:
     )
     from parley.core.store.store import (
         ACTIVE_STATUSES,
-        BROKEN_SQL,
         JUDGE_ROLE,
-        OUTCOME_SQL,
-        RERUN_SQL,
         DuplicateConversationError,
         ReadOnlyDatabase,
         Store,
@@ -33,13 +41,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTIVE_STATUSES",
-    "BROKEN_SQL",
+    "BatchRow",
     "CHATS",
     "CachedModel",
     "DuplicateConversationError",
     "JUDGE_ROLE",
-    "OUTCOME_SQL",
-    "RERUN_SQL",
     "ReadOnlyDatabase",
     "SessionCursor",
     "SessionFilters",
@@ -48,9 +54,17 @@ __all__ = [
     "Store",
     "UnreadableBatchError",
     "cache_key",
+    "failed_check_counts",
+    "failure_entries",
+    "measured_usage",
+    "not_applicable_checks",
+    "outcome_rows",
     "outcome_names",
+    "policy_violations",
     "profile_names",
+    "role_usage",
     "running_elsewhere",
+    "unpriced_models",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -23,19 +23,19 @@ import pathlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
+from parley.core.evaluation import BatchSummary
 from parley.core.records import (
     BROKEN_STOPS,
     OUTCOME_FILTERS,
     RERUN_STOPS,
     BatchOptions,
     BatchRecord,
-    BatchRow,
     ChatExport,
     ChatSessionRow,
     Conversation,
@@ -50,12 +50,14 @@ from parley.core.records import (
     Verdict,
 )
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
+from parley.core.store.batch_row import BatchRow
 from parley.core.store.rows import (
     JUDGE_ROLE,
     bound_text,
     compact_json,
     conversation_row,
     conversation_row_model,
+    failed_check_lines,
     like_pattern,
     loads_list,
     message_rows,
@@ -65,6 +67,7 @@ from parley.core.store.rows import (
     tool_call_rows,
     usage_dict,
     usage_rows,
+    user_fault_items,
     utc_text,
     verdict_row,
 )
@@ -73,7 +76,7 @@ from parley.core.store.schema import ForeignDatabase as ForeignDatabase  # raise
 
 MIN_PREFIX = 6
 
-# SQL shared with the engine and the reports.
+# SQL shared by the store's modules (never outside the store).
 RERUN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(RERUN_STOPS)) + ")"
 """Stop reasons `--resume` runs again (the run broke on parley's or the simulator's side)."""
 BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
@@ -226,28 +229,28 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
-_COUNT_COLUMNS = f"""
-    COUNT(c.id) AS done,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
-    COALESCE(SUM(({OUTCOME_SQL}) IN ('failed', 'bot_error')), 0) AS n_failed,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'bot_error'), 0) AS n_bot_errors,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'unverified'), 0) AS n_unverified,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'user_fault'), 0) AS n_user_faults
+_SUMMARY_COLUMNS = f"""
+    c.batch_id, c.spec_id, c.spec_index, c.name, c.trial, ({OUTCOME_SQL}) AS outcome, v.score, c.turns, c.duration_s,
+    c.cost_usd, c.stop_reason, json_extract(v.judge, '$.error') IS NOT NULL AS judge_error
 """
 
 
-def _batch_row(batch: BatchRecord, r: Mapping[str, Any]) -> BatchRow:
-    counted = r["n_passed"] + r["n_failed"] + r["n_unverified"] + r["n_user_faults"]
-    return BatchRow(
-        batch=batch,
-        done=r["done"],
-        passed=r["n_passed"],
-        failed=r["n_failed"],
-        bot_errors=r["n_bot_errors"],
-        unverified=r["n_unverified"],
-        user_faults=r["n_user_faults"],
-        errors=r["done"] - counted,
-    )
+class _CountedRow(NamedTuple):
+    """A conversation as a batch's summary counts it (parley.core.evaluation.CountedRow): a plain
+    tuple, so a list of many batches reads fast."""
+
+    batch_id: str
+    spec_id: str
+    spec_index: int
+    name: str
+    trial: int
+    outcome: str
+    score: int | None
+    turns: int
+    duration_s: float
+    cost_usd: float | None
+    stop_reason: str
+    judge_error: bool
 
 
 _ROW_COLUMNS = f"""
@@ -379,13 +382,13 @@ class Store:
     def schema_version(self) -> int:
         return schema_version(self.db)
 
-    # ---- low-level reads for the report modules ---------------------------------------------------
+    # ---- reads for the store's own query modules -------------------------------------------------
 
     @_locked
-    def read_sql(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict[str, Any]]:
-        """Run a read query and return its (small) result. For core's report modules, which
-        aggregate in SQL; the UI uses the typed methods below."""
-        return list(self.db.query(sql, params if isinstance(params, Sequence) else dict(params)))
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Run a read query and return its (small) result as dicts. Only for the store's own
+        named queries (batch_queries, session_queries): everyone else gets records."""
+        return list(self.db.query(sql, params))
 
     def _resolve(self, table: str, ident: str, what: str) -> str:
         """An id from an exact id or a unique prefix of >= MIN_PREFIX characters."""
@@ -554,16 +557,28 @@ class Store:
 
     @_locked
     def batch_row(self, batch_id: str) -> BatchRow:
-        """One batch (id or unique prefix) with its counts so far, as `list_batches` gives them."""
-        resolved = self.resolve_batch_ref(batch_id)
-        sql = f"""
-            SELECT {_COUNT_COLUMNS}
-            FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
-            WHERE c.batch_id = ?
-        """
-        r = next(self.db.query(sql, [resolved]))
-        batch = self.get_batch(resolved)
-        return _batch_row(batch, r)
+        """One batch (id or unique prefix) with its summary so far, as `list_batches` gives it."""
+        batch = self.get_batch(batch_id)
+        return self._with_summaries([batch])[0]
+
+    def _with_summaries(self, batches: list[BatchRecord]) -> list[BatchRow]:
+        """Each batch with its summary, from one read of their conversations' light rows."""
+        rows: dict[str, list[_CountedRow]] = {b.id: [] for b in batches}
+        for start in range(0, len(batches), 500):  # SQLite's limit on parameters
+            ids = [b.id for b in batches[start : start + 500]]
+            sql = (
+                f"SELECT {_SUMMARY_COLUMNS} FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id"
+                f" WHERE c.batch_id IN ({','.join('?' * len(ids))}) ORDER BY c.batch_id, c.spec_index, c.spec_id, c.trial"
+            )
+            for row in map(_CountedRow._make, self.db.execute(sql, ids).fetchall()):
+                rows[row.batch_id].append(row)
+        return [
+            BatchRow(
+                batch=b,
+                summary=BatchSummary.from_rows(rows[b.id], planned=b.planned, trials=b.options.trials, seed=b.options.seed),
+            )
+            for b in batches
+        ]
 
     @_locked
     def count_batches(self) -> int:
@@ -604,24 +619,15 @@ class Store:
 
     @_locked
     def list_batches(self, limit: int = 50, offset: int = 0, *, status: str | None = None) -> list[BatchRow | UnreadableBatch]:
-        """Batches newest first (the order `latest~N` counts in), with how many conversations are
-        done, passed, failed, errors; `status` keeps only batches in that status. A batch whose
-        row cannot be read is listed in its place as UnreadableBatch (its id and why), and logged."""
+        """Batches newest first (the order `latest~N` counts in), each with its summary so far;
+        `status` keeps only batches in that status. A batch whose row cannot be read is listed in
+        its place as UnreadableBatch (its id and why), and logged."""
         where = "WHERE status = ?" if status else ""
-        sql = f"""
-            SELECT b.*, {_COUNT_COLUMNS}
-            FROM (SELECT *, rowid AS row_order FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?) b
-            LEFT JOIN conversations c ON c.batch_id = b.id
-            LEFT JOIN verdicts v ON v.conversation_id = c.id
-            GROUP BY b.id
-            ORDER BY b.created_at DESC, b.row_order DESC
-        """
+        sql = f"SELECT * FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
         params = [status, limit, offset] if status else [limit, offset]
-        listed: list[BatchRow | UnreadableBatch] = []
-        for r in self.db.query(sql, params):
-            batch = self._batch_or_unreadable(r)
-            listed.append(batch if isinstance(batch, UnreadableBatch) else _batch_row(batch, r))
-        return listed
+        read = [self._batch_or_unreadable(r) for r in self.db.query(sql, params)]
+        summarised = iter(self._with_summaries([b for b in read if isinstance(b, BatchRecord)]))
+        return [b if isinstance(b, UnreadableBatch) else next(summarised) for b in read]
 
     # ---- conversations --------------------------------------------------------------------------
 
@@ -820,7 +826,6 @@ class Store:
                 usage = self._rows_by_conversation("usage", [r["id"] for r in page], "role")
             for row in page:
                 judge = json.loads(row["judge"]) if row["judge"] else None
-                checks = json.loads(row["checks"]) if row["checks"] else []
                 yield ResultRow(
                     **conversation_row_model(row).model_dump(),
                     source=row["source"],
@@ -833,8 +838,8 @@ class Store:
                     tool_call_count=row["tool_call_count"],
                     verdict_outcome=row["verdict_outcome"],
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
-                    failed_checks=[f"{c.get('name')}: {c.get('reason')}" for c in checks if c.get("outcome") == "fail"],
-                    user_faults=[f"{f.get('kind')}: {f.get('reason')}" for f in json.loads(row["user_faults"] or "[]")],
+                    failed_checks=failed_check_lines(row["checks"]),
+                    user_faults=[f"{kind}: {reason}" for kind, reason in user_fault_items(row["user_faults"])],
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:

@@ -168,7 +168,8 @@ class SessionExported(Message):
 
 @dataclass
 class BatchesListed(Message):
-    """Past batches, newest first; a row that cannot be read is there as what it is."""
+    """Past batches (parley.core.store.BatchRow: each with its summary), newest first; a row that
+    cannot be read is there as what it is."""
 
     rows: list[BatchRow | UnreadableBatch]
 
@@ -181,6 +182,8 @@ class BatchRowsLoaded(Message):
     rows: list[ConversationRow]
     rates: str = ""
     """The batch's pass rate and pass^k with their 95% intervals, one line (empty: no conversations)."""
+    counts: str = ""
+    """The batch's counts in words, from its summary (parley.core.reports.short_counts)."""
 
 
 @dataclass

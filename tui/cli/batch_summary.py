@@ -1,5 +1,5 @@
 """A stored batch's scored summary as terminal lines: policy violations, outcome counts, pass rate
-and pass^k, scores, the first failures (parley.core.reports.stats.BatchSummary), and the line on
+and pass^k, scores, the first failures (parley.core.reports.BatchReport), and the line on
 how the run went. `parley run` prints them when a batch ends, `parley batches show` for any
 stored batch."""
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from parley.core.engine import BatchResult
     from parley.core.evaluation import Interval
-    from parley.core.reports import BatchSummary
+    from parley.core.reports import BatchReport
 
 
 def _pct(value: float | None) -> str:
@@ -21,30 +21,15 @@ def _interval(interval: Interval | None) -> str:
     return "" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
 
 
-def counts_lines(summary: BatchSummary) -> list[str]:
+def counts_lines(summary: BatchReport) -> list[str]:
     """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
     as terminal lines."""
-    from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT
+    from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, counts_line
 
     def n(count: int, one: str, many: str | None = None) -> str:
         return f"{count} {one if count == 1 else (many or one + 's')}"
 
-    apart = [
-        n(summary.unverified, "unverified", "unverified"),
-        n(summary.user_faults, "simulator fault"),
-        n(summary.user_errors, "simulator error"),
-        n(summary.infrastructure_errors, "infrastructure error"),
-    ]
-    if summary.cancelled:
-        apart.append(n(summary.cancelled, "cancelled", "cancelled"))
-    if summary.evaluation_errors:
-        apart.append(n(summary.evaluation_errors, "evaluation error"))
-    if summary.legacy_errors:
-        apart.append(n(summary.legacy_errors, "legacy error"))
-    lines = [
-        f"Conversations: {summary.done} of {summary.planned} done: {summary.passed} passed, {summary.failed} failed, "
-        f"{n(summary.bot_errors, 'bot error')} (the bot's failures); counted apart: {', '.join(apart)}"
-    ]
+    lines = [f"Conversations: {counts_line(summary)}"]
     if summary.unverified:
         lines.append(f"Unverified: {n(summary.unverified, 'conversation')} had no check about the bot: {UNVERIFIED_HINT}")
     if summary.legacy_errors:
@@ -64,8 +49,8 @@ def counts_lines(summary: BatchSummary) -> list[str]:
     return lines
 
 
-def summary_lines(summary: BatchSummary) -> list[str]:
-    """A batch's scored summary for a terminal (parley.core.reports.stats.BatchSummary): policy
+def summary_lines(summary: BatchReport) -> list[str]:
+    """A batch's scored summary for a terminal (parley.core.reports.BatchReport): policy
     violations, counts, pass rate and pass^k, scores, the first failures. `parley run` prints it
     when a batch ends, `parley batches show` for any stored batch."""
     lines: list[str] = []

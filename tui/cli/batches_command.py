@@ -13,24 +13,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from parley.core.records import BatchRecord, BatchRow
+from parley.core.records import BatchRecord, UnreadableBatch
+from parley.core.store import BatchRow
 from parley.tui.cli.command_io import console, db_option, open_store
 from parley.tui.cli.terminal_text import for_rich, one_line, visible
-
-if TYPE_CHECKING:
-    from parley.core.records import UnreadableBatch
-
-
-def pass_rate(row: BatchRow) -> float | None:
-    """passed / (passed + failed) of a stored batch's counts, the store's `failed` holding the
-    bot's failures (failed checks and bot errors, parley.core.records.verdict.BOT_FAILURES): the
-    same pass rate as the report's. None before anything was judged."""
-    judged = row.passed + row.failed
-    return row.passed / judged if judged else None
 
 
 def _pct(value: float | None) -> str:
@@ -66,14 +56,17 @@ def _row_json(row: BatchRow) -> dict[str, Any]:
         "judge": b.options.models.judge,
         "trials": b.options.trials,
         "planned": b.planned,
-        "done": row.done,
-        "passed": row.passed,
-        "failed": row.failed,
-        "bot_errors": row.bot_errors,
-        "unverified": row.unverified,
-        "user_faults": row.user_faults,
-        "errors": row.errors,
-        "pass_rate": pass_rate(row),
+        "done": row.summary.done,
+        "passed": row.summary.passed,
+        "failed": row.summary.failed,
+        "bot_errors": row.summary.bot_errors,
+        "unverified": row.summary.unverified,
+        "user_faults": row.summary.user_faults,
+        "errors": row.summary.errors,
+        "evaluation_errors": row.summary.evaluation_errors,
+        "unevaluated": row.summary.unevaluated,
+        "failed_scenarios": row.summary.broken,
+        "pass_rate": row.summary.pass_rate,
         "parent_id": b.parent_id,
         "replay_of": b.options.replay_of,
         "rerun": b.options.rerun,
@@ -122,8 +115,11 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold")
-    made_from = {row.batch.id: _made_from(row.batch) for row in rows if isinstance(row, BatchRow)}
-    columns = ["Batch", "Created (UTC)", "Status", "Sources", "Bot", "Planned", "Done", "Passed", "Failed", "Apart", "Errors", "Pass rate"]
+    made_from = {row.batch.id: _made_from(row.batch) for row in rows if not isinstance(row, UnreadableBatch)}
+    columns = [
+        *("Batch", "Created (UTC)", "Status", "Sources", "Bot", "Planned", "Done"),
+        *("Passed", "Failed", "Bot errors", "Apart", "Errors", "Pass rate"),
+    ]
     if any(made_from.values()):  # the column only when some batch was made from another
         columns.append("From")
     for column in columns:
@@ -143,15 +139,18 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
             for_rich(", ".join(b.sources)),
             for_rich(bot_label(b)),
             str(b.planned),
-            str(row.done),
-            str(row.passed),
-            str(row.failed),
-            str(row.unverified + row.user_faults),
-            str(row.errors),
-            _pct(pass_rate(row)),
+            str(row.summary.done),
+            str(row.summary.passed),
+            str(row.summary.failed),
+            str(row.summary.bot_errors),
+            str(row.summary.apart),
+            str(row.summary.errors),
+            _pct(row.summary.pass_rate),
         ]
         table.add_row(*cells, *([for_rich(made_from[b.id])] if len(columns) > len(cells) else []))
     out = console()
+    if not out.is_terminal:  # captured or piped: wide enough that the counts squeeze no bot name
+        out.width = max(out.width, 160)
     out.print(table)
     if len(rows) < total and not status:
         shown = f"{len(rows)} of {total} batches (--limit shows more)"

@@ -80,10 +80,8 @@ class PlainDisplay(Display):
             pause = f"; launches paused {event.paused_for_s:.1f} s" if event.paused_for_s else ""
             self.note(f"concurrency {event.previous} -> {event.limit} ({event.reason}{pause})")
         elif isinstance(event, BatchFinished):
-            self.note(
-                f"batch {event.status}: {event.done} of {event.total} done, {event.passed} passed, "
-                f"{event.failed} failed, {event.unverified} unverified, {event.user_faults} simulator faults, {event.errors} errors"
-            )
+            # The counts follow, from the batch's summary ("Conversations: ..."): said once.
+            self.note(f"batch {event.status}: {event.done} of {event.total} done")
 
 
 class BarDisplay(Display):

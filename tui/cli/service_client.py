@@ -150,7 +150,7 @@ def status_lines(view: dict[str, Any]) -> list[str]:
         progress += f", about {_seconds(view['eta_s'])} left"
     lines.append(progress)
     lines.append(
-        f"passed {view['passed']}, failed {view['failed']} (bot errors {view.get('bot_errors', 0)}), "
+        f"passed {view['passed']}, failed {view['failed']}, bot errors {view.get('bot_errors', 0)}, "
         f"unverified {view.get('unverified', 0)}, simulator faults {view.get('user_faults', 0)}, "
         f"errors {view['errors']} (runs broken on the simulator's or parley's side)"
     )
