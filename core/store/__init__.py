@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from parley.core.store.batch_queries import (
         failed_check_counts,
         failure_entries,
+        goals_only_stated,
         measured_usage,
         not_applicable_checks,
         outcome_rows,
@@ -56,6 +57,7 @@ __all__ = [
     "cache_key",
     "failed_check_counts",
     "failure_entries",
+    "goals_only_stated",
     "measured_usage",
     "not_applicable_checks",
     "outcome_rows",
