@@ -2,13 +2,15 @@
 default), never the terminal, where they would break the app's screen or a command's output.
 Every face sends them there: the command line and the app (`configure_logging`), and parley's
 Python API and pytest plugin (`keep_log_beside`, which leaves a logging set-up of the caller's
-own alone)."""
+own alone). Every record is redacted on its way in (parley.core.redaction.RedactingFilter)."""
 
 from __future__ import annotations
 
 import logging
 from io import TextIOWrapper
 from pathlib import Path
+
+from parley.core.redaction import RedactingFilter
 
 LOG_NAME = "parley.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d]: %(message)s"
@@ -51,6 +53,7 @@ def configure_logging(db_path: Path) -> Path:
         handler.close()
     handler = _FolderMakingFileHandler(path, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.addFilter(RedactingFilter())  # no secret the process resolved reaches the file
     logger.addHandler(handler)
     logger.setLevel(settings().log_level)
     logger.propagate = False  # and so no record reaches logging's last-resort handler on stderr

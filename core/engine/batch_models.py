@@ -249,7 +249,7 @@ class BatchModels:
             check = getattr(model, "check", None)
             if callable(check):
                 check()
-        bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "python") else None  # a Python bot's import, now
+        bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto", "python") else None  # a Python bot's import, now
         check = getattr(bot, "check", None)
         if callable(check):
             check()
@@ -306,7 +306,10 @@ class BatchModels:
             if url:
                 headers: dict[str, str] = getattr(bot, "probe_headers", dict)()
                 names: list[str] = getattr(bot, "credential_names", list)()
-                targets.append(Target(role="bot", name=bot.name, url=url, probe_url=url, key_env=", ".join(names) or None, headers=headers))
+                address: str = getattr(bot, "probe_address", lambda: url)()  # `${NAME}`s resolved; messages show the names
+                targets.append(
+                    Target(role="bot", name=bot.name, url=url, probe_url=address, key_env=", ".join(names) or None, headers=headers)
+                )
         return targets
 
     async def preflight(self, specs: Iterable[ConversationSpec] = ()) -> PreflightReport:

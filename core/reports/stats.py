@@ -33,12 +33,14 @@ from parley.core.records import (
     OutcomeRow,
     PolicyViolation,
     RoleUsage,
+    StatedGoals,
 )
 from parley.core.store import (
     JUDGE_ROLE,
     Store,
     failed_check_counts,
     failure_entries,
+    goals_only_stated,
     not_applicable_checks,
     outcome_rows,
     policy_violations,
@@ -98,6 +100,8 @@ class BatchReport(BatchSummary):
     not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
+    goals_only_stated: list[StatedGoals] = Field(default_factory=list)
+    """The specs whose offline customer only stated some goals (the first `max_listed`)."""
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -242,4 +246,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         bot_latency=details.bot_latency(),
         not_applicable_checks=not_applicable,
         passed_with_not_applicable=passed_with_na,
+        goals_only_stated=goals_only_stated(store, bid, max_listed),
     )
