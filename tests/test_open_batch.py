@@ -4,6 +4,7 @@ while conversations are submitted to it, each awaited; the rows stored always eq
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from parley.core.records import BatchOptions, RoleModels
 from parley.core.store import Store
 from tests import python_bots
 from tests.conftest import PINNED_TODAY
+from tests.waiting import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,6 +61,33 @@ async def test_a_conversation_may_run_with_another_bot_and_records_it(store):
     await task
     assert mine.conversation.bot_model == "offline" and theirs.conversation.bot_model == "python:tests.python_bots:lying_bot"
     assert theirs.verdict is not None and theirs.verdict.outcome == "failed"
+
+
+async def test_the_stored_plan_counts_what_was_submitted_while_the_plan_was_being_stored(store, monkeypatch):
+    """`pytest --parley` submits every item at once: those that come while the first update of the
+    plan is being written are counted too, however the threads interleave."""
+    prepared = await prepare_specs(store, [], BatchOptions(concurrency=2))
+    runner = BatchRunner(store, prepared, open_ended=True)
+    updating, release = threading.Event(), threading.Event()
+    write = store.update_batch
+
+    def slow_update(batch_id: str, **fields: object):
+        if "planned" in fields and not updating.is_set():
+            updating.set()
+            release.wait(PATIENCE_S)
+        return write(batch_id, **fields)
+
+    monkeypatch.setattr(store, "update_batch", slow_update)
+    task = asyncio.create_task(runner.run())
+    first = runner.submit(track("a"))
+    assert await asyncio.to_thread(updating.wait, PATIENCE_S)
+    later = [runner.submit(track(name)) for name in ("b", "c", "d")]
+    runner.close()
+    release.set()
+    await asyncio.gather(first, *later)
+    result = await task
+    assert (result.status, result.total, result.done) == ("completed", 4, 4)
+    assert store.get_batch(prepared.id).planned == 4 == len(list(store.iter_conversations(prepared.id)))
 
 
 async def test_what_a_stopped_batch_never_started_is_not_run_and_not_stored(store):

@@ -467,15 +467,17 @@ class BatchRunner:
         for run in self.prepared.pending():
             yield run, None, None
         while self.open_ended and not self._stopping:
+            if self._added != self._added_stored:  # several submitted at once: one update for all of them
+                # before waiting or returning too: those submitted during the update's own await count
+                self._added_stored = self._added
+                await asyncio.to_thread(self.store.update_batch, self.batch_id, planned=self.total)
+                continue
             if not self._queued:
                 if self._closed:
                     return
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            if self._added != self._added_stored:  # several submitted at once: one update for all of them
-                self._added_stored = self._added
-                await asyncio.to_thread(self.store.update_batch, self.batch_id, planned=self.total)
             ready, self._queued = self._queued, []
             handed = 0
             try:
