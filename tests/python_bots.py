@@ -55,6 +55,13 @@ def lying_bot(messages: list[dict[str, Any]]) -> str:
     return f"I have cancelled {order_id} for you."
 
 
+def checking_only_bot(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Uses the tools, but only to check: then says it cancelled, which it never did."""
+    order_id = _order(messages) or "ORD-1004"
+    tools.check_cancellation(order_id)
+    return f"Done: I have cancelled {order_id}."
+
+
 class CountingBot:
     """One instance per conversation: it numbers its own answers."""
 

@@ -91,6 +91,16 @@ def test_claims_against_actions_hold_a_python_bot_to_what_it_did(tmp_path):
     assert honest.conversation.final_state is not None
 
 
+def test_claims_against_actions_read_the_tool_calls_a_python_bot_made(tmp_path):
+    """A bot using `tools` that checked but never cancelled is caught saying it cancelled."""
+    spec = conversation("cancel", steps=[say("Please cancel ORD-1004")], today=PINNED_TODAY)
+    [one] = run_sync(spec, bot=python_bots.checking_only_bot, db=tmp_path / "p.db").conversations
+    assert [c.name for c in one.tool_calls] == ["check_cancellation"]
+    [claims] = [c for c in one.checks if c.kind == "claims_match_actions"]
+    assert claims.outcome == "fail" and "Done: I have cancelled ORD-1004." in claims.reason
+    assert one.outcome == "failed"
+
+
 @pytest.mark.parametrize(
     ("bot", "error"),
     [
