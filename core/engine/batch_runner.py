@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_conversation import (
@@ -297,6 +297,16 @@ class BatchResult:
         return not strict or not (self.unverified or self.user_faults)
 
 
+class _Counts(TypedDict):
+    done: int
+    passed: int
+    failed: int
+    errors: int
+    unverified: int
+    user_faults: int
+    bot_errors: int
+
+
 class _Tally:
     """Outcomes of the stored conversations, grouped as the batch's counts are."""
 
@@ -311,6 +321,18 @@ class _Tally:
     @property
     def done(self) -> int:
         return self.passed + self.failed + self.unverified + self.user_faults + self.errors
+
+    def counts(self) -> _Counts:
+        """The counts every event and result of the batch carries, by field name."""
+        return _Counts(
+            done=self.done,
+            passed=self.passed,
+            failed=self.failed,
+            errors=self.errors,
+            unverified=self.unverified,
+            user_faults=self.user_faults,
+            bot_errors=self.bot_errors,
+        )
 
     def add(self, outcome: str | None, n: int = 1) -> None:
         if outcome == "passed":
@@ -422,18 +444,11 @@ class BatchRunner:
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
         total = self.prepared.total
-        done = self._tally.done
-        remaining = max(0, total - done)
+        remaining = max(0, total - self._tally.done)
         return Progress(
             batch_id=self.batch_id,
-            done=done,
             total=total,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
-            bot_errors=self._tally.bot_errors,
+            **self._tally.counts(),
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -588,14 +603,8 @@ class BatchRunner:
             BatchFinished(
                 batch_id=self.batch_id,
                 status=status,
-                done=self._tally.done,
                 total=self.prepared.total,
-                passed=self._tally.passed,
-                failed=self._tally.failed,
-                errors=self._tally.errors,
-                unverified=self._tally.unverified,
-                user_faults=self._tally.user_faults,
-                bot_errors=self._tally.bot_errors,
+                **self._tally.counts(),
                 elapsed_s=elapsed,
                 error=self._fatal,
             )
@@ -604,12 +613,7 @@ class BatchRunner:
             batch_id=self.batch_id,
             status=status,
             total=self.prepared.total,
-            done=self._tally.done,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
+            **self._tally.counts(),
             elapsed_s=elapsed,
             ran=self._ran,
             max_in_flight=self.limiter.max_in_flight,
@@ -618,7 +622,6 @@ class BatchRunner:
             cache_hits=self.models.cache_hits,
             cache_misses=self.models.cache_misses,
             error=self._fatal,
-            bot_errors=self._tally.bot_errors,
         )
 
     def _step_callback(self, control: ConversationControl) -> StepCallback | None:
