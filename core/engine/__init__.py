@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from parley.core.engine.dry_run import estimate_batch
     from parley.core.engine.harness import Limits
     from parley.core.engine.reachability import UnreachableEndpoint
+    from parley.core.engine.rescore import prepare_rescore
 
 __all__ = [
     "BatchRunner",
@@ -30,6 +31,7 @@ __all__ = [
     "prepare_batch",
     "prepare_replay",
     "prepare_rerun",
+    "prepare_rescore",
     "prepare_resume",
     "run_planned",
     "trial_spec",

@@ -52,6 +52,8 @@ class PlannedRun:
     """0-based position in the plan: specs in order, each spec's trials together."""
     replay: ReplayScript | None = None
     """A replay (`parley run --replay`): the stored conversation whose customer it replays."""
+    rescore_of: str | None = None
+    """A re-score (`parley rescore`): the stored conversation judged again instead of run."""
 
     @property
     def key(self) -> RunKey:
@@ -219,6 +221,8 @@ class PreparedBatch:
     """Runs whose spec is given as it is (a replay takes each stored one), not derived per trial."""
     replays: dict[RunKey, ReplayScript] = field(default_factory=dict)
     """A replay: the stored conversation each run replays."""
+    rescores: dict[RunKey, str] = field(default_factory=dict)
+    """A re-score: the stored conversation (its id) each run judges again."""
 
     @property
     def id(self) -> str:
@@ -277,5 +281,6 @@ class PreparedBatch:
                         trial=trial,
                         position=position,
                         replay=self.replays.get(key),
+                        rescore_of=self.rescores.get(key),
                     )
                 position += 1

@@ -60,6 +60,7 @@ from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
+from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict
 from parley.core.records import (
@@ -175,6 +176,10 @@ async def prepare_resume(
         if owner is not None and running_elsewhere(owner):
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
+    if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
+        prepared = await resume_rescore(store, batch)
+        prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
+        return prepared
     models = models or BatchModels(options.models, store=store, cache=options.cache)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
@@ -350,6 +355,8 @@ class BatchRunner:
         self.batch_id = prepared.id
         options = prepared.batch.options
         self.options = options
+        if models is None and options.rescore_of is not None:
+            models = rescore_models(options, store)  # a re-score calls its judge alone
         self.models = models or BatchModels(options.models, store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
         self.limits = Limits(max_turns=options.max_turns, timeout_s=options.timeout_s)
         self.grace_s = grace_s
@@ -675,7 +682,12 @@ class BatchRunner:
                 )
             )
             try:
-                conversation, verdict = await self._conversation(control)
+                if run.rescore_of is not None:  # judged again here, whoever runs the batch's conversations
+                    conversation, verdict = await rescore_planned(
+                        control, store=self.store, models=self.models, parent_bot=self.options.models
+                    )
+                else:
+                    conversation, verdict = await self._conversation(control)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in one conversation must not stop the batch, nor lose it

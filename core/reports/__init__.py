@@ -13,13 +13,14 @@ if TYPE_CHECKING:
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.junit import write_junit
     from parley.core.reports.markdown import rates_line, render_markdown
-    from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchSummary, summarize
+    from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchSummary, criterion_counts, summarize
 
 __all__ = [
     "BatchSummary",
     "LEGACY_ERROR_NOTE",
     "UNVERIFIED_HINT",
     "compare_batches",
+    "criterion_counts",
     "export_csv",
     "export_ndjson",
     "rates_line",

@@ -7,7 +7,9 @@ and seed) and sorts every change, most important first:
 - specs only in the new batch (new) and only in the base (missing);
 - other outcome changes (to or from unverified, a simulator fault, an error of any kind...);
 - score changes (same outcome, another judge score);
-- check changes (same outcome and score, another set of failed checks).
+- check changes (same outcome and score, another set of failed checks or of criteria met); and,
+  over every matched pair, which checks started or stopped failing and which criteria in words
+  started or stopped being met.
 For each side it gives the pass rate with its Wilson interval and pass^k with a seeded
 bootstrap interval, over the pairs both batches ran (so the two are comparable), and tokens,
 cost and latency. Whether the change is beyond noise is the exact McNemar test
@@ -54,6 +56,7 @@ class _Row:
     stop_reason: str
     score: int | None
     failed_checks: frozenset[str]
+    met_criteria: frozenset[str]
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
@@ -67,6 +70,8 @@ _ROWS_SQL = f"""
     SELECT c.id, c.spec_id, c.spec_index, c.name, c.trial, c.stop_reason, ({OUTCOME_SQL}) AS outcome, v.score,
            (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
              WHERE json_extract(j.value, '$.outcome') = 'fail') AS failed_checks,
+           (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
+             WHERE json_extract(j.value, '$.kind') = 'criterion' AND json_extract(j.value, '$.outcome') = 'pass') AS met_criteria,
            c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.turns, c.bot_latency_total_s,
            json_extract(c.metadata, '$.replay.first_divergence') AS first_divergence
     FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
@@ -74,10 +79,13 @@ _ROWS_SQL = f"""
 """
 
 
+def _names(text: str | None) -> frozenset[str]:
+    return frozenset(n for n in json.loads(text) if n) if text and text != "[]" else frozenset()
+
+
 def _read_rows(store: Store, batch_id: str) -> dict[PairKey, _Row]:
     rows: dict[PairKey, _Row] = {}
     for r in store.read_sql(_ROWS_SQL, [batch_id]):
-        failed = r["failed_checks"]
         rows[(r["spec_id"], r["trial"])] = _Row(
             id=r["id"],
             spec_id=r["spec_id"],
@@ -87,7 +95,8 @@ def _read_rows(store: Store, batch_id: str) -> dict[PairKey, _Row]:
             outcome=r["outcome"],
             stop_reason=r["stop_reason"],
             score=r["score"],
-            failed_checks=frozenset(n for n in json.loads(failed) if n) if failed and failed != "[]" else frozenset(),
+            failed_checks=_names(r["failed_checks"]),
+            met_criteria=_names(r["met_criteria"]),
             input_tokens=r["input_tokens"],
             output_tokens=r["output_tokens"],
             cost_usd=r["cost_usd"],
@@ -127,6 +136,9 @@ class PairChange(BaseModel):
     started_failing: list[str] = Field(default_factory=list)
     """Checks that failed in the new batch and not in the base."""
     stopped_failing: list[str] = Field(default_factory=list)
+    started_being_met: list[str] = Field(default_factory=list)
+    """Criteria in words met in the new batch and not in the base."""
+    stopped_being_met: list[str] = Field(default_factory=list)
 
 
 class SpecOnlyOnOneSide(BaseModel):
@@ -144,6 +156,14 @@ class CheckChange(BaseModel):
     check: str
     started_failing: int
     stopped_failing: int
+
+
+class CriterionChange(BaseModel):
+    """One criterion in words, over every matched pair: in how many it started or stopped being met."""
+
+    criterion: str
+    started_being_met: int
+    stopped_being_met: int
 
 
 class SpecRegression(BaseModel):
@@ -211,8 +231,8 @@ class BatchComparison(BaseModel):
     base: SideSummary
     new: SideSummary
     same_batch: bool
-    made_from_base: Literal["rerun", "replay"] | None
-    """The new batch is a re-run (its missing specs were not re-run) or a replay of the base."""
+    made_from_base: Literal["rerun", "replay", "rescore"] | None
+    """The new batch is a re-run (its missing specs were not re-run), a replay or a re-score of the base."""
     replay: ReplayStats | None = None
     sources_only_in_base: list[str]
     sources_only_in_new: list[str]
@@ -226,6 +246,7 @@ class BatchComparison(BaseModel):
     changes: list[PairChange]
     """Most important first (CHANGE_ORDER), then in spec order and trial."""
     check_changes: list[CheckChange]
+    criterion_changes: list[CriterionChange] = Field(default_factory=list)
     paired_test: PairedTest
     spec_regressions: list[SpecRegression]
 
@@ -259,9 +280,11 @@ def _side_of(row: _Row) -> SideOfPair:
     )
 
 
-def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay"] | None:
+def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay", "rescore"] | None:
     if new.parent_id != base.id or new.id == base.id:
         return None
+    if new.options.rescore_of:
+        return "rescore"
     return "rerun" if new.options.rerun else "replay"
 
 
@@ -281,7 +304,7 @@ def _change(base: _Row, new: _Row) -> PairChange | None:
     if kind is None:
         if base.score != new.score:
             kind = "score_change"
-        elif base.failed_checks != new.failed_checks:
+        elif base.failed_checks != new.failed_checks or base.met_criteria != new.met_criteria:
             kind = "check_change"
         else:
             return None
@@ -294,6 +317,8 @@ def _change(base: _Row, new: _Row) -> PairChange | None:
         new=_side_of(new),
         started_failing=sorted(new.failed_checks - base.failed_checks),
         stopped_failing=sorted(base.failed_checks - new.failed_checks),
+        started_being_met=sorted(new.met_criteria - base.met_criteria),
+        stopped_being_met=sorted(base.met_criteria - new.met_criteria),
     )
 
 
@@ -409,6 +434,15 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         CheckChange(check=name, started_failing=started[name], stopped_failing=stopped[name])
         for name in sorted(started.keys() | stopped.keys(), key=lambda n: (-(started[n] - stopped[n]), -started[n], n))
     ]
+    met: Counter[str] = Counter()
+    unmet: Counter[str] = Counter()
+    for change in changes:
+        met.update(change.started_being_met)
+        unmet.update(change.stopped_being_met)
+    criterion_changes = [
+        CriterionChange(criterion=name, started_being_met=met[name], stopped_being_met=unmet[name])
+        for name in sorted(met.keys() | unmet.keys(), key=lambda n: (-(unmet[n] - met[n]), -unmet[n], n))
+    ]
 
     regressions = sum(1 for c in changes if c.kind == "regression")
     fixes = sum(1 for c in changes if c.kind == "fix")
@@ -438,6 +472,7 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         missing_specs=_only_on_one_side(r for k, r in base_rows.items() if k[0] not in new_specs),
         changes=changes,
         check_changes=check_changes,
+        criterion_changes=criterion_changes,
         paired_test=test,
         spec_regressions=_spec_regressions(pairs, test.worse_beyond_noise, alpha),
     )

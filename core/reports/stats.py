@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from parley.core.evaluation import Interval, bootstrap_pass_hat_k, pass_hat_k, stats_seed, wilson_interval
+from parley.core.evaluation import CRITERION_KIND, Interval, bootstrap_pass_hat_k, pass_hat_k, stats_seed, wilson_interval
 from parley.core.records import BROKEN_STOPS, OUTCOMES, STOP_REASONS, BatchRecord
 from parley.core.store import JUDGE_ROLE, OUTCOME_SQL, Store
 
@@ -142,6 +142,22 @@ class FailureEntry(BaseModel):
     outcome: str  # any outcome but passed and unverified
     stop_reason: str
     reasons: list[str]
+    evidence: dict[str, str] = Field(default_factory=dict)
+    """A failed criterion's reason (as in `reasons`) -> the judge's evidence (`turn 3: "quote"`),
+    shown under it."""
+
+
+class CriterionCounts(BaseModel):
+    """One criterion in words over the batch: how often the judge found it met, not met or not
+    applicable, and how often it was not decided (not run, or a judge error)."""
+
+    criterion: str
+    builtin: bool = False
+    met: int = 0
+    not_met: int = 0
+    not_applicable: int = 0
+    not_run: int = 0
+    errors: int = 0
 
 
 class CheckFailureCount(BaseModel):
@@ -226,6 +242,8 @@ class BatchSummary(BaseModel):
     """Every conversation that neither passed nor was merely unverified."""
     bot_latency: LatencyStats | None
     not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
+    criteria: list[CriterionCounts] = Field(default_factory=list)
+    """Each criterion in words the batch's conversations were checked on, the authors' first."""
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
 
@@ -436,11 +454,17 @@ def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
     for r in rows:
         reasons = [e for e in (r["error"], r["verdict_error"]) if e]
         reasons += [f"user fault ({f.get('kind')}): {f.get('reason')}" for f in json.loads(r["user_faults"] or "[]")]
-        reasons += [
-            f"{check.get('name')}: {check.get('reason')}"
-            for check in json.loads(r["checks"] or "[]")
-            if check.get("outcome") in ("fail", "error")
-        ]
+        evidence: dict[str, str] = {}
+        for check in json.loads(r["checks"] or "[]"):
+            if check.get("outcome") not in ("fail", "error"):
+                continue
+            reason = f"{check.get('name')}: {check.get('reason')}"
+            details = check.get("details") or {}
+            if check.get("kind") == CRITERION_KIND and check.get("outcome") == "fail" and details.get("evidence"):
+                # the quote goes under the criterion, not inside its line
+                reason = f"{check.get('name')}: not met: {details.get('reasoning') or '(no reasoning given)'}"
+                evidence[reason] = str(details["evidence"])
+            reasons.append(reason)
         failures.append(
             FailureEntry(
                 conversation_id=r["id"],
@@ -450,6 +474,7 @@ def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
                 outcome=r["o"],
                 stop_reason=r["stop_reason"],
                 reasons=list(dict.fromkeys(reasons)),
+                evidence=evidence,
             )
         )
     return failures
@@ -463,6 +488,7 @@ def _not_applicable(q: Query, bid: str, shown_names: int = 5) -> tuple[list[NotA
                    MIN(json_extract(j.value, '$.reason')) AS reason
             {_JSON_CHECKS}
             WHERE c.batch_id = ? AND c.stop_reason NOT IN {BROKEN_SQL} AND {na}
+              AND json_extract(j.value, '$.kind') != '{CRITERION_KIND}'
             GROUP BY check_kind ORDER BY n DESC, check_kind""",
         [bid],
     )
@@ -483,10 +509,49 @@ def _not_applicable(q: Query, bid: str, shown_names: int = 5) -> tuple[list[NotA
         return counts, 0
     passed = q(
         f"""SELECT COUNT(*) AS n {_BASE} AND ({OUTCOME_SQL}) = 'passed'
-              AND EXISTS (SELECT 1 FROM json_each(v.checks) j WHERE {na})""",
+              AND EXISTS (SELECT 1 FROM json_each(v.checks) j WHERE {na} AND json_extract(j.value, '$.kind') != '{CRITERION_KIND}')""",
         [bid],
     )[0]["n"]
     return counts, passed
+
+
+def criterion_counts(store: Store, batch_id: str) -> list[CriterionCounts]:
+    """Each criterion in words of a stored batch (its id, not a prefix) and how it came out."""
+    return _criteria(store.read_sql, batch_id)
+
+
+def _criteria(q: Query, bid: str) -> list[CriterionCounts]:
+    """How each criterion in words came out over the batch (a judge's "not applicable" is its
+    decision, so criteria are left out of the checks parley could not apply)."""
+    rows = q(
+        f"""SELECT json_extract(j.value, '$.name') AS criterion,
+                   MAX(COALESCE(json_extract(j.value, '$.by_default'), 0)) AS builtin,
+                   MIN(CAST(j.key AS INTEGER)) AS first_at,
+                   SUM(json_extract(j.value, '$.outcome') = 'pass') AS met,
+                   SUM(json_extract(j.value, '$.outcome') = 'fail') AS not_met,
+                   SUM(json_extract(j.value, '$.outcome') = 'not_applicable'
+                       AND COALESCE(json_extract(j.value, '$.details.verdict'), '') = 'not applicable') AS not_applicable,
+                   SUM(json_extract(j.value, '$.outcome') = 'not_run') AS not_run,
+                   SUM(json_extract(j.value, '$.outcome') = 'error'
+                       OR (json_extract(j.value, '$.outcome') = 'not_applicable'
+                           AND COALESCE(json_extract(j.value, '$.details.verdict'), '') != 'not applicable')) AS errors
+            {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{CRITERION_KIND}'
+            GROUP BY criterion ORDER BY builtin, MIN(c.spec_index), first_at, criterion""",
+        [bid],
+    )
+    return [
+        CriterionCounts(
+            criterion=r["criterion"] or "",
+            builtin=bool(r["builtin"]),
+            met=r["met"] or 0,
+            not_met=r["not_met"] or 0,
+            not_applicable=r["not_applicable"] or 0,
+            not_run=r["not_run"] or 0,
+            errors=r["errors"] or 0,
+        )
+        for r in rows
+    ]
 
 
 def _bot_latency(q: Query, bid: str) -> LatencyStats | None:
@@ -554,5 +619,6 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         failures_total=t["done"] - passed - outcomes["unverified"],
         bot_latency=_bot_latency(q, bid),
         not_applicable_checks=not_applicable,
+        criteria=_criteria(q, bid),
         passed_with_not_applicable=passed_with_na,
     )

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
+from parley.core.evaluation import CRITERION_KIND, criterion_state
 from parley.core.records import (
     BROKEN_STOPS,
     OUTCOME_FILTERS,
@@ -527,7 +528,7 @@ class Store:
 
     @_locked
     def child_batches(self, batch_id: str) -> list[BatchRecord]:
-        """The batches made from this one (re-runs and replays), oldest first."""
+        """The batches made from this one (re-runs, replays and re-scores), oldest first."""
         rows = self.db.query("SELECT * FROM batches WHERE parent_id = ? ORDER BY created_at, rowid", [batch_id])
         return [self._batch_from(r) for r in rows]
 
@@ -696,6 +697,22 @@ class Store:
         return self.db.execute(sql, params).fetchone()[0]
 
     @_locked
+    def stored_runs(self, batch_id: str) -> list[tuple[str, int, str, ConversationSpec]]:
+        """(spec id, trial, conversation id, spec) of each of a batch's stored conversations, in
+        plan order, without their transcripts: what a re-score of the batch plans from."""
+        rows = self.db.execute(
+            "SELECT spec_id, trial, id, spec FROM conversations WHERE batch_id = ? ORDER BY spec_index, spec_id, trial, id", [batch_id]
+        ).fetchall()
+        specs: dict[str, ConversationSpec] = {}
+        out = []
+        for spec_id, trial, cid, text in rows:
+            spec = specs.get(text)
+            if spec is None:
+                spec = specs[text] = ConversationSpec.model_validate_json(text)
+            out.append((spec_id, trial, cid, spec))
+        return out
+
+    @_locked
     def load_conversation(self, conversation_id: str) -> StoredConversation:
         """A stored conversation in full, by id or unique id prefix of >= 6 characters."""
         resolved = self._resolve("conversations", conversation_id, "conversation")
@@ -760,6 +777,11 @@ class Store:
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
                     failed_checks=[f"{c.get('name')}: {c.get('reason')}" for c in checks if c.get("outcome") == "fail"],
                     user_faults=[f"{f.get('kind')}: {f.get('reason')}" for f in json.loads(row["user_faults"] or "[]")],
+                    criteria={
+                        str(c.get("name")): criterion_state(c.get("outcome"), c.get("details"))
+                        for c in checks
+                        if c.get("kind") == CRITERION_KIND
+                    },
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:

@@ -125,9 +125,11 @@ cli.add_command(init)
 
 from parley.tui.cli.batches_command import batches  # noqa: E402  (a click group of its own)
 from parley.tui.cli.compare_command import compare  # noqa: E402
+from parley.tui.cli.rescore_command import rescore  # noqa: E402  (a stored batch judged again)
 
 cli.add_command(batches)
 cli.add_command(compare)
+cli.add_command(rescore)
 
 
 from parley.tui.cli.profiles_command import profiles  # noqa: E402  (a click group of its own)

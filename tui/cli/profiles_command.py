@@ -42,11 +42,28 @@ def validate(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, .
     result = load_specs(paths, seed=seed, personality_dirs=personality_dirs, **templates)
     for error in result.errors:
         click.echo(error.render())
-    for line in loader_lines(result):
+    for line in loader_lines(result) + needs_llm_judge(result.specs):
         click.echo(line)
     click.echo(_summary(result))
     if not result.ok:
         sys.exit(1)
+
+
+def needs_llm_judge(specs: list[ConversationSpec]) -> list[str]:
+    """One warning per file that asks for what only an LLM judge decides (a rubric, criteria in
+    words): the offline judge does not run them, and they never pass unread."""
+    from parley.core.evaluation import NOT_RUN_OFFLINE
+
+    keys: dict[str, list[str]] = {}
+    for spec in specs:
+        if spec.expect is None:
+            continue
+        prefix = "" if spec.kind == "scenario" else "expect."
+        wanted = keys.setdefault(spec.source, [])
+        for key, asked in (("judge", spec.expect.judge is not None), ("criteria", bool(spec.expect.criteria))):
+            if asked and prefix + key not in wanted:
+                wanted.append(prefix + key)
+    return [f"{source}: {' and '.join(found)}: {NOT_RUN_OFFLINE} (warning)" for source, found in keys.items() if found]
 
 
 @profiles.command()

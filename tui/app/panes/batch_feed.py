@@ -168,7 +168,8 @@ def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement:
         store = await asyncio.to_thread(Store.open, db_path)
         pool: Any = None
         runner: BatchRunner
-        if placement is None or prepared.batch.options.cache:  # the reply cache lives in this process's database
+        # The reply cache lives in this process's database; a re-score calls no bot or customer.
+        if placement is None or prepared.batch.options.cache or prepared.rescores:
             runner = BatchRunner(store, prepared, on_event=events.put)
         else:
             from parley.core.engine.distributed import ShardedRunner, WorkerPool

@@ -44,9 +44,14 @@ def verdict_summary(detail: Any) -> str:
 
 def check_target(check: Any, messages: Sequence[Any], tool_calls: Sequence[Any]) -> tuple[str, Any] | None:
     """The turn a check refers to: ("call", call_id) for a tool call, ("bot", n) for the n-th
-    (1-based) bot message, or None when no single turn is to blame (a tool never called, no
-    message that matched)."""
+    (1-based) bot message, ("user", n) for the customer's n-th, or None when no single turn is
+    to blame (a tool never called, no message that matched). A criterion in words goes to what
+    the judge quoted."""
     details = check.details or {}
+    if isinstance(details.get("call_id"), str):
+        return ("call", details["call_id"])
+    if isinstance(details.get("user_message"), int):
+        return ("user", details["user_message"])
     if isinstance(details.get("messages"), list) and details["messages"]:
         return ("bot", int(details["messages"][0]))
     if isinstance(details.get("message"), int):
@@ -157,8 +162,9 @@ class SessionScreen(Screen[None]):
             if isinstance(widget, ToolCallView):
                 widget.collapsed = False
         elif target is not None:
-            bots = [m for m in log.messages if m.role == "bot"]
-            widget = bots[target[1] - 1] if 0 < target[1] <= len(bots) else None
+            role = "user" if target[0] == "user" else "bot"
+            said = [m for m in log.messages if m.role == role]
+            widget = said[target[1] - 1] if 0 < target[1] <= len(said) else None
         for marked in log.query(".-target"):
             marked.remove_class("-target")
         if widget is None:

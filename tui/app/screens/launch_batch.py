@@ -160,7 +160,7 @@ class LaunchBatchScreen(ModalScreen[Any]):
         try:
             prepared = asyncio.run(prepare())
         except InvalidInputs as exc:
-            problems = [_problem_line(e) for e in exc.errors]
+            problems = [problem_line(e) for e in exc.errors]
             self.post_message(BatchLaunchRefused(str(exc), problems))
             return
         except ParleyError as exc:  # ConfigError (missing key, unknown model), no conversations
@@ -198,7 +198,7 @@ class LaunchBatchScreen(ModalScreen[Any]):
         self.dismiss(None)
 
 
-def _problem_line(error: Any) -> str:
+def problem_line(error: Any) -> str:
     where = getattr(error, "file", None) or ""
     line = getattr(error, "line", None)
     if line is not None:
