@@ -287,14 +287,20 @@ def _holds(fragments: Sequence[str], text: str) -> bool:
     return True
 
 
+_PREFERRED = {"bot": 0, "customer": 1, "call": 2}
+"""Where a quote found in several texts is taken from: the bot's words (what criteria are about)
+before the customer's, before a tool result the bot may have repeated."""
+
+
 def locate_quote(texts: Iterable[QuotedText], quote: str, turns: Sequence[int] = ()) -> QuotedText | None:
     """The transcript text `quote` comes from, within `turns` (any turn when none is named);
     None when it is not there. A quote may leave text out with "..."; case, spacing, quote marks
-    and dashes do not count."""
+    and dashes do not count. Found in several, the earliest turn's, the bot's words first."""
     fragments = _fragments(quote)
     if not fragments:
         return None
-    return next((t for t in texts if (not turns or t.turn in turns) and _holds(fragments, t.text)), None)
+    found = [t for t in texts if (not turns or t.turn in turns) and _holds(fragments, t.text)]
+    return min(found, key=lambda t: (t.turn, _PREFERRED[t.speaker]), default=None)
 
 
 def _turn_words(turns: Sequence[int]) -> str:
