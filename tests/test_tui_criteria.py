@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from textual.widgets import DataTable, Input
 
 from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, CriterionAnswer, criteria_checks
