@@ -238,8 +238,9 @@ class PreparedBatch:
         pairs = self.batch.options.pairs
         return None if pairs is None else {(spec_id, trial) for spec_id, trial in pairs}
 
-    def planned(self, key: RunKey) -> bool:
-        pairs = self.pairs
+    def planned(self, key: RunKey, pairs: set[RunKey] | None = None) -> bool:
+        """Whether `key` is one of the batch's runs (`pairs`: `self.pairs`, when the caller has it)."""
+        pairs = self.pairs if pairs is None else pairs
         return 1 <= key[1] <= self.trials and (pairs is None or key in pairs)
 
     @property
@@ -248,12 +249,13 @@ class PreparedBatch:
         if pairs is None:
             return len(self.specs) * self.trials
         ids = {s.spec_id for s in self.specs}
-        return sum(1 for key in pairs if key[0] in ids and self.planned(key))
+        return sum(1 for key in pairs if key[0] in ids and self.planned(key, pairs))  # the set built once: a re-score plans every pair
 
     @property
     def already_done(self) -> int:
         ids = {s.spec_id for s in self.specs}
-        return sum(1 for key in self.done_keys if key[0] in ids and self.planned(key))
+        pairs = self.pairs
+        return sum(1 for key in self.done_keys if key[0] in ids and self.planned(key, pairs))
 
     @property
     def remaining(self) -> int:

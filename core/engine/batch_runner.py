@@ -370,6 +370,7 @@ class BatchRunner:
         self._stopping = False
         self._grace_handle: asyncio.TimerHandle | None = None
         self._tally = _Tally()
+        self._total: int | None = None
         self._ran = 0
         self._started = 0.0
         self._fatal: str | None = None
@@ -429,7 +430,7 @@ class BatchRunner:
         """Where the batch is now."""
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
-        total = self.prepared.total
+        total = self._total if self._total is not None else self.prepared.total
         done = self._tally.done
         remaining = max(0, total - done)
         return Progress(
@@ -500,6 +501,7 @@ class BatchRunner:
 
     async def _run(self) -> BatchResult:
         prepared = self.prepared
+        self._total = prepared.total  # counted once: progress is told after every conversation
         self._started = time.monotonic()
         await self._initial_counts()
         started_at = prepared.batch.started_at or _now()
@@ -748,7 +750,13 @@ class BatchRunner:
         run = control.run
         save = self.store.save_conversation
         try:
-            await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
+            source = (conversation.metadata.get("rescored_from") or {}).get("conversation_id") if run.rescore_of else None
+            if source is not None:
+                # a re-score's copy: its transcript rows are copied inside SQLite, not written anew
+                copy = functools.partial(self.store.save_copy, source_id=source)
+                await asyncio.to_thread(copy, self.batch_id, run.spec, conversation, verdict, run.trial)
+            else:
+                await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
             return conversation, verdict
         except DuplicateConversationError:
             return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there

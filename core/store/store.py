@@ -197,6 +197,16 @@ def _batch_row(batch: BatchRecord, r: Mapping[str, Any]) -> BatchRow:
     )
 
 
+_COPIED = (
+    ("messages", "conversation_id, position, role, content, tool_calls, tool_call_id, name"),
+    (
+        "tool_calls",
+        "conversation_id, position, call_id, name, arguments_raw, arguments, customer_id, result, ok, refused, http_status, error, "
+        "latency_s, ignored_arguments",
+    ),
+)
+"""The rows `save_copy` copies from one conversation to its copy: every column, the id first."""
+
 _ROW_COLUMNS = f"""
     c.id, c.batch_id, c.name, c.spec_id, c.kind, c.variables, c.trial, c.stop_reason, c.error,
     c.turns, c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.started_at,
@@ -574,25 +584,59 @@ class Store:
             return conversation.id
         secrets = secret_values()
         with self._writing():
-            if batch_id is not None:
-                if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
-                    raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
-                existing = self.db.execute(
-                    "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
-                    [batch_id, spec.spec_id, trial],
-                ).fetchone()
-                if existing is not None:
-                    if existing[1] not in RERUN_STOPS:
-                        raise DuplicateConversationError(
-                            f"batch '{batch_id}' already has {spec.spec_id} trial {trial} "
-                            f"(conversation {existing[0]}); nothing was replaced"
-                        )
-                    self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
+            self._make_room(batch_id, spec, trial)
             self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)], secrets)
             self._insert("messages", message_rows(conversation), secrets)
             self._insert("tool_calls", tool_call_rows(conversation), secrets)
             if verdict is not None:
                 self._insert("verdicts", [verdict_row(conversation, verdict)], secrets)
+            self._insert("usage", usage_rows(conversation, verdict), secrets)
+        return conversation.id
+
+    def _make_room(self, batch_id: str | None, spec: ConversationSpec, trial: int) -> None:
+        """In a write transaction: check that the batch exists and has no conversation for this
+        spec and trial (one whose run broke on the simulator's or parley's side is replaced)."""
+        if batch_id is None:
+            return
+        if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
+            raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
+        existing = self.db.execute(
+            "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
+            [batch_id, spec.spec_id, trial],
+        ).fetchone()
+        if existing is not None:
+            if existing[1] not in RERUN_STOPS:
+                raise DuplicateConversationError(
+                    f"batch '{batch_id}' already has {spec.spec_id} trial {trial} (conversation {existing[0]}); nothing was replaced"
+                )
+            self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
+
+    @_writes
+    def save_copy(
+        self, batch_id: str, spec: ConversationSpec, conversation: Conversation, verdict: Verdict, trial: int, *, source_id: str
+    ) -> str:
+        """Store `conversation`, a copy of stored conversation `source_id` under a new id (a
+        re-score's), with its own verdict and usage, in one transaction as save_conversation
+        does; its messages and tool calls are copied row for row inside SQLite, as they were
+        stored. ParleyError, with nothing stored, when the source no longer has them all."""
+        if verdict.conversation_id != conversation.id:
+            raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
+        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
+            return conversation.id
+        secrets = secret_values()
+        with self._writing():
+            self._make_room(batch_id, spec, trial)
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)], secrets)
+            copied = [
+                self.db.execute(
+                    f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
+                    [conversation.id, source_id],
+                ).rowcount
+                for table, columns in _COPIED
+            ]
+            if copied != [len(conversation.messages), len(conversation.tool_calls)]:
+                raise ParleyError(f"conversation {source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
+            self._insert("verdicts", [verdict_row(conversation, verdict)], secrets)
             self._insert("usage", usage_rows(conversation, verdict), secrets)
         return conversation.id
 
