@@ -161,7 +161,7 @@ async def parley_batch(sources: list[Path], trials: int, concurrency: int, max_t
     from parley.core.engine import BatchRunner, prepare_batch
     from parley.core.models import aclose_clients
     from parley.core.records import BatchOptions, RoleModels
-    from parley.core.store import Store
+    from parley.core.store import Store, role_usage
 
     options = BatchOptions(
         models=RoleModels(bot=FAKE, user=FAKE, judge="offline"),
@@ -179,14 +179,11 @@ async def parley_batch(sources: list[Path], trials: int, concurrency: int, max_t
             started, cpu = time.perf_counter(), time.process_time()
             result = await runner.run()
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-            rows = store.read_sql(
-                "SELECT COALESCE(SUM(u.calls), 0) AS n FROM usage u JOIN conversations c ON c.id = u.conversation_id WHERE c.batch_id = ?",
-                [result.batch_id],
-            )
+            calls = sum(u.calls for u in role_usage(store, result.batch_id))
         finally:
             await aclose_clients()
             store.close()
-    return Figures(calls=int(rows[0]["n"]), wall_s=wall, cpu_s=cpu, conversations=result.ran, errors=result.errors)
+    return Figures(calls=calls, wall_s=wall, cpu_s=cpu, conversations=result.ran, errors=result.errors)
 
 
 # -- the run ------------------------------------------------------------------------------------

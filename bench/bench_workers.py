@@ -117,7 +117,7 @@ async def batch(server_pid: int, pool: object | None, conversations: int, concur
     from parley.core.engine import BatchRunner, prepare_batch
     from parley.core.models import aclose_clients
     from parley.core.records import BatchOptions, RoleModels
-    from parley.core.store import Store
+    from parley.core.store import Store, role_usage
 
     options = BatchOptions(
         models=RoleModels(bot=FAKE, user=FAKE, judge="offline"),
@@ -141,14 +141,11 @@ async def batch(server_pid: int, pool: object | None, conversations: int, concur
                 pids = pool.pids()  # type: ignore[attr-defined]
             with Span(server_pid, pids) as span:
                 result = await runner.run()
-            rows = store.read_sql(
-                "SELECT COALESCE(SUM(u.calls), 0) AS n FROM usage u JOIN conversations c ON c.id = u.conversation_id WHERE c.batch_id = ?",
-                [result.batch_id],
-            )
+            calls = sum(u.calls for u in role_usage(store, result.batch_id))
         finally:
             await aclose_clients()
             store.close()
-    return span.measured(int(rows[0]["n"]), result.errors)
+    return span.measured(calls, result.errors)
 
 
 def serve(delay_ms: int) -> None:

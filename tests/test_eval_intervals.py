@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from property_settings import examples
 
+from parley.core.evaluation import pass_hat_k_from_counts
 from parley.core.evaluation.intervals import bootstrap_pass_hat_k, stats_seed, wilson_interval
-from parley.core.reports.stats import pass_hat_k_from_counts
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from typing import Literal, cast
 from pydantic import BaseModel, ConfigDict
 
 from parley.core.bots.api import Bot
-from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, check_url
+from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MAX_REPLY_BYTES, check_url
 from parley.core.errors import ConfigError
 from parley.core.models import OFFLINE, ChatModel, parse_model_name
 
@@ -42,6 +42,8 @@ class BotSpec(BaseModel):
     prompt: str | None = None
     timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     """Per call, for connectors (an http: file's own `timeout` wins)."""
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    """Per reply, for connectors: the most of a body that is read."""
 
     @property
     def uses_world(self) -> bool:
@@ -69,8 +71,15 @@ def bot_kind(name: str | None, *, bot_prompt: str | None = None) -> BotKind:
     return "prompt" if bot_prompt else "model"
 
 
-def parse_bot_spec(name: str | None, *, bot_prompt: str | None = None, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> BotSpec:
+def parse_bot_spec(
+    name: str | None,
+    *,
+    bot_prompt: str | None = None,
+    timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> BotSpec:
     """Validate a `--bot` value (and `--bot-prompt`); ConfigError, one line, when it is wrong."""
+    limits = {"timeout_s": timeout_s, "max_reply_bytes": max_reply_bytes}
     name = (name or OFFLINE).strip()
     scheme, _, rest = name.partition(":")
     is_connector = _connector_scheme(name) is not None
@@ -89,11 +98,11 @@ def parse_bot_spec(name: str | None, *, bot_prompt: str | None = None, timeout_s
             load_http_bot_config(rest)
         else:
             check_url(rest, what=f"{scheme}:URL")
-        return BotSpec(name=name, kind=scheme, target=rest, timeout_s=timeout_s)
+        return BotSpec(name=name, kind=scheme, target=rest, **limits)
 
     parse_model_name(name)
     if not bot_prompt:
-        return BotSpec(name=name, kind="model", target=name, timeout_s=timeout_s)
+        return BotSpec(name=name, kind="model", target=name, **limits)
     if name == OFFLINE:
         raise ConfigError(
             "--bot-prompt needs an LLM (openai/MODEL, ollama/MODEL, ...): the offline model is the built-in order bot and follows no prompt"
@@ -101,7 +110,7 @@ def parse_bot_spec(name: str | None, *, bot_prompt: str | None = None, timeout_s
     from parley.core.bots.prompt_bot import PromptTemplate
 
     PromptTemplate.read(bot_prompt)
-    return BotSpec(name=name, kind="prompt", target=name, prompt=bot_prompt, timeout_s=timeout_s)
+    return BotSpec(name=name, kind="prompt", target=name, prompt=bot_prompt, **limits)
 
 
 def build_bot(spec: BotSpec, chat_model: Callable[[str], ChatModel], *, env: Mapping[str, str] | None = None) -> Bot:
@@ -118,14 +127,14 @@ def build_bot(spec: BotSpec, chat_model: Callable[[str], ChatModel], *, env: Map
     if spec.kind == "rasa":
         from parley.core.bots.connectors.rasa import RasaConnector
 
-        return RasaConnector(spec.target, timeout_s=spec.timeout_s)
+        return RasaConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes)
     if spec.kind == "taskyto":
         from parley.core.bots.connectors.taskyto import TaskytoConnector
 
-        return TaskytoConnector(spec.target, timeout_s=spec.timeout_s)
+        return TaskytoConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes)
     from parley.core.bots.connectors.http_yaml import HttpYamlConnector
 
-    return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, env=env)
+    return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes, env=env)
 
 
 def order_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = None) -> ChatModel:

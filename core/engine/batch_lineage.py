@@ -98,12 +98,13 @@ async def prepare_rerun(
     if not dry_run:
         batch_models.check_keys(specs)
     batch_models.check_budget(options.budget_usd, specs)
-    if not dry_run:
-        await batch_models.check_reachable(specs)
+    preflight = None if dry_run else await batch_models.preflight(specs)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(pairs), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=specs, warnings=loaded.warnings)
+    return PreparedBatch(
+        batch=record, specs=specs, warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])], preflight=preflight
+    )
 
 
 @dataclass
@@ -178,9 +179,15 @@ async def _replay(
     if not dry_run:
         batch_models.check_keys(plan.specs)
     batch_models.check_budget(options.budget_usd, plan.specs)
-    if not dry_run:
-        await batch_models.check_reachable(plan.specs)
+    preflight = None if dry_run else await batch_models.preflight(plan.specs)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(planned), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=plan.specs, exact_specs=plan.exact_specs, replays=plan.scripts)
+    return PreparedBatch(
+        batch=record,
+        specs=plan.specs,
+        exact_specs=plan.exact_specs,
+        replays=plan.scripts,
+        warnings=list(preflight.warnings if preflight else []),
+        preflight=preflight,
+    )

@@ -10,6 +10,8 @@ simulator per conversation, and the judge:
 - `check_keys` resolves every endpoint a batch will use before anything runs, so a missing
   API key is one clear ConfigError up front; it also checks what the bot needs besides a key
   (a prompt bot's placeholders against every spec, an http: connector's header variables);
+  `preflight` then asks each endpoint once (parley.core.engine.reachability): is it there, is
+  the key accepted, which models and context lengths does it report;
 - the bot may be a connector or a prompt bot (parley.core.bots.bot_names): `bot_spec` says which,
   and whether it uses parley's World.
 """
@@ -22,7 +24,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
-from parley.core.engine.reachability import Target, check_reachable
+from parley.core.engine.reachability import PreflightReport, Target, run_preflight
 from parley.core.errors import ParleyError
 from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
 from parley.core.models import OFFLINE, ChatModel, RetryEvent, get_model, parse_model_name, rate_limit_deadline
@@ -142,7 +144,9 @@ class BatchModels:
         env: Any = None,
     ) -> None:
         # ConfigError for a name that is not one (a bad connector spec or prompt file too)
-        self.bot_spec: BotSpec = parse_bot_spec(models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s)
+        self.bot_spec: BotSpec = parse_bot_spec(
+            models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
+        )
         parse_model_name(models.judge)
         if models.user not in (PROFILE_MODEL, REPLAY_USER):
             parse_model_name(models.user)
@@ -289,26 +293,46 @@ class BatchModels:
             )
 
     def reachability_targets(self, specs: Iterable[ConversationSpec] = ()) -> list[Target]:
-        """Every endpoint the batch will call over HTTP, to probe before it launches: each LLM
-        role's base URL, and a connector bot's URL."""
+        """Every endpoint the batch will call over HTTP, to check before it launches: each LLM
+        role's `/models` with the role's key, and a connector bot's URL with its headers."""
         targets = []
         for role, name in self.endpoints(specs):
             model = get_model(name, role=role, env=self.env)
             check = getattr(model, "check", None)
-            if callable(check):
-                base = check().base_url.rstrip("/")
-                targets.append(Target(role=role, name=name, url=base, probe_url=f"{base}/models"))
+            if not callable(check):
+                continue
+            endpoint = check()
+            spec = getattr(model, "spec", None)
+            key_set = endpoint.api_key_env is not None
+            base = endpoint.base_url.rstrip("/")
+            targets.append(
+                Target(
+                    role=role,
+                    name=name,
+                    url=base,
+                    probe_url=f"{base}/models",
+                    kind="model",
+                    model=getattr(spec, "model", None),
+                    key_env=endpoint.api_key_env or getattr(spec, "api_key_env", None),
+                    key_set=key_set,
+                    headers={"Authorization": f"Bearer {endpoint.api_key}"} if key_set else {},
+                )
+            )
         if self.bot_spec.kind in ("rasa", "taskyto", "http"):
             bot = self.bot()
             url = getattr(bot, "probe_url", None)
             if url:
-                targets.append(Target(role="bot", name=bot.name, url=url, probe_url=url))
+                headers: dict[str, str] = getattr(bot, "probe_headers", dict)()
+                names: list[str] = getattr(bot, "credential_names", list)()
+                targets.append(Target(role="bot", name=bot.name, url=url, probe_url=url, key_env=", ".join(names) or None, headers=headers))
         return targets
 
-    async def check_reachable(self, specs: Iterable[ConversationSpec] = ()) -> None:
-        """UnreachableEndpoint (one line: the role and the URL) when an endpoint the batch will
-        call does not answer at all; one short request per endpoint."""
-        await check_reachable(self.reachability_targets(specs))
+    async def preflight(self, specs: Iterable[ConversationSpec] = ()) -> PreflightReport:
+        """The one check before launch (parley.core.engine.reachability): UnreachableEndpoint or
+        CredentialsRefused (one line: the role, the URL, the key's variable, the status) when an
+        endpoint the batch will call does not answer or refuses its key; else what each endpoint
+        said (the models it lists, the context length it reports) and the warnings to show."""
+        return await run_preflight(self.reachability_targets(specs))
 
     # -- cache statistics ----------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parley.core.engine.reachability import PreflightReport
 from parley.core.errors import ParleyError, ProfileError
 from parley.core.models import OFFLINE
 from parley.core.records import BatchRecord, ConversationSpec, LoadOptions, Profile, derive_seed
@@ -221,6 +222,9 @@ class PreparedBatch:
     """Runs whose spec is given as it is (a replay takes each stored one), not derived per trial."""
     replays: dict[RunKey, ReplayScript] = field(default_factory=dict)
     """A replay: the stored conversation each run replays."""
+    preflight: PreflightReport | None = None
+    """What the check before launch learnt of each role's endpoint (the context length each
+    reports: `preflight.context_length("judge")`); None when nothing was checked (--dry-run)."""
     rescores: dict[RunKey, str] = field(default_factory=dict)
     """A re-score: the stored conversation (its id) each run judges again."""
 

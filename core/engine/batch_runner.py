@@ -38,8 +38,10 @@ import asyncio
 import datetime
 import functools
 import logging
+import math
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +83,7 @@ from parley.core.records import (
     TranscriptEvent,
     Verdict,
 )
-from parley.core.store import OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, Store, running_elsewhere
+from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
 
 log = logging.getLogger("parley.engine.batch_runner")
 
@@ -90,12 +92,18 @@ __all__ = [
     "BatchRunner",
     "DEFAULT_GRACE_S",
     "InvalidInputs",
+    "TooManyConversations",
     "prepare_batch",
     "prepare_resume",
     "result_row",
 ]
 
 DEFAULT_GRACE_S = 5.0
+
+
+class TooManyConversations(ParleyError):
+    """A batch plans more conversations than its caller allows at once (the service's cap)."""
+
 
 EventCallback = Callable[[Any], object]
 
@@ -115,14 +123,17 @@ async def prepare_batch(
     single: str | int | None = None,
     models: BatchModels | None = None,
     dry_run: bool = False,
+    max_planned: int | None = None,
 ) -> PreparedBatch:
     """Load and check a new batch's inputs, then store its record (status `pending`).
 
     Raises, with nothing stored: InvalidInputs (every problem of the files), SelectionError
     (`single` names no spec), ConfigError (a model name that is not one, or a missing API key /
-    base URL for a role the batch uses), UnreachableEndpoint (an endpoint the batch would call
-    does not answer at all: one request per endpoint, a short timeout), ParleyError (no
-    conversations at all). `dry_run`: plan only: no key is needed, no model is called (an LLM
+    base URL for a role the batch uses), UnreachableEndpoint / CredentialsRefused (the check
+    before launch, parley.core.engine.reachability: an endpoint the batch would call does not
+    answer, or refuses its key), TooManyConversations (more than `max_planned` conversations),
+    ParleyError (no conversations at all). The check's report is `PreparedBatch.preflight`, its
+    warnings (a model the endpoint does not list) among `warnings`. `dry_run`: plan only: no key is needed, no model is called (an LLM
     user's any() items are not generated, no endpoint is probed), nothing is stored.
     """
     batch_id = uuid.uuid4().hex
@@ -145,18 +156,24 @@ async def prepare_batch(
     if not dry_run:
         models.check_keys(specs)
     models.check_budget(options.budget_usd, specs)
-    if not dry_run:
-        await models.check_reachable(specs)
-    record = BatchRecord(
-        id=batch_id,
-        status="pending",
-        sources=[str(s) for s in sources],
-        options=options,
-        planned=len(specs) * options.trials,
-    )
+    planned = len(specs) * options.trials
+    if max_planned is not None and planned > max_planned:
+        raise TooManyConversations(
+            f"the batch plans {planned:,} conversations ({len(specs):,} spec{'s' if len(specs) != 1 else ''} x {options.trials} trials); "
+            f"at most {max_planned:,} may be planned at once: split it into smaller batches"
+        )
+    preflight = None if dry_run else await models.preflight(specs)
+    record = BatchRecord(id=batch_id, status="pending", sources=[str(s) for s in sources], options=options, planned=planned)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=specs, warnings=loaded.warnings, notes=loaded.notes, left_out=loaded.left_out)
+    return PreparedBatch(
+        batch=record,
+        specs=specs,
+        warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])],
+        notes=loaded.notes,
+        left_out=loaded.left_out,
+        preflight=preflight,
+    )
 
 
 async def prepare_resume(
@@ -218,7 +235,8 @@ async def prepare_resume(
         if not dry_run:
             prepared.batch = await asyncio.to_thread(store.update_batch, batch.id, options=options)
     if not dry_run:
-        await models.check_reachable(prepared.specs)
+        prepared.preflight = await models.preflight(prepared.specs)
+        prepared.warnings.extend(prepared.preflight.warnings)
     if prepared.total != batch.planned:
         prepared.warnings.append(
             f"the sources now make {prepared.total} conversations; batch {batch.id} planned {batch.planned} (files changed since it started?)"
@@ -236,31 +254,7 @@ def result_row(
     batch_id: str | None, spec: ConversationSpec, conversation: Conversation, verdict: Verdict | None, trial: int
 ) -> ConversationRow:
     """The results-table row of a conversation, as the store would list it (without reading it back)."""
-    total = conversation.total_usage
-    if verdict is not None and verdict.judge is not None:
-        total = total + verdict.judge.usage
-    return ConversationRow(
-        id=conversation.id,
-        batch_id=batch_id,
-        name=spec.name,
-        spec_id=spec.spec_id,
-        kind=spec.kind,
-        variables=spec.variables,
-        trial=trial,
-        stop_reason=conversation.stop_reason,
-        outcome=verdict.outcome if verdict is not None else None,
-        passed=verdict.passed if verdict is not None else None,
-        score=verdict.score if verdict is not None else None,
-        comment=verdict.comment if verdict is not None else None,
-        turns=conversation.bot_turns,
-        input_tokens=total.input_tokens,
-        output_tokens=total.output_tokens,
-        cost_usd=total.cost_usd,
-        duration_s=conversation.duration_s,
-        started_at=conversation.started_at,
-        policy_violations=len(verdict.policy_violations) if verdict is not None else 0,
-        error=conversation.error or (verdict.error if verdict is not None else None),
-    )
+    return ConversationRow.of(batch_id, spec, conversation, verdict, trial)
 
 
 @dataclass
@@ -442,6 +436,7 @@ class BatchRunner:
             errors=self._tally.errors,
             unverified=self._tally.unverified,
             user_faults=self._tally.user_faults,
+            bot_errors=self._tally.bot_errors,
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -570,19 +565,11 @@ class BatchRunner:
         """The outcomes and the cost of a resumed batch's completed conversations (those it will not run again)."""
         if not self.prepared.done_keys:
             return
-        spent = await asyncio.to_thread(
-            self.store.read_sql, "SELECT TOTAL(cost_usd) AS usd FROM conversations WHERE batch_id = ?", [self.batch_id]
-        )
-        self.spent_usd = spent[0]["usd"]
-        rows = await asyncio.to_thread(
-            self.store.read_sql,
-            f"SELECT ({OUTCOME_SQL}) AS o, COUNT(*) AS n FROM conversations c "
-            "LEFT JOIN verdicts v ON v.conversation_id = c.id "
-            f"WHERE c.batch_id = ? AND c.stop_reason NOT IN {RERUN_SQL} GROUP BY o",
-            [self.batch_id],
-        )
-        for row in rows:
-            self._tally.add(row["o"], row["n"])
+        rows = await asyncio.to_thread(lambda: list(outcome_rows(self.store, self.batch_id)))
+        self.spent_usd = math.fsum(r.cost_usd or 0.0 for r in rows)
+        kept = Counter(r.outcome for r in rows if r.stop_reason not in RERUN_STOPS)  # what --resume runs again is not counted
+        for outcome, n in kept.items():
+            self._tally.add(outcome, n)
 
     async def _finish(self, launched_all: bool) -> BatchResult:
         self._finished = True
@@ -612,6 +599,7 @@ class BatchRunner:
                 errors=self._tally.errors,
                 unverified=self._tally.unverified,
                 user_faults=self._tally.user_faults,
+                bot_errors=self._tally.bot_errors,
                 elapsed_s=elapsed,
                 error=self._fatal,
             )

@@ -32,7 +32,7 @@ from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
 from parley.core.evaluation import criteria_of
 from parley.core.models import OFFLINE, price_for
 from parley.core.records import ConversationSpec
-from parley.core.store import BROKEN_SQL, JUDGE_ROLE, Store
+from parley.core.store import JUDGE_ROLE, Store, measured_usage
 from parley.core.users import PROFILE_MODEL, REPLAY_USER
 
 MESSAGE_TOKENS = 80
@@ -122,13 +122,7 @@ def _price(model: str, input_tokens: float, output_tokens: float) -> float | Non
 def _measured(store: Store, role: str, model: str) -> dict[str, tuple[int, int, int, int]]:
     """spec_id -> (conversations, calls, input tokens, output tokens) of earlier conversations
     that ran `model` in `role` (runs that broke left out)."""
-    rows = store.read_sql(
-        f"""SELECT c.spec_id, COUNT(*) AS n, SUM(u.calls) AS calls, SUM(u.input_tokens) AS inp, SUM(u.output_tokens) AS outp
-            FROM usage u JOIN conversations c ON c.id = u.conversation_id
-            WHERE u.role = ? AND u.model = ? AND c.stop_reason NOT IN {BROKEN_SQL} GROUP BY c.spec_id""",
-        [role, model],
-    )
-    return {r["spec_id"]: (r["n"], r["calls"] or 0, r["inp"] or 0, r["outp"] or 0) for r in rows}
+    return {spec: (m.conversations, m.calls, m.input_tokens, m.output_tokens) for spec, m in measured_usage(store, role, model).items()}
 
 
 def _estimate(
@@ -199,7 +193,9 @@ def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRu
     runs = list(prepared.pending())
     limits = [turns_at_most(run, options.max_turns) for run in runs]
 
-    bot = parse_bot_spec(models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s)
+    bot = parse_bot_spec(
+        models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
+    )
     bot_model = bot.model_name
     if bot_model is None:
         bot_kind: RoleKind = "connector"

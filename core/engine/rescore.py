@@ -111,7 +111,8 @@ async def prepare_rescore(
     Raises, with nothing stored: ParleyError (an unknown batch, one still running, one with no
     stored conversation, --criteria-from files that make none of its specs), InvalidInputs
     (--criteria-from files with problems), ConfigError (a judge name that is not one, or its
-    missing key), UnreachableEndpoint (the judge's endpoint does not answer)."""
+    missing key), UnreachableEndpoint / CredentialsRefused (the check before launch of the
+    judge's endpoint, parley.core.engine.reachability)."""
     await asyncio.to_thread(store.interrupt_orphans)
     parent = await asyncio.to_thread(store.get_batch, parent_ref)
     if parent.status in ("pending", "running"):
@@ -136,10 +137,17 @@ async def prepare_rescore(
     options = parent.options.model_copy(update=update)
     models = rescore_models(options, store)
     models.check_keys()
-    await models.check_reachable()
+    preflight = await models.preflight(plan.specs)  # the judge's endpoint, checked before anything is stored
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(plan.sources), parent_id=parent.id)
     await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=plan.specs, warnings=plan.warnings, exact_specs=plan.exact_specs, rescores=plan.sources)
+    return PreparedBatch(
+        batch=record,
+        specs=plan.specs,
+        warnings=[*plan.warnings, *preflight.warnings],
+        exact_specs=plan.exact_specs,
+        rescores=plan.sources,
+        preflight=preflight,
+    )
 
 
 async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
@@ -147,9 +155,17 @@ async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
     assert batch.options.rescore_of is not None
     parent = await asyncio.to_thread(store.get_batch, batch.options.rescore_of)
     plan = await asyncio.to_thread(load_rescore, store, parent, batch.options.criteria_from)
-    rescore_models(batch.options, store).check_keys()
+    models = rescore_models(batch.options, store)
+    models.check_keys()
+    preflight = await models.preflight(plan.specs)
     return PreparedBatch(
-        batch=batch, specs=plan.specs, warnings=plan.warnings, exact_specs=plan.exact_specs, rescores=plan.sources, resumed=True
+        batch=batch,
+        specs=plan.specs,
+        warnings=[*plan.warnings, *preflight.warnings],
+        exact_specs=plan.exact_specs,
+        rescores=plan.sources,
+        resumed=True,
+        preflight=preflight,
     )
 
 

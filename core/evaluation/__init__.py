@@ -1,4 +1,4 @@
-"""Scoring a conversation: checks, output extraction, judges, pass^k."""
+"""Scoring a conversation and a batch: checks, output extraction, judges, pass^k and intervals, the batch's summary."""
 
 from __future__ import annotations
 
@@ -7,6 +7,16 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.evaluation.batch_summary import (
+        PASS_RATE_BASIS,
+        BatchSummary,
+        CountedRow,
+        FlakySpec,
+        NumberStatistics,
+        PassAtK,
+        ScoreStatistics,
+        pass_hat_k_from_counts,
+    )
     from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
         CLAIMS_CRITERION,
@@ -53,10 +63,17 @@ __all__ = [
     "claims_check",
     "find_claims",
     "hold_claims",
+    "PASS_RATE_BASIS",
+    "BatchSummary",
+    "CountedRow",
+    "FlakySpec",
     "Interval",
     "Judge",
+    "NumberStatistics",
     "LLMJudge",
     "OfflineJudge",
+    "PassAtK",
+    "ScoreStatistics",
     "bootstrap_pass_hat_k",
     "broken_verdict",
     "evaluate",
@@ -64,6 +81,7 @@ __all__ = [
     "hide_unobservable",
     "no_world_client",
     "pass_hat_k",
+    "pass_hat_k_from_counts",
     "stats_seed",
     "wilson_interval",
     "with_checks",

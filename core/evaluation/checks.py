@@ -52,6 +52,7 @@ from parley.core.records import (
     JudgeResult,
     ToolCallRecord,
 )
+from parley.core.specs import TextMatch, TextPattern, TooLongToMatch, compile_pattern
 from parley.core.world import AuditEntry, WorldState
 from parley.mockapi.policy import CANCELLATION_WINDOW_DAYS
 
@@ -368,21 +369,37 @@ def tool_checks(expect: Expectations, tool_calls: Sequence[ToolCallRecord]) -> l
 # -- bot messages ---------------------------------------------------------------------------
 
 
-def _excerpt(text: str, match: re.Match[str], width: int = 40) -> str:
-    start, end = max(0, match.start() - width), min(len(text), match.end() + width)
+def _excerpt(text: str, match: TextMatch, width: int = 40) -> str:
+    start, end = max(0, match.start - width), min(len(text), match.end + width)
     snippet = re.sub(r"\s+", " ", text[start:end]).strip()
     return ("…" if start > 0 else "") + snippet + ("…" if end < len(text) else "")
 
 
-def _compile(pattern: str) -> re.Pattern[str] | str:
+def _compile(pattern: str) -> TextPattern | str:
     try:
-        return re.compile(pattern, re.IGNORECASE)
+        return compile_pattern(pattern)
     except re.error as err:
         return f"the regex /{pattern}/ is invalid: {err}"
 
 
 def _messages(n: int) -> str:
     return "1 message" if n == 1 else f"{n} messages"
+
+
+def _matches(regex: TextPattern, bot_texts: Sequence[str]) -> tuple[list[tuple[int, str, TextMatch]], str | None]:
+    """(every (message number, text, match)), and why some message could not be matched
+    (None: every message was; see parley.core.specs.text_patterns)."""
+    hits = []
+    unmatched = None
+    for i, text in enumerate(bot_texts, 1):
+        try:
+            found = regex.search(text)
+        except TooLongToMatch as exc:
+            unmatched = unmatched or f"bot message {i} could not be checked: {exc}"
+            continue
+        if found is not None:
+            hits.append((i, text, found))
+    return hits, unmatched
 
 
 def bot_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[CheckResult]:
@@ -394,9 +411,9 @@ def bot_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[C
         if isinstance(regex, str):
             checks.append(CheckResult(kind="bot_says", name=name, outcome="error", reason=regex))
             continue
-        hit = next(((i, t, m) for i, t in enumerate(bot_texts, 1) if (m := regex.search(t))), None)
-        if hit:
-            i, text, match = hit
+        hits, unmatched = _matches(regex, bot_texts)
+        if hits:
+            i, text, match = hits[0]
             checks.append(
                 CheckResult(
                     kind="bot_says",
@@ -406,6 +423,8 @@ def bot_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[C
                     reason=f'Bot message {i} of {len(bot_texts)} matches: "{_excerpt(text, match)}"',
                 )
             )
+        elif unmatched is not None:  # the match may be in the message that could not be checked
+            checks.append(CheckResult(kind="bot_says", name=name, outcome="error", reason=unmatched))
         else:
             reason = "The bot said nothing." if not bot_texts else f"No bot message matches ({_messages(len(bot_texts))} checked)."
             checks.append(CheckResult(kind="bot_says", name=name, outcome="fail", reason=reason))
@@ -421,7 +440,7 @@ def bot_never_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> 
         if isinstance(regex, str):
             checks.append(CheckResult(kind="bot_never_says", name=name, outcome="error", reason=regex))
             continue
-        hits = [(i, t, m) for i, t in enumerate(bot_texts, 1) if (m := regex.search(t))]
+        hits, unmatched = _matches(regex, bot_texts)
         if hits:
             i, text, match = hits[0]
             more = f" ({len(hits) - 1} more message{'s' if len(hits) > 2 else ''} match too)" if len(hits) > 1 else ""
@@ -434,6 +453,8 @@ def bot_never_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> 
                     reason=f'Bot message {i} of {len(bot_texts)} says: "{_excerpt(text, match)}"{more}',
                 )
             )
+        elif unmatched is not None:  # never held on a message nobody could check
+            checks.append(CheckResult(kind="bot_never_says", name=name, outcome="error", reason=unmatched))
         else:
             checks.append(
                 CheckResult(

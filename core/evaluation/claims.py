@@ -227,6 +227,7 @@ def find_claims(text: str) -> list[Claim]:
         if not _stems_in(sentence) or _is_question(sentence):
             continue
         sentence_ids: list[str] | None = None
+        quote: str | None = None  # once per sentence: a long one with many claims costs its length once, not per claim
         for c_start, c_end in _spans(text, _CLAUSE_END, s_start, s_end):
             clause = text[c_start:c_end]
             hits = _stems_in(clause)
@@ -238,8 +239,9 @@ def find_claims(text: str) -> list[Claim]:
             if sentence_ids is None:
                 sentence_ids = extract_order_ids(sentence)
             ids = tuple(extract_order_ids(clause) or sentence_ids)
+            quote = _quote(sentence) if quote is None else quote
             for action, phrase_words in found.items():
-                claims.append(Claim(action=action, orders=ids, quote=_quote(sentence), words=phrase_words))
+                claims.append(Claim(action=action, orders=ids, quote=quote, words=phrase_words))
     return claims
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, parse_goal
+from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, heuristic_view, parse_goal
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
 
 REPEATS = 3
@@ -123,6 +123,7 @@ def asks_the_user(text: str | None, said: str | None = None) -> bool:
     only repeats what the customer `said` (an echo) asks nothing."""
     if not text:
         return False
+    text = heuristic_view(text)
     if said and _echoes(text, said):
         return False
     if CONFIRMATION_QUESTION.search(text):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.reading.bounded_view import HEURISTIC_MAX_CHARS, heuristic_view
     from parley.core.reading.goals import Goal, GoalIntent, goal_mentioned, key_terms, parse_goal
     from parley.core.reading.order_ids import extract_order_ids, ids_in, mentions_id, order_digits
     from parley.core.reading.requests import (
@@ -34,6 +35,7 @@ __all__ = [
     "DAYS_OR_POLICY",
     "Goal",
     "GoalIntent",
+    "HEURISTIC_MAX_CHARS",
     "LIST_WORDS",
     "POLICY_WORDS",
     "STATUS_WORDS",
@@ -41,6 +43,7 @@ __all__ = [
     "confirmation_order_id",
     "extract_order_ids",
     "goal_mentioned",
+    "heuristic_view",
     "ids_in",
     "is_affirmative",
     "is_confirmation_question",

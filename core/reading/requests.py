@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from parley.core.reading.bounded_view import heuristic_view
 from parley.core.reading.order_ids import ids_in
 
 __all__ = [
@@ -41,13 +42,14 @@ ASKS_FOR_ORDER_ID = re.compile(
 
 def is_confirmation_question(text: str | None) -> bool:
     """Does the bot ask the user to confirm a cancellation?"""
-    return bool(text) and CONFIRMATION_QUESTION.search(text or "") is not None
+    return bool(text) and CONFIRMATION_QUESTION.search(heuristic_view(text or "")) is not None
 
 
 def confirmation_order_id(text: str | None) -> str | None:
     """The order the bot asks to confirm cancelling (the id in the question, else in the reply)."""
     if not text:
         return None
+    text = heuristic_view(text)
     match = CONFIRMATION_QUESTION.search(text)
     if match:
         start = max(text.rfind(".", 0, match.start()), text.rfind("\n", 0, match.start()), 0)

@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from typing import Any, Literal, TextIO
 
 from parley.core.evaluation import CRITERION_KIND, criterion_summary
-from parley.core.records import BatchRecord, ResultRow, StoredConversation
+from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
 from parley.core.reports.cell_escaping import spreadsheet_row, without_nul
-from parley.core.reports.stats import criterion_counts, summarize
-from parley.core.store import JUDGE_ROLE, Store
+from parley.core.reports.stats import summarize
+from parley.core.store import JUDGE_ROLE, Store, criterion_counts
 
 ExportFormat = Literal["json", "ndjson", "csv"]
 ROLES = ("bot", "user", JUDGE_ROLE)
@@ -108,8 +108,9 @@ def _one_line(text: str | None) -> str:
     return (text or "").replace("\r", " ").replace("\n", " ")
 
 
-def _batch_header(batch: BatchRecord, done: int, failed: int) -> dict[str, Any]:
-    """003's batch status fields, then parley's."""
+def _batch_header(batch: BatchRecord, done: int, broken: int) -> dict[str, Any]:
+    """003's batch status fields, then parley's. `failed_scenarios` is 003's: conversations whose
+    run broke (the summary's `broken`), never the failed checks (`summary.failed`)."""
     b = batch.model_dump(mode="json")
     return {
         "batch_id": batch.id,
@@ -117,7 +118,7 @@ def _batch_header(batch: BatchRecord, done: int, failed: int) -> dict[str, Any]:
         "progress": round(100.0 * done / batch.planned, 1) if batch.planned else (100.0 if done else 0.0),
         "total_scenarios": batch.planned,
         "completed_scenarios": done,
-        "failed_scenarios": failed,
+        "failed_scenarios": broken,
         "created_at": b["created_at"],
         "started_at": b["started_at"],
         "completed_at": b["finished_at"],
@@ -132,25 +133,23 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
     conv, verdict, spec = stored.conversation, stored.verdict, stored.spec
     c = conv.model_dump(mode="json")  # one dump per record: cheaper than one per message
     v = verdict.model_dump(mode="json") if verdict is not None else None
-    outcome = verdict.outcome if verdict else None
+    light = ConversationRow.of(stored.batch_id, spec, conv, verdict, stored.trial)
     usage = c["usage"]
-    total = conv.total_usage
     if verdict is not None and verdict.judge is not None:
         usage[JUDGE_ROLE] = v["judge"]["usage"]  # type: ignore[index]
-        total = total + verdict.judge.usage
     return {
         "session_id": conv.id,
         "scenario": spec.name,
         "status": run_status(conv.stop_reason),
-        "score": verdict.score if verdict else None,
-        "comment": verdict.comment if verdict else None,
-        "total_turns": conv.bot_turns,
+        "score": light.score,
+        "comment": light.comment,
+        "total_turns": light.turns,
         "duration_seconds": conv.duration_s,
         "batch_id": stored.batch_id,
         "prompt_version": batch.options.prompt_version if batch else None,
         "start_time": c["started_at"],
         "end_time": c["ended_at"],
-        "evaluation_status": evaluation_status(verdict.outcome if verdict else None, conv.stop_reason),
+        "evaluation_status": evaluation_status(light.outcome, conv.stop_reason),
         "spec_id": spec.spec_id,
         "name": spec.name,
         "kind": spec.kind,
@@ -159,9 +158,9 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
         "seed": spec.seed,
         "variables": spec.variables,
         "stop_reason": conv.stop_reason,
-        "outcome": outcome,
-        "passed": verdict.passed if verdict else None,
-        "error": conv.error or (verdict.error if verdict else None),
+        "outcome": light.outcome,
+        "passed": light.passed,
+        "error": light.error,
         "customer_id": conv.customer_id,
         "models": {
             "bot": conv.bot_model,
@@ -169,10 +168,10 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
             "judge": verdict.judge.judge if verdict and verdict.judge else None,
         },
         "usage": usage,
-        "input_tokens": total.input_tokens,
-        "output_tokens": total.output_tokens,
-        "cost_usd": total.cost_usd,
-        "policy_violations": len(verdict.policy_violations) if verdict else 0,
+        "input_tokens": light.input_tokens,
+        "output_tokens": light.output_tokens,
+        "cost_usd": light.cost_usd,
+        "policy_violations": light.policy_violations,
         "failed_checks": [f"{ch.name}: {ch.reason}" for ch in verdict.failed_checks] if verdict else [],
         "not_run_checks": [ch.name for ch in verdict.checks if ch.outcome == "not_run"] if verdict else [],
         "criteria": [criterion_summary(ch) for ch in verdict.checks if ch.kind == CRITERION_KIND] if verdict else [],
@@ -218,7 +217,7 @@ def write_json(store: Store, batch_id: str, out: TextIO) -> int:
     """Write the batch as one JSON document, streaming `results`; returns their count."""
     summary = summarize(store, batch_id)
     batch = summary.batch
-    head = _batch_header(batch, summary.done, summary.bot_errors + summary.errors)
+    head = _batch_header(batch, summary.done, summary.broken)
     head["summary"] = summary.model_dump(mode="json", exclude={"batch"})
     text = _dumps(head, indent=2)
     out.write(text[: text.rindex("}")].rstrip() + ',\n  "results": [')

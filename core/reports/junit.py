@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from parley.core.evaluation import CRITERION_KIND
-from parley.core.records import CheckResult, StoredConversation, junit_kind
-from parley.core.store import OUTCOME_SQL, Store
+from parley.core.records import UNEVALUATED, CheckResult, StoredConversation, junit_kind
+from parley.core.store import Store, outcome_rows
 
 LAST_TURNS = 6
 """Messages of the transcript's end shown with a failure or an error."""
@@ -134,16 +134,10 @@ def _timestamp(value: datetime.datetime | None) -> str:
 def junit_report(store: Store, batch_ref: str) -> tuple[ET.Element, int]:
     """The batch (id, prefix, `latest`...) as a `<testsuites>` element, and how many testcases."""
     batch = store.get_batch(batch_ref)
-    outcomes = {
-        r["id"]: r["outcome"]
-        for r in store.read_sql(
-            f"SELECT c.id, ({OUTCOME_SQL}) AS outcome FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id WHERE c.batch_id = ?",
-            [batch.id],
-        )
-    }
+    outcomes = {r.id: r.outcome for r in outcome_rows(store, batch.id)}
     suites: dict[str, list[_Case]] = defaultdict(list)
     for stored in store.iter_conversations(batch.id):
-        suites[stored.spec.source].append(testcase(stored, outcomes.get(stored.conversation.id, "unevaluated")))
+        suites[stored.spec.source].append(testcase(stored, outcomes.get(stored.conversation.id, UNEVALUATED)))
     everything = [case for cases in suites.values() for case in cases]
     root = ET.Element("testsuites", {"name": f"parley batch {batch.id}", **_counts(everything)})
     models = batch.options.models

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from parley.core.evaluation import Interval
-from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchSummary, RoleUsage
+from parley.core.evaluation import BatchSummary, Interval
+from parley.core.records import RoleUsage
+from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport
 
 BAR = "█"
 BAR_WIDTH = 30
@@ -51,16 +52,12 @@ def rate_detail(summary: BatchSummary) -> str:
 
 def rates_line(summary: BatchSummary) -> str:
     """One line: the pass rate with its denominator and interval, pass^k at the batch's own k
-    (its trials, when more than one) with its interval, and what is counted apart (for the app's
-    batch view; the report lists every k)."""
+    (its trials, when more than one) with its interval, and the flaky specs (for the app's batch
+    view, beside the counts; the report lists every k)."""
     parts = [f"pass rate {_pct(summary.pass_rate)} {rate_detail(summary)}"]
     if len(summary.pass_k) > 1:
         p = summary.pass_k[-1]
         parts.append(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else ""))
-    if summary.unverified:
-        parts.append(f"{summary.unverified} unverified")
-    if summary.user_faults:
-        parts.append(f"{summary.user_faults} user fault{'s' if summary.user_faults != 1 else ''}")
     if summary.flaky_specs:
         parts.append(f"{len(summary.flaky_specs)} flaky spec{'s' if len(summary.flaky_specs) != 1 else ''}")
     return " · ".join(parts)
@@ -126,7 +123,7 @@ def _usage_row(u: RoleUsage) -> list[object]:
     ]
 
 
-def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
+def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
     """The report of one batch as markdown text."""
     b = summary.batch
     o = b.options
@@ -158,7 +155,18 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
 
     out += ["## Totals", ""]
     out += _table(
-        ["Planned", "Done", "Passed", "Failed", "Bot errors", "Unverified", "User faults", "Errors", "Evaluation errors", "Judge errors"],
+        [
+            "Planned",
+            "Done",
+            "Passed",
+            "Failed",
+            "Bot errors",
+            "Unverified",
+            "Simulator faults",
+            "Errors",
+            "Evaluation errors",
+            "Judge errors",
+        ],
         [
             [
                 summary.planned,
@@ -261,15 +269,16 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
     out += ["## Per profile", ""]
     if summary.profiles:
         out += _table(
-            ["Profile", "Runs", "Passed", "Failed", "Apart", "Pass rate", "95% interval", "Mean score", "Mean turns"],
+            ["Profile", "Runs", "Passed", "Failed", "Bot errors", "Apart", "Pass rate", "95% interval", "Mean score", "Mean turns"],
             [
                 [
                     p.name,
                     p.runs,
                     p.passed,
                     p.failed,
+                    p.bot_errors,
                     p.errors,
-                    _pct(p.pass_rate) + f" of {p.passed + p.failed}",
+                    _pct(p.pass_rate) + f" of {p.passed + p.failed + p.bot_errors}",
                     _interval(p.pass_rate_interval),
                     _num(p.mean_score),
                     _num(p.mean_turns, 1),

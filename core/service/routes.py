@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from parley.core.engine import UnreachableEndpoint
+from parley.core.engine import EndpointCheckFailed
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.ingress import StrictJsonRoute
 from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels
@@ -26,6 +26,7 @@ from parley.core.service.health import health_report
 from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs
 from parley.core.service.jobs import BatchManager, JobConflict
 from parley.core.service.models import (
+    MAX_PLANNED,
     BatchActionResult,
     BatchBody,
     BatchCost,
@@ -222,14 +223,14 @@ def build_router(*, guarded: bool) -> APIRouter:
             )
 
         try:
-            prepared = await prepare_batch(state.store, inputs.sources, options)
+            prepared = await prepare_batch(state.store, inputs.sources, options, max_planned=MAX_PLANNED)
             await state.manager.launch(prepared)
         except InvalidInputs as exc:
             raise unprocessable([(error_loc(e, inputs), error_message(e, inputs)) for e in exc.errors]) from None
         except JobConflict as exc:
             inputs.discard()
             raise HTTPException(409, str(exc)) from None
-        except UnreachableEndpoint as exc:  # nothing answers there: refused before anything runs
+        except EndpointCheckFailed as exc:  # nothing answers there, or the key is refused: before anything runs
             inputs.discard()
             raise _unprocessable([(["body", "models", exc.role], str(exc))]) from None
         except ConfigError as exc:

@@ -20,13 +20,21 @@ if TYPE_CHECKING:
         UserStep,
         spec_steps,
     )
-    from parley.core.specs.profile_validation import CUSTOMER_ID_RE
+    from parley.core.specs.profile_validation import CUSTOMER_ID_RE, did_you_mean
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
     from parley.core.specs.sources import SpecSet, load_specs, load_specs_as, read_profile
+    from parley.core.specs.text_patterns import (
+        BACKTRACKING_MAX_CHARS,
+        TextMatch,
+        TextPattern,
+        TooLongToMatch,
+        compile_pattern,
+    )
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "BACKTRACKING_MAX_CHARS",
     "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",
     "ExpectToolStep",
@@ -37,8 +45,13 @@ __all__ = [
     "PlaybookStep",
     "SHIPPED_DIR",
     "SpecSet",
+    "TextMatch",
+    "TextPattern",
+    "TooLongToMatch",
     "UserStep",
+    "compile_pattern",
     "copy_suite",
+    "did_you_mean",
     "load_positioned",
     "load_specs",
     "load_specs_as",

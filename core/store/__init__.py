@@ -8,6 +8,18 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.store.batch_owner import running_elsewhere
+    from parley.core.store.batch_queries import (
+        criterion_counts,
+        failed_check_counts,
+        failure_entries,
+        measured_usage,
+        not_applicable_checks,
+        outcome_rows,
+        policy_violations,
+        role_usage,
+        unpriced_models,
+    )
+    from parley.core.store.batch_row import BatchRow
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import cache_key
     from parley.core.store.session_queries import (
@@ -19,26 +31,34 @@ if TYPE_CHECKING:
         outcome_names,
         profile_names,
     )
-    from parley.core.store.store import BROKEN_SQL, JUDGE_ROLE, OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, ReadOnlyDatabase, Store
+    from parley.core.store.store import JUDGE_ROLE, DuplicateConversationError, ReadOnlyDatabase, Store, UnreadableBatchError
 
 __all__ = [
-    "BROKEN_SQL",
+    "BatchRow",
     "CHATS",
     "CachedModel",
     "DuplicateConversationError",
     "JUDGE_ROLE",
-    "OUTCOME_SQL",
-    "RERUN_SQL",
     "ReadOnlyDatabase",
     "SessionCursor",
     "SessionFilters",
     "SessionItem",
     "SessionKind",
     "Store",
+    "UnreadableBatchError",
     "cache_key",
+    "criterion_counts",
+    "failed_check_counts",
+    "failure_entries",
+    "measured_usage",
+    "not_applicable_checks",
+    "outcome_rows",
     "outcome_names",
+    "policy_violations",
     "profile_names",
+    "role_usage",
     "running_elsewhere",
+    "unpriced_models",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

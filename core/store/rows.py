@@ -103,9 +103,7 @@ def conversation_row(
     batch_id: str | None, spec: ConversationSpec, conv: Conversation, verdict: Verdict | None, trial: int
 ) -> dict[str, Any]:
     latencies = [t.bot_latency_s for t in conv.turns]
-    total = conv.total_usage
-    if verdict is not None and verdict.judge is not None:
-        total = total + verdict.judge.usage
+    light = ConversationRow.of(batch_id, spec, conv, verdict, trial)
     return {
         "id": conv.id,
         "batch_id": batch_id,
@@ -128,15 +126,15 @@ def conversation_row(
         "started_at": utc_text(conv.started_at),
         "ended_at": utc_text(conv.ended_at),
         "duration_s": conv.duration_s,
-        "turns": len(conv.turns),
+        "turns": light.turns,
         "turn_timings": compact_json([t.model_dump(mode="json") for t in conv.turns]),
         "bot_latency_total_s": sum(latencies),
         "bot_latency_min_s": min(latencies) if latencies else None,
         "bot_latency_max_s": max(latencies) if latencies else None,
         "tool_call_count": len(conv.tool_calls),
-        "input_tokens": total.input_tokens,
-        "output_tokens": total.output_tokens,
-        "cost_usd": total.cost_usd,
+        "input_tokens": light.input_tokens,
+        "output_tokens": light.output_tokens,
+        "cost_usd": light.cost_usd,
         "final_state": conv.final_state.model_dump_json() if conv.final_state is not None else None,
         "metadata": compact_json(to_jsonable_python(conv.metadata)),  # metadata may hold dates
     }
@@ -213,6 +211,16 @@ def verdict_row(conv: Conversation, verdict: Verdict) -> dict[str, Any]:
         "policy_violations": len(verdict.policy_violations),
         "user_faults": compact_json([f.model_dump(mode="json") for f in verdict.user_faults]),
     }
+
+
+def failed_check_lines(checks: str | None, *, outcomes: tuple[str, ...] = ("fail",)) -> list[str]:
+    """A verdict's stored checks whose outcome is one of `outcomes`, each as "name: reason"."""
+    return [f"{c.get('name')}: {c.get('reason')}" for c in json.loads(checks or "[]") if c.get("outcome") in outcomes]
+
+
+def user_fault_items(faults: str | None) -> list[tuple[str, str]]:
+    """A verdict's stored simulator faults as (kind, reason)."""
+    return [(str(f.get("kind")), str(f.get("reason"))) for f in json.loads(faults or "[]")]
 
 
 def usage_dict(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from parley.core.reading import (
     DAYS_OR_POLICY,
     Goal,
     GoalIntent,
+    heuristic_view,
     ids_in,
     is_confirmation_question,
     key_terms,
@@ -103,7 +104,7 @@ def bot_turn_after(transcript: Sequence[ChatMessage], index: int) -> BotTurnView
                 by_id[call.id] = use
         elif m.role == "tool" and m.tool_call_id in by_id:
             by_id[m.tool_call_id].result = m.content
-    return BotTurnView(text="\n".join(texts).strip(), tools=tools)
+    return BotTurnView(text=heuristic_view("\n".join(texts).strip()), tools=tools)
 
 
 def judge_answer(goal: Goal, turn: BotTurnView) -> Literal["answered", "confirming", "unanswered"]:

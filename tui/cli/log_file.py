@@ -4,6 +4,7 @@ default), never the terminal, where they would break the app's screen or a comma
 from __future__ import annotations
 
 import logging
+from io import TextIOWrapper
 from pathlib import Path
 
 LOG_NAME = "parley.log"
@@ -12,11 +13,27 @@ _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d]: %(message)s"
 
 class _FolderMakingFileHandler(logging.FileHandler):
     """A file handler that opens its file (and makes its folder) at the first record, so a
-    command that logs nothing leaves nothing behind."""
+    command that logs nothing leaves nothing behind. Beside a database in a folder that cannot be
+    written (a read-only file system: the commands that only read still work there), the log
+    cannot be kept: its records are dropped, never raised into the command or printed on its
+    terminal."""
 
-    def _open(self):  # type: ignore[no-untyped-def]
+    unwritable = False
+
+    def _open(self) -> TextIOWrapper:
         Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
         return super()._open()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.unwritable:
+            return
+        if self.stream is None:
+            try:
+                self.stream = self._open()
+            except OSError:
+                self.unwritable = True  # nowhere to write it, and the terminal is not the place
+                return
+        super().emit(record)
 
 
 def configure_logging(db_path: Path) -> Path:

@@ -14,9 +14,9 @@ from pathlib import Path
 import click
 
 from parley.core.errors import ConfigError
-from parley.tui.cli.run_command import _exit
+from parley.tui.cli.command_io import db_option
+from parley.tui.cli.run_batch import run_and_exit
 from parley.tui.cli.run_modes import RunRequest
-from parley.tui.cli.sessions_command import db_option
 
 EPILOG = """\b
 Exit codes: as `parley run`'s: 0 nothing failed, 1 a conversation failed or could not be
@@ -99,4 +99,4 @@ def rescore(
         updates=updates,
         criteria_from=list(criteria_from),
     )
-    _exit(db_path, request, dry_run=False, concurrency=None, report_path=report_path, grace_s=5.0, gate=(None, False), strict=strict)
+    run_and_exit(db_path, request, dry_run=False, concurrency=None, report_path=report_path, grace_s=5.0, gate=(None, False), strict=strict)

@@ -164,7 +164,8 @@ def _print_tables(reports: list[RuleReport], conversations: int, inactive: int, 
     from rich.table import Table
     from rich.text import Text
 
-    from parley.tui.cli.sessions_command import console
+    from parley.tui.cli.command_io import console
+    from parley.tui.cli.terminal_text import visible as shown
 
     out = console()
     for report in reports:
@@ -191,10 +192,10 @@ def _print_tables(reports: list[RuleReport], conversations: int, inactive: int, 
             table.add_row(Text("not run"), Text(shown(listed)), Text(shown(reason)))
         out.print(table)
     failed = sum(1 for report in reports if report.count("fail"))
-    not_run = sum(1 for report in reports if report.count("not_run"))
+    rules_not_run = sum(1 for report in reports if report.count("not_run"))
     summary = f"{len(reports)} rule{'' if len(reports) == 1 else 's'} over {conversations} conversation{'' if conversations == 1 else 's'}: {failed} with failures"
-    if not_run:
-        summary += f", {not_run} not run" + (" (they need a model: --judge MODEL)" if model_name == "offline" else "")
+    if rules_not_run:
+        summary += f", {rules_not_run} not run" + (" (they need a model: --judge MODEL)" if model_name == "offline" else "")
     if inactive:
         summary += f"; {inactive} inactive rule{'' if inactive == 1 else 's'} skipped"
     out.print(Text(summary))
@@ -213,10 +214,3 @@ def _by_reason(results: list[Any]) -> dict[str, list[str]]:
 def _names(result: Any) -> str:
     """The conversation(s) a result is about: a file, `first → second`, or a batch's files."""
     return " → ".join(result.conversations) if result.kind == "pair" else ", ".join(result.conversations)
-
-
-def shown(text: str) -> str:
-    """`text` safe for a terminal: control characters (escape sequences) written as \\xNN."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)

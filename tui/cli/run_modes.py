@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --help` starts
-    from parley.core.records import RerunSelection
+    from parley.core.engine import PreparedBatch
+    from parley.core.records import BatchOptions, RerunSelection
+    from parley.core.reports import BatchSummary
+    from parley.core.store import Store
 
 Mode = Literal["new", "resume", "rerun", "replay", "rescore"]
 
@@ -38,6 +41,7 @@ MODEL_OVERRIDES = {
     "bot_model": "bot",
     "bot_prompt": "bot_prompt",
     "bot_timeout_s": "bot_timeout_s",
+    "bot_max_reply_bytes": "bot_max_reply_bytes",
     "user_model": "user",
     "judge_model": "judge",
 }
@@ -80,7 +84,7 @@ class RunRequest:
 
     mode: Mode
     paths: list[Path] = field(default_factory=list)
-    options: Any = None
+    options: BatchOptions | None = None
     """BatchOptions for a new batch."""
     single: str | None = None
     ref: str | None = None
@@ -95,7 +99,7 @@ class RunRequest:
     criteria_from: list[Path] = field(default_factory=list)
     """A re-score's `--criteria-from` files."""
 
-    async def prepare(self, store: Any, *, dry_run: bool = False) -> Any:
+    async def prepare(self, store: Store, *, dry_run: bool = False) -> PreparedBatch:
         """Plan and store the batch (parley.core.engine.batch_plan.PreparedBatch); with
         `dry_run`, only plan it."""
         from parley.core.engine import prepare_batch, prepare_replay, prepare_rerun, prepare_rescore, prepare_resume
@@ -116,9 +120,10 @@ class RunRequest:
             return await prepare_rerun(store, ref, self.selections, models=self.models, update=self.updates, dry_run=dry_run)
         if self.mode == "replay":
             return await prepare_replay(store, ref, models=self.models, update=self.updates, dry_run=dry_run)
+        assert self.options is not None, "a new batch is planned from its options"
         return await prepare_batch(store, self.paths, self.options, single=self.single, dry_run=dry_run)
 
-    async def prepare_or_exit(self, store: Any, *, dry_run: bool = False) -> tuple[Any, int]:
+    async def prepare_or_exit(self, store: Store, *, dry_run: bool = False) -> tuple[PreparedBatch | None, int]:
         """(the prepared batch, EXIT_OK), or (None, the exit code) once the reason is printed:
         nothing to re-run (EXIT_OK), invalid inputs located line by line (EXIT_FAILED), a bad
         selection (EXIT_USAGE), any other ParleyError such as a missing key or an unknown batch
@@ -178,7 +183,7 @@ def lineage_request(ctx: click.Context, mode: Mode, ref: str, selections: list[R
 # -- the CI gate --------------------------------------------------------------------------------
 
 
-def rate_gate(summary: Any, threshold: float, *, lower: bool) -> tuple[bool, str]:
+def rate_gate(summary: BatchSummary, threshold: float, *, lower: bool) -> tuple[bool, str]:
     """(held, line): whether the batch's pass rate (or its Wilson lower bound) is at least
     `threshold`, and a line saying so. No judged conversation at all never holds."""
     n = summary.pass_rate_denominator

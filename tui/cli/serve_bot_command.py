@@ -13,6 +13,7 @@ import click
 
 from parley.core.errors import ConfigError
 from parley.tui.cli.date_option import parse_date
+from parley.tui.cli.finite_numbers import FiniteFloatRange
 
 EPILOG = """\b
 Routes:
@@ -67,7 +68,7 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option(
     "--idle",
     "idle_s",
-    type=click.FloatRange(1, None),
+    type=FiniteFloatRange(1, None),
     default=1800.0,
     show_default=True,
     metavar="SECONDS",

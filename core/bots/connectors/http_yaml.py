@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from parley.core.bots.api import BotContext
 from parley.core.bots.connectors.base import (
     DEFAULT_CALL_TIMEOUT_S,
+    DEFAULT_MAX_REPLY_BYTES,
     ConnectorError,
     HttpConnector,
     check_url,
@@ -194,17 +195,26 @@ class HttpYamlConnector(HttpConnector):
         path: str | Path,
         *,
         timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         config: HttpBotConfig | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.path = str(path)
         self.config = config or load_http_bot_config(path)
-        super().__init__(f"{SCHEME}:{path}", timeout_s=self.config.timeout or timeout_s, env=env)
+        super().__init__(f"{SCHEME}:{path}", timeout_s=self.config.timeout or timeout_s, max_reply_bytes=max_reply_bytes, env=env)
 
     @property
     def probe_url(self) -> str:
         """Where to check, before a batch, that the bot is there at all."""
         return self.config.base_url
+
+    def probe_headers(self) -> dict[str, str]:
+        """The headers the check before launch sends (those of `send_message`, resolved)."""
+        return self._headers(self.config.send_message)
+
+    def credential_names(self) -> list[str]:
+        """The environment variables the headers take (names only, for messages)."""
+        return self.config.env_names()
 
     def check(self) -> None:
         """ConfigError now for a header's environment variable that is not set."""

@@ -105,7 +105,7 @@ def build_eval_log(store: Any, batch_id: str) -> EvalLog:
     from inspect_ai.model import ModelConfig, ModelUsage
 
     from parley.core.interop.inspect.scores import CRITERION_METRICS, CRITERION_SCORE, SCORE_METRICS
-    from parley.core.reports import criterion_counts
+    from parley.core.store import criterion_counts
 
     batch = store.get_batch(batch_id)
     criteria = [c.criterion for c in criterion_counts(store, batch.id)]

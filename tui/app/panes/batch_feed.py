@@ -23,7 +23,15 @@ import queue
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+
+    from parley.core.engine import PreparedBatch
+    from parley.core.engine.distributed import Placement, WorkerPool
+    from parley.core.records import BatchEvent, BatchFinished, BatchStarted, ConversationRow, Progress
+    from parley.core.store import Store
 
 log = logging.getLogger("parley.tui.batch_feed")
 
@@ -32,10 +40,10 @@ log = logging.getLogger("parley.tui.batch_feed")
 class FeedUpdate:
     """What happened since the last drain."""
 
-    rows: list[Any] = field(default_factory=list)  # ConversationRows of finished conversations
-    progress: Any = None  # the latest core Progress, if any came
-    started: Any = None  # BatchStarted, if it came
-    finished: Any = None  # BatchFinished, if it came
+    rows: list[ConversationRow] = field(default_factory=list)  # of finished conversations
+    progress: Progress | None = None  # the latest, if any came
+    started: BatchStarted | None = None
+    finished: BatchFinished | None = None
     concurrency: list[tuple[int, str]] = field(default_factory=list)
     last_error: str | None = None
 
@@ -47,38 +55,37 @@ class FeedUpdate:
 class BatchFeed:
     """Events from a running batch, gathered on its loop's thread, drained on the UI's."""
 
-    def __init__(self, batch_id: str, placement: Any = None) -> None:
+    def __init__(self, batch_id: str, placement: Placement | None = None) -> None:
         self.batch_id = batch_id
-        self.placement = placement  # parley.core.engine.distributed.placement.Placement, or None
+        self.placement = placement
         self._lock = threading.Lock()
         self._pending = FeedUpdate()
-        self._control: Any = None  # the child's control queue while it runs
+        self._control: Queue[str | None] | None = None  # the child's control queue while it runs
         self._asked: list[str] = []  # stop/cancel asked before the child existed
-        self.result: Any = None
+        self.result: BatchFinished | None = None
 
     # ---- the batch's side ----------------------------------------------------------------------
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: BatchEvent) -> None:
         """The runner's callback (on the batch loop's thread): remember, never draw."""
-        kind = getattr(event, "kind", None)
         with self._lock:
             pending = self._pending
-            if kind == "progress":
+            if event.kind == "progress":
                 pending.progress = event
-            elif kind == "conversation_finished":
+            elif event.kind == "conversation_finished":
                 pending.rows.append(event.row)
-            elif kind == "conversation_failed":
+            elif event.kind == "conversation_failed":
                 if event.row is not None:
                     pending.rows.append(event.row)
                 pending.last_error = event.error
-            elif kind == "concurrency_changed":
+            elif event.kind == "concurrency_changed":
                 pending.concurrency.append((event.limit, event.reason))
-            elif kind == "batch_started":
+            elif event.kind == "batch_started":
                 pending.started = event
-            elif kind == "batch_finished":
+            elif event.kind == "batch_finished":
                 pending.finished = event
 
-    def run(self, store: Any, prepared: Any) -> Any:
+    def run(self, store: Store, prepared: PreparedBatch) -> BatchFinished:
         """Run `prepared` to its end in a child process on `store`'s database; returns the
         BatchFinished event (None if the child died without one). Blocks: call it from a
         worker thread. stop() and cancel() may be called from any thread meanwhile."""
@@ -89,8 +96,8 @@ class BatchFeed:
         captured = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = sys.__stdout__ or sys.stdout, sys.__stderr__ or sys.stderr
         try:
-            events: Any = context.Queue()
-            control: Any = context.Queue()
+            events: Queue[BatchEvent | None] = context.Queue()
+            control: Queue[str | None] = context.Queue()
             # Not a daemon: an app closing mid-batch cancels it and waits while it saves what
             # was in flight (as cancelled), so nothing that ran is lost.
             child = context.Process(
@@ -115,7 +122,7 @@ class BatchFeed:
             if event is None:  # the child's last word
                 break
             self.on_event(event)
-            if getattr(event, "kind", None) == "batch_finished":
+            if event.kind == "batch_finished":
                 finished = event
         child.join(timeout=10)
         with self._lock:
@@ -153,7 +160,9 @@ class BatchFeed:
         return self._call("cancel")
 
 
-def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement: Any = None) -> None:
+def run_child(
+    db_path: str, prepared: PreparedBatch, events: Queue[BatchEvent | None], control: Queue[str | None], placement: Placement | None = None
+) -> None:
     """The batch's process: open the store, run the batch (over workers with a `placement`),
     send every event back; "stop" and "cancel" arrive on `control`. Ends by sending None."""
     from parley.core.store import Store
@@ -166,7 +175,7 @@ def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement:
 
         loop = asyncio.get_running_loop()
         store = await asyncio.to_thread(Store.open, db_path)
-        pool: Any = None
+        pool: WorkerPool | None = None
         runner: BatchRunner
         # The reply cache lives in this process's database; a re-score calls no bot or customer.
         if placement is None or prepared.batch.options.cache or prepared.rescores:

@@ -8,7 +8,7 @@ from what is stored.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,6 +23,9 @@ from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.session_listing import COLUMNS, parse_date_filter
 from parley.tui.app.widgets.row_table import Ranked, RowTable, clip_option
+
+if TYPE_CHECKING:
+    from parley.core.store import SessionCursor, SessionItem
 
 EMPTY_TEXT = "No sessions yet: chat in the Chat pane or run `parley run profiles/`"
 LOAD_AHEAD = 20  # rows from the end at which the next page is fetched
@@ -53,8 +56,8 @@ class SessionsPane(Pane):
         super().__init__(id=id)
         self.page_size = page_size
         self.filters: dict[str, Any] = dict(NO_FILTERS)
-        self.cursor: Any = None  # session_queries.SessionCursor of the rows shown
-        self.items: list[Any] = []
+        self.cursor: SessionCursor | None = None  # of the rows shown
+        self.items: list[SessionItem] = []
         self.total = 0
         # Not `loading`: that is Textual's own reactive, which covers the pane with a spinner
         # (and takes the focus away from the search box while a person types in it).
@@ -106,7 +109,7 @@ class SessionsPane(Pane):
         self._load_page(self._generation, dict(self.filters), self.cursor)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions-page", description="reading the sessions")
-    def _load_page(self, generation: int, filters: dict[str, Any], cursor: Any) -> None:
+    def _load_page(self, generation: int, filters: dict[str, Any], cursor: SessionCursor | None) -> None:
         """The next page of `cursor`, or the first page of a new cursor for `filters`. The
         cursor is handed back in the message: only the current generation's is kept."""
         from parley.core.store import CHATS, SessionCursor, SessionFilters, outcome_names, profile_names
@@ -232,7 +235,7 @@ class SessionsPane(Pane):
 
     # ---- opening and exporting --------------------------------------------------------------------
 
-    def _current(self) -> Any:
+    def _current(self) -> SessionItem | None:
         table = self.table
         if not self.items or table.cursor_row is None or not (0 <= table.cursor_row < len(self.items)):
             return None

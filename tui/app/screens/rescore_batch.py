@@ -7,7 +7,7 @@ form, and the form closes with the prepared batch, which the Batches pane runs l
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,10 +22,11 @@ from parley.tui.app.messages import BatchLaunchRefused, BatchPrepared
 from parley.tui.app.screens.launch_batch import MAX_PROBLEMS_SHOWN, parse_sources, problem_line
 
 if TYPE_CHECKING:
+    from parley.core.engine import PreparedBatch
     from parley.tui.app.app import ParleyApp
 
 
-class RescoreScreen(ModalScreen[Any]):
+class RescoreScreen(ModalScreen["PreparedBatch | None"]):
     """Dismissed with a parley.core.engine.batch_plan.PreparedBatch, or None when closed."""
 
     BINDINGS = [
@@ -104,7 +105,7 @@ class RescoreScreen(ModalScreen[Any]):
         from parley.core.errors import ParleyError
         from parley.core.models import aclose_clients
 
-        async def prepare() -> Any:
+        async def prepare() -> PreparedBatch:
             try:
                 return await prepare_rescore(self.parley.store(), self.batch_id, judge=judge, criteria_from=criteria, cache=cache)
             finally:
