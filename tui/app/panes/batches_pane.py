@@ -117,11 +117,11 @@ class BatchesPane(Pane):
     BINDINGS = [
         Binding("b", "mark_base", "Mark base"),
         Binding("c", "compare", "Compare"),
-        Binding("R", "rescore", "Re-score"),
         Binding("x", "cancel_batch", "Stop batch"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("s", "next_sort", "Sort"),
+        Binding("R", "rescore", "Re-score"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
