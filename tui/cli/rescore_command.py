@@ -85,9 +85,9 @@ def rescore(
     strict: bool,
     db_path: Path | None,
 ) -> None:
-    """Judge BATCH's stored conversations again, into a new batch (no bot or customer call).
+    """Judge a stored batch again, into a new batch.
 
-    BATCH is an id, a unique prefix of 6+ characters, `latest` (the default) or `latest~N`.
+    BATCH's stored conversations are evaluated again, calling no bot and no customer. BATCH is an id, a unique prefix of 6+ characters, `latest` (the default) or `latest~N`.
     """
     updates: dict[str, object] = {"cache": cache}
     if concurrency is not None:
