@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from parley.core.bots import BotSpec, bot_kind
@@ -42,14 +43,14 @@ def rescore_models(options: BatchOptions, store: Store | None = None) -> BatchMo
     return BatchModels(RoleModels(judge=options.models.judge), store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
 
 
+@dataclass
 class RescorePlan:
     """What a re-score runs: the stored conversation of each run and the spec it is judged on."""
 
-    def __init__(self) -> None:
-        self.specs: list[ConversationSpec] = []
-        self.exact_specs: dict[RunKey, ConversationSpec] = {}
-        self.sources: dict[RunKey, str] = {}
-        self.warnings: list[str] = []
+    specs: list[ConversationSpec] = field(default_factory=list)
+    exact_specs: dict[RunKey, ConversationSpec] = field(default_factory=dict)
+    sources: dict[RunKey, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _expectations(paths: Sequence[str], parent: BatchRecord) -> dict[str, Expectations | None]:
