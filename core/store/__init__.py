@@ -31,9 +31,17 @@ if TYPE_CHECKING:
         outcome_names,
         profile_names,
     )
-    from parley.core.store.store import JUDGE_ROLE, DuplicateConversationError, ReadOnlyDatabase, Store, UnreadableBatchError
+    from parley.core.store.store import (
+        ACTIVE_STATUSES,
+        JUDGE_ROLE,
+        DuplicateConversationError,
+        ReadOnlyDatabase,
+        Store,
+        UnreadableBatchError,
+    )
 
 __all__ = [
+    "ACTIVE_STATUSES",
     "BatchRow",
     "CHATS",
     "CachedModel",

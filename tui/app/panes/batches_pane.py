@@ -618,6 +618,10 @@ class BatchesPane(Pane):
         keys = list(SORTS)
         select.value = keys[(keys.index(str(select.value)) + 1) % len(keys)]
 
-    def on_unmount(self) -> None:
-        if self.feed is not None:  # the app is closing: the batch's conversations end as cancelled
+    def cancel_running(self) -> None:
+        """Cancel the running batch, if any: what is in flight is stored as cancelled."""
+        if self.feed is not None:
             self.feed.cancel()
+
+    def on_unmount(self) -> None:
+        self.cancel_running()  # the app is closing: the batch's conversations end as cancelled
