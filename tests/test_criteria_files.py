@@ -92,6 +92,8 @@ def test_validate_says_once_per_file_that_criteria_and_rubrics_need_an_llm_judge
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.output.splitlines() if "LLM judge" in line]
     assert warnings == [
-        f"{tmp_path / 'p.yaml'}: expect.judge and expect.criteria: not run under the offline judge: "
-        "needs an LLM judge (`--judge MODEL`); never passed (warning)"
+        f"{tmp_path / 'p.yaml'}:7:3: expect.criteria: the offline judge reads no criteria, so these 2 criteria are not run: "
+        "each needs an LLM judge (`--judge MODEL`) (warning)",
+        f"{tmp_path / 'p.yaml'}:10:3: expect.judge: the offline judge reads no rubric, so this check is not run: "
+        "it needs an LLM judge (`--judge MODEL`) (warning)",
     ]

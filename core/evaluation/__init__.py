@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from parley.core.evaluation.criteria_judge import CriteriaJudge, LLMCriteriaJudge
     from parley.core.evaluation.criteria_prompt import criteria_messages
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, NOT_RUN_OFFLINE, Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
     from parley.core.evaluation.verdicts import broken_verdict, evaluate
@@ -50,7 +51,6 @@ __all__ = [
     "CriterionAnswer",
     "LLMCriteriaJudge",
     "NEEDS_LLM_JUDGE",
-    "NOT_RUN_OFFLINE",
     "criteria_checks",
     "criteria_messages",
     "criteria_of",
@@ -69,6 +69,7 @@ __all__ = [
     "FlakySpec",
     "Interval",
     "Judge",
+    "NEEDS_LLM_JUDGE",
     "NumberStatistics",
     "LLMJudge",
     "OfflineJudge",
@@ -80,6 +81,8 @@ __all__ = [
     "evaluate_observed",
     "hide_unobservable",
     "no_world_client",
+    "offline_limits",
+    "offline_limits_by_file",
     "pass_hat_k",
     "pass_hat_k_from_counts",
     "stats_seed",

@@ -24,7 +24,6 @@ from parley.core.records import ChatMessage, CheckResult, Conversation, Conversa
 __all__ = [
     "DEFAULT_RUBRIC",
     "NEEDS_LLM_JUDGE",
-    "NOT_RUN_OFFLINE",
     "Judge",
     "LLMJudge",
     "OfflineJudge",
@@ -39,7 +38,6 @@ OFFLINE_JUDGE_NAME = "offline"
 
 NEEDS_LLM_JUDGE = "needs an LLM judge (`--judge MODEL`)"
 """Why a check only a model can decide (a rubric, a criterion in words) is not run offline."""
-NOT_RUN_OFFLINE = f"not run under the offline judge: {NEEDS_LLM_JUDGE}; never passed"
 """What `parley profiles validate` says of a rubric (`expect.judge`) and of criteria (`expect.criteria`)."""
 
 # Modelled on the 003 evaluator: five criteria, and what each score means.

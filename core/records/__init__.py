@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         OutcomeRow,
         PolicyViolation,
         RoleUsage,
+        StatedGoals,
         SummaryRow,
     )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
@@ -168,6 +169,7 @@ __all__ = [
     "Scalar",
     "SessionMetrics",
     "SourceLocation",
+    "StatedGoals",
     "StopReason",
     "SummaryRow",
     "StoredChatSession",

@@ -126,6 +126,9 @@ class FailureEntry(BaseModel):
     """A criterion not met's reason (as in `reasons`) -> the judge's evidence (`turn 3: "quote"`),
     shown under it."""
 
+    goals_only_stated: list[str] = Field(default_factory=list)
+    """The goals its offline customer only stated, not acting them out (a note, not a reason)."""
+
 
 class CriterionCounts(BaseModel):
     """One criterion in words over a batch: how often the judge found it met, not met or not
@@ -138,6 +141,15 @@ class CriterionCounts(BaseModel):
     not_applicable: int = 0
     not_run: int = 0
     errors: int = 0
+
+
+class StatedGoals(BaseModel):
+    """A spec whose offline customer only stated some of its goals, not acting them out:
+    information, not a fault (parley.core.users.acted_goals)."""
+
+    spec_id: str
+    conversations: int
+    goals: list[str]
 
 
 class CheckFailureCount(BaseModel):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from parley.core.evaluation import BatchSummary, Interval
 from parley.core.records import RoleUsage
 from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport
+from parley.core.users import only_stated_advice, only_stated_note
 
 BAR = "█"
 BAR_WIDTH = 30
@@ -253,6 +254,18 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
             ],
         )
         out.append("")
+    if summary.goals_only_stated:
+        out += ["## Goals only stated", ""]
+        out += [
+            "The offline customer only stated these goals: it cannot act them out, so nothing it did tested "
+            f"whether the bot can do them (information, not a fault; {only_stated_advice(2)}).",
+            "",
+        ]
+        out += _table(
+            ["Spec", "Conversations", "Goals"],
+            [[g.spec_id, g.conversations, "; ".join(g.goals)] for g in summary.goals_only_stated],
+        )
+        out.append("")
 
     s = summary.score_statistics
     out += ["## Scores", ""]
@@ -337,6 +350,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
                     out.append(f"    > {_cell(f.evidence[r])}")
             if not f.reasons:
                 out.append("  - (no reason recorded)")
+            if f.goals_only_stated:
+                out.append(f"  - note: {_cell(only_stated_note(f.goals_only_stated))}")
         if summary.failures_total > len(summary.failures):
             out.append(f"- ... and {summary.failures_total - len(summary.failures)} more.")
         out.append("")

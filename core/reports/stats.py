@@ -34,6 +34,7 @@ from parley.core.records import (
     OutcomeRow,
     PolicyViolation,
     RoleUsage,
+    StatedGoals,
 )
 from parley.core.store import (
     JUDGE_ROLE,
@@ -41,6 +42,7 @@ from parley.core.store import (
     criterion_counts,
     failed_check_counts,
     failure_entries,
+    goals_only_stated,
     not_applicable_checks,
     outcome_rows,
     policy_violations,
@@ -102,6 +104,8 @@ class BatchReport(BatchSummary):
     """Each criterion in words the batch's conversations were checked on, the authors' first."""
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
+    goals_only_stated: list[StatedGoals] = Field(default_factory=list)
+    """The specs whose offline customer only stated some goals (the first `max_listed`)."""
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -247,4 +251,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         not_applicable_checks=not_applicable,
         criteria=criterion_counts(store, bid),
         passed_with_not_applicable=passed_with_na,
+        goals_only_stated=goals_only_stated(store, bid, max_listed),
     )

@@ -595,6 +595,13 @@ class Store:
         return self.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0]
 
     @_locked
+    def data_version(self) -> int:
+        """A number that changes whenever another connection (another process: `parley run`, the
+        service) commits to the database, and not for this one's own writes: SQLite's
+        `PRAGMA data_version`, which reads no table, so asking every few seconds costs nothing."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
+    @_locked
     def latest_batch_id(self, back: int = 0) -> str | None:
         """The id of the batch created last (`back` = 1: the one before it...), or None when there
         is no such batch."""

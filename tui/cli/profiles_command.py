@@ -1,7 +1,8 @@
 """`parley profiles`: check profiles, playbooks and scenario files, and show what they expand to.
 
-parley profiles validate PATH...   every problem as `file:line:col: field: reason`, a
-                                   summary line, exit 1 when there is any problem
+parley profiles validate PATH...   every problem as `file:line:col: field: reason`, warnings
+                                   (what the offline roles will not read), a summary line,
+                                   exit 1 when there is any problem
 parley profiles expand PATH...     a table of the conversations the files make
 """
 
@@ -44,10 +45,13 @@ def validate(
     playbook has `steps:`), .json files are scenario files, personalities/ files are checked as
     personalities, templates/ folders are skipped, and so is YAML or JSON that is clearly
     something else (each such file listed with the reason); a .txt file named explicitly is
-    checked as a prompt template. Notes say which personality and prompt files were read; a
-    warning names each file with a rubric or criteria in words, which only an LLM judge
-    (`parley run --judge MODEL`) decides. Exits 1 when anything is wrong.
+    checked as a prompt template. Notes say which personality and prompt files were read.
+    Warnings name, once per file, what the offline roles (parley's defaults) will not read: a
+    rubric or criteria (they need an LLM judge), goals the offline customer only states.
+    Exits 1 when anything is wrong (a warning is not).
     """
+    from parley.core.evaluation import offline_limits
+
     result = load_specs(
         paths,
         seed=seed,
@@ -58,28 +62,13 @@ def validate(
     )
     for error in result.errors:
         click.echo(visible(error.render()))
-    for line in loader_lines(result) + needs_llm_judge(result.specs):
+    for line in loader_lines(result):
         click.echo(visible(line))
+    for line in offline_limits(result.specs):
+        click.echo(visible(f"{line} (warning)"))
     click.echo(visible(_summary(result)))
     if not result.ok:
         sys.exit(1)
-
-
-def needs_llm_judge(specs: list[ConversationSpec]) -> list[str]:
-    """One warning per file that asks for what only an LLM judge decides (a rubric, criteria in
-    words): the offline judge does not run them, and they never pass unread."""
-    from parley.core.evaluation import NOT_RUN_OFFLINE
-
-    keys: dict[str, list[str]] = {}
-    for spec in specs:
-        if spec.expect is None:
-            continue
-        prefix = "" if spec.kind == "scenario" else "expect."
-        wanted = keys.setdefault(spec.source, [])
-        for key, asked in (("judge", spec.expect.judge is not None), ("criteria", bool(spec.expect.criteria))):
-            if asked and prefix + key not in wanted:
-                wanted.append(prefix + key)
-    return [f"{source}: {' and '.join(found)}: {NOT_RUN_OFFLINE} (warning)" for source, found in keys.items() if found]
 
 
 @profiles.command()

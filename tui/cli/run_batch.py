@@ -274,7 +274,8 @@ def _summary_and_report(store: Store, result: BatchResult, report_file: Path, si
             buffer = StringIO()
             view = Console(file=buffer, width=140, highlight=False, no_color=True, soft_wrap=True, emoji=False)
             view.print(f"{for_rich(stored.spec.spec_id)} trial {stored.trial}:")
-            print_verdict(view, stored.verdict, stored.conversation.stop_reason, stored.conversation.error)
+            conversation = stored.conversation
+            print_verdict(view, stored.verdict, conversation.stop_reason, conversation.error, conversation.metadata)
             lines.append(buffer.getvalue().rstrip("\n") + "\n")
     lines += summary_lines(summary)
     lines += run_lines(result, report_line)
