@@ -62,6 +62,7 @@ from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
+from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, offline_limits_by_file
 from parley.core.records import (
@@ -198,6 +199,10 @@ async def prepare_resume(
         if owner is not None and running_elsewhere(owner):
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
+    if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
+        prepared = await resume_rescore(store, batch)
+        prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
+        return prepared
     models = models or BatchModels(options.models, store=store, cache=options.cache)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
@@ -371,6 +376,8 @@ class BatchRunner:
         self.batch_id = prepared.id
         options = prepared.batch.options
         self.options = options
+        if models is None and options.rescore_of is not None:
+            models = rescore_models(options, store)  # a re-score calls its judge alone
         self.models = models or BatchModels(options.models, store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
         self.limits = Limits(max_turns=options.max_turns, timeout_s=options.timeout_s)
         self.grace_s = grace_s
@@ -384,6 +391,7 @@ class BatchRunner:
         self._stopping = False
         self._grace_handle: asyncio.TimerHandle | None = None
         self._tally = _Tally()
+        self._total: int | None = None
         self._ran = 0
         self._started = 0.0
         self._fatal: str | None = None
@@ -443,7 +451,7 @@ class BatchRunner:
         """Where the batch is now."""
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
-        total = self.prepared.total
+        total = self._total if self._total is not None else self.prepared.total
         remaining = max(0, total - self._tally.done)
         return Progress(
             batch_id=self.batch_id,
@@ -508,6 +516,7 @@ class BatchRunner:
 
     async def _run(self) -> BatchResult:
         prepared = self.prepared
+        self._total = prepared.total  # counted once: progress is told after every conversation
         self._started = time.monotonic()
         await self._initial_counts()
         started_at = prepared.batch.started_at or _now()
@@ -671,7 +680,12 @@ class BatchRunner:
                 )
             )
             try:
-                conversation, verdict = await self._conversation(control)
+                if run.rescore_of is not None:  # judged again here, whoever runs the batch's conversations
+                    conversation, verdict = await rescore_planned(
+                        control, store=self.store, models=self.models, parent_bot=self.options.models
+                    )
+                else:
+                    conversation, verdict = await self._conversation(control)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in one conversation must not stop the batch, nor lose it
@@ -732,7 +746,13 @@ class BatchRunner:
         run = control.run
         save = self.store.save_conversation
         try:
-            await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
+            source = (conversation.metadata.get("rescored_from") or {}).get("conversation_id") if run.rescore_of else None
+            if source is not None:
+                # a re-score's copy: its transcript rows are copied inside SQLite, not written anew
+                copy = functools.partial(self.store.save_copy, source_id=source)
+                await asyncio.to_thread(copy, self.batch_id, run.spec, conversation, verdict, run.trial)
+            else:
+                await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
             return conversation, verdict
         except DuplicateConversationError:
             return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there

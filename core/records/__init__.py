@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from parley.core.records.batch_figures import (
         UNEVALUATED,
         CheckFailureCount,
+        CriterionCounts,
         FailureEntry,
         MeasuredUsage,
         NotApplicableCount,
@@ -111,6 +112,7 @@ __all__ = [
     "ChatSessionRow",
     "ChatbotSection",
     "CheckFailureCount",
+    "CriterionCounts",
     "CheckResult",
     "ConcurrencyChanged",
     "Conversation",
