@@ -18,7 +18,7 @@ and their world checks are reported as not applicable.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -60,6 +60,21 @@ class BotSpec(BaseModel):
         return self.target if self.kind in ("model", "prompt") else None
 
 
+def _connector_scheme(name: str) -> str | None:
+    """The scheme of a connector name (`rasa:URL` -> rasa), None for a model name."""
+    scheme, sep, _ = name.partition(":")
+    return scheme if sep and "/" not in scheme else None  # `ollama/llama3:8b` is a model name
+
+
+def bot_kind(name: str | None, *, bot_prompt: str | None = None) -> BotKind:
+    """What a `--bot` value names (model, prompt, or a connector's scheme), from the name alone:
+    nothing is read or checked (a stored batch's bot is described so, its files long gone)."""
+    scheme = _connector_scheme((name or OFFLINE).strip())
+    if scheme is not None:
+        return cast(BotKind, scheme)  # an unknown scheme is a connector all the same: not parley's World
+    return "prompt" if bot_prompt else "model"
+
+
 def parse_bot_spec(
     name: str | None,
     *,
@@ -79,7 +94,7 @@ def parse_bot_spec(
             raise ConfigError(f"--bot-prompt goes with a model (a prompt bot), not with the Python bot {name}")
         split_python_target(name)
         return BotSpec(name=name, kind="python", target=rest.strip(), **limits)
-    is_connector = bool(sep) and "/" not in scheme  # `ollama/llama3:8b` is a model name
+    is_connector = _connector_scheme(name) is not None
     if is_connector and rest.startswith("//"):
         raise ConfigError(f"{name!r} is a URL, not a bot: say which API it speaks ({CONNECTOR_FORMS}), e.g. rasa:{name}")
     if is_connector and scheme not in CONNECTOR_SCHEMES:

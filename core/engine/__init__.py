@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         PreflightReport,
         UnreachableEndpoint,
     )
+    from parley.core.engine.rescore import prepare_rescore
 
 __all__ = [
     "BatchModels",
@@ -54,6 +55,7 @@ __all__ = [
     "prepare_batch",
     "prepare_replay",
     "prepare_rerun",
+    "prepare_rescore",
     "prepare_resume",
     "prepare_specs",
     "run_planned",

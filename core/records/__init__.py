@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from parley.core.records.batch_figures import (
         UNEVALUATED,
         CheckFailureCount,
+        CriterionCounts,
         FailureEntry,
         MeasuredUsage,
         NotApplicableCount,
@@ -112,6 +113,7 @@ __all__ = [
     "ChatSessionRow",
     "ChatbotSection",
     "CheckFailureCount",
+    "CriterionCounts",
     "CheckResult",
     "ConcurrencyChanged",
     "Conversation",
