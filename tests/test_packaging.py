@@ -78,7 +78,9 @@ def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
     # Every module of the checkout is in the wheel (a new subpackage must be listed in pyproject).
     for top in ("core", "tui", "mockapi"):
         for module in (ROOT / top).rglob("*.py"):
-            assert f"parley/{module.relative_to(ROOT).as_posix()}" in names, module
+            path = module.relative_to(ROOT).as_posix()
+            path = path.replace("core/api/", "api/", 1) if path.startswith("core/api/") else path  # installed as parley.api
+            assert f"parley/{path}" in names, module
     for shipped in (
         "parley/profiles/track_shipped_order.yaml",
         "parley/profiles/personalities/formal-user.yml",
@@ -88,6 +90,8 @@ def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
         "parley/tui/app/app.tcss",
         "parley/mockapi/fixtures/orders.json",
         "parley/core/engine/batch_runner.py",
+        "parley/api/py.typed",  # mypy reads a user's use of parley.api (PEP 561)
+        "parley/core/py.typed",
     ):
         assert shipped in names, shipped
 
