@@ -25,14 +25,8 @@ import random
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import (
-    GoalStyle,
-    InteractionStyle,
-    Profile,
-    RandomStyles,
-    Scalar,
-    Variable,
-)
+from parley.core.records.goal_variables import Scalar, Variable
+from parley.core.records.profile import GoalStyle, InteractionStyle, Profile, RandomStyles
 from parley.core.records.spec import ConversationSpec, VariableValue, derive_seed, make_spec_id
 from parley.core.specs.combinations import chain_digits, forward_plan, sample_size
 from parley.core.specs.combinations import combination_count as sensei_combinations
