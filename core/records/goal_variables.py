@@ -399,9 +399,7 @@ def read_goals(value: Any, reading: Reading) -> tuple[list[str], list[Variable]]
                 function = _function_alone(body)
                 if function is not None:
                     functions[name] = (function, (i, name, "function"))
-                variable = problems.check(
-                    lambda name=name, body=body: Variable.model_validate(Keyed(name, body), context=reading), at=(i, name)
-                )
+                variable = problems.check(Variable.model_validate, Keyed(name, body), context=reading, at=(i, name))
                 if variable is not None:
                     variables.append(variable)
         else:

@@ -250,7 +250,7 @@ def _read_context(value: Any, reading: ProfileReading, personalities: list[str])
         if not check_keys(value, ("personality",), reading, problems, required=("personality",)):
             problems.raise_if_any()
         # Sensei ignores a personality it cannot find when the context is a mapping.
-        lines = problems.check(lambda: _personality(value, reading, personalities, missing_ok=True))
+        lines = problems.check(_personality, value, reading, personalities, missing_ok=True)
         problems.raise_if_any()
         return lines
     if not isinstance(value, list):
@@ -268,7 +268,7 @@ def _read_context(value: Any, reading: ProfileReading, personalities: list[str])
             if entries > 1:
                 problems.add("Sensei takes one personality: entry per context; merge the files or keep one", at=(i,), at_key=True)
                 continue
-            lines += problems.check(lambda item=item: _personality(item, reading, personalities, missing_ok=False), at=(i,)) or []
+            lines += problems.check(_personality, item, reading, personalities, missing_ok=False, at=(i,)) or []
         else:
             problems.add(f"expected a context line or 'personality: <file>', got {describe(item)}", at=(i,))
     problems.raise_if_any()
@@ -331,9 +331,7 @@ def _read_outputs(value: Any, reading: Reading) -> list[OutputField]:
                 problems.add(f"output '{name}' is defined twice", at=(i, name), at_key=True)
             else:
                 seen.add(name)
-                output = problems.check(
-                    lambda name=name, body=body: OutputField.model_validate(Keyed(name, body), context=reading), at=(i, name)
-                )
+                output = problems.check(OutputField.model_validate, Keyed(name, body), context=reading, at=(i, name))
                 outputs += [output] if output is not None else []
     problems.raise_if_any()
     return outputs
@@ -497,7 +495,7 @@ def _read_styles(value: Any, reading: Reading) -> list[InteractionStyle | Random
     if not value:
         fail("must not be empty", at_key=True)
     problems = Problems()
-    styles = [problems.check(lambda item=item: _read_style(item, in_random=False), at=(i,)) for i, item in enumerate(value)]
+    styles = [problems.check(_read_style, item, in_random=False, at=(i,)) for i, item in enumerate(value)]
     problems.raise_if_any()
     return styles
 
@@ -532,7 +530,7 @@ def _read_style(value: Any, *, in_random: bool) -> InteractionStyle | RandomStyl
         if not setting:
             fail("must not be empty", at=(key,), at_key=True)
         problems = Problems()
-        choices = [problems.check(lambda item=item: _read_style(item, in_random=True), at=(key, j)) for j, item in enumerate(setting)]
+        choices = [problems.check(_read_style, item, in_random=True, at=(key, j)) for j, item in enumerate(setting)]
         problems.raise_if_any()
         return RandomStyles(choices=choices)
     word = _STYLE_ALIASES.get(word, word)
@@ -574,7 +572,7 @@ def _number_alone(written: Any, reading: Reading) -> ConversationNumber | None:
 # -- world (parley) ----------------------------------------------------------------------------------------------
 
 
-def _order_items(value: Any, reading: Reading) -> list[dict[str, Any]]:
+def _order_items(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         fail(f"expected a list of items (name, qty, unit_price, currency), got {describe(value)}", at_key=value is None)
     if not value:
@@ -587,7 +585,7 @@ def _order_items(value: Any, reading: Reading) -> list[dict[str, Any]]:
     return plain_value(value)
 
 
-def _tracking(value: Any, reading: Reading) -> dict[str, Any] | None:
+def _tracking(value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -608,8 +606,8 @@ class OrderOverride(YamlRecord):
     status: Annotated[OrderStatus | None, checked(read_order_status, optional=True)] = None
     currency: Annotated[str | None, as_text("a currency code like USD", optional=True)] = None
     total: Annotated[float | None, number(0, optional=True)] = None
-    items: Annotated[list[dict[str, Any]] | None, yaml_only(_order_items)] = None
-    tracking: Annotated[dict[str, Any] | None, yaml_only(_tracking)] = None
+    items: Annotated[list[dict[str, Any]] | None, checked(_order_items, optional=True)] = None
+    tracking: Annotated[dict[str, Any] | None, checked(_tracking)] = None
 
     def as_override(self) -> dict[str, Any]:
         """Only the fields the profile wrote, as the fixture's `apply_overrides` takes them."""
@@ -623,7 +621,7 @@ def _read_overrides(value: Any, reading: Reading) -> list[OrderOverride]:
     overrides: list[OrderOverride] = []
     seen: set[str] = set()
     for i, item in enumerate(value):
-        override = problems.check(lambda item=item: OrderOverride.model_validate(item, context=reading), at=(i,))
+        override = problems.check(OrderOverride.model_validate, item, context=reading, at=(i,))
         written = item.get("id") if isinstance(item, dict) else None
         order_id = written.strip() if isinstance(written, str) and ORDER_ID_RE.match(written.strip()) else None
         if order_id is not None and order_id in seen:
@@ -662,7 +660,7 @@ class WorldSpec(YamlRecord):
 # -- expect (parley) ----------------------------------------------------------------------------------------------
 
 
-def _expected_orders(value: Any, reading: Reading) -> dict[str, str]:
+def _expected_orders(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         fail(f"expected a mapping of order ids to statuses, e.g. {{ORD-1004: cancelled}}, got {describe(value)}")
     problems = Problems()
@@ -678,7 +676,7 @@ def _expected_orders(value: Any, reading: Reading) -> dict[str, str]:
     return orders
 
 
-def _tools(value: Any, reading: Reading) -> list[str]:
+def _tools(value: Any) -> list[str]:
     names = text_list(value, "tool names", non_empty=False)
     problems = Problems()
     tools = [problems.check(known_tool, written, at=(i,)) for i, written in enumerate(names)]
@@ -687,6 +685,8 @@ def _tools(value: Any, reading: Reading) -> list[str]:
 
 
 def _regexes(value: Any, reading: Reading) -> list[str]:
+    """Regular expressions that compile. Only a file's are refused: a spec built another way
+    keeps a bad one, and evaluating it makes that check an evaluation error, not a crash."""
     patterns = text_list(value, "regular expressions", non_empty=False)
     problems = Problems()
     for i, pattern in enumerate(patterns):
@@ -710,10 +710,10 @@ class JudgeSpec(YamlRecord):
 class Expectations(YamlRecord):
     """parley's `expect:` key: what must be true when the conversation ends."""
 
-    orders: Annotated[dict[str, OrderStatus], yaml_only(_expected_orders)] = Field(default_factory=dict)
+    orders: Annotated[dict[str, OrderStatus], checked(_expected_orders)] = Field(default_factory=dict)
     unchanged_others: Annotated[bool, boolean()] = True
-    tools_called: Annotated[list[ToolName], yaml_only(_tools)] = Field(default_factory=list)
-    tools_not_called: Annotated[list[ToolName], yaml_only(_tools)] = Field(default_factory=list)
+    tools_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    tools_not_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
     bot_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     bot_never_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     judge: JudgeSpec | None = None

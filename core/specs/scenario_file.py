@@ -167,9 +167,6 @@ def _read_variables(value: Any, reading: Reading) -> dict[str, Any]:
     return variables
 
 
-SCENARIO_KEYS = ("name", "variables")
-
-
 class Scenario(YamlRecord):
     """One scenario as written: its name, position and variables (plain JSON values)."""
 
@@ -187,7 +184,7 @@ class Scenario(YamlRecord):
         """Keys a scenario does not have are reported by the file (see parse_scenarios): the
         scenario still counts for the checks that follow."""
         where = reading.location(data, ("variables",), at_key=True)
-        known = {key: value for key, value in data.items() if key in SCENARIO_KEYS} if isinstance(data, dict) else data
+        known = {key: value for key, value in data.items() if key in cls.yaml_keys()} if isinstance(data, dict) else data
         return read_mapping(cls, known, handler, reading, extra={"location": where})
 
     @property
@@ -197,6 +194,9 @@ class Scenario(YamlRecord):
 
     def label(self) -> str:
         return f"scenario {self.index} '{self.name}'"
+
+
+SCENARIO_KEYS = Scenario.yaml_keys()
 
 
 # -- templates -----------------------------------------------------------------------------------
@@ -381,7 +381,7 @@ def parse_scenarios(text: str, *, source: str = "<scenarios>") -> tuple[list[Sce
     for index, item in enumerate(listing):
         if isinstance(item, dict):
             check_keys(item, SCENARIO_KEYS, reading, problems, at=(*at, index))
-        scenario = problems.check(lambda item=item: Scenario.model_validate(item, context=reading), at=(*at, index))
+        scenario = problems.check(Scenario.model_validate, item, context=reading, at=(*at, index))
         name = _written_name(item)
         if name is not None and name in names:
             problems.add(f"scenario name '{name}' is used twice (first by scenario {names[name]})", at=(*at, index, "name"))

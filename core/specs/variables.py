@@ -1,10 +1,10 @@
 """Goal variables' list functions: `data: {file, function_name, args}` names a Python file
 that is run once, at load, and whose function returns the variable's values.
 
-The other forms of `data:` (a list, a min/max range, the date generator) are read by the
-records (parley.core.records.profile); `coerce` and the names below are theirs, kept here for
-the modules that import them from here. Files are found as `parley.core.specs.paths` says (the
-working directory first, as Sensei).
+The other forms of `data:` are read by the records (parley.core.records.goal_variables);
+`coerce` and the names below are theirs, still importable from here. Files are found as
+`parley.core.specs.paths` says (the working directory first, as Sensei). Problems about the
+function are located at `function_name` (at `data` when the profile leaves it out).
 """
 
 from __future__ import annotations
@@ -26,9 +26,7 @@ def list_function_values(reading: Reading, data: dict[Any, Any], var_type: str, 
     """The values of the list function `data` names, run now; problems are raised below `data`
     (at its `file` or `function_name`)."""
     problems = Problems()
-    if not check_keys(data, ("file", "function_name", "args"), reading, problems, required=("file",)):
-        problems.raise_if_any()
-
+    check_keys(data, ("file", "function_name", "args"), reading, problems)  # `file` is what made this a list function
     file_text = problems.check(read_text, data["file"], "the path of a .py file", at=("file",))
     if file_text is None:
         problems.raise_if_any()
@@ -43,18 +41,17 @@ def list_function_values(reading: Reading, data: dict[Any, Any], var_type: str, 
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of user code becomes a located error
         problems.stop(f"cannot import list function file '{file_text}': {type(exc).__name__}: {exc}", at=("file",))
 
-    named = "function_name" in data
-    name_at: tuple[Any, ...] = ("function_name",) if named else ()
-    function = _pick_function(problems, module, data.get("function_name"), named, name_at, file_text, path)
+    name_at: tuple[Any, ...] = ("function_name",) if "function_name" in data else ()
+    function = _pick_function(problems, module, data.get("function_name"), name_at, file_text, path)
 
     args, kwargs = _call_args(data.get("args"), paths)
     label = f"{function.__name__}()"
     try:
         result = function(*args, **kwargs)
     except (Exception, SystemExit) as exc:  # noqa: BLE001
-        problems.stop(f"list function {label} failed: {type(exc).__name__}: {exc}", at=name_at, at_key=not named)
+        problems.stop(f"list function {label} failed: {type(exc).__name__}: {exc}", at=name_at)
     if isinstance(result, (str, bytes)) or not _iterable(result):
-        problems.stop(f"list function {label} must return a list, returned {type(result).__name__}", at=name_at, at_key=not named)
+        problems.stop(f"list function {label} must return a list, returned {type(result).__name__}", at=name_at)
     values: list[Scalar] = []
     for position, item in enumerate(result):
         value = coerce(plain_value(item), var_type, lenient=True)
@@ -63,14 +60,13 @@ def list_function_values(reading: Reading, data: dict[Any, Any], var_type: str, 
                 f"list function {label} returned {describe(plain_value(item))} at position {position}, "
                 f"not {type_phrase(var_type)} for type {var_type}",
                 at=name_at,
-                at_key=not named,
             )
         if value not in values:
             values.append(value)
         if len(values) > MAX_VALUES:
-            problems.stop(f"list function {label} returned more than {MAX_VALUES} values", at=name_at, at_key=not named)
+            problems.stop(f"list function {label} returned more than {MAX_VALUES} values", at=name_at)
     if not values:
-        problems.stop(f"list function {label} returned an empty list", at=name_at, at_key=not named)
+        problems.stop(f"list function {label} returned an empty list", at=name_at)
     problems.raise_if_any()
     return values
 
@@ -95,12 +91,11 @@ def _public_functions(module: Any) -> list[str]:
     )
 
 
-def _pick_function(problems: Problems, module: Any, written: Any, named: bool, at: tuple[Any, ...], file_text: str, path: Path) -> Any:
+def _pick_function(problems: Problems, module: Any, name: Any, at: tuple[Any, ...], file_text: str, path: Path) -> Any:
     """The function to call. A blank `function_name` (as in Sensei's own example) means the
     function named like the file (number_list.py -> number_list), else the file's only public
     function."""
     public = _public_functions(module)
-    name = written if named else None
     if name is not None and not isinstance(name, str):
         problems.stop(f"expected a function name, got {describe(name)}", at=at)
     name = (name or "").strip()
@@ -114,12 +109,11 @@ def _pick_function(problems: Problems, module: Any, written: Any, named: bool, a
             problems.stop(
                 f"function_name is blank and '{file_text}' has no single function to call (public functions: {found})",
                 at=at,
-                at_key=not named or written is None,
             )
     function = getattr(module, name, None)
     if not callable(function):
         hint = did_you_mean(name, public) or f"; it defines {', '.join(public) or 'no public function'}"
-        problems.stop(f"'{file_text}' has no function '{name}'{hint}", at=at, at_key=not named)
+        problems.stop(f"'{file_text}' has no function '{name}'{hint}", at=at)
     return function
 
 
