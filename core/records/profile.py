@@ -8,7 +8,8 @@ built in code, it holds the same constraints. What only a reader of files can do
 files, list functions, "today" for the date generator) the records ask of the reading.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: annotations evaluated as each class is made spare
+# pydantic evaluating every annotation string again (a sixth of this module's import).
 
 import datetime
 import math
@@ -116,7 +117,7 @@ class ProfileReading(VariableReading):
         raise NotImplementedError
 
     @abstractmethod
-    def count(self, section: dict[Any, Any], number: ConversationNumber, variables: list[Variable]) -> None:
+    def count(self, section: dict[Any, Any], number: "ConversationNumber", variables: list[Variable]) -> None:
         """Check `all_combinations` / `sample(f)` (written in `section`, the `conversation:`
         mapping) against the combinations of `variables`; problems are raised at `("number",)`."""
         raise NotImplementedError
@@ -367,7 +368,7 @@ class ConversationNumber(YamlRecord):
         return value
 
     @model_validator(mode="after")
-    def _settings_of_the_kind(self) -> ConversationNumber:
+    def _settings_of_the_kind(self) -> "ConversationNumber":
         wanted = {"count": ("count",), "sample": ("fraction",), "all_combinations": ()}[self.kind]
         given = tuple(name for name in ("count", "fraction") if getattr(self, name) is not None)
         if given != wanted:
@@ -418,7 +419,7 @@ class GoalStyle(YamlRecord):
     limit: Annotated[int, integer(1)] = yaml_under("all_answered", DEFAULT_ALL_ANSWERED_LIMIT)
 
     @model_validator(mode="after")
-    def _steps_of_the_kind(self) -> GoalStyle:
+    def _steps_of_the_kind(self) -> "GoalStyle":
         if self.kind == "steps" and self.steps is None:
             fail("'steps' needs a number, e.g. 'steps: 5'")
         if self.kind == "random_steps" and self.max_steps is None:
@@ -469,7 +470,7 @@ class InteractionStyle(YamlRecord):
     languages: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _languages_for_change_language(self) -> InteractionStyle:
+    def _languages_for_change_language(self) -> "InteractionStyle":
         if self.name == "change language" and not self.languages:
             fail("change language needs a list of languages, e.g. 'change language: [italian, chinese]'")
         if self.name != "change language" and self.languages:
@@ -719,7 +720,7 @@ class Expectations(YamlRecord):
     judge: JudgeSpec | None = None
 
     @model_validator(mode="after")
-    def _tools_apart(self) -> Expectations:
+    def _tools_apart(self) -> "Expectations":
         both = sorted(set(self.tools_called) & set(self.tools_not_called))
         if both:
             problems = Problems()

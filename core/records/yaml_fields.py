@@ -15,7 +15,8 @@ record hands them to the reading with the YAML mapping or list they are about (`
 and the reading finds where that is.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: annotations evaluated as each class is made spare
+# pydantic evaluating every annotation string again (a sixth of this module's import).
 
 import datetime
 import difflib
@@ -458,7 +459,7 @@ class YamlRecord(BaseModel):
     @classmethod
     def yaml_required(cls) -> tuple[str, ...]:
         """The keys a mapping of this record must have."""
-        return tuple(key for key, name in _key_fields(cls).items() if cls.model_fields[name].is_required())
+        return _required_keys(cls)
 
 
 @functools.cache
@@ -472,6 +473,11 @@ def _key_fields(model: type[BaseModel], under: str | None = None) -> dict[str, s
         alias = field.validation_alias
         keys[alias if isinstance(alias, str) else name] = name
     return keys
+
+
+@functools.cache
+def _required_keys(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(key for key, name in _key_fields(model).items() if model.model_fields[name].is_required())
 
 
 def check_keys(

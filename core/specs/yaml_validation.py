@@ -101,6 +101,7 @@ class YamlReading(Reading):
         self._warnings: list[tuple[Any, Loc, str, bool]] = []
         self._notes: list[tuple[Any, Loc, str, bool]] = []
         self._paths: dict[int, Loc] | None = None
+        self._nodes: dict[int, Node] = {}  # where each container asked about is, found once
 
     # -- what records hand over ------------------------------------------------------------------
 
@@ -111,7 +112,12 @@ class YamlReading(Reading):
         self._notes.append((container, tuple(at), reason, at_key))
 
     def location(self, container: Any, at: Loc = (), *, at_key: bool = False) -> SourceLocation:
-        return self.node((*self._loc_of(container), *at)).location(self.file, at_key=at_key)
+        node = self._nodes.get(id(container))
+        if node is None:
+            node = self._nodes[id(container)] = self.node(self._loc_of(container))
+        for part in at:
+            node = node.below(part) or node
+        return node.location(self.file, at_key=at_key)
 
     def world_date_problem(self, today: datetime.date, overrides: list[dict[str, Any]]) -> str | None:
         return date_problem(today, overrides)
@@ -140,14 +146,16 @@ class YamlReading(Reading):
         containers they were given)."""
         if self._paths is None:
             self._paths = {}
-            stack: list[tuple[Any, Loc]] = [(self.data, ())]
+            stack: list[tuple[Any, Loc]] = [(self.data, ())] if isinstance(self.data, (dict, list)) else []
             while stack:
                 value, loc = stack.pop()
-                if not isinstance(value, (dict, list)) or id(value) in self._paths:
+                if id(value) in self._paths:
                     continue  # an alias reached again keeps its first place
                 self._paths[id(value)] = loc
-                children = value.items() if isinstance(value, dict) else enumerate(value)
-                stack.extend((child, (*loc, key)) for key, child in reversed(list(children)))
+                # dict's own items, not ruamel's views: several times faster, the same entries
+                # (ruamel stores keys merged in with `<<` in the mapping itself).
+                children = list(dict.items(value)) if isinstance(value, dict) else list(enumerate(value))
+                stack.extend((child, (*loc, key)) for key, child in reversed(children) if isinstance(child, (dict, list)))
         return self._paths.get(id(container), ())
 
     # -- errors --------------------------------------------------------------------------------------
