@@ -14,9 +14,8 @@ from typing import Any
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
 from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER, ROUND_CAP_TEXT, build_system_prompt
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, Usage
-from parley.core.records.tools import ORDER_TOOL_SPECS, ToolCallRecord
+from parley.core.models import ChatModel
+from parley.core.records import ORDER_TOOL_SPECS, ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolCallRecord, Usage
 
 DEFAULT_MAX_TOOL_ROUNDS = 6
 _NOT_RUN = "ERROR [round_limit] Not run: too many tool rounds in one turn. Answer the customer now."
@@ -65,6 +64,8 @@ class OrderBot:
         self.name = model.name
         self.max_tool_rounds = max_tool_rounds
         self.config = config
+        self.fallback: str | None = getattr(model, "fallback", None)
+        """The model's declared fallback sentence (the offline model's; an LLM declares none)."""
         self._prompts: dict[tuple[Any, str], str] = {}
 
     def system_prompt(self, ctx: BotContext) -> str:

@@ -16,15 +16,14 @@ from typing import Protocol, runtime_checkable
 
 from parley.core.errors import ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
+from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage, GenerateConfig, Usage
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, JudgeResult
+from parley.core.models import ChatModel
+from parley.core.records import ChatMessage, CheckResult, Conversation, ConversationSpec, GenerateConfig, JudgeResult, Usage
 
 __all__ = [
     "DEFAULT_RUBRIC",
+    "NEEDS_LLM_JUDGE",
     "Judge",
     "LLMJudge",
     "OfflineJudge",
@@ -32,9 +31,14 @@ __all__ = [
     "format_transcript",
     "judge_messages",
     "offline_judgement",
+    "rubric_not_read",
 ]
 
 OFFLINE_JUDGE_NAME = "offline"
+
+NEEDS_LLM_JUDGE = "needs an LLM judge (`--judge MODEL`)"
+"""Why a check only a model can decide (a rubric, a criterion in words) is not run offline."""
+"""What `parley profiles validate` says of a rubric (`expect.judge`) and of criteria (`expect.criteria`)."""
 
 # Modelled on the 003 evaluator: five criteria, and what each score means.
 DEFAULT_RUBRIC = """\
@@ -106,6 +110,18 @@ def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
     if undecided:
         comment += " Could not decide: " + "; ".join(c.name for c in undecided) + "."
     return JudgeResult(judge=OFFLINE_JUDGE_NAME, score=score, comment=comment)
+
+
+def rubric_not_read(min_score: int) -> CheckResult:
+    """The `expect.judge` check under the offline judge: it reads no rubric, so the check is not
+    run (never passed on a score derived from the other checks)."""
+    return CheckResult(
+        kind="judge_score",
+        name=f"judge score >= {min_score}",
+        outcome="not_run",
+        reason=NEEDS_LLM_JUDGE,
+        details={"min_score": min_score, "judge": OFFLINE_JUDGE_NAME},
+    )
 
 
 class OfflineJudge:
@@ -236,6 +252,11 @@ class LLMJudge:
     @property
     def name(self) -> str:
         return self.model.name
+
+    @property
+    def criteria_judge(self) -> LLMCriteriaJudge:
+        """The criteria in words, decided by the same model in a call of their own."""
+        return LLMCriteriaJudge(self.model, config=self.config)
 
     async def judge(self, conversation: Conversation, spec: ConversationSpec, checks: Sequence[CheckResult]) -> JudgeResult:
         messages = judge_messages(conversation, spec, checks, rubric=self.rubric, show_checks=self.show_checks)

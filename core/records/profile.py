@@ -699,6 +699,38 @@ def _regexes(value: Any, reading: Reading) -> list[str]:
     return patterns
 
 
+MAX_CRITERION_CHARS = 500
+
+
+def read_criteria(value: Any) -> list[str]:
+    """`criteria:` (in `expect:`, or a scenario file's entry): sentences, each its own check
+    named by its text, so each is written once; a criterion is a sentence or two, not a rubric.
+    Every item is checked, whatever is wrong with the others; spaces are collapsed."""
+    if not isinstance(value, list):
+        fail(f"expected a list of criteria in words (one sentence each), got {describe(value)}", at_key=value is None)
+    problems = Problems()
+    seen: dict[str, int] = {}
+    sentences: list[str] = []
+    for i, item in enumerate(value):
+        text = problems.check(read_text, item, "a criterion in words (one sentence)", at=(i,))
+        if text is None:
+            continue
+        sentence = " ".join(text.split())
+        if len(sentence) > MAX_CRITERION_CHARS:
+            problems.add(
+                f"a criterion is a sentence or two, at most {MAX_CRITERION_CHARS} characters; this one has {len(sentence)}", at=(i,)
+            )
+        elif sentence.casefold() in seen:
+            problems.add(
+                f"criterion {i + 1} repeats criterion {seen[sentence.casefold()]}: each is its own check, named by its text", at=(i,)
+            )
+        else:
+            seen[sentence.casefold()] = i + 1
+            sentences.append(sentence)
+    problems.raise_if_any()
+    return sentences
+
+
 class JudgeSpec(YamlRecord):
     """A rubric for the judge and the lowest score (1..3) that passes."""
 
@@ -712,12 +744,19 @@ class Expectations(YamlRecord):
     """parley's `expect:` key: what must be true when the conversation ends."""
 
     orders: Annotated[dict[str, OrderStatus], checked(_expected_orders)] = Field(default_factory=dict)
-    unchanged_others: Annotated[bool, boolean()] = True
+    unchanged_others: Annotated[bool | None, boolean(optional=True)] = None
+    """True: the author asks that no other order change; False: other orders may change; None
+    (not written): parley checks it by default, a check that may fail a conversation but never
+    makes one pass."""
     tools_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
     tools_not_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
     bot_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     bot_never_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     judge: JudgeSpec | None = None
+    criteria: Annotated[list[str], checked(read_criteria)] = Field(default_factory=list)
+    """Checks written in words ("the bot apologises for the delay"), each its own check named by
+    its text, decided by an LLM judge with evidence (parley.core.evaluation.criteria); under the
+    offline judge they are not run."""
 
     @model_validator(mode="after")
     def _tools_apart(self) -> "Expectations":

@@ -41,8 +41,8 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, Field, TypeAdapter, field_validator
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID, CustomerId, ExpectBlock, WorldSpec, known_tool
-from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
+from parley.core.records import DEFAULT_CUSTOMER_ID, ConversationSpec, WorldSpec, derive_seed, make_spec_id
+from parley.core.records.profile import CustomerId, ExpectBlock, known_tool
 from parley.core.records.yaml_fields import (
     Keyed,
     Problems,

@@ -3,7 +3,10 @@
 A scenario file is JSON: a list of scenarios, or `{"scenarios": [...]}` (the batch API's body;
 both are accepted everywhere, so the old README's curl example with a bare list works too):
 
-    [{"name": "calm_track", "variables": {"PERSONALITY": "calm", "PATIENCE": 2, ...}}]
+    [{"name": "calm_track", "variables": {"PERSONALITY": "calm", "PATIENCE": 2, ...},
+      "criteria": ["The agent gives the tracking number"]}]
+
+`criteria` (optional) are checks in words for the judge, as a profile's `expect.criteria`.
 
 Each scenario fills three templates with Python `str.format` semantics: the agent's (the bot's
 system prompt), the client's (the simulated customer's instructions) and the evaluator's (the
@@ -42,15 +45,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID, WorldSpec
-from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
+from parley.core.records import DEFAULT_CUSTOMER_ID, ConversationSpec, Expectations, SourceLocation, WorldSpec, derive_seed, make_spec_id
+from parley.core.records.profile import read_criteria
 from parley.core.records.yaml_fields import (
     Problems,
     Reading,
-    SourceLocation,
     YamlRecord,
     as_text,
     check_keys,
+    checked,
     derived,
     describe,
     did_you_mean,
@@ -176,6 +179,8 @@ class Scenario(YamlRecord):
     name: Annotated[str, as_text("the scenario's name", strip=True)]
     index: int = derived(0)
     variables: Annotated[dict[str, Any], yaml_only(_read_variables)]
+    criteria: Annotated[list[str], checked(read_criteria)] = Field(default_factory=list)
+    """Checks in words for the judge (as a profile's `expect.criteria`)."""
     location: SourceLocation = derived()
     """The scenario's `variables` (or the scenario itself when it has none)."""
 
@@ -501,6 +506,7 @@ def _spec(
             today=_leading_date(texts.get("CURRENT_DATE")),
         ),
         warnings=warnings,
+        expect=Expectations(criteria=scenario.criteria) if scenario.criteria else None,
         extra={
             "agent_prompt": prompts["agent"],
             "client_prompt": prompts["client"],

@@ -46,6 +46,17 @@ class Node:
     def root(cls, value: Any) -> Node:
         return cls(value, "", 1, 1, 1, 1)
 
+    @property
+    def is_map(self) -> bool:
+        return isinstance(self.value, dict)
+
+    @property
+    def is_seq(self) -> bool:
+        return isinstance(self.value, list)
+
+    def has(self, key: str) -> bool:
+        return self.is_map and key in self.value
+
     def child(self, key: Any) -> Node:
         """The value under `key` of this mapping (positions of the key and of the value)."""
         mapping = self.value
@@ -63,6 +74,14 @@ class Node:
         """Item `index` of this list."""
         pos = _lc(self.value, "item", index) or (self.key_line, self.key_column)
         return Node(self.value[index], f"{self.path}[{index}]", pos[0], pos[1], pos[0], pos[1])
+
+    def items(self) -> list[Node]:
+        """The items of this list (none for anything else)."""
+        return [self.item(i) for i in range(len(self.value))] if self.is_seq else []
+
+    def entries(self) -> list[tuple[Any, Node]]:
+        """The keys of this mapping, each with its value (none for anything else)."""
+        return [(key, self.child(key)) for key in self.value] if self.is_map else []
 
     def below(self, part: Any) -> Node | None:
         """The value `part` names below this one (a key of a mapping, an index of a list)."""
