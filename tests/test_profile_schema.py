@@ -52,6 +52,11 @@ IN_CODE: dict[str, tuple[Callable[[], Any], str]] = {
     "change language without languages": (lambda: InteractionStyle(name="change language"), "change language needs a list of languages"),
     "zero conversations": (lambda: ConversationNumber(kind="count", count=0), "must be at least 1 conversation, got 0"),
     "blank role": (lambda: UserSection(role=" ", goals=["hi"]), "expected a role prompt, got an empty string"),
+    "criterion repeated": (
+        lambda: Expectations(criteria=["The bot apologises", "the bot  apologises"]),
+        "criterion 2 repeats criterion 1: each is its own check, named by its text",
+    ),
+    "criterion too long": (lambda: Expectations(criteria=["word " * 101]), "a criterion is a sentence or two, at most 500 characters"),
 }
 
 
@@ -68,6 +73,8 @@ def test_a_record_built_in_code_takes_its_own_shape() -> None:
     assert (goal_style.max_steps, goal_style.steps, goal_style.limit) == (5, 3, 30)
     assert OrderOverride(id="ORD-1001", tracking=None).as_override() == {"id": "ORD-1001", "tracking": None}
     assert Expectations(tools_called=["track_order", "track_order"]).tools_called == ["track_order"]
+    assert Expectations(criteria=["  The bot\n apologises "]).criteria == ["The bot apologises"]
+    assert Expectations().unchanged_others is None  # not written: parley's default check, which never makes a pass
 
 
 # -- any document: every problem worded by parley, and located ---------------------------------------------
@@ -109,6 +116,7 @@ PROFILE: dict[str, Any] = {
         "bot_says": ["ok"],
         "bot_never_says": ["no"],
         "judge": {"rubric": "polite", "min_score": 2},
+        "criteria": ["The bot confirms the cancellation"],
     },
 }  # fmt: skip
 PLAYBOOK: dict[str, Any] = {
@@ -123,7 +131,7 @@ PLAYBOOK: dict[str, Any] = {
         {"expect_tool": {"name": "track_order", "arguments": {"order_id": "ORD-1001"}}},
         {"expect_bot_regex": "ORD"},
     ],
-    "expect": {"orders": {"ORD-1001": "cancelled"}},
+    "expect": {"orders": {"ORD-1001": "cancelled"}, "criteria": ["The bot is polite"]},
 }
 
 
