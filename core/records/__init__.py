@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         Progress,
         TranscriptEvent,
     )
+    from parley.core.records.goal_variables import VARIABLE_TYPES, Scalar, Variable, VariableFunction
     from parley.core.records.outcome_classes import PASSED, RERUN_OUTCOMES, judged, junit_kind, rerun_outcomes
     from parley.core.records.profile import (
         DEFAULT_ALL_ANSWERED_LIMIT,
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
         ORDER_STATUSES,
         OUTPUT_TYPES,
         STYLE_NAMES,
-        VARIABLE_TYPES,
         ChatbotSection,
         ConversationNumber,
         ConversationSection,
@@ -84,18 +84,14 @@ if TYPE_CHECKING:
         Personality,
         Profile,
         RandomStyles,
-        Scalar,
-        SourceLocation,
         UserSection,
-        Variable,
-        VariableFunction,
         WorldSpec,
         qualify_model_name,
-        yaml_keys,
     )
     from parley.core.records.spec import ConversationSpec, VariableValue, derive_seed, make_spec_id
     from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
     from parley.core.records.verdict import BOT_FAILURES, OUTCOMES, CheckResult, ExtractedOutput, JudgeResult, Outcome, UserFault, Verdict
+    from parley.core.records.yaml_fields import SourceLocation
 
 __all__ = [
     "BATCH_STATUSES",
@@ -198,7 +194,6 @@ __all__ = [
     "make_spec_id",
     "qualify_model_name",
     "rerun_outcomes",
-    "yaml_keys",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
