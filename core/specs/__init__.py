@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         spec_steps,
         steps_problem,
     )
-    from parley.core.specs.profile_loader import read_personality
+    from parley.core.specs.profile_loader import check_profile_text, load_profile, read_personality
     from parley.core.specs.profile_validation import CUSTOMER_ID_RE, did_you_mean
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "check_profile_text",
+    "load_profile",
     "BACKTRACKING_MAX_CHARS",
     "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",
