@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
-    from parley.core.evaluation.verdicts import broken_verdict, evaluate
+    from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
     "claims_check",
@@ -39,6 +39,7 @@ __all__ = [
     "OfflineJudge",
     "PassAtK",
     "ScoreStatistics",
+    "assemble_verdict",
     "bootstrap_pass_hat_k",
     "broken_verdict",
     "evaluate",

@@ -138,6 +138,15 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "spec id) and stream it to the terminal as it happens; it is still stored.",
 )
 @click.option(
+    "--rules",
+    "rules_path",
+    type=click.Path(exists=True, path_type=Path),
+    metavar="DIR",
+    help="Sensei rule files (a file, or a folder searched for .yaml/.yml): each `conversations: 1` rule is a check "
+    "of each conversation (`rule:FILE`), decided as it ends; pair (2) and batch (all) rules are decided once every "
+    "conversation is in, and a failed one fails the exit code. Rules that need a model ask --judge's; offline they are not run.",
+)
+@click.option(
     "--resume",
     "resume_ref",
     metavar="BATCH_ID",
@@ -231,6 +240,7 @@ def run(
     fail_under_lower: bool,
     dry_run: bool,
     budget_usd: float | None,
+    rules_path: Path | None,
     grace_s: float,
     strict: bool,
     workers: int | None,
@@ -266,6 +276,7 @@ def run(
             "concurrency": concurrency,
             "prompt_version": prompt_version,
             "budget_usd": budget_usd,
+            "rules_path": str(rules_path) if rules_path is not None else None,
         }
         if rerun is not None:
             request = lineage_request(ctx, "rerun", rerun[1], parse_selection(rerun[0]), values)
@@ -283,7 +294,7 @@ def run(
             placement=placement,
         )
     ignored = [
-        f"--{name.replace('_', '-')}"
+        "--rules" if name == "rules_path" else f"--{name.replace('_', '-')}"
         for name in (
             "max_turns",
             "timeout_s",
@@ -297,6 +308,7 @@ def run(
             "judge_model",
             "cache",
             "prompt_version",
+            "rules_path",
             "personality_dirs",
             "agent_template",
             "client_template",
@@ -335,6 +347,7 @@ def run(
         timeout_s=timeout_s,
         cache=cache,
         prompt_version=prompt_version,
+        rules=str(rules_path) if rules_path is not None else None,
         loading=LoadOptions(
             agent_template=str(agent_template) if agent_template else None,
             client_template=str(client_template) if client_template else None,

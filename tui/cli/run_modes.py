@@ -44,7 +44,7 @@ MODEL_OVERRIDES = {
     "user_model": "user",
     "judge_model": "judge",
 }
-OPTION_OVERRIDES = {"cache": "cache", "concurrency": "concurrency", "prompt_version": "prompt_version"}
+OPTION_OVERRIDES = {"cache": "cache", "concurrency": "concurrency", "prompt_version": "prompt_version", "rules_path": "rules"}
 KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
 
 
