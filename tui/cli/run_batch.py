@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,8 @@ def run_and_exit(
 ) -> None:
     """Run the request (or only plan it, with --dry-run) and exit with its code."""
     store = open_store(db_path)
-    signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
+    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+        signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
     try:
         if dry_run:
             from parley.tui.cli.dry_run_view import print_dry_run
