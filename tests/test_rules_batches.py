@@ -251,3 +251,18 @@ async def test_a_stopped_batch_decides_its_pair_and_batch_rules_when_it_is_resum
     assert second.status == "completed" and second.done == 2
     summaries = {s.rule_file: s for s in batch_rule_summaries(store, first.batch_id)}
     assert summaries["pairs/same.yaml"].counts == {"fail": 2} and second.rule_failures == 1
+
+
+def test_a_re_run_can_bring_rules_to_a_batch_that_had_none(tmp_path, profile):
+    db = tmp_path / "cli.db"
+    first = CliRunner().invoke(cli, ["run", str(profile), "--db", str(db)], catch_exceptions=False)
+    assert first.exit_code == 0 and "2 unverified" in first.stdout
+    parent = re.search(r"batch ([0-9a-f]{32}) started", first.stdout).group(1)
+
+    folder = rules(tmp_path, {"answers.yaml": rule_text("len(chatbot_phrases) > 0", name="answers")})
+    again = CliRunner().invoke(cli, ["run", "--rerun", "unverified", parent, "--rules", folder, "--db", str(db)], catch_exceptions=False)
+    assert again.exit_code == 0, again.output
+    child = re.search(r"batch ([0-9a-f]{32}) started", again.stdout).group(1)
+    with Store.open(db) as store:
+        assert store.get_batch(child).options.rules == folder and store.get_batch(parent).options.rules is None
+        assert {v.outcome for v in verdicts(store, child).values()} == {"passed"}

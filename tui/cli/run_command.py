@@ -44,10 +44,11 @@ Exit codes:
   0    no conversation failed and none broke: each passed its checks, or was unverified
        (nothing about the bot was checked) or had a simulator fault (counted apart;
        with --strict these fail too)
-  1    the bot failed: a check failed (a timeout fails one) or the bot broke (bot_error:
-       an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
-       parley's side (counted apart, but nothing was verified); also: invalid input
-       files (each problem printed as file:line:col), a missing API key, an endpoint
+  1    the bot failed: a check failed (a timeout fails one), the bot broke (bot_error:
+       an HTTP error, a timeout, a bad reply), or a pair or batch rule of --rules failed;
+       or a run broke on the simulator's or parley's side (counted apart, but nothing
+       was verified); also: invalid input files (each problem printed as file:line:col,
+       rule files as file:line: rule.field), a missing API key, an endpoint
        that cannot be reached or that refuses its key (401/403), an unknown batch
        With --fail-under RATE: 1 when the pass rate (--fail-under-lower: its lower
        bound) is below RATE, 0 otherwise.
