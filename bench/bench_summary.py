@@ -60,9 +60,13 @@ def main() -> None:
             assert batch_id is not None, "the batch did not run"
             done = batch_summary(store, batch_id).done
             print(f"batch: {done} conversations, run offline in {built:.1f} s")
-            print(f"  summary (counts, rates, pass^k)   median {median_s(lambda: batch_summary(store, batch_id), args.runs) * 1000:8.1f} ms")
+            print(
+                f"  summary (counts, rates, pass^k)   median {median_s(lambda: batch_summary(store, batch_id), args.runs) * 1000:8.1f} ms"
+            )
             report_s = median_s(lambda: summarize(store, batch_id), args.runs)
-            print(f"  report (summary and its lists)    median {report_s * 1000:8.1f} ms   goal < 3000 ms: {'ok' if report_s < 3 else 'MISSED'}")
+            print(
+                f"  report (summary and its lists)    median {report_s * 1000:8.1f} ms   goal < 3000 ms: {'ok' if report_s < 3 else 'MISSED'}"
+            )
             rows_s = median_s(lambda: store.conversation_rows(batch_id, limit=100, offset=max(0, done - 100)), args.runs)
             print(f"  last page of 100 rows             median {rows_s * 1000:8.1f} ms")
             list_s = median_s(lambda: store.list_batches(limit=50), args.runs)

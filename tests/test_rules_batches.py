@@ -134,7 +134,9 @@ async def test_a_model_helper_offline_is_not_run_never_passed(tmp_path, store, p
 async def test_a_model_helper_asks_the_judges_model_and_its_tokens_are_the_judges(tmp_path, store, profile, server, monkeypatch):
     monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
     score = '{"score": 3, "comment": "fine"}'
-    server.push_text(score).push_text("NO").push_text(score).push_text("YES")  # concurrency 1: judge, rule, judge, rule
+    no_claim = '{"criteria": [{"criterion": 1, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "No claim."}]}'
+    # concurrency 1: per conversation the judge's score, its built-in claims criterion, then the rule
+    server.push_text(score).push_text(no_claim).push_text("NO").push_text(score).push_text(no_claim).push_text("YES")
     folder = rules(
         tmp_path,
         {
@@ -152,7 +154,7 @@ async def test_a_model_helper_asks_the_judges_model_and_its_tokens_are_the_judge
     assert stored["tracking#0"].outcome == "failed" and first.reason == "polite: no tracking number"
     asked = [r for r in server.requests if "Does the text below convey this content" in json.dumps(r.body)]
     assert len(asked) == 2 and "a tracking number" in json.dumps(asked[0].body)
-    assert stored["tracking#0"].judge.usage.calls == 2, "the rule's question counts as the judge's call"
+    assert stored["tracking#0"].judge.usage.calls == 3, "the rule's question counts as the judge's call (score, criteria, rule)"
 
 
 async def test_conversations_that_ended_early_are_not_judged_by_rules(tmp_path, store, profile, slow_bot):

@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_conversation import (
@@ -64,8 +64,9 @@ from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBat
 from parley.core.engine.batch_rules import BatchRules, load_batch_rules
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
+from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
 from parley.core.errors import ParleyError
-from parley.core.evaluation import broken_verdict
+from parley.core.evaluation import broken_verdict, offline_limits_by_file
 from parley.core.records import (
     BOT_FAILURES,
     RERUN_STOPS,
@@ -171,12 +172,18 @@ async def prepare_batch(
     return PreparedBatch(
         batch=record,
         specs=specs,
-        warnings=[*rule_warnings, *loaded.warnings, *(preflight.warnings if preflight else [])],
+        warnings=[*rule_warnings, *loaded.warnings, *(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
         notes=loaded.notes,
         left_out=loaded.left_out,
         preflight=preflight,
         rules=rules,
     )
+
+
+async def _offline_limits(specs: Sequence[ConversationSpec], options: BatchOptions) -> list[str]:
+    """What the batch's offline roles will not read, one line per file (in a thread: a suite of
+    thousands of goals is parsed)."""
+    return await asyncio.to_thread(offline_limits_by_file, specs, user_model=options.models.user, judge_model=options.models.judge)
 
 
 async def prepare_resume(
@@ -196,6 +203,10 @@ async def prepare_resume(
         if owner is not None and running_elsewhere(owner):
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
+    if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
+        prepared = await resume_rescore(store, batch)
+        prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
+        return prepared
     models = models or BatchModels(options.models, store=store, cache=options.cache)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
@@ -225,9 +236,8 @@ async def prepare_resume(
                 raise ParleyError(f"cannot resume batch {batch.id}: its sources no longer make {', '.join(options.only)}")
         if not dry_run:
             models.check_keys(specs)
-        prepared = PreparedBatch(
-            batch=batch, specs=specs, warnings=list(loaded.warnings), resumed=True, notes=loaded.notes, left_out=loaded.left_out
-        )
+        warnings = loaded.warnings + await _offline_limits(specs, options)
+        prepared = PreparedBatch(batch=batch, specs=specs, warnings=warnings, resumed=True, notes=loaded.notes, left_out=loaded.left_out)
     prepared.rules = rules
     prepared.warnings[:0] = rule_warnings
     if budget_usd is not None:
@@ -301,6 +311,16 @@ class BatchResult:
         return not strict or not (self.unverified or self.user_faults)
 
 
+class _Counts(TypedDict):
+    done: int
+    passed: int
+    failed: int
+    errors: int
+    unverified: int
+    user_faults: int
+    bot_errors: int
+
+
 class _Tally:
     """Outcomes of the stored conversations, grouped as the batch's counts are."""
 
@@ -315,6 +335,18 @@ class _Tally:
     @property
     def done(self) -> int:
         return self.passed + self.failed + self.unverified + self.user_faults + self.errors
+
+    def counts(self) -> _Counts:
+        """The counts every event and result of the batch carries, by field name."""
+        return _Counts(
+            done=self.done,
+            passed=self.passed,
+            failed=self.failed,
+            errors=self.errors,
+            unverified=self.unverified,
+            user_faults=self.user_faults,
+            bot_errors=self.bot_errors,
+        )
 
     def add(self, outcome: str | None, n: int = 1) -> None:
         if outcome == "passed":
@@ -353,6 +385,8 @@ class BatchRunner:
         self.batch_id = prepared.id
         options = prepared.batch.options
         self.options = options
+        if models is None and options.rescore_of is not None:
+            models = rescore_models(options, store)  # a re-score calls its judge alone
         self.models = models or BatchModels(options.models, store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
         self.limits = Limits(max_turns=options.max_turns, timeout_s=options.timeout_s)
         self.grace_s = grace_s
@@ -366,6 +400,7 @@ class BatchRunner:
         self._stopping = False
         self._grace_handle: asyncio.TimerHandle | None = None
         self._tally = _Tally()
+        self._total: int | None = None
         self._ran = 0
         self._started = 0.0
         self._fatal: str | None = None
@@ -435,19 +470,12 @@ class BatchRunner:
         """Where the batch is now."""
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
-        total = self.prepared.total
-        done = self._tally.done
-        remaining = max(0, total - done)
+        total = self._total if self._total is not None else self.prepared.total
+        remaining = max(0, total - self._tally.done)
         return Progress(
             batch_id=self.batch_id,
-            done=done,
             total=total,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
-            bot_errors=self._tally.bot_errors,
+            **self._tally.counts(),
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -511,6 +539,7 @@ class BatchRunner:
 
     async def _run(self) -> BatchResult:
         prepared = self.prepared
+        self._total = prepared.total  # counted once: progress is told after every conversation
         self._started = time.monotonic()
         await self._initial_counts()
         started_at = prepared.batch.started_at or _now()
@@ -613,14 +642,8 @@ class BatchRunner:
             BatchFinished(
                 batch_id=self.batch_id,
                 status=status,
-                done=self._tally.done,
                 total=self.prepared.total,
-                passed=self._tally.passed,
-                failed=self._tally.failed,
-                errors=self._tally.errors,
-                unverified=self._tally.unverified,
-                user_faults=self._tally.user_faults,
-                bot_errors=self._tally.bot_errors,
+                **self._tally.counts(),
                 elapsed_s=elapsed,
                 error=self._fatal,
             )
@@ -629,12 +652,7 @@ class BatchRunner:
             batch_id=self.batch_id,
             status=status,
             total=self.prepared.total,
-            done=self._tally.done,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
+            **self._tally.counts(),
             elapsed_s=elapsed,
             ran=self._ran,
             max_in_flight=self.limiter.max_in_flight,
@@ -643,7 +661,6 @@ class BatchRunner:
             cache_hits=self.models.cache_hits,
             cache_misses=self.models.cache_misses,
             error=self._fatal,
-            bot_errors=self._tally.bot_errors,
             rule_failures=self.rule_failures,
         )
 
@@ -720,7 +737,12 @@ class BatchRunner:
                 )
             )
             try:
-                conversation, verdict = await self._conversation(control)
+                if run.rescore_of is not None:  # judged again here, whoever runs the batch's conversations
+                    conversation, verdict = await rescore_planned(
+                        control, store=self.store, models=self.models, parent_bot=self.options.models
+                    )
+                else:
+                    conversation, verdict = await self._conversation(control)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in one conversation must not stop the batch, nor lose it
@@ -801,7 +823,13 @@ class BatchRunner:
         run = control.run
         save = self.store.save_conversation
         try:
-            await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
+            source = (conversation.metadata.get("rescored_from") or {}).get("conversation_id") if run.rescore_of else None
+            if source is not None:
+                # a re-score's copy: its transcript rows are copied inside SQLite, not written anew
+                copy = functools.partial(self.store.save_copy, source_id=source)
+                await asyncio.to_thread(copy, self.batch_id, run.spec, conversation, verdict, run.trial)
+            else:
+                await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
             return conversation, verdict
         except DuplicateConversationError:
             return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there

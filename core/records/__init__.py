@@ -27,12 +27,14 @@ if TYPE_CHECKING:
     from parley.core.records.batch_figures import (
         UNEVALUATED,
         CheckFailureCount,
+        CriterionCounts,
         FailureEntry,
         MeasuredUsage,
         NotApplicableCount,
         OutcomeRow,
         PolicyViolation,
         RoleUsage,
+        StatedGoals,
         SummaryRow,
     )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
@@ -110,6 +112,7 @@ __all__ = [
     "ChatSessionRow",
     "ChatbotSection",
     "CheckFailureCount",
+    "CriterionCounts",
     "CheckResult",
     "ConcurrencyChanged",
     "Conversation",
@@ -166,6 +169,7 @@ __all__ = [
     "Scalar",
     "SessionMetrics",
     "SourceLocation",
+    "StatedGoals",
     "StopReason",
     "SummaryRow",
     "StoredChatSession",

@@ -1,7 +1,7 @@
 """A batch's report, read from the store: its summary (parley.core.evaluation.BatchSummary, the
 one place its counts, rates, scores, turns, time and cost are computed) and what only a report
 lists: per profile, tokens and cost per role, stop reasons, the bot's response time, failures,
-policy violations, failed and not-applicable checks.
+policy violations, failed and not-applicable checks, criteria in words.
 
 The store gives one light row per conversation (parley.core.store.outcome_rows: a batch may
 hold 10,000 conversations, which read and count in a fraction of a second, a page at a time)
@@ -28,19 +28,23 @@ from parley.core.records import (
     STOP_REASONS,
     BatchRecord,
     CheckFailureCount,
+    CriterionCounts,
     FailureEntry,
     NotApplicableCount,
     OutcomeRow,
     PolicyViolation,
     RoleUsage,
+    StatedGoals,
 )
 from parley.core.rules import RuleSummary
 from parley.core.store import (
     JUDGE_ROLE,
     Store,
     batch_rule_summaries,
+    criterion_counts,
     failed_check_counts,
     failure_entries,
+    goals_only_stated,
     not_applicable_checks,
     outcome_rows,
     policy_violations,
@@ -98,8 +102,12 @@ class BatchReport(BatchSummary):
     """Every conversation that neither passed nor was merely unverified."""
     bot_latency: LatencyStats | None
     not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
+    criteria: list[CriterionCounts] = Field(default_factory=list)
+    """Each criterion in words the batch's conversations were checked on, the authors' first."""
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
+    goals_only_stated: list[StatedGoals] = Field(default_factory=list)
+    """The specs whose offline customer only stated some goals (the first `max_listed`)."""
     rules: list[RuleSummary] = Field(default_factory=list)
     """The batch's pair and batch rules (`--rules`), as they were last decided: none when it had none."""
     rule_labels: dict[str, str] = Field(default_factory=dict)
@@ -256,7 +264,9 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         failures_total=summary.not_passed,
         bot_latency=details.bot_latency(),
         not_applicable_checks=not_applicable,
+        criteria=criterion_counts(store, bid),
         passed_with_not_applicable=passed_with_na,
         rules=rules,
         rule_labels={cid: details.labels[cid] for cid in named if cid in details.labels},
+        goals_only_stated=goals_only_stated(store, bid, max_listed),
     )

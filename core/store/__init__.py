@@ -9,8 +9,10 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.store.batch_owner import running_elsewhere
     from parley.core.store.batch_queries import (
+        criterion_counts,
         failed_check_counts,
         failure_entries,
+        goals_only_stated,
         measured_usage,
         not_applicable_checks,
         outcome_rows,
@@ -31,9 +33,17 @@ if TYPE_CHECKING:
         outcome_names,
         profile_names,
     )
-    from parley.core.store.store import JUDGE_ROLE, DuplicateConversationError, ReadOnlyDatabase, Store, UnreadableBatchError
+    from parley.core.store.store import (
+        ACTIVE_STATUSES,
+        JUDGE_ROLE,
+        DuplicateConversationError,
+        ReadOnlyDatabase,
+        Store,
+        UnreadableBatchError,
+    )
 
 __all__ = [
+    "ACTIVE_STATUSES",
     "BatchRow",
     "CHATS",
     "CachedModel",
@@ -49,8 +59,10 @@ __all__ = [
     "batch_rule_summaries",
     "cache_key",
     "clear_batch_rules",
+    "criterion_counts",
     "failed_check_counts",
     "failure_entries",
+    "goals_only_stated",
     "iter_rule_results",
     "measured_usage",
     "not_applicable_checks",

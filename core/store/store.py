@@ -7,8 +7,8 @@ own `Store`. Every finished conversation is written in ONE transaction: a crash 
 all of it or none of it.
 
 Callers get pydantic records (parley.core.records.batch), never rows. API keys are never written: every
-text written is scrubbed of the values of secret-looking environment variables, and cached
-requests lose their credential fields.
+text column written goes through the one redactor (parley.core.redaction: the secrets this
+process resolved), and cached requests lose their credential fields.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
-from parley.core.evaluation import BatchSummary
+from parley.core.evaluation import CRITERION_KIND, BatchSummary, criterion_state
 from parley.core.records import (
     BROKEN_STOPS,
     OUTCOME_FILTERS,
@@ -62,8 +62,7 @@ from parley.core.store.rows import (
     loads_list,
     message_rows,
     parse_utc,
-    scrub_row,
-    secret_values,
+    redact_row,
     strip_credentials,
     tool_call_rows,
     usage_dict,
@@ -254,6 +253,16 @@ class _CountedRow(NamedTuple):
     judge_error: bool
 
 
+_COPIED = (
+    ("messages", "conversation_id, position, role, content, tool_calls, tool_call_id, name"),
+    (
+        "tool_calls",
+        "conversation_id, position, call_id, name, arguments_raw, arguments, customer_id, result, ok, refused, http_status, error, "
+        "latency_s, ignored_arguments",
+    ),
+)
+"""The rows `save_copy` copies from one conversation to its copy: every column, the id first."""
+
 _ROW_COLUMNS = f"""
     c.id, c.batch_id, c.name, c.spec_id, c.kind, c.variables, c.trial, c.stop_reason, c.error,
     c.turns, c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.started_at,
@@ -408,14 +417,14 @@ class Store:
                 raise ParleyError(f"'{ident}' is too short to pick a {what}: type at least {MIN_PREFIX} characters of the id")
         raise ParleyError(f"no {what} '{ident}'; {_LIST_HINT}")
 
-    def _insert(self, table: str, rows: list[dict[str, Any]], secrets: Sequence[str]) -> None:
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Insert rows that all have the same keys. Plain executemany: sqlite-utils' insert_all
         inspects the table on every call, which costs more than the write itself here."""
         if not rows:
             return
         columns = list(rows[0])
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (scrub_row(r, secrets) for r in rows)])
+        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (redact_row(r) for r in rows)])
 
     # ---- batches --------------------------------------------------------------------------------
 
@@ -428,7 +437,7 @@ class Store:
         if batch.status in ACTIVE_STATUSES:
             row.update(self._owner_row())
         with self._writing():
-            self._insert("batches", [row], secret_values())
+            self._insert("batches", [row])
         return batch
 
     def _has_owner_columns(self) -> bool:
@@ -502,7 +511,7 @@ class Store:
         if "status" in fields and updated.status in ACTIVE_STATUSES:
             changes.update(self._owner_row())  # whoever starts (or resumes) a batch owns it
         with self._writing():
-            self.db.table("batches").update(current.id, scrub_row(changes, secret_values()))
+            self.db.table("batches").update(current.id, redact_row(changes))
         return updated
 
     @_locked
@@ -586,6 +595,13 @@ class Store:
         return self.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0]
 
     @_locked
+    def data_version(self) -> int:
+        """A number that changes whenever another connection (another process: `parley run`, the
+        service) commits to the database, and not for this one's own writes: SQLite's
+        `PRAGMA data_version`, which reads no table, so asking every few seconds costs nothing."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
+    @_locked
     def latest_batch_id(self, back: int = 0) -> str | None:
         """The id of the batch created last (`back` = 1: the one before it...), or None when there
         is no such batch."""
@@ -613,7 +629,7 @@ class Store:
 
     @_locked
     def child_batches(self, batch_id: str) -> list[BatchRecord | UnreadableBatch]:
-        """The batches made from this one (re-runs and replays), oldest first; one that cannot
+        """The batches made from this one (re-runs, replays and re-scores), oldest first; one that cannot
         be read is there as UnreadableBatch."""
         rows = self.db.query("SELECT * FROM batches WHERE parent_id = ? ORDER BY created_at, rowid", [batch_id])
         return [self._batch_or_unreadable(r) for r in rows]
@@ -654,28 +670,60 @@ class Store:
             raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
         if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
             return conversation.id
-        secrets = secret_values()
         with self._writing():
-            if batch_id is not None:
-                if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
-                    raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
-                existing = self.db.execute(
-                    "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
-                    [batch_id, spec.spec_id, trial],
-                ).fetchone()
-                if existing is not None:
-                    if existing[1] not in RERUN_STOPS:
-                        raise DuplicateConversationError(
-                            f"batch '{batch_id}' already has {spec.spec_id} trial {trial} "
-                            f"(conversation {existing[0]}); nothing was replaced"
-                        )
-                    self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
-            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)], secrets)
-            self._insert("messages", message_rows(conversation), secrets)
-            self._insert("tool_calls", tool_call_rows(conversation), secrets)
+            self._make_room(batch_id, spec, trial)
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
+            self._insert("messages", message_rows(conversation))
+            self._insert("tool_calls", tool_call_rows(conversation))
             if verdict is not None:
-                self._insert("verdicts", [verdict_row(conversation, verdict)], secrets)
-            self._insert("usage", usage_rows(conversation, verdict), secrets)
+                self._insert("verdicts", [verdict_row(conversation, verdict)])
+            self._insert("usage", usage_rows(conversation, verdict))
+        return conversation.id
+
+    def _make_room(self, batch_id: str | None, spec: ConversationSpec, trial: int) -> None:
+        """In a write transaction: check that the batch exists and has no conversation for this
+        spec and trial (one whose run broke on the simulator's or parley's side is replaced)."""
+        if batch_id is None:
+            return
+        if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
+            raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
+        existing = self.db.execute(
+            "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
+            [batch_id, spec.spec_id, trial],
+        ).fetchone()
+        if existing is not None:
+            if existing[1] not in RERUN_STOPS:
+                raise DuplicateConversationError(
+                    f"batch '{batch_id}' already has {spec.spec_id} trial {trial} (conversation {existing[0]}); nothing was replaced"
+                )
+            self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
+
+    @_writes
+    def save_copy(
+        self, batch_id: str, spec: ConversationSpec, conversation: Conversation, verdict: Verdict, trial: int, *, source_id: str
+    ) -> str:
+        """Store `conversation`, a copy of stored conversation `source_id` under a new id (a
+        re-score's), with its own verdict and usage, in one transaction as save_conversation
+        does; its messages and tool calls are copied row for row inside SQLite, as they were
+        stored. ParleyError, with nothing stored, when the source no longer has them all."""
+        if verdict.conversation_id != conversation.id:
+            raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
+        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
+            return conversation.id
+        with self._writing():
+            self._make_room(batch_id, spec, trial)
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
+            copied = [
+                self.db.execute(
+                    f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
+                    [conversation.id, source_id],
+                ).rowcount
+                for table, columns in _COPIED
+            ]
+            if copied != [len(conversation.messages), len(conversation.tool_calls)]:
+                raise ParleyError(f"conversation {source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
+            self._insert("verdicts", [verdict_row(conversation, verdict)])
+            self._insert("usage", usage_rows(conversation, verdict))
         return conversation.id
 
     @_locked
@@ -779,6 +827,22 @@ class Store:
         return self.db.execute(sql, params).fetchone()[0]
 
     @_locked
+    def stored_runs(self, batch_id: str) -> list[tuple[str, int, str, ConversationSpec]]:
+        """(spec id, trial, conversation id, spec) of each of a batch's stored conversations, in
+        plan order, without their transcripts: what a re-score of the batch plans from."""
+        rows = self.db.execute(
+            "SELECT spec_id, trial, id, spec FROM conversations WHERE batch_id = ? ORDER BY spec_index, spec_id, trial, id", [batch_id]
+        ).fetchall()
+        specs: dict[str, ConversationSpec] = {}
+        out = []
+        for spec_id, trial, cid, text in rows:
+            spec = specs.get(text)
+            if spec is None:
+                spec = specs[text] = ConversationSpec.model_validate_json(text)
+            out.append((spec_id, trial, cid, spec))
+        return out
+
+    @_locked
     def load_conversation(self, conversation_id: str) -> StoredConversation:
         """A stored conversation in full, by id or unique id prefix of >= 6 characters."""
         resolved = self._resolve("conversations", conversation_id, "conversation")
@@ -842,6 +906,11 @@ class Store:
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
                     failed_checks=failed_check_lines(row["checks"]),
                     user_faults=[f"{kind}: {reason}" for kind, reason in user_fault_items(row["user_faults"])],
+                    criteria={
+                        str(c.get("name")): criterion_state(c.get("outcome"), c.get("details"))
+                        for c in json.loads(row["checks"] or "[]")
+                        if c.get("kind") == CRITERION_KIND
+                    },
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:
@@ -974,8 +1043,7 @@ class Store:
             "unreported_calls": usage.unreported_calls,
             "cost_usd": usage.cost_usd,
         }
-        secrets = secret_values()
-        row = scrub_row(row, secrets)
+        row = redact_row(row)
         columns = list(row)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("id", "created_at"))
         with self._writing():
@@ -987,7 +1055,7 @@ class Store:
             if not cursor.rowcount:
                 return  # a newer snapshot is stored already
             self.db.execute("DELETE FROM usage WHERE chat_session_id = ?", [chat.session_id])
-            self._insert("usage", [usage_row], secrets)
+            self._insert("usage", [usage_row])
 
     @_locked
     def list_chat_sessions(self, limit: int = 50, offset: int = 0) -> list[ChatSessionRow]:
@@ -1054,4 +1122,4 @@ class Store:
             "created_at": utc_text(datetime.datetime.now(datetime.UTC)),
         }
         with self._writing():
-            self.db.table("llm_cache").insert(scrub_row(row, secret_values()), ignore=True)
+            self.db.table("llm_cache").insert(redact_row(row), ignore=True)

@@ -149,14 +149,16 @@ async def run_batch(
         runner.subscribe(display.handle)
         verb = "resumed" if prepared.resumed else "started"
         if not prepared.resumed and prepared.batch.parent_id:
-            made = "re-run of" if prepared.batch.options.rerun else "replay of"
+            options = prepared.batch.options
+            made = "re-score of" if options.rescore_of else "re-run of" if options.rerun else "replay of"
             verb += f" ({made} {prepared.batch.parent_id})"
         db = store.path or ":memory:"
         todo = prepared.remaining
         extra = f", {prepared.already_done} already done" if prepared.resumed else ""
+        doing = "to judge again" if prepared.batch.options.rescore_of else "to run"
         out.print(
             f"batch {prepared.id} {verb}: {prepared.total} conversation{'s' if prepared.total != 1 else ''}"
-            f"{extra}, {todo} to run, concurrency {concurrency or prepared.batch.options.concurrency}"
+            f"{extra}, {todo} {doing}, concurrency {concurrency or prepared.batch.options.concurrency}"
             f"{' in all' if pool is not None else ''} (db {for_rich(db)})",
             highlight=False,
         )
@@ -272,7 +274,8 @@ def _summary_and_report(store: Store, result: BatchResult, report_file: Path, si
             buffer = StringIO()
             view = Console(file=buffer, width=140, highlight=False, no_color=True, soft_wrap=True, emoji=False)
             view.print(f"{for_rich(stored.spec.spec_id)} trial {stored.trial}:")
-            print_verdict(view, stored.verdict, stored.conversation.stop_reason, stored.conversation.error)
+            conversation = stored.conversation
+            print_verdict(view, stored.verdict, conversation.stop_reason, conversation.error, conversation.metadata)
             lines.append(buffer.getvalue().rstrip("\n") + "\n")
     lines += summary_lines(summary)
     lines += run_lines(result, report_line)

@@ -3,14 +3,22 @@ conversations in a results table beside a histogram of their scores, filtered an
 asked ("N of M shown"); a running batch's progress bar and live counts. Enter on a result opens
 its transcript and verdict; `x` stops the running batch (graceful), a second `x` cancels it now.
 `b` marks the highlighted batch as the base of a comparison, `c` compares the highlighted one
-with it (parley.tui.app.screens.compare_batches). A batch run with `--rules` says on the status
-line how its pair and batch rules came out; `u` shows them (parley.tui.app.screens.batch_rules).
+with it (parley.tui.app.screens.compare_batches). `R` re-scores the highlighted batch: its
+stored conversations judged again into a new batch (parley.tui.app.screens.rescore_batch), run
+here as any batch is. A batch run with `--rules` says on the status line how its pair and batch
+rules came out; `u` shows them (parley.tui.app.screens.batch_rules).
 
 A batch runs on an event loop of its own in a worker thread (parley.tui.app.panes.batch_feed),
 never on the app's: its events are gathered there and drawn here at most ten times a second,
 one draw however many conversations ended in between. Counts and the histogram are kept up to
 date one row at a time (panes.batch_results), and the results table only draws the rows on
 screen (widgets.results_table), so a 10,000-conversation batch stays smooth.
+
+Batches other processes run (`parley run`, the service) show as they progress: while the pane is
+shown it looks every POLL_S seconds, in a worker, at the database's data version (one pragma that
+reads no table, parley.core.store.Store.data_version); only when another process committed since
+the last look does it list the batches again, and reload the shown batch's results if its count
+of done conversations moved.
 
 Layout, top to bottom: the list of batches; the status and progress lines; the results' filter
 line; the results table and the histogram.
@@ -19,6 +27,8 @@ line; the results table and the histogram.
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import sqlite3
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -32,7 +42,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 
 from parley.tui.app import heap
-from parley.tui.app.messages import BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
+from parley.tui.app.messages import BatchesChanged, BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batch_feed import BatchFeed, FeedUpdate
 from parley.tui.app.panes.batch_results import SORTS, BatchResults, ResultsFilter, plural, stored_order
@@ -47,6 +57,10 @@ if TYPE_CHECKING:
     from parley.core.records import BatchFinished, BatchRecord, ConversationRow, Progress, UnreadableBatch
     from parley.core.rules import RuleSummary
     from parley.core.store import BatchRow
+
+POLL_S = 3.0
+"""How often the shown Batches pane looks for batches other processes changed."""
+log = logging.getLogger("parley.tui")
 
 HINT = "r in Profiles (or ctrl+p › Run batch) launches a batch here; from a terminal: parley run PATH."
 COLUMNS = (
@@ -122,6 +136,7 @@ class BatchesPane(Pane):
         Binding("slash", "focus_filter", "Filter"),
         Binding("s", "next_sort", "Sort"),
         Binding("u", "show_rules", "Rules", show=False),  # the status line offers it when the batch has any
+        Binding("R", "rescore", "Re-score"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -148,6 +163,8 @@ class BatchesPane(Pane):
         self.rates = ""  # the shown batch's pass rate and pass^k, with their intervals, and its counts
         self.rules: tuple[str, list[RuleSummary], dict[str, str]] | None = None  # the shown batch's pair and batch rules, with labels
         self.ended: tuple[str, str, bool] | None = None  # the batch that just ended: its id, last line, whether it failed
+        self.data_version: int | None = None  # the database's, when the batches were last listed
+        self._done_seen: dict[str, tuple[int, str]] = {}  # each listed batch's done count and status
 
     def compose(self) -> ComposeResult:
         yield Static(Content(HINT), id="batches-hint", classes="pane-placeholder")
@@ -169,6 +186,7 @@ class BatchesPane(Pane):
     def on_mount(self) -> None:
         self.query_one("#batch-progress-row").display = False
         self.query_one("#batch-empty").display = False
+        self.set_interval(POLL_S, self._poll)
 
     @property
     def table(self) -> RowTable:
@@ -180,8 +198,10 @@ class BatchesPane(Pane):
 
     # ---- the list of batches ----------------------------------------------------------------------
 
+    def main_widget(self) -> RowTable:
+        return self.table
+
     def load_data(self) -> None:
-        self.table.focus()
         self._list()
 
     def refresh_data(self) -> None:
@@ -191,13 +211,43 @@ class BatchesPane(Pane):
     def _list(self) -> None:
         store = self.parley.store()
         store.interrupt_orphans()  # a batch whose process was killed shows as interrupted
-        self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES)))
+        version = store.data_version()  # before the list: a change made while it is read is seen next time
+        self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES), version))
+
+    def _poll(self) -> None:
+        if self.shown and self._activated:
+            self._look_for_changes()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batches-poll", description="looking for changed batches")
+    def _look_for_changes(self) -> None:
+        from parley.core.errors import ParleyError
+
+        try:
+            version = self.parley.store().data_version()
+        except (ParleyError, sqlite3.Error) as exc:  # the next look tries again; listing says what is wrong
+            log.info("looking for changed batches failed: %s", exc)
+            return
+        self.post_message(BatchesChanged(version))
+
+    def on_batches_changed(self, message: BatchesChanged) -> None:
+        if self.data_version is not None and message.version != self.data_version:
+            self.data_version = message.version  # one listing per change, however long it takes
+            self._list()
 
     def on_batches_listed(self, message: BatchesListed) -> None:
         from parley.core.records import UnreadableBatch  # loaded already: the store listed the rows
 
         table = self.table
         rows = list(message.rows)
+        if message.version is not None:
+            self.data_version = message.version
+        seen, self._done_seen = (
+            self._done_seen,
+            {row.id: (row.summary.done, row.batch.status) for row in rows if not isinstance(row, UnreadableBatch)},
+        )
+        shown = self.shown_batch
+        if shown is not None and shown != self.running_batch and shown in seen and seen[shown] != self._done_seen.get(shown):
+            self._load_rows(shown)  # another process moved it on: its results too
         live = self.running_batch if self.progress is not None else None
         self.batch_ids = [row.id for row in rows]
         wanted = self.running_batch or self.shown_batch
@@ -589,6 +639,29 @@ class BatchesPane(Pane):
 
         compare_highlighted(self)
 
+    def action_rescore(self) -> None:
+        """The re-score form for the highlighted batch; the batch it prepares runs here."""
+        batch_id = self.highlighted_batch()
+        if batch_id is None:
+            self.notify("No batch to re-score.", severity="warning")
+            return
+        if batch_id == self.running_batch:
+            self.notify("This batch is still running: re-score it when it has ended.", severity="warning")
+            return
+        self._open_rescore(batch_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rescore", description="reading the batch")
+    def _open_rescore(self, batch_id: str) -> None:
+        from parley.tui.app.screens.rescore_batch import RescoreScreen
+
+        judge = self.parley.store().get_batch(batch_id).options.models.judge
+        self.app.call_from_thread(self.app.push_screen, RescoreScreen(batch_id, judge), self._rescore_prepared)
+
+    def _rescore_prepared(self, prepared: PreparedBatch | None) -> None:
+        if prepared is not None:
+            self.start(prepared)
+            self.results_table.focus()
+
     def action_reload(self) -> None:
         self._list()
         if self.shown_batch is not None and self.shown_batch != self.running_batch:
@@ -613,6 +686,10 @@ class BatchesPane(Pane):
         keys = list(SORTS)
         select.value = keys[(keys.index(str(select.value)) + 1) % len(keys)]
 
-    def on_unmount(self) -> None:
-        if self.feed is not None:  # the app is closing: the batch's conversations end as cancelled
+    def cancel_running(self) -> None:
+        """Cancel the running batch, if any: what is in flight is stored as cancelled."""
+        if self.feed is not None:
             self.feed.cancel()
+
+    def on_unmount(self) -> None:
+        self.cancel_running()  # the app is closing: the batch's conversations end as cancelled

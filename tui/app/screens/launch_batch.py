@@ -85,8 +85,10 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
 
     def show_error(self, text: str) -> None:
         """The reason the batch did not start, in the form."""
+        from parley.core.redaction import redact
+
         error = self.query_one("#launch-error", Static)
-        error.update(Content(text))
+        error.update(Content(redact(text)))  # an endpoint's refusal may quote the key it was sent
         error.display = bool(text)
 
     @property
@@ -163,7 +165,7 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
         try:
             prepared = asyncio.run(prepare())
         except InvalidInputs as exc:
-            problems = [_problem_line(e) for e in exc.errors]
+            problems = [problem_line(e) for e in exc.errors]
             self.post_message(BatchLaunchRefused(str(exc), problems))
             return
         except ParleyError as exc:  # ConfigError (missing key, unknown model), no conversations
@@ -201,7 +203,7 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
         self.dismiss(None)
 
 
-def _problem_line(error: ProfileError) -> str:
+def problem_line(error: ProfileError) -> str:
     where = getattr(error, "file", None) or ""
     line = getattr(error, "line", None)
     if line is not None:
