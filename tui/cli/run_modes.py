@@ -113,6 +113,7 @@ class RunRequest:
                 criteria_from=self.criteria_from,
                 cache=bool(self.updates.get("cache")),
                 concurrency=self.updates.get("concurrency"),
+                rules=self.updates.get("rules"),
             )
         if self.mode == "resume":
             return await prepare_resume(store, ref, budget_usd=self.budget_usd, dry_run=dry_run)
