@@ -84,3 +84,18 @@ def test_a_store_opened_read_only_refuses_to_save_rule_results(tmp_path):
         b = store.create_batch(batch())
     with Store.open(path, read_only=True) as store, pytest.raises(ReadOnlyDatabase, match="open read-only: saving rule results"):
         save_batch_rules(store, b.id, [report("pairs.yaml", ["pass"])])
+
+
+def test_a_secret_the_run_resolved_is_redacted_from_stored_rule_results(tmp_path):
+    from parley.core.redaction import register_secret
+
+    secret = "sk-rules-0123456789abcdef"
+    register_secret(secret, origin="a test key")
+    leaky = report("pairs.yaml", ["fail"])
+    leaky.results[0] = leaky.results[0].model_copy(update={"yields": f"the bot said {secret}", "reason": f"because {secret}"})
+    with Store.open(tmp_path / "p.db") as store:
+        b = store.create_batch(batch())
+        save_batch_rules(store, b.id, [leaky])
+        [stored] = list(iter_rule_results(store, b.id, "pairs.yaml"))
+        assert stored.yields == "the bot said [redacted]" and stored.reason == "because [redacted]"
+        assert stored.conversations == ["a0", "b0"], "ids are kept as they are"

@@ -9,6 +9,8 @@
   report, `parley run`'s last lines, the app), read without loading every decision;
 - `iter_rule_results`: every decision of one rule in order, a page at a time (the JSON export).
 A rule's decisions about one conversation are checks in that conversation's verdict, not here.
+Their text (a `yields` may quote what the bot said) goes through the one redactor as every row
+the store writes does (parley.core.redaction).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from parley.core.redaction import REDACTOR
 from parley.core.rules import RuleReport, RuleResult, RuleSummary
 from parley.core.store.rows import compact_json
 from parley.core.store.store import ReadOnlyDatabase, Store
@@ -31,7 +34,7 @@ def save_batch_rules(store: Store, batch_id: str, reports: Sequence[RuleReport])
     _writable(store, "saving rule results")
     now = datetime.datetime.now(datetime.UTC).isoformat()
     rules = [
-        [batch_id, r.rule_file, position, r.name, r.description, str(r.conversations), compact_json(r.needs_model), now]
+        [batch_id, r.rule_file, position, _text(r.name), _text(r.description), str(r.conversations), compact_json(r.needs_model), now]
         for position, r in enumerate(reports)
     ]
     with store._lock, store._writing():
@@ -46,10 +49,15 @@ def save_batch_rules(store: Store, batch_id: str, reports: Sequence[RuleReport])
                 "INSERT INTO rule_results (batch_id, rule_file, position, kind, conversations, outcome, reason, yields)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    [batch_id, report.rule_file, i, r.kind, compact_json(r.conversations), r.outcome, r.reason, r.yields]
+                    [batch_id, report.rule_file, i, r.kind, compact_json(r.conversations), r.outcome, _text(r.reason), _text(r.yields)]
                     for i, r in enumerate(report.results)
                 ),
             )
+
+
+def _text(value: str | None) -> str | None:
+    """`value` as the store writes text: with this process's secrets redacted."""
+    return REDACTOR.redact_stored(value) if value else value
 
 
 def clear_batch_rules(store: Store, batch_id: str) -> None:
