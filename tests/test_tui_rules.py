@@ -1,16 +1,22 @@
 """The Batches pane with a batch run with `--rules`: the status line says how its pair and batch
 rules came out, `u` shows each rule and each failure with its `yields` text, the conversations by
-spec and trial, and text from rule files shown as written (never as markup)."""
+spec and trial, and text from rule files shown as written (never as markup); `R`'s form re-scores
+a batch with rule files (a folder that is not there is said in the form)."""
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Static
+import pytest
+from textual.widgets import DataTable, Input, Static
 
 from parley.core.rules import RuleReport, RuleResult
 from parley.core.store import save_batch_rules
 from parley.core.store.store import Store
+from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.screens.batch_rules import BatchRulesScreen
-from tests.test_tui_support import SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from parley.tui.app.screens.rescore_batch import RescoreScreen
+from parley.tui.app.widgets.row_table import RowTable
+from tests.rules_support import TRACKING_PROFILE, rule_text, write_rules
+from tests.test_tui_support import SIZE, db_path, make_app, settle, until  # noqa: F401  (fixture)
 
 MARKUP = "[bold red]not bold[/bold red]"
 
@@ -93,3 +99,46 @@ async def test_u_on_a_batch_without_rules_says_so(db_path):
         await pilot.pause()
         assert not isinstance(app.screen, BatchRulesScreen)
         assert any("no rules over pairs of conversations" in n.message for n in app._notifications)
+
+
+@pytest.fixture
+def tracking_batch(db_path, tmp_path) -> None:
+    """A stored offline batch of a Sensei profile, run without rules (its conversations unverified)."""
+    from tests.lineage_support import parley
+
+    profile = tmp_path / "suite" / "tracking.yaml"
+    profile.parent.mkdir()
+    profile.write_text(TRACKING_PROFILE, encoding="utf-8")
+    assert parley("run", profile, "--db", db_path).exit_code == 0
+
+
+async def test_r_re_scores_a_batch_with_the_rule_files_named_in_its_form(db_path, tmp_path, tracking_batch):
+    folder = write_rules(tmp_path / "rules", {"answers.yaml": rule_text("len(chatbot_phrases) > 0", name="answers")})
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.query_one("#batches-table", RowTable).focus()
+        await pilot.press("R")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, RescoreScreen)
+        form.query_one("#rescore-rules", Input).value = str(tmp_path / "moved")
+        await pilot.click("#rescore-go")
+        await settle(pilot, rounds=30)
+        assert app.screen is form, "a folder that is not there keeps the form open"
+        assert "no such file or folder" in str(form.query_one("#rescore-error", Static).render())
+
+        form.query_one("#rescore-rules", Input).value = str(folder)
+        await pilot.click("#rescore-go")
+        await settle(pilot, rounds=60)
+        assert not isinstance(app.screen, RescoreScreen)
+        pane = app.query_one(BatchesPane)
+        await until(
+            pilot, lambda: pane.running_batch is None and pane.progress is not None and pane.progress.done == 2, "the re-score ends"
+        )
+    with Store.open(db_path) as store:
+        child = store.get_batch("latest")
+        assert child.options.rescore_of is not None and child.options.rules == str(folder)
+        checks = [(c.name, c.outcome) for s in store.iter_conversations(child.id) for c in s.verdict.checks if c.kind == "rule"]
+        outcomes = {s.verdict.outcome for s in store.iter_conversations(child.id)}
+    assert checks == [("rule:answers.yaml", "pass")] * 2 and outcomes == {"passed"}
