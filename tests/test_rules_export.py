@@ -99,9 +99,9 @@ def test_outputs_are_typed_as_sensei_types_them_and_variables_are_lists():
 
 def test_a_duration_stays_as_written_and_money_without_an_amount_keeps_its_text():
     duration = ExtractedOutput(name="wait", type="time", found=True, value="PT20M")
-    assert sensei_value(OutputField(name="wait", type="time", description=""), duration) == "PT20M"
+    assert sensei_value(OutputField(name="wait", type="time", description="the wait"), duration) == "PT20M"
     odd = ExtractedOutput(name="cost", type="money", found=True, value={"currency": "EUR"}, raw="some euros")
-    assert sensei_value(OutputField(name="cost", type="money", description=""), odd) == "some euros"
+    assert sensei_value(OutputField(name="cost", type="money", description="the price"), odd) == "some euros"
 
 
 def test_the_file_reads_back_in_sensei_and_in_parley_as_the_rules_saw_it():
