@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from parley.core.reports.count_words import counts_line, short_counts
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.junit import write_junit
-    from parley.core.reports.markdown import rates_line, render_markdown
+    from parley.core.reports.markdown import SCOPES, rates_line, render_markdown, rule_outcome_counts, rule_result_line, rules_section
+    from parley.core.reports.sensei_export import export_sensei
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "LEGACY_ERROR_NOTE",
     "PairChange",
     "Rate",
+    "SCOPES",
     "SideOfPair",
     "UNVERIFIED_HINT",
     "batch_summary",
@@ -29,10 +31,14 @@ __all__ = [
     "counts_line",
     "export_csv",
     "export_ndjson",
+    "export_sensei",
     "rates_line",
     "render_comparison",
     "render_markdown",
     "result_record",
+    "rule_outcome_counts",
+    "rule_result_line",
+    "rules_section",
     "short_counts",
     "summarize",
     "verdict_line",
