@@ -21,6 +21,7 @@ from typing import Any
 
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PreparedBatch, RunKey, batch_today, load_batch_specs
+from parley.core.engine.batch_rules import load_batch_rules
 from parley.core.errors import ParleyError
 from parley.core.records import PYTHON_SOURCE, BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
 from parley.core.store import ACTIVE_STATUSES, Store
@@ -90,6 +91,7 @@ async def prepare_rerun(
         models or {},
     )
     batch_models = BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if not dry_run:
         batch_models.check_keys()
     scope = await asyncio.to_thread(any_scope, store, parent)
@@ -109,7 +111,11 @@ async def prepare_rerun(
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
     return PreparedBatch(
-        batch=record, specs=specs, warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])], preflight=preflight
+        batch=record,
+        specs=specs,
+        warnings=[*rule_warnings, *loaded.warnings, *(preflight.warnings if preflight else [])],
+        preflight=preflight,
+        rules=rules,
     )
 
 
@@ -191,6 +197,7 @@ async def _replay(
         {**(models or {}), "user": REPLAY_USER},
     )
     batch_models = BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if not dry_run:
         batch_models.check_keys(plan.specs)
     batch_models.check_budget(options.budget_usd, plan.specs)
@@ -203,8 +210,9 @@ async def _replay(
         specs=plan.specs,
         exact_specs=plan.exact_specs,
         replays=plan.scripts,
-        warnings=[*partly, *(preflight.warnings if preflight else [])],
+        warnings=[*partly, *rule_warnings, *(preflight.warnings if preflight else [])],
         preflight=preflight,
+        rules=rules,
     )
 
 

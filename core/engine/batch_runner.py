@@ -57,10 +57,11 @@ from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_conversation import (
+    CANCELLED_TEXT,
     STAGE_TEXT,
     ConversationControl,
     StepCallback,
@@ -72,6 +73,7 @@ from parley.core.engine.batch_conversation import (
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single, trial_spec
+from parley.core.engine.batch_rules import BatchRules, load_batch_rules
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
@@ -98,6 +100,9 @@ from parley.core.records import (
     Verdict,
 )
 from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
+
+if TYPE_CHECKING:
+    from parley.core.rules import CompiledRule
 
 log = logging.getLogger("parley.engine.batch_runner")
 
@@ -158,6 +163,7 @@ async def prepare_batch(
     """
     batch_id = uuid.uuid4().hex
     models = models or BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if not dry_run:
         models.check_keys()  # the bot's and the judge's endpoints, before any any() generation
     loaded = await load_batch_specs(
@@ -174,9 +180,9 @@ async def prepare_batch(
         specs = [select_single(specs, single)]
         options = options.model_copy(update={"only": [specs[0].spec_id]})
     prepared = await _checked_and_stored(
-        store, BatchRecord(id=batch_id, sources=[str(s) for s in sources], options=options), specs, models, dry_run, max_planned
+        store, BatchRecord(id=batch_id, sources=[str(s) for s in sources], options=options), specs, models, dry_run, max_planned, rules
     )
-    prepared.warnings[:0] = loaded.warnings
+    prepared.warnings[:0] = [*rule_warnings, *loaded.warnings]
     prepared.notes, prepared.left_out = loaded.notes, loaded.left_out
     return prepared
 
@@ -194,12 +200,21 @@ async def prepare_specs(
     models' keys (a Python bot's import), the budget, the check before launch. An open-ended
     batch may start with no spec at all (BatchRunner.submit adds them)."""
     models = models or BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     record = BatchRecord(sources=[PYTHON_SOURCE], options=options)
-    return await _checked_and_stored(store, record, list(specs), models, dry_run, None)
+    prepared = await _checked_and_stored(store, record, list(specs), models, dry_run, None, rules)
+    prepared.warnings[:0] = rule_warnings
+    return prepared
 
 
 async def _checked_and_stored(
-    store: Store, record: BatchRecord, specs: list[ConversationSpec], models: BatchModels, dry_run: bool, max_planned: int | None
+    store: Store,
+    record: BatchRecord,
+    specs: list[ConversationSpec],
+    models: BatchModels,
+    dry_run: bool,
+    max_planned: int | None,
+    rules: list[CompiledRule],
 ) -> PreparedBatch:
     """The checks every new batch goes through before it is stored (see prepare_batch), then its record."""
     options = record.options
@@ -221,6 +236,7 @@ async def _checked_and_stored(
         specs=specs,
         warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
         preflight=preflight,
+        rules=rules,
     )
 
 
@@ -252,6 +268,7 @@ async def prepare_resume(
         prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
         return prepared
     models = models or BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
         if not dry_run:
@@ -281,6 +298,8 @@ async def prepare_resume(
             models.check_keys(specs)
         warnings = loaded.warnings + await _offline_limits(specs, options)
         prepared = PreparedBatch(batch=batch, specs=specs, warnings=warnings, resumed=True, notes=loaded.notes, left_out=loaded.left_out)
+    prepared.rules = rules
+    prepared.warnings[:0] = rule_warnings
     if budget_usd is not None:
         models.check_budget(budget_usd, prepared.specs)
         options = options.model_copy(update={"budget_usd": budget_usd})
@@ -337,6 +356,8 @@ class BatchResult:
     """Of `failed`, the conversations the bot broke."""
     unverified: int = 0
     user_faults: int = 0
+    rule_failures: int = 0
+    """Pair and batch rules (`--rules`) that failed: a pair of conversations, or the batch."""
 
     @property
     def all_passed(self) -> bool:
@@ -345,7 +366,7 @@ class BatchResult:
     def ok(self, *, strict: bool = False) -> bool:
         """Nothing failed and nothing broke: the exit code is 0. Unverified conversations and
         the simulator's faults are counted apart, and fail it only when `strict`."""
-        if self.status != "completed" or self.done < self.total or self.failed or self.errors:
+        if self.status != "completed" or self.done < self.total or self.failed or self.errors or self.rule_failures:
             return False
         return not strict or not (self.unverified or self.user_faults)
 
@@ -450,6 +471,16 @@ class BatchRunner:
         self.spent_usd = 0.0
         """Measured cost of the batch's stored conversations (earlier runs of it included)."""
         self._budget_reached = False
+        self.rules = (
+            BatchRules(prepared.rules, self.models, prepared.specs, self.batch_id, threads=concurrency or options.concurrency)
+            if prepared.rules
+            else None
+        )
+        self._rules_task: asyncio.Task[Any] | None = None
+        self._rules_undecided = False
+        """Pair or batch rules the run did not get to decide (it was stopped): the batch is not completed."""
+        self.rule_failures = 0
+        """Pair and batch rules that failed (a pair, or the batch) in this run's decision."""
         self.open_ended = open_ended
         self._wake = asyncio.Event()
         self._added = 0
@@ -623,6 +654,10 @@ class BatchRunner:
         self._interrupt_all()
 
     def _interrupt_all(self) -> None:
+        if self._rules_task is not None and not self._rules_task.done():
+            assert self.rules is not None
+            self.rules.close()  # the thread's next question fails at once; its decisions are not stored
+            self._rules_task.cancel()
         for control in list(self._in_flight.values()):
             if control.phase == "waiting" and control.task is not None:
                 control.task.cancel()  # it had not started: nothing to save, resume runs it
@@ -657,6 +692,8 @@ class BatchRunner:
             )
         )
         self._emit(self.progress())
+        if self.rules is not None and prepared.remaining:
+            await self.rules.forget_groups(self.store, self.batch_id)  # decided again once every conversation is in
         tasks: set[asyncio.Task[Any]] = set()
         launched_all = True
         own_cancel: asyncio.CancelledError | None = None
@@ -691,6 +728,7 @@ class BatchRunner:
                 task.add_done_callback(functools.partial(self._task_done, control=control, tasks=tasks))
             while tasks:
                 await asyncio.wait(set(tasks))
+            await self._decide_group_rules()
         except asyncio.CancelledError as exc:
             # The runner's own task was cancelled (an app closing): cancel what is in flight,
             # save it as cancelled, record the batch's end, then let the cancellation through.
@@ -736,11 +774,13 @@ class BatchRunner:
 
     async def _finish(self, launched_all: bool) -> BatchResult:
         self._finished = True
+        if self.rules is not None:
+            self.rules.shutdown()
         if self._fatal is not None:
             status = "failed"
         elif self._budget_reached and not self._stopping:
             status = "stopped_budget"
-        elif self._stopping and (not launched_all or self._interrupted_any or self._tally.done < self.total):
+        elif self._stopping and (not launched_all or self._interrupted_any or self._rules_undecided or self._tally.done < self.total):
             status = "cancelled"
         else:
             status = "completed"
@@ -774,7 +814,34 @@ class BatchRunner:
             cache_hits=self.models.cache_hits,
             cache_misses=self.models.cache_misses,
             error=self._fatal,
+            rule_failures=self.rule_failures,
         )
+
+    async def _decide_group_rules(self) -> None:
+        """The pair and batch rules, once every planned conversation is stored (a batch stopped
+        before that decides them when it is resumed)."""
+        rules = self.rules
+        if rules is None or not rules.groups or self._fatal is not None or self._budget_reached:
+            return
+        if self._tally.done < self.prepared.total:
+            return
+        if self._stopping:
+            self._rules_undecided = True
+            return
+        self._rules_task = asyncio.create_task(rules.decide_groups(self.store, self.batch_id), name=f"parley-rules-{self.batch_id}")
+        try:
+            reports = await asyncio.shield(self._rules_task)
+        except asyncio.CancelledError:
+            if not self._rules_task.cancelled():  # the runner's own task was cancelled: pass it on
+                self._rules_task.cancel()
+                raise
+            self._rules_undecided = True
+            return
+        except Exception as exc:  # a store or evaluation failure: said, and the batch is not completed
+            log.exception("batch %s: deciding the pair and batch rules failed", self.batch_id)
+            self._fatal = f"deciding the pair and batch rules failed: {describe_error(exc)}"
+            return
+        self.rule_failures = sum(1 for report in reports if report.count("fail"))
 
     def _step_callback(self, control: ConversationControl) -> StepCallback | None:
         if not self.stream_transcripts:
@@ -837,6 +904,8 @@ class BatchRunner:
                     control, stop_reason="infrastructure_error", error=f"{STAGE_TEXT['run']}: {describe_error(exc)}"
                 )
                 verdict = broken_verdict(conversation)
+            if self.rules is not None:
+                conversation, verdict = await self._judge_rules(control, conversation, verdict)
             control.phase = "saving"
             stored = await self._store(control, conversation, verdict)
             if stored is None:
@@ -882,6 +951,24 @@ class BatchRunner:
             self._emit(self.progress())
         finally:
             control.phase = "done"
+
+    async def _judge_rules(
+        self, control: ConversationControl, conversation: Conversation, verdict: Verdict
+    ) -> tuple[Conversation, Verdict]:
+        """The conversation's per-conversation rules, as checks of its verdict (interruptible, as
+        the judge is: an interrupted one is saved as cancelled, and `--resume` runs it again)."""
+        assert self.rules is not None
+        control.phase = "judging"
+        try:
+            return conversation, await self.rules.judge(control.run.spec, conversation, verdict)
+        except asyncio.CancelledError:
+            control.absorb()
+            cancelled = conversation.model_copy(update={"stop_reason": "cancelled", "error": CANCELLED_TEXT})
+            return cancelled, broken_verdict(cancelled)
+        except Exception as exc:  # parley's own failure (rules' errors are their verdicts): stored as such
+            log.warning("%s trial %s: evaluating its rules failed", control.run.spec.spec_id, control.run.trial, exc_info=True)
+            broke = broke_at(conversation, "evaluation", exc)
+            return broke, broken_verdict(broke)
 
     async def _store(
         self, control: ConversationControl, conversation: Conversation, verdict: Verdict

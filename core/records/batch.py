@@ -113,6 +113,10 @@ class BatchOptions(BaseModel):
     today: datetime.date | None = None
     """The date order ages count from for specs that pin none; None: the day the batch was
     created. A re-run or replay takes its parent's, so it runs in the same world."""
+    rules: str | None = None
+    """`--rules`: a Sensei rule file or a folder of them, read again by `--resume`. Its
+    `conversations: 1` rules are checks of each conversation; its pair and batch rules are
+    decided once every conversation is in. None: no rules."""
 
 
 class BatchRecord(BaseModel):

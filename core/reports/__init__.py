@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from parley.core.reports.explanation import explain_conversation
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.junit import write_junit
-    from parley.core.reports.markdown import rates_line, render_markdown
+    from parley.core.reports.markdown import SCOPES, rates_line, render_markdown, rule_outcome_counts, rule_result_line, rules_section
+    from parley.core.reports.sensei_export import export_sensei
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "LEGACY_ERROR_NOTE",
     "PairChange",
     "Rate",
+    "SCOPES",
     "SideOfPair",
     "UNVERIFIED_HINT",
     "batch_summary",
@@ -31,10 +33,14 @@ __all__ = [
     "explain_conversation",
     "export_csv",
     "export_ndjson",
+    "export_sensei",
     "rates_line",
     "render_comparison",
     "render_markdown",
     "result_record",
+    "rule_outcome_counts",
+    "rule_result_line",
+    "rules_section",
     "short_counts",
     "summarize",
     "verdict_line",

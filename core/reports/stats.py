@@ -36,9 +36,11 @@ from parley.core.records import (
     RoleUsage,
     StatedGoals,
 )
+from parley.core.rules import RuleSummary
 from parley.core.store import (
     JUDGE_ROLE,
     Store,
+    batch_rule_summaries,
     criterion_counts,
     failed_check_counts,
     failure_entries,
@@ -106,6 +108,15 @@ class BatchReport(BatchSummary):
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
     goals_only_stated: list[StatedGoals] = Field(default_factory=list)
     """The specs whose offline customer only stated some goals (the first `max_listed`)."""
+    rules: list[RuleSummary] = Field(default_factory=list)
+    """The batch's pair and batch rules (`--rules`), as they were last decided: none when it had none."""
+    rule_labels: dict[str, str] = Field(default_factory=dict)
+    """`SPEC_ID trial N` of each conversation the rules' listed decisions name, by its id."""
+
+    @property
+    def rules_failed(self) -> int:
+        """Pair and batch rules that failed (a pair, or the batch)."""
+        return sum(1 for rule in self.rules if rule.failed)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -133,6 +144,7 @@ class _Details:
         self.latency: list[float] = []
         self.latency_lows: list[float] = []
         self.latency_highs: list[float] = []
+        self.labels: dict[str, str] = {}
 
     def counted(self, rows: Iterator[OutcomeRow]) -> Iterator[OutcomeRow]:
         """The rows as they are, each noted on the way through."""
@@ -141,6 +153,7 @@ class _Details:
             yield row
 
     def add(self, r: OutcomeRow) -> None:
+        self.labels[r.id] = f"{r.spec_id} trial {r.trial}"
         self.stop_reasons[r.stop_reason] += 1
         self.violations += r.policy_violations
         p = self.profiles[r.name]
@@ -235,6 +248,8 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
     )
     usage, total = _usage(store, bid)
     not_applicable, passed_with_na = not_applicable_checks(store, bid)
+    rules = batch_rule_summaries(store, bid)
+    named = {cid for rule in rules for result in [*rule.failures, *filter(None, [rule.decision])] for cid in result.conversations}
     return summary.extended(
         BatchReport,
         batch=batch,
@@ -251,5 +266,7 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         not_applicable_checks=not_applicable,
         criteria=criterion_counts(store, bid),
         passed_with_not_applicable=passed_with_na,
+        rules=rules,
+        rule_labels={cid: details.labels[cid] for cid in named if cid in details.labels},
         goals_only_stated=goals_only_stated(store, bid, max_listed),
     )

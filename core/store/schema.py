@@ -338,7 +338,46 @@ def _v4_completed(check: dict[str, Any], stop: str, error: str | None) -> dict[s
     return check
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage, _v4_outcomes)
+_V5_TABLES = """
+CREATE TABLE batch_rules (
+    batch_id TEXT NOT NULL REFERENCES batches (id) ON DELETE CASCADE,
+    rule_file TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    conversations TEXT NOT NULL CHECK (conversations IN ('2', 'all')),
+    needs_model TEXT NOT NULL DEFAULT '[]',
+    decided_at TEXT NOT NULL,
+    PRIMARY KEY (batch_id, rule_file)
+);
+CREATE TABLE rule_results (
+    batch_id TEXT NOT NULL,
+    rule_file TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('conversation', 'pair', 'batch')),
+    conversations TEXT NOT NULL DEFAULT '[]',
+    outcome TEXT NOT NULL CHECK (outcome IN ('pass', 'fail', 'not_applicable', 'not_run')),
+    reason TEXT,
+    yields TEXT,
+    PRIMARY KEY (batch_id, rule_file, position),
+    FOREIGN KEY (batch_id, rule_file) REFERENCES batch_rules (batch_id, rule_file) ON DELETE CASCADE
+);
+CREATE INDEX idx_rule_results_outcome ON rule_results (batch_id, rule_file, outcome);
+"""
+
+
+def _v5_rule_results(db: Database) -> None:
+    """Sensei rule files' decisions about pairs of conversations and about a batch (`parley run
+    --rules`): `batch_rules` holds each pair or batch rule a batch was checked with, in order,
+    `rule_results` each of its decisions (the conversations it is about, by id, as a JSON list).
+    A rule's decisions about one conversation are checks in that conversation's verdict, not
+    rows here. New tables only: older databases gain them empty."""
+    for statement in _V5_TABLES.split(";"):  # one by one: executescript would commit the migration's transaction
+        if statement.strip():
+            db.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage, _v4_outcomes, _v5_rule_results)
 
 
 APP_KEY = "app"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
     from parley.core.errors import ProfileError
     from parley.core.records import BatchRow, ConversationRow, ConversationSpec, SessionMetrics, ToolCallRecord, UnreadableBatch
+    from parley.core.rules import RuleSummary
     from parley.core.store import SessionCursor, SessionItem
     from parley.tui.app.panes.session_listing import SessionDetail
 
@@ -194,6 +195,10 @@ class BatchRowsLoaded(Message):
     """The batch's pass rate and pass^k with their 95% intervals, one line (empty: no conversations)."""
     counts: str = ""
     """The batch's counts in words, from its summary (parley.core.reports.short_counts)."""
+    rules: list[RuleSummary] = field(default_factory=list)
+    """The batch's pair and batch rules (`parley run --rules`), as last decided."""
+    rule_labels: dict[str, str] = field(default_factory=dict)
+    """`SPEC_ID trial N` of the batch's conversations, by id (the rules name them by id)."""
 
 
 @dataclass

@@ -50,10 +50,11 @@ Exit codes:
   0    no conversation failed and none broke: each passed its checks, or was unverified
        (nothing about the bot was checked) or had a simulator fault (counted apart;
        with --strict these fail too)
-  1    the bot failed: a check failed (a timeout fails one) or the bot broke (bot_error:
-       an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
-       parley's side (counted apart, but nothing was verified); also: invalid input
-       files (each problem printed as file:line:col), a missing API key, an endpoint
+  1    the bot failed: a check failed (a timeout fails one), the bot broke (bot_error:
+       an HTTP error, a timeout, a bad reply), or a pair or batch rule of --rules failed;
+       or a run broke on the simulator's or parley's side (counted apart, but nothing
+       was verified); also: invalid input files (each problem printed as file:line:col,
+       rule files as file:line: rule.field), a missing API key, an endpoint
        that cannot be reached or that refuses its key (401/403), an unknown batch
        With --fail-under RATE: 1 when the pass rate (--fail-under-lower: its lower
        bound) is below RATE, 0 otherwise.
@@ -132,6 +133,15 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     metavar="I",
     help="Run only conversation I (its position in `parley profiles expand PATH`, from 0, or its "
     "spec id) and stream it to the terminal as it happens; it is still stored.",
+)
+@click.option(
+    "--rules",
+    "rules_path",
+    type=click.Path(exists=True, path_type=Path),
+    metavar="DIR",
+    help="Sensei rule files (a file, or a folder searched for .yaml/.yml): each `conversations: 1` rule is a check "
+    "of each conversation (`rule:FILE`), decided as it ends; pair (2) and batch (all) rules are decided once every "
+    "conversation is in, and a failed one fails the exit code. Rules that need a model ask --judge's; offline they are not run.",
 )
 @click.option(
     "--resume",
@@ -223,6 +233,7 @@ def run(
     fail_under_lower: bool,
     dry_run: bool,
     budget_usd: float | None,
+    rules_path: Path | None,
     grace_s: float,
     strict: bool,
     workers: int | None,
@@ -258,6 +269,7 @@ def run(
             "concurrency": concurrency,
             "prompt_version": prompt_version,
             "budget_usd": budget_usd,
+            "rules_path": str(rules_path) if rules_path is not None else None,
         }
         if rerun is not None:
             request = lineage_request(ctx, "rerun", rerun[1], parse_selection(rerun[0]), values)
@@ -275,7 +287,7 @@ def run(
             placement=placement,
         )
     ignored = [
-        f"--{name.replace('_', '-')}"
+        "--rules" if name == "rules_path" else f"--{name.replace('_', '-')}"
         for name in (
             "max_turns",
             "timeout_s",
@@ -289,6 +301,7 @@ def run(
             "judge_model",
             "cache",
             "prompt_version",
+            "rules_path",
             "personality_dirs",
             "agent_template",
             "client_template",
@@ -327,6 +340,7 @@ def run(
         timeout_s=timeout_s,
         cache=cache,
         prompt_version=prompt_version,
+        rules=str(rules_path) if rules_path is not None else None,
         loading=LoadOptions(
             agent_template=str(agent_template) if agent_template else None,
             client_template=str(client_template) if client_template else None,
