@@ -3,7 +3,8 @@ conversations in a results table beside a histogram of their scores, filtered an
 asked ("N of M shown"); a running batch's progress bar and live counts. Enter on a result opens
 its transcript and verdict; `x` stops the running batch (graceful), a second `x` cancels it now.
 `b` marks the highlighted batch as the base of a comparison, `c` compares the highlighted one
-with it (parley.tui.app.screens.compare_batches).
+with it (parley.tui.app.screens.compare_batches); `h` writes the highlighted batch's HTML report
+beside the database (reports/ID.html) and says where.
 
 A batch runs on an event loop of its own in a worker thread (parley.tui.app.panes.batch_feed),
 never on the app's: its events are gathered there and drawn here at most ten times a second,
@@ -31,7 +32,14 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 
 from parley.tui.app import heap
-from parley.tui.app.messages import BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
+from parley.tui.app.messages import (
+    BatchesListed,
+    BatchReportWritten,
+    BatchRowsLoaded,
+    BatchRunEnded,
+    SessionOpened,
+    TranscriptMatched,
+)
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batch_feed import BatchFeed, FeedUpdate
 from parley.tui.app.panes.batch_results import SORTS, BatchResults, ResultsFilter, plural, stored_order
@@ -115,6 +123,7 @@ class BatchesPane(Pane):
     BINDINGS = [
         Binding("b", "mark_base", "Mark base"),
         Binding("c", "compare", "Compare"),
+        Binding("h", "html_report", "HTML report"),
         Binding("x", "cancel_batch", "Stop batch"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("slash", "focus_filter", "Filter"),
@@ -577,6 +586,37 @@ class BatchesPane(Pane):
         from parley.tui.app.screens.compare_batches import compare_highlighted
 
         compare_highlighted(self)
+
+    def action_html_report(self) -> None:
+        batch_id = self.highlighted_batch()
+        if batch_id is None:
+            self.notify("No batch selected.", severity="warning")
+            return
+        if batch_id == self.running_batch:
+            self.notify("The batch is still running: its report is written once it ends.", severity="warning")
+            return
+        self.notify(f"Writing the HTML report of {batch_id[:12]}…", title="HTML report", timeout=3)
+        self._write_report(batch_id)
+
+    @work(thread=True, exit_on_error=False, group="batch-report", description="writing the HTML report")
+    def _write_report(self, batch_id: str) -> None:
+        from parley.core.reports import write_html
+
+        path = self.parley.export_dir / "reports" / f"{batch_id}.html"  # beside `parley run`'s markdown reports
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        with partial.open("w", encoding="utf-8") as out:
+            n = write_html(self.parley.store(), batch_id, out)
+        partial.replace(path)
+        self.post_message(BatchReportWritten(batch_id, path.resolve(), n))
+
+    def on_batch_report_written(self, message: BatchReportWritten) -> None:
+        self.notify(
+            f"{message.path}\n({plural(message.conversations, 'conversation', 'conversations')})",
+            title=f"HTML report of {message.batch_id[:12]}",
+            timeout=15,
+            markup=False,
+        )
 
     def action_reload(self) -> None:
         self._list()
