@@ -140,8 +140,9 @@ def _summary(r: BatchReport) -> str:
         _card(
             "Conversations",
             num("summary.done", r.done),
-            f"of {num('summary.planned', r.planned)} planned; "
-            f"{num('summary.bot_errors', r.bot_errors)} bot errors, {num('summary.errors', r.errors)} runs that broke elsewhere",
+            f"of {num('summary.planned', r.planned)} planned: {num('summary.passed', r.passed)} passed, "
+            f"{num('summary.failed', r.failed)} failed, {num('summary.bot_errors', r.bot_errors)} bot errors; "
+            f"{num('summary.errors', r.errors)} broke on the simulator's or parley's side",
         ),
         _card(
             "Cost",
