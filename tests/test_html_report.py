@@ -48,9 +48,7 @@ def stored(tmp_path: Path) -> tuple[Path, str]:
         conv = conversation("cancel")
         blamed = check("bot never says /cancelled/", "fail", 'turn 1 says "I have cancelled it"', kind="bot_never_says", violation=True)
         blamed.details = {"messages": [1]}
-        store.save_conversation(
-            b.id, track, conv, verdict(conv, "failed", 1, checks=[check("ORD-1003 stays shipped"), blamed]), 2
-        )
+        store.save_conversation(b.id, track, conv, verdict(conv, "failed", 1, checks=[check("ORD-1003 stays shipped"), blamed]), 2)
         conv = conversation("cancel", stop_reason="bot_error", error="HTTP 500 from the bot")
         store.save_conversation(b.id, cancel, conv, verdict(conv, "bot_error", None, checks=[]), 1)
         conv = conversation("track")
@@ -182,7 +180,9 @@ def test_text_from_conversations_is_text_and_the_page_fetches_and_runs_nothing(s
     html, doc, root = html_and_json(db, batch_id, tmp_path)
     tags = Counter(e.tag for e in root.iter())
     assert tags["script"] == 0 and tags["img"] == 0 and tags["link"] == 0 and tags["iframe"] == 0
-    assert not [e for e in root.iter() if (e.tag, e.all_text()) in (("i", "hostile"), ("b", "bold"))]  # the markup in the name and the reply
+    assert not [
+        e for e in root.iter() if (e.tag, e.all_text()) in (("i", "hostile"), ("b", "bold"))
+    ]  # the markup in the name and the reply
     assert not [(e.tag, k) for e in root.iter() for k in e.attrs if k.startswith("on")]
     assert all(e.attrs["href"].startswith("#") for e in root.iter() if "href" in e.attrs and e.tag == "a")
     assert not [e for e in root.iter() if "src" in e.attrs]

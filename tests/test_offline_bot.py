@@ -261,7 +261,7 @@ async def test_same_script_gives_the_identical_transcript(chat):
     assert [r.result for r in first.tool_calls] == [r.result for r in second.tool_calls]
 
 
-def test_the_model_is_pure_and_fast():
+def test_the_model_is_pure():
     model = OfflineOrderModel()
     messages = [
         ChatMessage(role="system", content="The signed-in customer is C-100."),
@@ -270,10 +270,7 @@ def test_the_model_is_pure_and_fast():
     first = model.reply(messages)
     assert first.tool_calls[0].name == "check_cancellation"
     assert model.reply(messages).model_dump(exclude={"latency_s"}) == first.model_dump(exclude={"latency_s"})
-    started = time.perf_counter()
-    for _ in range(2000):
-        model.reply(messages)
-    assert (time.perf_counter() - started) / 2000 < 0.001  # well under a millisecond per call
+    # how fast it replies is bench/bench_summary.py's to measure (well under a millisecond)
 
 
 def test_the_offline_bot_comes_from_the_bots_not_from_the_model_registry():

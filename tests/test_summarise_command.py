@@ -85,7 +85,12 @@ def test_each_export_summarises_to_the_stored_batchs_numbers(exported, fmt):
     for field in SUMMARY_FIELDS:
         assert summary[field] == stored[field], field
     assert summary["judge_errors"] == (0 if fmt == "csv" else stored["judge_errors"] == 1)  # the CSV carries no verdict
-    assert (summary["file"], summary["format"], summary["shape"], summary["batch_id"]) == (str(folder / f"results.{fmt}"), fmt, "parley", batch_id)
+    assert (summary["file"], summary["format"], summary["shape"], summary["batch_id"]) == (
+        str(folder / f"results.{fmt}"),
+        fmt,
+        "parley",
+        batch_id,
+    )
     # the simulation service's summary fields, in its one meaning
     assert (summary["total_scenarios"], summary["successful_scenarios"], summary["failed_scenarios"]) == (9, 5, 1)
     assert summary["success_rate"] == pytest.approx(5 / 7)
@@ -124,12 +129,73 @@ def test_the_terminal_shows_the_lines_batches_show_prints(exported):
 
 SERVICE_ROWS = [
     # its README's result fields: session_id, scenario, status, score, comment, total_turns, duration_seconds
-    {"session_id": "s1", "scenario": "calm_reorder", "status": "completed", "score": 3, "comment": "Отлично", "total_turns": 8, "duration_seconds": 45.2, "cost": 0.02, "tokens": 900},
-    {"session_id": "s2", "scenario": "impatient", "status": "completed", "score": 2, "comment": "ok", "total_turns": 6, "duration_seconds": 30.0, "cost": 0.01, "tokens": 700},
-    {"session_id": "s3", "scenario": "confused", "status": "completed", "score": 1, "comment": "wrong item", "total_turns": 12, "duration_seconds": 80.5, "cost": 0.03, "tokens": 1500},
-    {"session_id": "s4", "scenario": "slow", "status": "timeout", "score": 1, "comment": "", "total_turns": 30, "duration_seconds": 90.0, "cost": 0.05, "tokens": 3000},
-    {"session_id": "s5", "scenario": "broken", "status": "failed", "score": None, "comment": "OpenAI error", "total_turns": 0, "duration_seconds": 1.0, "cost": 0.0, "tokens": 0},
-    {"session_id": "s6", "scenario": "judge_failed", "status": "completed", "score": 1, "comment": "Evaluation failed", "evaluation_status": "failed", "total_turns": 5, "duration_seconds": 20.0, "cost": 0.01, "tokens": 500},
+    {
+        "session_id": "s1",
+        "scenario": "calm_reorder",
+        "status": "completed",
+        "score": 3,
+        "comment": "Отлично",
+        "total_turns": 8,
+        "duration_seconds": 45.2,
+        "cost": 0.02,
+        "tokens": 900,
+    },
+    {
+        "session_id": "s2",
+        "scenario": "impatient",
+        "status": "completed",
+        "score": 2,
+        "comment": "ok",
+        "total_turns": 6,
+        "duration_seconds": 30.0,
+        "cost": 0.01,
+        "tokens": 700,
+    },
+    {
+        "session_id": "s3",
+        "scenario": "confused",
+        "status": "completed",
+        "score": 1,
+        "comment": "wrong item",
+        "total_turns": 12,
+        "duration_seconds": 80.5,
+        "cost": 0.03,
+        "tokens": 1500,
+    },
+    {
+        "session_id": "s4",
+        "scenario": "slow",
+        "status": "timeout",
+        "score": 1,
+        "comment": "",
+        "total_turns": 30,
+        "duration_seconds": 90.0,
+        "cost": 0.05,
+        "tokens": 3000,
+    },
+    {
+        "session_id": "s5",
+        "scenario": "broken",
+        "status": "failed",
+        "score": None,
+        "comment": "OpenAI error",
+        "total_turns": 0,
+        "duration_seconds": 1.0,
+        "cost": 0.0,
+        "tokens": 0,
+    },
+    {
+        "session_id": "s6",
+        "scenario": "judge_failed",
+        "status": "completed",
+        "score": 1,
+        "comment": "Evaluation failed",
+        "evaluation_status": "failed",
+        "total_turns": 5,
+        "duration_seconds": 20.0,
+        "cost": 0.01,
+        "tokens": 500,
+    },
 ]
 
 
@@ -160,7 +226,18 @@ def test_a_file_of_the_simulation_services_shape_gets_outcomes_by_parleys_rules(
 
 
 def test_the_services_csv_and_json_documents_read_alike(tmp_path):
-    fields = ["session_id", "scenario", "prompt_version", "score", "comment", "turns", "start_ts", "status", "duration_seconds", "evaluation_status"]
+    fields = [
+        "session_id",
+        "scenario",
+        "prompt_version",
+        "score",
+        "comment",
+        "turns",
+        "start_ts",
+        "status",
+        "duration_seconds",
+        "evaluation_status",
+    ]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
@@ -185,7 +262,9 @@ def test_the_services_csv_and_json_documents_read_alike(tmp_path):
     from_json = json.loads(parley("summarise", tmp_path / "results.json", "--format", "json").stdout)
     for field in ("outcomes", "pass_rate", "score_distribution", "unscored", "turn_statistics", "duration_statistics"):
         assert from_csv[field] == from_json[field], field
-    assert from_json["batch_id"] == "b-1" and from_csv["cost_usd"] is None and from_csv["cost_unknown"] == 6  # no cost column: unknown, never 0
+    assert (
+        from_json["batch_id"] == "b-1" and from_csv["cost_usd"] is None and from_csv["cost_unknown"] == 6
+    )  # no cost column: unknown, never 0
 
 
 # ---- the options ----------------------------------------------------------------------------------
@@ -259,14 +338,22 @@ def test_a_histogram_file_must_be_a_picture(tmp_path):
         ("blank.csv", "\n\n", "blank.csv is empty"),
         ("nothing.json", '{"results": []}', "nothing.json holds no conversations"),
         ("profile.yaml", "user:\n  goals: [track]\n", "profile.yaml:1: not a results file: no `session_id` or `spec_id` column"),
-        ("people.csv", "name,age\nann,3\n", "people.csv:1: not a results file: no `session_id` or `spec_id` column (its columns: name, age)"),
+        (
+            "people.csv",
+            "name,age\nann,3\n",
+            "people.csv:1: not a results file: no `session_id` or `spec_id` column (its columns: name, age)",
+        ),
         ("other.json", '{"batches": []}', "other.json: not a results file: a JSON document with no `results` list"),
         ("broken.ndjson", '{"session_id": "a", "status": "completed", "score": 3}\n{"session_id": \n', "broken.ndjson:2:16: not JSON"),
         ("nostatus.ndjson", '{"session_id": "a", "score": 3}\n', "nostatus.ndjson:1: no `status`"),
         ("odd.ndjson", '{"session_id": "a", "status": "done", "score": 3}\n', "odd.ndjson:1: status 'done' is not one of"),
         ("five.ndjson", '{"session_id": "a", "status": "completed", "score": 5}\n', "five.ndjson:1: score 5 is not 1, 2 or 3"),
-        ("nan.json", '[{"spec_id": "a#0", "outcome": "passed", "duration_s": NaN}]', "nan.json: result 1: duration nan is not a finite number"),
-        ("list.ndjson", '[1, 2]\n', "list.ndjson:1: not a result: a list where an object was expected"),
+        (
+            "nan.json",
+            '[{"spec_id": "a#0", "outcome": "passed", "duration_s": NaN}]',
+            "nan.json: result 1: duration nan is not a finite number",
+        ),
+        ("list.ndjson", "[1, 2]\n", "list.ndjson:1: not a result: a list where an object was expected"),
         ("latin1.csv", "session_id,status\nq,completed\xe9\n", "latin1.csv: not UTF-8 text"),
     ],
 )

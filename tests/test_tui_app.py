@@ -13,7 +13,7 @@ from parley.core.store.store import Store
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.widgets.row_table import RowTable
 from tests.test_store_fixtures import build_scored_batch
-from tests.test_tui_support import REPO, SIZE, db_path, make_app, run_from_palette, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import REPO, SIZE, db_path, make_app, run_from_palette, settle, until  # noqa: F401  (fixture)
 
 
 def test_importing_the_app_loads_no_engine_database_or_web_stack():
@@ -54,9 +54,12 @@ async def test_a_failing_worker_becomes_a_notification_not_a_crash(db_path):
     db_path.write_bytes(b"this is not a database" * 100)
     app = make_app(initial_pane="sessions")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        messages = [(n.title, n.message, n.severity) for n in app._notifications]
-        assert any("is not a parley database" in m and s == "error" and "reading the sessions" in t for t, m, s in messages)
+
+        def told() -> bool:
+            messages = [(n.title, n.message, n.severity) for n in app._notifications]
+            return any("is not a parley database" in m and s == "error" and "reading the sessions" in t for t, m, s in messages)
+
+        await until(pilot, told, "the notification that the file is not a parley database")
         assert app.is_running
 
 

@@ -413,7 +413,7 @@ def _answer_user(messages: Sequence[ChatMessage], index: int) -> tuple[str | Non
         saying_no = bool(tokens & _NO)
         if not saying_no and tokens & _YES and (not ids or ids == [pending]):
             return None, [_call(messages, "cancel_order", {"order_id": pending})]
-        if saying_no and not ids:
+        if saying_no and (not ids or ids == [pending]):  # "no", or "no, don't cancel ORD-1004"
             return f"Alright, I won't cancel order {pending}. Is there anything else I can help you with?", []
 
     # An answer to our "Which order would you like me to ...?" may be a bare number.

@@ -49,7 +49,7 @@ from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, evaluate, hide_unobservable, no_world_client, with_checks
 from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, Verdict
 from parley.core.specs import PLAYBOOK_USER
-from parley.core.users import GoalReporter, ReplayUser, UserSimulator, UserTurn, finish_replay
+from parley.core.users import GOALS_ONLY_STATED, GoalReporter, ReplayUser, StatesGoals, UserSimulator, UserTurn, finish_replay
 
 log = logging.getLogger("parley.engine.batch_conversation")
 
@@ -359,6 +359,8 @@ async def run_planned(
         conversation = _cancelled(conversation)
     if run.replay is not None and conversation.stop_reason != "cancelled":
         conversation = finish_replay(conversation, run.replay, getattr(inner_user, "stop_note", None))
+    if isinstance(inner_user, StatesGoals) and (stated := inner_user.goals_only_stated()):
+        conversation.metadata[GOALS_ONLY_STATED] = stated  # information shown with the verdict, not a fault
     if inner_user is not None and spec.goal_style.export and isinstance(inner_user, GoalReporter):
         try:
             rows = inner_user.goal_report(conversation.messages)

@@ -244,7 +244,7 @@ class BatchModels:
             check = getattr(model, "check", None)
             if callable(check):
                 check()
-        bot = self.bot() if self.bot_spec.kind in ("prompt", "http") else None
+        bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto") else None
         check = getattr(bot, "check", None)
         if callable(check):
             check()
@@ -301,7 +301,10 @@ class BatchModels:
             if url:
                 headers: dict[str, str] = getattr(bot, "probe_headers", dict)()
                 names: list[str] = getattr(bot, "credential_names", list)()
-                targets.append(Target(role="bot", name=bot.name, url=url, probe_url=url, key_env=", ".join(names) or None, headers=headers))
+                address: str = getattr(bot, "probe_address", lambda: url)()  # `${NAME}`s resolved; messages show the names
+                targets.append(
+                    Target(role="bot", name=bot.name, url=url, probe_url=address, key_env=", ".join(names) or None, headers=headers)
+                )
         return targets
 
     async def preflight(self, specs: Iterable[ConversationSpec] = ()) -> PreflightReport:

@@ -63,7 +63,7 @@ from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBat
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.errors import ParleyError
-from parley.core.evaluation import broken_verdict
+from parley.core.evaluation import broken_verdict, offline_limits_by_file
 from parley.core.records import (
     BOT_FAILURES,
     RERUN_STOPS,
@@ -168,11 +168,17 @@ async def prepare_batch(
     return PreparedBatch(
         batch=record,
         specs=specs,
-        warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])],
+        warnings=[*loaded.warnings, *(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
         notes=loaded.notes,
         left_out=loaded.left_out,
         preflight=preflight,
     )
+
+
+async def _offline_limits(specs: Sequence[ConversationSpec], options: BatchOptions) -> list[str]:
+    """What the batch's offline roles will not read, one line per file (in a thread: a suite of
+    thousands of goals is parsed)."""
+    return await asyncio.to_thread(offline_limits_by_file, specs, user_model=options.models.user, judge_model=options.models.judge)
 
 
 async def prepare_resume(
@@ -220,9 +226,8 @@ async def prepare_resume(
                 raise ParleyError(f"cannot resume batch {batch.id}: its sources no longer make {', '.join(options.only)}")
         if not dry_run:
             models.check_keys(specs)
-        prepared = PreparedBatch(
-            batch=batch, specs=specs, warnings=list(loaded.warnings), resumed=True, notes=loaded.notes, left_out=loaded.left_out
-        )
+        warnings = loaded.warnings + await _offline_limits(specs, options)
+        prepared = PreparedBatch(batch=batch, specs=specs, warnings=warnings, resumed=True, notes=loaded.notes, left_out=loaded.left_out)
     if budget_usd is not None:
         models.check_budget(budget_usd, prepared.specs)
         options = options.model_copy(update={"budget_usd": budget_usd})

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     )
     from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-    from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.offline_roles import criteria_of, offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
     from parley.core.evaluation.verdicts import broken_verdict, evaluate
@@ -34,6 +35,7 @@ __all__ = [
     "FlakySpec",
     "Interval",
     "Judge",
+    "NEEDS_LLM_JUDGE",
     "NumberStatistics",
     "LLMJudge",
     "OfflineJudge",
@@ -41,9 +43,12 @@ __all__ = [
     "ScoreStatistics",
     "bootstrap_pass_hat_k",
     "broken_verdict",
+    "criteria_of",
     "evaluate",
     "hide_unobservable",
     "no_world_client",
+    "offline_limits",
+    "offline_limits_by_file",
     "pass_hat_k",
     "pass_hat_k_from_counts",
     "stats_seed",

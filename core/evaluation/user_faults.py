@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, heuristic_view, parse_goal
+from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, heuristic_view, parse_goals
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
 
 REPEATS = 3
@@ -182,7 +182,7 @@ def no_goal_stated(conversation: Conversation, spec: ConversationSpec) -> list[U
     """None of the spec's goals is mentioned in any user message (its order id, else its words)."""
     if not spec.goals:
         return []
-    goals = [parse_goal(text, i) for i, text in enumerate(spec.goals)]
+    goals = parse_goals(spec.goals)
     said = [m.content for m in conversation.messages if m.role == "user" and m.content and m.content.strip()]
     if not said:
         return []  # nothing said at all: empty_turn (or the run broke) says it better

@@ -11,7 +11,7 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.reading.bounded_view import HEURISTIC_MAX_CHARS, heuristic_view
-    from parley.core.reading.goals import Goal, GoalIntent, goal_mentioned, key_terms, parse_goal
+    from parley.core.reading.goals import Goal, GoalIntent, goal_mentioned, key_terms, parse_goal, parse_goals
     from parley.core.reading.order_ids import extract_order_ids, ids_in, mentions_id, order_digits
     from parley.core.reading.requests import (
         ASKS_FOR_ORDER_ID,
@@ -52,6 +52,7 @@ __all__ = [
     "mentions_id",
     "order_digits",
     "parse_goal",
+    "parse_goals",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

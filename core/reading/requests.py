@@ -24,7 +24,7 @@ __all__ = [
     "is_refusal",
 ]
 
-CANCEL_WORDS = re.compile(r"\b(cancel\w*|annul\w*|revoke|call off)\b", re.I)
+CANCEL_WORDS = re.compile(r"\b(cancel\w*|annul\w*|stornier\w*|revoke|call off)\b", re.I)  # German: stornieren
 POLICY_WORDS = re.compile(r"\b(polic(y|ies)|rules?|how (many|long)|deadline|window|eligib\w*|allowed)\b", re.I)
 TRACK_WORDS = re.compile(r"\b(track\w*|where|shipp\w*|ship(ment)?|deliver\w*|arriv\w*|eta|package|parcel|carrier|transit)\b", re.I)
 LIST_WORDS = re.compile(r"\b(list\w*|all (of )?my orders|my orders|order history|orders)\b", re.I)
@@ -67,20 +67,28 @@ _AFFIRMATIVE = re.compile(
     re.I,
 )
 _REFUSAL = re.compile(
-    r"^\W*(no|nope|nah|wait|stop|hold on)\b"
+    r"^\W*(no|nope|nah|wait|stop|hold on|non|n[ãa]o|nein)\b"
     r"|\b(don'?t|do not|not|never) (want (it |them )?(to )?|need to |)cancel\w*"
-    r"|\bkeep (it|them|the order|my order|this order|that order)\b|\bchanged? (my|your) mind\b"
-    r"|\bmejor no\b|\bno (lo|la) cancel\w*|\bquiero conservar\w*",
+    # "I changed my mind" takes a cancellation back; "I changed my mind again: cancel it after all" asks for it
+    r"|\bkeep (it|them|the order|my order|this order|that order)\b|\bchanged? (my|your) mind\b(?! again)(?!.*\bafter all\b)"
+    r"|\bmejor no\b|\bno (lo|la) cancel\w*|\bquiero conservar\w*"
+    # the offline customer's other languages: Italian, Portuguese, French, German
+    r"|\bnon (lo |la )?cancellat\w*|\bvoglio tenerl\w*"
+    r"|\bn[ãa]o o cancel\w*|\bficar com (ele|o pedido)\b"
+    r"|\bne l'annulez pas\b|\bje (la |le )?garde\b"
+    r"|\bnicht stornier\w*|\bstornieren sie sie nicht\b|\bich behalte\b",
     re.I,
 )
 
 
 def is_affirmative(text: str | None) -> bool:
-    """Does a customer's reply start by saying yes (in English or Spanish)?"""
+    """Does a customer's reply start by saying yes (in English or Spanish; the offline customer's
+    yes carries an "ok" in every language)?"""
     return bool(text) and _AFFIRMATIVE.search(text or "") is not None and not is_refusal(text)
 
 
 def is_refusal(text: str | None) -> bool:
     """Does a customer's reply refuse or take back a cancellation: it starts with no (or wait,
-    stop), says not to cancel, to keep the order, or that they changed their mind?"""
+    stop), says not to cancel, to keep the order, or that they changed their mind? English and
+    Spanish, and the offline customer's words for it in Italian, Portuguese, French and German."""
     return bool(text) and _REFUSAL.search(text or "") is not None

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         OutcomeRow,
         PolicyViolation,
         RoleUsage,
+        StatedGoals,
         SummaryRow,
         effective_outcome,
     )
@@ -178,6 +179,7 @@ __all__ = [
     "Scalar",
     "SessionMetrics",
     "SourceLocation",
+    "StatedGoals",
     "StopReason",
     "SummaryRow",
     "StoredChatSession",

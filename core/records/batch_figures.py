@@ -126,6 +126,17 @@ class FailureEntry(BaseModel):
     outcome: str  # any outcome but passed and unverified
     stop_reason: str
     reasons: list[str]
+    goals_only_stated: list[str] = Field(default_factory=list)
+    """The goals its offline customer only stated, not acting them out (a note, not a reason)."""
+
+
+class StatedGoals(BaseModel):
+    """A spec whose offline customer only stated some of its goals, not acting them out:
+    information, not a fault (parley.core.users.acted_goals)."""
+
+    spec_id: str
+    conversations: int
+    goals: list[str]
 
 
 class CheckFailureCount(BaseModel):

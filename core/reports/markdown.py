@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from parley.core.evaluation import BatchSummary, Interval
 from parley.core.records import RoleUsage
 from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport
+from parley.core.users import only_stated_advice, only_stated_note
 
 BAR = "█"
 BAR_WIDTH = 30
@@ -241,6 +242,19 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         )
         out.append("")
 
+    if summary.goals_only_stated:
+        out += ["## Goals only stated", ""]
+        out += [
+            "The offline customer only stated these goals: it cannot act them out, so nothing it did tested "
+            f"whether the bot can do them (information, not a fault; {only_stated_advice(2)}).",
+            "",
+        ]
+        out += _table(
+            ["Spec", "Conversations", "Goals"],
+            [[g.spec_id, g.conversations, "; ".join(g.goals)] for g in summary.goals_only_stated],
+        )
+        out.append("")
+
     s = summary.score_statistics
     out += ["## Scores", ""]
     if not s.count:
@@ -319,6 +333,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         for f in summary.failures:
             out.append(f"- `{f.spec_id}` trial {f.trial} (`{f.conversation_id[:12]}`, {f.outcome}, {f.stop_reason})")
             out += [f"  - {_cell(r)}" for r in f.reasons] or ["  - (no reason recorded)"]
+            if f.goals_only_stated:
+                out.append(f"  - note: {_cell(only_stated_note(f.goals_only_stated))}")
         if summary.failures_total > len(summary.failures):
             out.append(f"- ... and {summary.failures_total - len(summary.failures)} more.")
         out.append("")

@@ -35,6 +35,7 @@ from parley.core.records import (
     OutcomeRow,
     PolicyViolation,
     RoleUsage,
+    StatedGoals,
 )
 from parley.core.reports.distributions import Histogram
 from parley.core.store import (
@@ -42,6 +43,7 @@ from parley.core.store import (
     Store,
     failed_check_counts,
     failure_entries,
+    goals_only_stated,
     not_applicable_checks,
     outcome_rows,
     policy_violations,
@@ -118,6 +120,8 @@ class BatchReport(BatchSummary):
     """Conversations by their number of turns."""
     latency_histogram: Histogram = Field(default_factory=Histogram)
     """Conversations that got an answer, by the bot's mean response time in them (seconds)."""
+    goals_only_stated: list[StatedGoals] = Field(default_factory=list)
+    """The specs whose offline customer only stated some goals (the first `max_listed`)."""
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -278,4 +282,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         specs=details.spec_stats(),
         turn_histogram=Histogram.of(details.turns, whole=True),
         latency_histogram=Histogram.of(details.mean_latencies),
+        goals_only_stated=goals_only_stated(store, bid, max_listed),
     )

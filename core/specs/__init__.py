@@ -9,6 +9,7 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.specs.expansion import resolve_any_items
     from parley.core.specs.json_positions import load_positioned
+    from parley.core.specs.places import FilePlaces
     from parley.core.specs.playbook import (
         PLAYBOOK_USER,
         ExpectBotRegexStep,
@@ -38,6 +39,7 @@ __all__ = [
     "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",
     "ExpectToolStep",
+    "FilePlaces",
     "InjectBotResponseStep",
     "InjectToolStep",
     "PLAYBOOK_USER",

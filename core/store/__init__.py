@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from parley.core.store.batch_queries import (
         failed_check_counts,
         failure_entries,
+        goals_only_stated,
         measured_usage,
         not_applicable_checks,
         outcome_rows,
@@ -30,9 +31,17 @@ if TYPE_CHECKING:
         outcome_names,
         profile_names,
     )
-    from parley.core.store.store import JUDGE_ROLE, DuplicateConversationError, ReadOnlyDatabase, Store, UnreadableBatchError
+    from parley.core.store.store import (
+        ACTIVE_STATUSES,
+        JUDGE_ROLE,
+        DuplicateConversationError,
+        ReadOnlyDatabase,
+        Store,
+        UnreadableBatchError,
+    )
 
 __all__ = [
+    "ACTIVE_STATUSES",
     "BatchRow",
     "CHATS",
     "CachedModel",
@@ -48,6 +57,7 @@ __all__ = [
     "cache_key",
     "failed_check_counts",
     "failure_entries",
+    "goals_only_stated",
     "measured_usage",
     "not_applicable_checks",
     "outcome_rows",

@@ -20,13 +20,16 @@ from parley.core.records import (
     OutcomeRow,
     PolicyViolation,
     RoleUsage,
+    StatedGoals,
 )
 from parley.core.store.rows import failed_check_lines, user_fault_items
 from parley.core.store.store import BROKEN_SQL, OUTCOME_SQL, Store
+from parley.core.users import GOALS_ONLY_STATED
 
 _BASE = "FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id WHERE c.batch_id = ?"
 _JSON_CHECKS = "FROM conversations c JOIN verdicts v ON v.conversation_id = c.id, json_each(v.checks) j"
 _NOT_APPLICABLE = "json_extract(j.value, '$.outcome') = 'not_applicable'"
+_STATED = f"json_extract(c.metadata, '$.{GOALS_ONLY_STATED}')"
 
 _OUTCOME_COLUMNS = f"""
     c.id, c.spec_id, c.spec_index, c.name, c.trial, c.stop_reason, ({OUTCOME_SQL}) AS outcome, v.score,
@@ -150,7 +153,7 @@ def failure_entries(store: Store, batch_id: str, limit: int) -> list[FailureEntr
     failed (or undecidable) check as "name: reason"."""
     rows = store._read(
         f"""SELECT c.id, c.spec_id, c.name, c.trial, c.stop_reason, c.error, v.error AS verdict_error,
-                   v.checks, v.user_faults, {OUTCOME_SQL} AS o
+                   v.checks, v.user_faults, {_STATED} AS stated, {OUTCOME_SQL} AS o
             {_BASE} AND ({OUTCOME_SQL}) NOT IN ('passed', 'unverified')
             ORDER BY c.spec_index, c.spec_id, c.trial LIMIT ?""",
         [batch_id, limit],
@@ -169,9 +172,27 @@ def failure_entries(store: Store, batch_id: str, limit: int) -> list[FailureEntr
                 outcome=r["o"],
                 stop_reason=r["stop_reason"],
                 reasons=list(dict.fromkeys(reasons)),
+                goals_only_stated=_goals(r["stated"]),
             )
         )
     return failures
+
+
+def goals_only_stated(store: Store, batch_id: str, limit: int) -> list[StatedGoals]:
+    """Each spec (the first `limit`, in spec order) whose conversations carry goals their offline
+    customer only stated (the conversation metadata's `goals_only_stated`)."""
+    rows = store._read(
+        f"""SELECT c.spec_id, {_STATED} AS stated, COUNT(*) AS n FROM conversations c
+            WHERE c.batch_id = ? AND {_STATED} IS NOT NULL
+            GROUP BY c.spec_id ORDER BY MIN(c.spec_index), c.spec_id LIMIT ?""",
+        [batch_id, limit],
+    )
+    return [StatedGoals(spec_id=r["spec_id"], conversations=r["n"], goals=_goals(r["stated"])) for r in rows]
+
+
+def _goals(stated: str | None) -> list[str]:
+    value = json.loads(stated) if stated else None
+    return [str(goal) for goal in value] if isinstance(value, list) else []
 
 
 def not_applicable_checks(store: Store, batch_id: str, shown_names: int = 5) -> tuple[list[NotApplicableCount], int]:

@@ -1,4 +1,4 @@
-"""Conversions between parley's records and the store's rows, and the scrubbing that keeps
+"""Conversions between parley's records and the store's rows, and the redaction that keeps
 secrets out of the file. Pure functions: parley.core.store.store does the I/O.
 
 Timestamps are ISO 8601 text in UTC with microseconds, so their text order is time order.
@@ -9,18 +9,16 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
 from parley.core.records import Conversation, ConversationRow, ConversationSpec, Usage, Verdict
+from parley.core.redaction import REDACTOR
 
 JUDGE_ROLE = "judge"
 """The usage role of a verdict's judge (the conversation's own roles are bot and user)."""
-_REDACTED = "[redacted]"
 
 
 def utc_text(value: datetime.datetime | None) -> str | None:
@@ -58,25 +56,22 @@ def like_pattern(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-_SECRET_NAME = re.compile(r"(API_KEY|APIKEY|_TOKEN|_SECRET|PASSWORD)$", re.IGNORECASE)
 _SECRET_FIELDS = frozenset({"api_key", "apikey", "authorization", "x-api-key", "password", "token"})
+# Columns parley writes itself (ids, times, states): a secret is never in them, and rewriting a
+# piece of an id or a time that happened to match a short key would break the row.
+_OWN_COLUMNS = frozenset({"key", "status", "stop_reason", "outcome", "role", "kind", "today", "position", "owner_host"})
 
 
-def secret_values() -> list[str]:
-    """Values of secret-looking environment variables (OPENAI_API_KEY...), longest first."""
-    found = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}
-    return sorted(found, key=len, reverse=True)
+def _parley_column(name: str) -> bool:
+    return name == "id" or name.endswith(("_id", "_at")) or name in _OWN_COLUMNS or name.startswith("owner_")
 
 
-def scrub_row(row: dict[str, Any], secrets: Sequence[str]) -> dict[str, Any]:
-    if not secrets:
-        return row
+def redact_row(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with every secret of this process (parley.core.redaction) redacted from its text
+    columns; parley's own columns (ids, times, states) are left as they are."""
     for key, value in row.items():
-        if isinstance(value, str):
-            for secret in secrets:
-                if secret in value:
-                    value = value.replace(secret, _REDACTED)
-            row[key] = value
+        if isinstance(value, str) and not _parley_column(key):
+            row[key] = REDACTOR.redact_stored(value)
     return row
 
 

@@ -7,8 +7,8 @@ own `Store`. Every finished conversation is written in ONE transaction: a crash 
 all of it or none of it.
 
 Callers get pydantic records (parley.core.records.batch), never rows. API keys are never written: every
-text written is scrubbed of the values of secret-looking environment variables, and cached
-requests lose their credential fields.
+text column written goes through the one redactor (parley.core.redaction: the secrets this
+process resolved), and cached requests lose their credential fields.
 """
 
 from __future__ import annotations
@@ -62,8 +62,7 @@ from parley.core.store.rows import (
     loads_list,
     message_rows,
     parse_utc,
-    scrub_row,
-    secret_values,
+    redact_row,
     strip_credentials,
     tool_call_rows,
     usage_dict,
@@ -408,14 +407,14 @@ class Store:
                 raise ParleyError(f"'{ident}' is too short to pick a {what}: type at least {MIN_PREFIX} characters of the id")
         raise ParleyError(f"no {what} '{ident}'; {_LIST_HINT}")
 
-    def _insert(self, table: str, rows: list[dict[str, Any]], secrets: Sequence[str]) -> None:
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Insert rows that all have the same keys. Plain executemany: sqlite-utils' insert_all
         inspects the table on every call, which costs more than the write itself here."""
         if not rows:
             return
         columns = list(rows[0])
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (scrub_row(r, secrets) for r in rows)])
+        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (redact_row(r) for r in rows)])
 
     # ---- batches --------------------------------------------------------------------------------
 
@@ -428,7 +427,7 @@ class Store:
         if batch.status in ACTIVE_STATUSES:
             row.update(self._owner_row())
         with self._writing():
-            self._insert("batches", [row], secret_values())
+            self._insert("batches", [row])
         return batch
 
     def _has_owner_columns(self) -> bool:
@@ -502,7 +501,7 @@ class Store:
         if "status" in fields and updated.status in ACTIVE_STATUSES:
             changes.update(self._owner_row())  # whoever starts (or resumes) a batch owns it
         with self._writing():
-            self.db.table("batches").update(current.id, scrub_row(changes, secret_values()))
+            self.db.table("batches").update(current.id, redact_row(changes))
         return updated
 
     @_locked
@@ -586,6 +585,13 @@ class Store:
         return self.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0]
 
     @_locked
+    def data_version(self) -> int:
+        """A number that changes whenever another connection (another process: `parley run`, the
+        service) commits to the database, and not for this one's own writes: SQLite's
+        `PRAGMA data_version`, which reads no table, so asking every few seconds costs nothing."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
+    @_locked
     def latest_batch_id(self, back: int = 0) -> str | None:
         """The id of the batch created last (`back` = 1: the one before it...), or None when there
         is no such batch."""
@@ -654,7 +660,6 @@ class Store:
             raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
         if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
             return conversation.id
-        secrets = secret_values()
         with self._writing():
             if batch_id is not None:
                 if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
@@ -670,12 +675,12 @@ class Store:
                             f"(conversation {existing[0]}); nothing was replaced"
                         )
                     self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
-            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)], secrets)
-            self._insert("messages", message_rows(conversation), secrets)
-            self._insert("tool_calls", tool_call_rows(conversation), secrets)
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
+            self._insert("messages", message_rows(conversation))
+            self._insert("tool_calls", tool_call_rows(conversation))
             if verdict is not None:
-                self._insert("verdicts", [verdict_row(conversation, verdict)], secrets)
-            self._insert("usage", usage_rows(conversation, verdict), secrets)
+                self._insert("verdicts", [verdict_row(conversation, verdict)])
+            self._insert("usage", usage_rows(conversation, verdict))
         return conversation.id
 
     @_locked
@@ -974,8 +979,7 @@ class Store:
             "unreported_calls": usage.unreported_calls,
             "cost_usd": usage.cost_usd,
         }
-        secrets = secret_values()
-        row = scrub_row(row, secrets)
+        row = redact_row(row)
         columns = list(row)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("id", "created_at"))
         with self._writing():
@@ -987,7 +991,7 @@ class Store:
             if not cursor.rowcount:
                 return  # a newer snapshot is stored already
             self.db.execute("DELETE FROM usage WHERE chat_session_id = ?", [chat.session_id])
-            self._insert("usage", [usage_row], secrets)
+            self._insert("usage", [usage_row])
 
     @_locked
     def list_chat_sessions(self, limit: int = 50, offset: int = 0) -> list[ChatSessionRow]:
@@ -1054,4 +1058,4 @@ class Store:
             "created_at": utc_text(datetime.datetime.now(datetime.UTC)),
         }
         with self._writing():
-            self.db.table("llm_cache").insert(scrub_row(row, secret_values()), ignore=True)
+            self.db.table("llm_cache").insert(redact_row(row), ignore=True)

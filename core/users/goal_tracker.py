@@ -12,6 +12,9 @@ calls until the next user message) when that turn is not a fallback and:
   asking to confirm (a refusal is an answer); or, with no tool calls seen (an external bot),
   its text mentions the id and a cancel word and is not a confirmation question. A confirmation
   question leaves the goal *confirming*: asked, not answered, until the user's yes is acted on;
+- keep <id> (cancel, then change one's mind): while the customer asks to cancel, as cancel; once
+  the customer has taken it back (`take_back`), any answer that is not another confirmation
+  question: the goal is met when the bot has heard the customer keeps the order;
 - track / status <id>: a track_order or get_order call for the id, or the text mentions the id;
 - list: a list_my_orders call, or (no tool calls seen) the text mentions two order ids or "orders";
 - policy: the text gives a number of days or mentions the policy;
@@ -42,7 +45,7 @@ from parley.core.reading import (
     key_terms,
     mentions_id,
     order_digits,
-    parse_goal,
+    parse_goals,
 )
 from parley.core.records import ChatMessage
 
@@ -107,14 +110,19 @@ def bot_turn_after(transcript: Sequence[ChatMessage], index: int) -> BotTurnView
     return BotTurnView(text=heuristic_view("\n".join(texts).strip()), tools=tools)
 
 
-def judge_answer(goal: Goal, turn: BotTurnView) -> Literal["answered", "confirming", "unanswered"]:
-    """Whether a (non-fallback) bot turn answers `goal` (see the module doc for the rules)."""
+def judge_answer(goal: Goal, turn: BotTurnView, *, taken_back: bool = False) -> Literal["answered", "confirming", "unanswered"]:
+    """Whether a (non-fallback) bot turn answers `goal` (see the module doc for the rules);
+    `taken_back`: the customer has taken a `keep` goal's cancellation back."""
     if turn.fallback:
         return "unanswered"
     text = turn.text
     no_tools = not turn.tools
     oid = goal.order_id
-    if goal.intent == "cancel" and oid:
+    if goal.intent == "keep" and oid and taken_back:
+        if is_confirmation_question(text) and not turn.used("cancel_order", oid):
+            return "confirming"
+        return "answered" if text or turn.tools else "unanswered"
+    if goal.intent in ("cancel", "keep") and oid:
         if turn.used("cancel_order", oid):
             return "answered"
         mentions = mentions_id(text, oid)
@@ -172,8 +180,12 @@ class GoalTracker:
     """Per-goal state of one conversation. Pure bookkeeping: the simulators decide what to say."""
 
     def __init__(self, goals: Sequence[str] | Sequence[Goal]) -> None:
-        self.goals: list[Goal] = [g if isinstance(g, Goal) else parse_goal(str(g), i) for i, g in enumerate(goals)]
+        given = list(goals)
+        parsed = parse_goals([g.text if isinstance(g, Goal) else str(g) for g in given])
+        self.goals: list[Goal] = [g if isinstance(g, Goal) else parsed[i] for i, g in enumerate(given)]
         self.rows: list[GoalRow] = [GoalRow(goal=g.text, intent=g.intent, order_id=g.order_id) for g in self.goals]
+        self.taken_back: set[int] = set()
+        """`keep` goals whose cancellation the customer has taken back."""
 
     # state
     def status(self, index: int) -> GoalStatus:
@@ -208,6 +220,15 @@ class GoalTracker:
         row.status = "answered"
         row.data = _excerpt(data) if data else row.data
 
+    def take_back(self, index: int) -> None:
+        """The customer took a `keep` goal's cancellation back: the next answer is judged as the
+        bot hearing that the order is kept."""
+        self.taken_back.add(index)
+        self.mark_asked([index])
+        row = self.rows[index]
+        if row.status == "confirming":
+            row.status = "asked"
+
     def reopen(self, index: int) -> None:
         """The user took a step back (changed their mind): the goal is asked, not confirming."""
         row = self.rows[index]
@@ -227,7 +248,7 @@ class GoalTracker:
             if turn.fallback:
                 row.fallbacks += 1
                 continue
-            verdict = judge_answer(self.goals[i], turn)
+            verdict = judge_answer(self.goals[i], turn, taken_back=i in self.taken_back)
             if verdict == "answered":
                 self.mark_answered(i, turn.text)
                 answered.append(i)

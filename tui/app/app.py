@@ -7,8 +7,10 @@ never waits for a database or a network.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
+import signal
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +20,8 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -118,6 +122,7 @@ class ParleyApp(App[None]):
         self._store_lock = threading.Lock()
         self._active_pane: str | None = None
         self.placement = placement
+        self._signals: list[signal.Signals] = []
 
     @property
     def export_dir(self) -> Path:
@@ -175,6 +180,7 @@ class ParleyApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._handle_hangup()
         self.call_after_refresh(self._activate, self.initial_pane)
         self._open_database()
         # The modules and widgets, out of every full collection (thawed first: an app started
@@ -192,6 +198,42 @@ class ParleyApp(App[None]):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id == "panes" and event.pane.id:
             self._activate(event.pane.id.removesuffix("-pane"))
+
+    def _handle_hangup(self) -> None:
+        """Closing the app's terminal (SIGHUP) or SIGTERM quits as ctrl+q does: a running batch
+        is cancelled, what it had in flight stored as `cancelled`, and the batch can be resumed.
+        (Were the app to die before it could, its batch's process sees it and does the same:
+        parley.tui.app.panes.batch_feed.run_child.)"""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self._hung_up, sig)
+                self._signals.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                pass
+
+    def _hung_up(self, sig: signal.Signals) -> None:
+        logging.getLogger("parley.tui").warning("%s: quitting (a running batch is cancelled, and can be resumed)", sig.name)
+        self.query_one("#batches", BatchesPane).cancel_running()
+        self.exit()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Textual's notification, with every secret this process resolved taken out first
+        (parley.core.redaction): an error's text may quote an endpoint that echoed a key."""
+        from parley.core.redaction import REDACTED, redact
+
+        message, title = redact(message), redact(title)
+        if markup:  # the mark is text, not a tag
+            message = message.replace(REDACTED, escape(REDACTED))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # ---- one handler for every worker's failure -------------------------------------------------
 
@@ -260,5 +302,8 @@ class ParleyApp(App[None]):
         self.call_after_refresh(lambda: self.query_one("#sessions-table").focus())
 
     async def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)
         if self._store is not None:
             self._store.close()

@@ -178,9 +178,19 @@ class BatchReportWritten(Message):
 @dataclass
 class BatchesListed(Message):
     """Past batches (parley.core.store.BatchRow: each with its summary), newest first; a row that
-    cannot be read is there as what it is."""
+    cannot be read is there as what it is. `version`: the database's data version when they were
+    read (parley.core.store.Store.data_version)."""
 
     rows: list[BatchRow | UnreadableBatch]
+    version: int | None = None
+
+
+@dataclass
+class BatchesChanged(Message):
+    """The database's data version as last looked at: when it moved, another process (the command
+    line, the service) committed to it since the batches were listed."""
+
+    version: int
 
 
 @dataclass

@@ -6,9 +6,10 @@ file goes through parley.tui.cli.terminal_text first."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
+from parley.core.users import only_stated_note_of
 from parley.tui.cli.terminal_text import for_rich
 
 if TYPE_CHECKING:
@@ -88,8 +89,15 @@ def print_transcript(out: Console, conversation: Transcript) -> None:
             out.print(f"  [yellow]{for_rich(tool_line(record))}[/yellow]")
 
 
-def print_verdict(out: Console, verdict: Verdict | None, stop_reason: str | None = None, error: str | None = None) -> None:
-    """The verdict's outcome and score, then every check with its outcome and reason."""
+def print_verdict(
+    out: Console,
+    verdict: Verdict | None,
+    stop_reason: str | None = None,
+    error: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> None:
+    """The verdict's outcome and score, then every check with its outcome and reason, and the
+    note the conversation carries (`metadata`: the goals its offline customer only stated)."""
     ended = f"ended: {stop_reason}" + (f" ({error})" if error else "") if stop_reason else ""
     if verdict is None:
         out.print(f"[bold]verdict:[/bold] not evaluated. {for_rich(ended)}")
@@ -114,3 +122,6 @@ def print_verdict(out: Console, verdict: Verdict | None, stop_reason: str | None
     for output in verdict.outputs:
         value = json.dumps(output.value, ensure_ascii=False) if output.found else "not found"
         out.print(f"  output {for_rich(output.name)} ({for_rich(output.type)}): {for_rich(value)}")
+    note = only_stated_note_of(metadata)
+    if note is not None:
+        out.print(f"  [dim]note: {for_rich(note)}[/dim]")

@@ -1,11 +1,14 @@
 """Where parley's log records go: `parley.log` beside the database (sessions/parley.log by
-default), never the terminal, where they would break the app's screen or a command's output."""
+default), never the terminal, where they would break the app's screen or a command's output.
+Every record is redacted on its way in (parley.core.redaction.RedactingFilter)."""
 
 from __future__ import annotations
 
 import logging
 from io import TextIOWrapper
 from pathlib import Path
+
+from parley.core.redaction import RedactingFilter
 
 LOG_NAME = "parley.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d]: %(message)s"
@@ -48,6 +51,7 @@ def configure_logging(db_path: Path) -> Path:
         handler.close()
     handler = _FolderMakingFileHandler(path, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.addFilter(RedactingFilter())  # no secret the process resolved reaches the file
     logger.addHandler(handler)
     logger.setLevel(settings().log_level)
     logger.propagate = False  # and so no record reaches logging's last-resort handler on stderr

@@ -20,7 +20,7 @@ import click
 from parley.core.errors import ParleyError, SettingError
 from parley.tui.cli.date_option import parse_date
 from parley.tui.cli.spec_options import personalities_option
-from parley.tui.cli.terminal_text import visible
+from parley.tui.cli.terminal_text import redacted_output, visible
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,17 +53,18 @@ COMMANDS: dict[str, str | None] = {
 class ParleyGroup(click.Group):
     """Loads each command of COMMANDS when it is first asked for, and turns our own errors into
     one clear line and a non-zero exit (2 for a bad setting, as for a bad option), never a
-    traceback."""
+    traceback. Whatever a command writes to stdout and stderr goes through the redactor."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except SettingError as exc:  # a bad PARLEY_* variable: a usage error, like a bad option
-            click.echo(visible(f"error: {exc}"), err=True)
-            sys.exit(EXIT_USAGE)
-        except ParleyError as exc:  # its text may quote a file or a bot: spelled out, never acted on
-            click.echo(visible(f"error: {exc}"), err=True)
-            sys.exit(1)
+        with redacted_output():  # no secret the command resolves reaches its terminal, however printed
+            try:
+                return super().invoke(ctx)
+            except SettingError as exc:  # a bad PARLEY_* variable: a usage error, like a bad option
+                click.echo(visible(f"error: {exc}"), err=True)
+                sys.exit(EXIT_USAGE)
+            except ParleyError as exc:  # its text may quote a file or a bot: spelled out, never acted on
+                click.echo(visible(f"error: {exc}"), err=True)
+                sys.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)

@@ -1,7 +1,8 @@
 """`parley profiles`: check profiles, playbooks and scenario files, and show what they expand to.
 
-parley profiles validate PATH...   every problem as `file:line:col: field: reason`, a
-                                   summary line, exit 1 when there is any problem
+parley profiles validate PATH...   every problem as `file:line:col: field: reason`, warnings
+                                   (what the offline roles will not read), a summary line,
+                                   exit 1 when there is any problem
 parley profiles expand PATH...     a table of the conversations the files make
 """
 
@@ -45,8 +46,12 @@ def validate(
     personalities, templates/ folders are skipped, and so is YAML or JSON that is clearly
     something else (each such file listed with the reason); a .txt file named explicitly is
     checked as a prompt template. Notes say which personality and prompt files were read.
-    Exits 1 when anything is wrong.
+    Warnings name, once per file, what the offline roles (parley's defaults) will not read: a
+    rubric or criteria (they need an LLM judge), goals the offline customer only states.
+    Exits 1 when anything is wrong (a warning is not).
     """
+    from parley.core.evaluation import offline_limits
+
     result = load_specs(
         paths,
         seed=seed,
@@ -59,6 +64,8 @@ def validate(
         click.echo(visible(error.render()))
     for line in loader_lines(result):
         click.echo(visible(line))
+    for line in offline_limits(result.specs):
+        click.echo(visible(f"{line} (warning)"))
     click.echo(visible(_summary(result)))
     if not result.ok:
         sys.exit(1)

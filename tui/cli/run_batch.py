@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,8 @@ def run_and_exit(
 ) -> None:
     """Run the request (or only plan it, with --dry-run) and exit with its code."""
     store = open_store(db_path)
-    signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
+    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+        signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
     try:
         if dry_run:
             from parley.tui.cli.dry_run_view import print_dry_run
@@ -270,7 +272,8 @@ def _summary_and_report(store: Store, result: BatchResult, report_file: Path, si
             buffer = StringIO()
             view = Console(file=buffer, width=140, highlight=False, no_color=True, soft_wrap=True, emoji=False)
             view.print(f"{for_rich(stored.spec.spec_id)} trial {stored.trial}:")
-            print_verdict(view, stored.verdict, stored.conversation.stop_reason, stored.conversation.error)
+            conversation = stored.conversation
+            print_verdict(view, stored.verdict, conversation.stop_reason, conversation.error, conversation.metadata)
             lines.append(buffer.getvalue().rstrip("\n") + "\n")
     lines += summary_lines(summary)
     lines += run_lines(result, report_line)

@@ -16,6 +16,7 @@ from parley.core.records import (
     Progress,
     TranscriptEvent,
 )
+from parley.core.redaction import REDACTOR
 from parley.tui.cli.conversation_view import tool_line
 from parley.tui.cli.terminal_text import for_rich, one_line, visible
 
@@ -176,6 +177,9 @@ class SingleDisplay(Display):
     def __init__(self, out: PipeConsole) -> None:
         super().__init__(out)
         self.in_bot_line = False
+        # The reply comes in pieces, and a piece may end inside a secret the bot echoes: the
+        # stream holds such a tail back until the next piece (or the line's end) settles it.
+        self.bot_text = REDACTOR.stream()
 
     def _write(self, text: str) -> None:
         """Bot text as it streams, past rich (which would wrap it); a closed pipe is rich's case too."""
@@ -189,7 +193,7 @@ class SingleDisplay(Display):
 
     def _end_bot_line(self) -> None:
         if self.in_bot_line:
-            self._write("\n")
+            self._write(visible(self.bot_text.end()) + "\n")
             self.in_bot_line = False
 
     def handle(self, event: BatchEvent) -> None:
@@ -219,7 +223,7 @@ class SingleDisplay(Display):
             if not self.in_bot_line:
                 self._write("bot: ")
                 self.in_bot_line = True
-            self._write(visible(event.text))
+            self._write(visible(self.bot_text.feed(event.text)))
         elif event.step == "bot_done":
             self._end_bot_line()
 

@@ -200,7 +200,7 @@ def show(ident: str, db_path: Path | None) -> None:
     out.print()
     print_transcript(out, conversation)
     out.print()
-    print_verdict(out, verdict, conversation.stop_reason, conversation.error)
+    print_verdict(out, verdict, conversation.stop_reason, conversation.error, conversation.metadata)
 
 
 class _ChatView:

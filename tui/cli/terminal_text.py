@@ -11,16 +11,27 @@ Such text is data. Two things in it must not act on the terminal:
 Rich's emoji codes (`:warning:`) are text too: every console of the CLI is made with
 `emoji=False` (parley.tui.cli.command_io).
 
+Secrets are never shown: `visible` (and so every function here) first takes out every secret the
+process resolved (parley.core.redaction), before Rich lays the text out, so no cropped or
+wrapped line shows part of one. `RedactingStream` does the same to whatever else reaches the
+command's stdout and stderr (click's error lines, a traceback), and `SingleDisplay` streams a
+reply through the redactor's stream, which holds back a piece that may be the start of a secret.
+
 Only what is shown changes: the store, the exports and the reports on disk keep the text as it
-was received. Every command prints such text through one of these two functions.
+was received (less its secrets). Every command prints such text through one of these functions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import TextIO
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 from rich.markup import escape
+
+from parley.core.redaction import redact
 
 # C0 controls but tab and newline, DEL, C1 controls (CSI 0x9b acts as ESC [ on some terminals),
 # and the bidirectional overrides and isolates that reorder what is drawn ("Trojan Source").
@@ -33,8 +44,9 @@ def _spelled(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """`text` with every control character spelled out (`\\x1b`, `\\u202e`); tabs and newlines kept."""
-    return _CONTROLS.sub(_spelled, text)
+    """`text` with every secret redacted and every control character spelled out (`\\x1b`,
+    `\\u202e`); tabs and newlines kept."""
+    return _CONTROLS.sub(_spelled, redact(text))
 
 
 def one_line(text: str) -> str:
@@ -46,6 +58,40 @@ def for_rich(text: object) -> str:
     """`text` (as str) for a place Rich reads markup in: control characters spelled out, markup
     escaped, so it prints exactly as it reads."""
     return escape(visible(str(text)))
+
+
+class RedactingStream:
+    """A text stream (a command's stdout or stderr) that writes through the redactor; everything
+    else (isatty, fileno, encoding...) is the stream's own, so Rich and click see a terminal
+    where there is one."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(redact(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def redacted_output() -> Iterator[None]:
+    """sys.stdout and sys.stderr through the redactor while the block runs (a command)."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, RedactingStream):
+        sys.stdout = RedactingStream(sys.stdout)
+    if not isinstance(sys.stderr, RedactingStream):
+        sys.stderr = RedactingStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 class VisibleWriter:

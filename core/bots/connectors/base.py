@@ -17,8 +17,12 @@ status and a short excerpt of the body. The runner records it as the conversatio
 `bot_error` and the batch goes on. Nothing is retried: a deployed bot that fails is what the
 test is for.
 
-Header values may name environment variables as `${NAME}`; they are resolved at each call and
-never kept anywhere (not in the batch record, not in the database, not in error messages).
+Header values, payload strings and the URL may name environment variables as `${NAME}`; they
+are resolved at each call and never kept anywhere (not in the batch record, not in the database,
+not in error messages): each value resolved is registered with the redactor
+(parley.core.redaction), so a bot that echoes it shows `[redacted]` wherever its reply goes. A
+bot URL given literally with a credential in it (user-info, `?token=...`) is refused: the URL is
+the bot's name in every record.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnC
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.ingress import ReplyTooLarge, describe_size, fetch_bounded
 from parley.core.records import ChatMessage
+from parley.core.redaction import credential_params, register_secret
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 DEFAULT_MAX_REPLY_BYTES = 1024 * 1024
@@ -80,6 +85,13 @@ def check_url(url: str, *, what: str) -> str:
             f"{what}: the URL carries credentials, which would be stored with the batch; "
             "use an http:FILE.yaml connector with a header naming an environment variable"
         )
+    literal = [name for name, value in credential_params(url) if value and not ENV_REF.fullmatch(value)]
+    if literal:
+        # The same for a key in the query: name the variable that holds it instead.
+        raise ConfigError(
+            f"{what}: the URL's {', '.join(literal)} parameter holds a credential, which would be stored with the batch; "
+            f"write it as ${{NAME}} (e.g. {literal[0]}=${{BOT_TOKEN}}) and set the environment variable NAME"
+        )
     return url
 
 
@@ -103,6 +115,7 @@ def resolve_env(text: str, env: Mapping[str, str] | None = None, *, what: str = 
         found = source.get(name)
         if found is None:
             raise ConfigError(f"{what} needs the environment variable {name}, which is not set")
+        register_secret(found, origin=name)  # whatever its name, it is sent as a credential
         return found
 
     return ENV_REF.sub(value, text)
@@ -142,6 +155,23 @@ class HttpConnector:
     def system_prompt(self, ctx: BotContext) -> str | None:
         return None  # a deployed bot's prompt, if any, is not ours to see
 
+    @property
+    def probe_url(self) -> str:  # pragma: no cover - each connector says where it lives
+        raise NotImplementedError
+
+    def probe_address(self) -> str:
+        """`probe_url` with its `${NAME}`s resolved: where the check before launch really goes."""
+        return resolve_env(self.probe_url, self.env, what=f"{self.name}: the URL")
+
+    def credential_names(self) -> list[str]:
+        """The environment variables the connector sends (names only, for messages)."""
+        return env_names(self.probe_url)
+
+    def check(self) -> None:
+        """ConfigError now for an environment variable the connector sends that is not set."""
+        for name in self.credential_names():
+            resolve_env("${" + name + "}", self.env, what=f"{self.name}: the URL")
+
     # -- HTTP ------------------------------------------------------------------------------------
 
     def client(self) -> httpx.AsyncClient:
@@ -168,13 +198,14 @@ class HttpConnector:
     ) -> Any:
         """One bounded request (see the module doc); its JSON reply, or ConnectorError (status,
         excerpt) for any failure. `timeout_s` overrides the connector's deadline for this call."""
-        where = f"{method} {url}"
+        where = f"{method} {url}"  # as written: a `${NAME}` in it stays a name in every message
         limit = timeout_s or self.timeout_s
         try:
+            sent_url = resolve_env(url, self.env, what=f"{self.name}: the URL")
             reply = await fetch_bounded(
                 self.client(),
                 method,
-                url,
+                sent_url,
                 json=json,
                 headers=dict(headers or {}),
                 timeout=limit,

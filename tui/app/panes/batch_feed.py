@@ -7,6 +7,9 @@ The child writes each conversation to the same SQLite database as it ends (the s
 the app read meanwhile) and sends its events back through a queue; they are gathered here under
 a lock, and the pane drains them (`BatchFeed.drain`) about ten times a second, one draw however
 many conversations ended in between. stop() and cancel() are sent to the child the same way.
+The child outlives no app: closed by kill -9 or a crash, the app leaves the child's lifeline
+(a pipe only the app writes) at end-of-file, and the child cancels what is in flight, stores it,
+and exits (see run_child).
 With a placement (`parley --workers N` / `--ray ADDRESS`) the child is the coordinator of a
 sharded batch (parley.core.engine.distributed): it starts the workers, runs the batch over them
 and stores what they send back, and stops them when the batch ends. Each batch starts its own
@@ -19,13 +22,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import queue
+import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
     from multiprocessing.queues import Queue
 
     from parley.core.engine import PreparedBatch
@@ -62,6 +70,7 @@ class BatchFeed:
         self._pending = FeedUpdate()
         self._control: Queue[str | None] | None = None  # the child's control queue while it runs
         self._asked: list[str] = []  # stop/cancel asked before the child existed
+        self._lifeline: Connection | None = None  # our end of the child's lifeline while it runs
         self.result: BatchFinished | None = None
 
     # ---- the batch's side ----------------------------------------------------------------------
@@ -98,15 +107,21 @@ class BatchFeed:
         try:
             events: Queue[BatchEvent | None] = context.Queue()
             control: Queue[str | None] = context.Queue()
+            # The lifeline: only the child holds its reading end and only this process its
+            # writing end, which the system closes however this process ends (kill -9 too), so
+            # the child reads end-of-file the moment the app is gone (see run_child).
+            lifeline, self._lifeline = context.Pipe(duplex=False)
             # Not a daemon: an app closing mid-batch cancels it and waits while it saves what
             # was in flight (as cancelled), so nothing that ran is lost.
             child = context.Process(
-                target=run_child, args=(str(store.path) if store.path else ":memory:", prepared, events, control, self.placement)
+                target=run_child,
+                args=(str(store.path) if store.path else ":memory:", prepared, events, control, self.placement, lifeline, os.getpid()),
             )
             with self._lock:
                 self._control = control
                 asked, self._asked = self._asked, []
             child.start()
+            lifeline.close()  # the child's end: kept here, it would hide this process's death from the child
         finally:
             sys.stdout, sys.stderr = captured
         for method in asked:
@@ -127,6 +142,9 @@ class BatchFeed:
         child.join(timeout=10)
         with self._lock:
             self._control = None
+        if self._lifeline is not None:
+            self._lifeline.close()
+            self._lifeline = None
         self.result = finished
         if finished is None:
             raise RuntimeError(f"the batch's process ended without finishing (exit code {child.exitcode})")
@@ -161,29 +179,55 @@ class BatchFeed:
 
 
 def run_child(
-    db_path: str, prepared: PreparedBatch, events: Queue[BatchEvent | None], control: Queue[str | None], placement: Placement | None = None
+    db_path: str,
+    prepared: PreparedBatch,
+    events: Queue[BatchEvent | None],
+    control: Queue[str | None],
+    placement: Placement | None = None,
+    lifeline: Connection | None = None,
+    parent_pid: int | None = None,
 ) -> None:
     """The batch's process: open the store, run the batch (over workers with a `placement`),
-    send every event back; "stop" and "cancel" arrive on `control`. Ends by sending None."""
-    from parley.core.store import Store
+    send every event back (redacted: the app shows them); "stop" and "cancel" arrive on
+    `control`. Ends by sending None.
+
+    The app decides when the batch stops: a hang-up or Ctrl-C that reaches this process too (it
+    shares the app's terminal) is left to the app, which cancels through `control` as it quits.
+    If the app is gone without a word (kill -9, a crash: `lifeline` reads end-of-file, or the
+    parent pid changes), nobody will read the events again: the batch stops launching, what is
+    in flight is stored as `cancelled` (the batch ends `cancelled`, resumable), and the process
+    exits without waiting on a pipe nobody drains."""
+    from parley.tui.cli.log_file import configure_logging
+
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+    if db_path != ":memory:":
+        configure_logging(Path(db_path))
+    orphaned = threading.Event()
 
     async def main() -> None:
         from parley.core.engine import BatchRunner
         from parley.core.errors import ParleyError
         from parley.core.models import aclose_clients
         from parley.core.records import BatchFinished
+        from parley.core.redaction import REDACTOR
+        from parley.core.store import Store
+
+        def send(event: BatchEvent) -> None:
+            if not orphaned.is_set():
+                events.put(REDACTOR.redact_record(event))
 
         loop = asyncio.get_running_loop()
         store = await asyncio.to_thread(Store.open, db_path)
         pool: WorkerPool | None = None
         runner: BatchRunner
         if placement is None or prepared.batch.options.cache:  # the reply cache lives in this process's database
-            runner = BatchRunner(store, prepared, on_event=events.put)
+            runner = BatchRunner(store, prepared, on_event=send)
         else:
             from parley.core.engine.distributed import ShardedRunner, WorkerPool
 
             pool = WorkerPool(placement)
-            runner = ShardedRunner(store, prepared, pool=pool, on_event=events.put)
+            runner = ShardedRunner(store, prepared, pool=pool, on_event=send)
 
         def listen() -> None:  # a thread: each command is run on the batch's loop
             while True:
@@ -195,12 +239,33 @@ def run_child(
                 except RuntimeError:  # the loop has closed: the batch is over
                     return
 
+        def abandoned() -> None:  # on the batch's loop
+            log.warning("batch %s: the app is gone; what is in flight is stored as cancelled", prepared.id)
+            events.cancel_join_thread()  # what is still queued for the app is dropped at exit
+            runner.cancel()
+
+        def watch() -> None:  # a thread: the app's end of the lifeline closes when it dies
+            while not orphaned.is_set():
+                try:
+                    gone = _parent_gone(lifeline, parent_pid)
+                except OSError:
+                    gone = True
+                if gone:
+                    orphaned.set()
+                    try:
+                        loop.call_soon_threadsafe(abandoned)
+                    except RuntimeError:  # the batch is over already
+                        pass
+                    return
+
         threading.Thread(target=listen, daemon=True).start()
+        if lifeline is not None or parent_pid is not None:
+            threading.Thread(target=watch, daemon=True).start()
         try:
             await runner.run()
         except ParleyError as exc:  # the workers did not start: the batch is recorded failed, and why
             log.warning("batch %s: %s", prepared.id, exc)
-            events.put(
+            send(
                 BatchFinished(
                     batch_id=prepared.id,
                     status="failed",
@@ -223,6 +288,24 @@ def run_child(
     try:
         asyncio.run(main())
     finally:
-        events.put(None)
+        if orphaned.is_set():
+            events.cancel_join_thread()
+            control.cancel_join_thread()
+        else:
+            events.put(None)
         events.close()
         events.join_thread()
+        orphaned.set()  # the watcher's loop ends
+
+
+def _parent_gone(lifeline: Connection | None, parent_pid: int | None) -> bool:
+    """Whether the app that started this process is gone; waits up to a second to see."""
+    if lifeline is not None:
+        if lifeline.poll(1.0):  # the app never writes: readable means end-of-file
+            try:
+                lifeline.recv_bytes()
+            except EOFError:
+                return True
+    elif parent_pid is not None:
+        time.sleep(1.0)
+    return parent_pid is not None and os.getppid() != parent_pid

@@ -12,6 +12,12 @@ one draw however many conversations ended in between. Counts and the histogram a
 date one row at a time (panes.batch_results), and the results table only draws the rows on
 screen (widgets.results_table), so a 10,000-conversation batch stays smooth.
 
+Batches other processes run (`parley run`, the service) show as they progress: while the pane is
+shown it looks every POLL_S seconds, in a worker, at the database's data version (one pragma that
+reads no table, parley.core.store.Store.data_version); only when another process committed since
+the last look does it list the batches again, and reload the shown batch's results if its count
+of done conversations moved.
+
 Layout, top to bottom: the list of batches; the status and progress lines; the results' filter
 line; the results table and the histogram.
 """
@@ -19,6 +25,8 @@ line; the results table and the histogram.
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import sqlite3
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -33,6 +41,7 @@ from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 
 from parley.tui.app import heap
 from parley.tui.app.messages import (
+    BatchesChanged,
     BatchesListed,
     BatchReportWritten,
     BatchRowsLoaded,
@@ -53,6 +62,10 @@ if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
     from parley.core.records import BatchFinished, BatchRecord, ConversationRow, Progress, UnreadableBatch
     from parley.core.store import BatchRow
+
+POLL_S = 3.0
+"""How often the shown Batches pane looks for batches other processes changed."""
+log = logging.getLogger("parley.tui")
 
 HINT = "r in Profiles (or ctrl+p › Run batch) launches a batch here; from a terminal: parley run PATH."
 COLUMNS = (
@@ -123,11 +136,12 @@ class BatchesPane(Pane):
     BINDINGS = [
         Binding("b", "mark_base", "Mark base"),
         Binding("c", "compare", "Compare"),
-        Binding("h", "html_report", "HTML report"),
         Binding("x", "cancel_batch", "Stop batch"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("s", "next_sort", "Sort"),
+        # Last: on an 80-column footer the filter and sort keys keep their place.
+        Binding("h", "html_report", "Report"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -153,6 +167,8 @@ class BatchesPane(Pane):
         self.listed = ""  # the status line's count of batches
         self.rates = ""  # the shown batch's pass rate and pass^k, with their intervals, and its counts
         self.ended: tuple[str, str, bool] | None = None  # the batch that just ended: its id, last line, whether it failed
+        self.data_version: int | None = None  # the database's, when the batches were last listed
+        self._done_seen: dict[str, tuple[int, str]] = {}  # each listed batch's done count and status
 
     def compose(self) -> ComposeResult:
         yield Static(Content(HINT), id="batches-hint", classes="pane-placeholder")
@@ -174,6 +190,7 @@ class BatchesPane(Pane):
     def on_mount(self) -> None:
         self.query_one("#batch-progress-row").display = False
         self.query_one("#batch-empty").display = False
+        self.set_interval(POLL_S, self._poll)
 
     @property
     def table(self) -> RowTable:
@@ -185,8 +202,10 @@ class BatchesPane(Pane):
 
     # ---- the list of batches ----------------------------------------------------------------------
 
+    def main_widget(self) -> RowTable:
+        return self.table
+
     def load_data(self) -> None:
-        self.table.focus()
         self._list()
 
     def refresh_data(self) -> None:
@@ -196,13 +215,43 @@ class BatchesPane(Pane):
     def _list(self) -> None:
         store = self.parley.store()
         store.interrupt_orphans()  # a batch whose process was killed shows as interrupted
-        self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES)))
+        version = store.data_version()  # before the list: a change made while it is read is seen next time
+        self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES), version))
+
+    def _poll(self) -> None:
+        if self.shown and self._activated:
+            self._look_for_changes()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batches-poll", description="looking for changed batches")
+    def _look_for_changes(self) -> None:
+        from parley.core.errors import ParleyError
+
+        try:
+            version = self.parley.store().data_version()
+        except (ParleyError, sqlite3.Error) as exc:  # the next look tries again; listing says what is wrong
+            log.info("looking for changed batches failed: %s", exc)
+            return
+        self.post_message(BatchesChanged(version))
+
+    def on_batches_changed(self, message: BatchesChanged) -> None:
+        if self.data_version is not None and message.version != self.data_version:
+            self.data_version = message.version  # one listing per change, however long it takes
+            self._list()
 
     def on_batches_listed(self, message: BatchesListed) -> None:
         from parley.core.records import UnreadableBatch  # loaded already: the store listed the rows
 
         table = self.table
         rows = list(message.rows)
+        if message.version is not None:
+            self.data_version = message.version
+        seen, self._done_seen = (
+            self._done_seen,
+            {row.id: (row.summary.done, row.batch.status) for row in rows if not isinstance(row, UnreadableBatch)},
+        )
+        shown = self.shown_batch
+        if shown is not None and shown != self.running_batch and shown in seen and seen[shown] != self._done_seen.get(shown):
+            self._load_rows(shown)  # another process moved it on: its results too
         live = self.running_batch if self.progress is not None else None
         self.batch_ids = [row.id for row in rows]
         wanted = self.running_batch or self.shown_batch
@@ -632,6 +681,10 @@ class BatchesPane(Pane):
         keys = list(SORTS)
         select.value = keys[(keys.index(str(select.value)) + 1) % len(keys)]
 
-    def on_unmount(self) -> None:
-        if self.feed is not None:  # the app is closing: the batch's conversations end as cancelled
+    def cancel_running(self) -> None:
+        """Cancel the running batch, if any: what is in flight is stored as cancelled."""
+        if self.feed is not None:
             self.feed.cancel()
+
+    def on_unmount(self) -> None:
+        self.cancel_running()  # the app is closing: the batch's conversations end as cancelled

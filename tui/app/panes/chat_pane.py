@@ -216,12 +216,11 @@ class ChatPane(Pane):
         if event.widget is not None and event.widget.id == "chat-new-below":
             self.log_view.follow()
 
-    def load_data(self) -> None:
-        self.input.focus()
-        self._start_session(self.customer)
+    def main_widget(self) -> Input:
+        return self.input
 
-    def refresh_data(self) -> None:
-        self.input.focus()
+    def load_data(self) -> None:
+        self._start_session(self.customer)
 
     def _start_session(self, customer: str) -> None:
         self._build_session(customer, asyncio.get_running_loop())

@@ -183,8 +183,10 @@ class ProfilesPane(Pane):
 
     # ---- loading ----------------------------------------------------------------------------------
 
+    def main_widget(self) -> ProfileTree:
+        return self.query_one(ProfileTree)
+
     def load_data(self) -> None:
-        self.query_one(ProfileTree).focus()
         self._list_files()
 
     def refresh_data(self) -> None:

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
+from parley.core.users import only_stated_note_of
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
 
 if TYPE_CHECKING:
@@ -43,6 +44,10 @@ def verdict_summary(detail: SessionDetail) -> str:
         lines.append(f"Policy violations: {len(verdict.policy_violations)}")
     for output in verdict.outputs:
         lines.append(f"Output {output.name}: {output.value if output.found else 'not found'}")
+    conversation = getattr(detail.record, "conversation", None)
+    note = only_stated_note_of(conversation.metadata if conversation is not None else None)
+    if note is not None:
+        lines.append(f"Note: {note}")
     return "\n".join(lines)
 
 

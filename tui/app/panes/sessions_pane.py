@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
 from parley.tui.app.messages import SessionExported, SessionOpened, SessionsPageLoaded
@@ -78,7 +79,9 @@ class SessionsPane(Pane):
         yield Static(Content(EMPTY_TEXT), id="sessions-empty")
 
     def on_mount(self) -> None:
-        self.query_one("#sessions-empty").display = False
+        empty = self.query_one("#sessions-empty")
+        empty.display = False
+        empty.can_focus = True
         self.watch(self.table, "scroll_y", self._scrolled, init=False)
 
     @property
@@ -87,8 +90,13 @@ class SessionsPane(Pane):
 
     # ---- loading ----------------------------------------------------------------------------------
 
+    def main_widget(self) -> Widget:
+        """The table, or the message saying how to fill it when nothing is stored (it takes the
+        keyboard so that the pane's keys, ctrl+r and /, still work)."""
+        empty = self.query_one("#sessions-empty")
+        return empty if empty.display else self.table
+
     def load_data(self) -> None:
-        self.table.focus()
         self.reload()
 
     def refresh_data(self) -> None:
@@ -154,8 +162,13 @@ class SessionsPane(Pane):
         self.total = message.total
         table.add_text_rows(message.cells)  # row i is self.items[i]
         empty = message.first_page and message.total == 0 and self.filters == NO_FILTERS
-        self.query_one("#sessions-empty").display = empty
+        message_widget = self.query_one("#sessions-empty")
+        had_keyboard = self.app.focused in (None, table, message_widget)
+        changed = message_widget.display != empty
+        message_widget.display = empty
         table.display = not empty
+        if changed:
+            self.main_widget_changed(had_keyboard)
         self._status(message)
 
     def _set_options(self, name: str, options: list[tuple[str, str]] | None) -> None:

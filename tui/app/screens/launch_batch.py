@@ -85,8 +85,10 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
 
     def show_error(self, text: str) -> None:
         """The reason the batch did not start, in the form."""
+        from parley.core.redaction import redact
+
         error = self.query_one("#launch-error", Static)
-        error.update(Content(text))
+        error.update(Content(redact(text)))  # an endpoint's refusal may quote the key it was sent
         error.display = bool(text)
 
     @property
