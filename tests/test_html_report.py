@@ -27,6 +27,7 @@ from tests.test_store_fixtures import T0, batch, check, conversation, spec, verd
 
 HOSTILE = '<script>alert("x")</script></details><img src=x onerror="alert(1)"> & <b>bold</b>'
 HOSTILE_NAME = "<i>hostile</i>"
+STATED = "ask whether the shop delivers <b>on Sundays</b>"
 
 
 def parley(*args: object):
@@ -52,6 +53,7 @@ def stored(tmp_path: Path) -> tuple[Path, str]:
         conv = conversation("cancel", stop_reason="bot_error", error="HTTP 500 from the bot")
         store.save_conversation(b.id, cancel, conv, verdict(conv, "bot_error", None, checks=[]), 1)
         conv = conversation("track")
+        conv.metadata = {**conv.metadata, "goals_only_stated": [STATED]}  # what the offline customer could not act out
         store.save_conversation(b.id, cancel, conv, verdict(conv, "unverified", None, checks=[]), 2)
         conv = conversation("track")
         conv.messages = [*conv.messages, ChatMessage(role="assistant", content=HOSTILE)]
@@ -194,6 +196,18 @@ def test_text_from_conversations_is_text_and_the_page_fetches_and_runs_nothing(s
     assert HOSTILE in text and HOSTILE_NAME in text
     [hostile] = [e for e in root.iter() if e.tag == "details" and HOSTILE in e.all_text() and "data-conversation" in e.attrs]
     assert hostile.attrs["data-outcome"] == "passed"
+
+
+def test_the_goals_only_stated_are_listed_and_noted_on_their_conversation(stored, tmp_path):
+    db, batch_id = stored
+    html, doc, root = html_and_json(db, batch_id, tmp_path)
+    [section] = [e for e in root.iter() if e.tag == "section" and e.attrs.get("id") == "stated"]
+    [row] = [e for e in section.iter() if e.tag == "tr" and e.children and e.children[0].tag == "td"]
+    assert [c.all_text() for c in row.children] == ["cancel_recent#1", "1", STATED]  # as text: no <b> in the page
+    assert doc["summary"]["goals_only_stated"] == [{"spec_id": "cancel_recent#1", "conversations": 1, "goals": [STATED]}]
+    [noted] = [e for e in root.iter() if e.tag == "details" and "only stated this goal" in e.all_text()]
+    assert noted.attrs["data-outcome"] == "unverified" and f'"{STATED}"' in noted.all_text()
+    assert not [e for e in root.iter() if e.tag == "b" and e.all_text() == "on Sundays"]
 
 
 def test_an_empty_batch_has_a_report_too(tmp_path):

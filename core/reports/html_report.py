@@ -4,10 +4,12 @@ file for people who do not open a terminal (parley.core.reports.html_page says w
 What it shows, in this order: the batch's summary (outcomes and their chart, pass rate and pass^k
 with intervals, cost, models, options, when); pass^k for every k; the pass rate per spec with its
 interval, worst first; the score histogram, and how turns and the bot's response time spread;
-flaky specs; policy violations; the checks that failed and those that could not apply; tokens
-and cost per role; stop reasons; then every conversation, grouped by outcome (the bot's failures
-first) and filterable by outcome with plain links, each a `<details>` with its transcript, tool
-calls, checks and their reasons, the failing check marked and linked to the turn it is about.
+flaky specs; policy violations; the checks that failed and those that could not apply; the
+goals the offline customer only stated; tokens and cost per role; stop reasons; then every
+conversation, grouped by outcome (the bot's failures first) and filterable by outcome with plain
+links, each a `<details>` with its transcript, tool calls, checks and their reasons (and the note
+of the goals its customer only stated), the failing check marked and linked to the turn it is
+about.
 
 Every number is the batch's report (parley.core.reports.stats.BatchReport: its summary, computed
 once, and its lists) or a stored conversation's: nothing is counted here. Each is marked with
@@ -29,6 +31,7 @@ from parley.core.reports.html_page import badge, esc, interval, num, page_end, p
 from parley.core.reports.markdown import outcome_notes
 from parley.core.reports.stats import BatchReport, SpecStats, summarize
 from parley.core.store import Store
+from parley.core.users import only_stated_advice, only_stated_note_of
 
 OUTCOME_ORDER = (
     "failed",
@@ -85,6 +88,7 @@ def write_html(store: Store, batch_id: str, out: TextIO) -> int:
     out.write(_flaky(report))
     out.write(_violations(report))
     out.write(_checks(report))
+    out.write(_stated(report))
     out.write(_usage(report))
     out.write(_conversations(report, groups))
     out.write(_prompts(prompts))
@@ -102,6 +106,7 @@ TOC = (
     ("flaky", "Flaky specs"),
     ("violations", "Policy violations"),
     ("checks", "Checks"),
+    ("stated", "Goals only stated"),
     ("usage", "Tokens and cost"),
     ("conversations", "Conversations"),
 )
@@ -418,6 +423,26 @@ def _checks(r: BatchReport) -> str:
     return section("checks", "Checks", *parts)
 
 
+def _stated(r: BatchReport) -> str:
+    if not r.goals_only_stated:
+        return section("stated", "Goals only stated", "<p>None.</p>")
+    rows = [
+        [
+            f"<code>{esc(g.spec_id)}</code>",
+            num(f"summary.goals_only_stated.{i}.conversations", g.conversations),
+            esc("; ".join(g.goals)),
+        ]
+        for i, g in enumerate(r.goals_only_stated)
+    ]
+    return section(
+        "stated",
+        "Goals only stated",
+        '<p class="note">The offline customer only stated these goals: it cannot act them out, so nothing it did tested '
+        f"whether the bot can do them (information, not a fault; {esc(only_stated_advice(2))}).</p>",
+        table(["Spec", "Conversations", "Goals"], rows, cls="tall"),
+    )
+
+
 def _usage(r: BatchReport) -> str:
     def row(path: str, u: RoleUsage) -> list[str]:
         unreported = f" (+{u.unreported_calls} calls unreported)" if u.unreported_calls else ""
@@ -523,6 +548,9 @@ def _about(stored: StoredConversation, outcome: str, prompts: dict[str, int]) ->
         rows.append(("System prompt", f'<a href="#prompt-{number}">prompt {number}</a> (after the conversations)'))
     if conv.error:
         rows.append(("Error", f'<span class="refused">{esc(conv.error)}</span>'))
+    stated = only_stated_note_of(conv.metadata)
+    if stated is not None:
+        rows.append(("Note", esc(stated)))
     if verdict is not None and verdict.error and verdict.error != conv.error:
         rows.append(("Verdict", esc(verdict.error)))
     if verdict is not None:
