@@ -191,7 +191,9 @@ li.m-tool{background:#fbfcfc;border:1px dashed var(--line);font-size:.85rem}
  body{font-size:14px}
  main{padding:0 .7rem 2rem}
  header.top{padding:.8rem .8rem}
- nav.toc{padding:.4rem .8rem}
+ nav.toc{position:static;white-space:normal;padding:.4rem .8rem;line-height:1.9}
+ .rate{display:none}
+ td code{overflow-wrap:anywhere}
  .card .big{font-size:1.3rem}
  .grid2,.grid3{grid-template-columns:1fr}
  .cards{grid-template-columns:1fr 1fr;gap:.5rem}

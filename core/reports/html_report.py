@@ -27,6 +27,7 @@ from typing import TextIO
 from parley.core.records import BatchRecord, CheckResult, RoleUsage, StoredConversation, ToolCallRecord, effective_outcome
 from parley.core.reports.charts import histogram_svg, outcomes_svg, score_histogram_svg
 from parley.core.reports.check_turns import check_target
+from parley.core.reports.distributions import Histogram
 from parley.core.reports.html_page import badge, esc, interval, num, page_end, page_start, section, shown, stats_line, table
 from parley.core.reports.markdown import outcome_notes
 from parley.core.reports.stats import BatchReport, SpecStats, summarize
@@ -270,16 +271,16 @@ def _specs(r: BatchReport) -> str:
                 s.spec_id,
                 [
                     f"<code>{esc(s.spec_id)}</code>",
+                    rate,
                     _stat("runs", s.runs),
                     _stat("passed", s.passed),
                     _stat("failed", s.failed),
                     _stat("bot_errors", s.bot_errors),
                     _stat("errors", s.errors),
-                    rate,
                 ],
             )
         )
-    head = "".join(f"<th>{h}</th>" for h in ("Spec", "Runs", "Passed", "Failed", "Bot errors", "Apart", "Pass rate (95% interval)"))
+    head = "".join(f"<th>{h}</th>" for h in ("Spec", "Pass rate (95% interval)", "Runs", "Passed", "Failed", "Bot errors", "Apart"))
     body = "".join(f'<tr data-spec="{esc(spec_id)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" for spec_id, cells in rows)
     return section(
         "specs",
@@ -342,12 +343,20 @@ def _distributions(r: BatchReport) -> str:
         "<figure><figcaption>Turns per conversation</figcaption>"
         f"{histogram_svg(r.turn_histogram, 'Bot turns', 'Conversations by number of turns', whole=True)}{turns}</figure>",
         "<figure><figcaption>The bot's response time</figcaption>"
-        f"{histogram_svg(r.latency_histogram, 'Mean seconds per answer', 'Conversations by the bot response time')}"
+        f"{histogram_svg(*_latency_axis(r.latency_histogram), 'Conversations by the bot response time')}"
         f"{stats_line(timing) if timing else '<p class=dim>No bot answers were timed.</p>'}{durations}</figure>",
         "</div>",
         '<p class="note">Response time: measured by parley around each bot call (for a deployed bot, the HTTP round trip); '
         "each conversation counts once, at its mean per answer. Turns that ended in an error are not timed.</p>",
     )
+
+
+def _latency_axis(histogram: Histogram) -> tuple[Histogram, str]:
+    """The response-time bins in the unit the figures beside them use: milliseconds below a
+    second (an axis of 0.000 to 0.012 beside "mean 2.3 ms" reads wrong), else seconds."""
+    if histogram.edges and histogram.edges[-1] < 1:
+        return Histogram(edges=[e * 1000 for e in histogram.edges], counts=histogram.counts), "Mean milliseconds per answer"
+    return histogram, "Mean seconds per answer"
 
 
 def _flaky(r: BatchReport) -> str:
