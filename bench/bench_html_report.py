@@ -15,7 +15,8 @@ and:
   and to the first contentful paint;
 - saves screenshots at 1280x800 and 390x844 of the top, of each section and of one failed
   conversation opened at the turn its failing check is about (Chromium opens a `<details>` a
-  link points into), and of the conversations filtered to one outcome; in --out (default
+  link points into; when no failing check points at one turn, the first failed conversation
+  opened at its top), and of the conversations filtered to one outcome; in --out (default
   bench/out/html_report), listed at the end.
 
 Chromium runs with a fresh profile each time and every network feature off (--headless
@@ -87,7 +88,7 @@ expect:
   bot_says:
     - "(?i)FedEx"
   bot_never_says:
-    - "(?i)\\bUPS\\b"
+    - '(?i)\\bUPS\\b'  # single-quoted: YAML reads the backslashes as written
 """
 
 
@@ -153,6 +154,10 @@ def load_times(report: Path, repeat: int) -> list[dict]:
     return found
 
 
+OPEN_FIRST_FAILED = "(d => { d.open = true; d.scrollIntoView(); })(document.querySelector('.g-failed details.conv'))"
+"""What a click on the first failed conversation's line does (the page itself needs no script)."""
+
+
 def first_failed_turn(html: str) -> str | None:
     """The anchor of the first turn a failing check links to, in a failed conversation."""
     group = html.split('class="group g-failed"', 1)
@@ -207,12 +212,16 @@ def main() -> None:
         turn = first_failed_turn(html)
         if turn:
             views["failed-conversation"] = f"#{turn}"
+        else:  # no failing check points at one turn: the first failed conversation, opened as a click on it would
+            views["failed-conversation"] = OPEN_FIRST_FAILED
         for name, (w, h) in SIZES.items():
             with Browser() as browser:
                 browser.size(w, h)
                 for view, fragment in views.items():
                     browser.open(report.resolve().as_uri())
-                    if fragment:  # a fragment navigation, as a click on the link does (it opens a <details> it points into)
+                    if fragment == OPEN_FIRST_FAILED:
+                        browser.evaluate(fragment)
+                    elif fragment:  # a fragment navigation, as a click on the link does (it opens a <details> it points into)
                         browser.evaluate(f"location.hash = {json.dumps(fragment)}")
                     path = args.out / f"{name}-{view}.png"
                     browser.screenshot(path)

@@ -194,6 +194,7 @@ li.m-tool{background:#fbfcfc;border:1px dashed var(--line);font-size:.85rem}
  nav.toc{position:static;white-space:normal;padding:.4rem .8rem;line-height:1.9}
  .rate{display:none}
  td code{overflow-wrap:anywhere}
+ #specs td:first-child{min-width:9.5rem}
  .card .big{font-size:1.3rem}
  .grid2,.grid3{grid-template-columns:1fr}
  .cards{grid-template-columns:1fr 1fr;gap:.5rem}

@@ -447,7 +447,7 @@ def _stated(r: BatchReport) -> str:
         "stated",
         "Goals only stated",
         '<p class="note">The offline customer only stated these goals: it cannot act them out, so nothing it did tested '
-        f"whether the bot can do them (information, not a fault; {esc(only_stated_advice(2))}).</p>",
+        f"whether the bot can do them (information, not a fault; {_code_spans(only_stated_advice(2))}).</p>",
         table(["Spec", "Conversations", "Goals"], rows, cls="tall"),
     )
 
@@ -559,7 +559,7 @@ def _about(stored: StoredConversation, outcome: str, prompts: dict[str, int]) ->
         rows.append(("Error", f'<span class="refused">{esc(conv.error)}</span>'))
     stated = only_stated_note_of(conv.metadata)
     if stated is not None:
-        rows.append(("Note", esc(stated)))
+        rows.append(("Note", _code_spans(stated)))
     if verdict is not None and verdict.error and verdict.error != conv.error:
         rows.append(("Verdict", esc(verdict.error)))
     if verdict is not None:
