@@ -394,9 +394,14 @@ def run_fake_server(server: FakeOpenAIServer | None = None, *, port: int = 0) ->
 
 
 @contextlib.contextmanager
-def fake_server_process(*, delay_ms: int = 0, port: int = 0, storm: float = 0.0, retry_after: str = "0.3") -> Iterator[str]:
-    """Run the fake server in a child process (for benchmarks); yields its base_url."""
+def fake_server_process(
+    *, delay_ms: int = 0, port: int = 0, storm: float = 0.0, retry_after: str = "0.3", text: str | None = None
+) -> Iterator[str]:
+    """Run the fake server in a child process (for benchmarks); yields its base_url. `text`:
+    the reply to every request (default "ok")."""
     extra = ["--rate-limit-share", str(storm), "--retry-after", retry_after] if storm else []
+    if text is not None:
+        extra += ["--text", text]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fake_openai_server", "--port", str(port), "--delay-ms", str(delay_ms), *extra],
         stdout=subprocess.PIPE,

@@ -18,6 +18,7 @@ EXPECTED_COMMANDS = [
     "init",
     "batches",
     "compare",
+    "rescore",
     "profiles",
     "sessions",
     "rules",

@@ -137,18 +137,26 @@ def llm_judge(server: FakeOpenAIServer, rubric: str | None = None) -> LLMJudge:
     return LLMJudge(model, rubric)
 
 
+NO_CLAIM = '{"criteria": [{"criterion": 1, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "No action claimed."}]}'
+"""The criteria judge's answer on the built-in criterion alone (an LLM judge always asks it)."""
+
+
 async def test_llm_judge_reads_good_json_and_sends_the_labelled_transcript(server):
     server.push_text('{"score": 3, "comment": "Clear and correct."}', usage=(500, 20))
+    server.push_text(NO_CLAIM, usage=(700, 30))
     conv = make_conversation(["Order ORD-1004 is cancelled."], user=["Cancel ORD-1004 please"])
     spec = make_spec(Expectations(judge=JudgeSpec(rubric="Cancel only what was asked.", min_score=2)), goals=["cancel ORD-1004"])
     verdict = await evaluate(conv, spec, judge=llm_judge(server))
     assert verdict.score == 3 and verdict.comment == "Clear and correct."
-    assert verdict.judge.judge == "openai-api/fake/judge-model" and verdict.judge.usage.input_tokens == 500
+    # the score's call and the criteria's call are both the judge's cost
+    assert verdict.judge.judge == "openai-api/fake/judge-model" and verdict.judge.usage.input_tokens == 1200
+    assert verdict.judge.usage.calls == 2
     assert verdict.outcome == "passed"
     [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
     assert judged.outcome == "pass"
     assert judged.reason == "Scored 3 of 3, needs 2 (openai-api/fake/judge-model). Clear and correct."
-    [request] = server.requests
+    request, criteria_request = server.requests
+    assert "Every action the assistant says it took" in criteria_request.messages[1]["content"]
     system, user = request.messages
     assert "Cancel only what was asked." in system["content"] and "JSON object" in system["content"]
     assert "Customer: Cancel ORD-1004 please\nAssistant: Order ORD-1004 is cancelled." in user["content"]
@@ -175,10 +183,11 @@ async def test_llm_judge_retries_once_with_a_reminder(server):
 async def test_llm_judge_unparseable_twice_is_a_judge_error_with_no_score(server):
     server.push_text("I cannot decide.")
     server.push_text("Score: 7")
+    server.push_text(NO_CLAIM)
     conv = make_conversation(["Hello."])
     spec = make_spec(Expectations(judge=JudgeSpec(rubric="Be nice.", min_score=2)))
     verdict = await evaluate(conv, spec, judge=llm_judge(server))
-    assert len(server.requests) == 2
+    assert len(server.requests) == 3  # the score, its reminder, the criteria
     assert verdict.judge.error == "unreadable reply after a reminder: the judge's score 7 is outside 1-3"
     assert verdict.judge.score is None and verdict.score is None and verdict.comment is None
     assert verdict.outcome == "evaluation_error" and not verdict.passed

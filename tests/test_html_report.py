@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from parley.core.evaluation import CRITERION_KIND
 from parley.core.records import ChatMessage
 from parley.core.store import Store
 from parley.tui.cli.main import cli
@@ -63,11 +64,11 @@ def stored(tmp_path: Path) -> tuple[Path, str]:
         return db, b.id
 
 
-def html_and_json(db: Path, batch_id: str, tmp_path: Path) -> tuple[str, dict, Element]:
+def html_and_json(db: Path, batch_id: str, tmp_path: Path, *, conversations: int = 6) -> tuple[str, dict, Element]:
     out = tmp_path / "report.html"
     written_html = parley("report", batch_id, "--db", db, "--output", out)  # the format from the suffix
     assert written_html.exit_code == 0, written_html.output
-    assert f"wrote {out} (html, batch {batch_id}, 6 conversations)" in written_html.stderr
+    assert f"wrote {out} (html, batch {batch_id}, {conversations} conversations)" in written_html.stderr
     doc = json.loads(parley("report", batch_id, "--db", db, "--format", "json").stdout)
     html = out.read_text(encoding="utf-8")
     return html, doc, parse(html)
@@ -210,6 +211,38 @@ def test_the_goals_only_stated_are_listed_and_noted_on_their_conversation(stored
     assert not [e for e in root.iter() if e.tag == "b" and e.all_text() == "on Sundays"]
 
 
+def test_criteria_in_words_show_their_counts_and_the_judges_evidence_linked_to_the_turn_quoted(tmp_path):
+    db = tmp_path / "parley.db"
+    apologises, quoted = "the bot apologises for the delay", "where is my parcel"
+    with Store.open(db) as store:
+        b = store.create_batch(batch(trials=2, planned=2, status="completed", started_at=T0))
+        for trial, (outcome, state) in enumerate((("passed", "pass"), ("failed", "fail")), 1):
+            conv = conversation("track")
+            criterion = check(apologises, state, "", kind=CRITERION_KIND)
+            if state == "pass":
+                criterion.reason, criterion.details = "Met: it said sorry.", {"verdict": "met", "turn": 2, "message": 1}
+            else:  # the judge quoted the customer: the evidence, and where the link goes
+                evidence = f'turn 1: "{quoted}"'
+                criterion.reason = f"Not met: it never apologised. Evidence, {evidence}"
+                criterion.details = {"verdict": "not met", "turn": 1, "quote": quoted, "evidence": evidence, "user_message": 1}
+            store.save_conversation(b.id, spec("track_order", 0), conv, verdict(conv, outcome, None, checks=[criterion]), trial)
+    html, doc, root = html_and_json(db, b.id, tmp_path, conversations=2)
+    for field, value, fmt, text in marked_numbers(root):
+        assert value == at(doc, field) and text == written(at(doc, field), fmt), field
+    [section] = [e for e in root.iter() if e.tag == "section" and e.attrs.get("id") == "criteria"]
+    [row] = [e for e in section.iter() if e.tag == "tr" and e.children and e.children[0].tag == "td"]
+    assert [c.all_text() for c in row.children] == [apologises, "1", "1", "0", "0", "0"]
+    assert doc["summary"]["criteria"][0] | {"met": 1, "not_met": 1} == doc["summary"]["criteria"][0]
+    [failed] = [e for e in root.iter() if e.attrs.get("data-outcome") == "failed"]
+    [marked] = [e for e in failed.iter() if e.tag == "li" and "fail" in e.classes()]
+    assert marked.all_text().startswith("✗ not met") and f'Evidence, turn 1: "{quoted}"' in marked.all_text()
+    [link] = [e for e in marked.iter() if e.tag == "a"]
+    [turn] = [e for e in failed.iter() if e.attrs.get("id") == link.attrs["href"][1:]]
+    assert "blamed" in turn.classes() and "Customer" in turn.all_text()  # the customer's first message, which it quotes
+    [met] = [e for e in root.iter() if e.attrs.get("data-outcome") == "passed"]
+    assert [e.all_text() for e in met.iter() if e.tag == "li" and "pass" in e.classes()][0].startswith("✓ met")
+
+
 def test_an_empty_batch_has_a_report_too(tmp_path):
     db = tmp_path / "parley.db"
     with Store.open(db) as store:
@@ -233,6 +266,7 @@ def test_the_compare_report_puts_regressions_first_with_both_sides_failing_check
     new_results[("spec_1#1", 1)] = Result(outcome="failed", score=1, failed=("ORD-1001 ends cancelled", "bot never says /<script>/"))
     new_results[("spec_1#1", 2)] = FAIL
     new_results[("spec_5#5", 1)] = PASS
+    new_results[("spec_0#0", 1)] = Result(met=("the bot greets <b>by name</b>",))  # a criterion now met
     with Store.open(db) as store:
         base = make_batch(store, base_results, trials=2)
         new = make_batch(store, new_results, minutes=5, trials=2)
@@ -259,3 +293,6 @@ def test_the_compare_report_puts_regressions_first_with_both_sides_failing_check
     shown = {f for f, *_ in marked_numbers(root)}
     assert {"paired_test.p_value", "paired_test.p_worse", "base.pass_rate.value", "new.pass_rate.value", "new.pass_k.1.value"} <= shown
     assert Counter(e.tag for e in root.iter())["script"] == 0
+    assert doc["criterion_changes"] == [{"criterion": "the bot greets <b>by name</b>", "started_being_met": 1, "stopped_being_met": 0}]
+    [criterion_row] = [e for e in root.iter() if e.tag == "tr" and "the bot greets <b>by name</b>" in e.all_text()]
+    assert [c.all_text() for c in criterion_row.children] == ["the bot greets <b>by name</b>", "1", "0"]

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from parley.core.evaluation import NEEDS_LLM_JUDGE, criteria_of, offline_limits, offline_limits_by_file
+from parley.core.evaluation import NEEDS_LLM_JUDGE, offline_limits, offline_limits_by_file
 from parley.core.specs import load_specs
 from parley.core.store.store import Store
 from parley.tui.app.panes.session_detail import SessionScreen
@@ -93,12 +93,6 @@ def test_run_names_a_few_files_then_counts_the_rest(tmp_path):
     lines = offline_limits_by_file(load_specs([tmp_path], seed=0).specs)
     assert [line.split(": ")[0] for line in lines[:3]] == [str(tmp_path / f"p{n}.yaml") for n in range(3)]
     assert lines[3] == "and 2 more files with parts the offline roles will not read (`parley profiles validate PATH` lists every one)"
-
-
-def test_criteria_share_the_rubrics_reason():
-    # the hook for `expect.criteria` (not in the records yet): the judge's one reason, NEEDS_LLM_JUDGE
-    assert criteria_of(None) == [] and criteria_of(SimpleNamespace()) == []  # type: ignore[arg-type]
-    assert criteria_of(SimpleNamespace(criteria=["the bot apologises"])) == ["the bot apologises"]  # type: ignore[arg-type]
 
 
 def test_run_warns_once_per_file_before_the_batch_and_the_verdict_carries_the_note(tmp_path):

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         TurnCompleted,
         declared_fallback,
     )
-    from parley.core.bots.bot_names import BotSpec, bot_from_name, build_bot, order_bot_model, parse_bot_spec, uses_world
+    from parley.core.bots.bot_names import BotSpec, bot_from_name, bot_kind, build_bot, order_bot_model, parse_bot_spec, uses_world
     from parley.core.bots.offline_bot import OfflineOrderModel
     from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS, OrderBot
     from parley.core.bots.order_tools import OrderTools
@@ -42,6 +42,7 @@ __all__ = [
     "TurnCompleted",
     "WEBHOOK_PATH",
     "bot_from_name",
+    "bot_kind",
     "build_bot",
     "build_bot_app",
     "check_prompt_variables",

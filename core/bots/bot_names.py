@@ -16,7 +16,7 @@ without it and their world checks are reported as not applicable.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -56,6 +56,21 @@ class BotSpec(BaseModel):
         return self.target if self.kind in ("model", "prompt") else None
 
 
+def _connector_scheme(name: str) -> str | None:
+    """The scheme of a connector name (`rasa:URL` -> rasa), None for a model name."""
+    scheme, sep, _ = name.partition(":")
+    return scheme if sep and "/" not in scheme else None  # `ollama/llama3:8b` is a model name
+
+
+def bot_kind(name: str | None, *, bot_prompt: str | None = None) -> BotKind:
+    """What a `--bot` value names (model, prompt, or a connector's scheme), from the name alone:
+    nothing is read or checked (a stored batch's bot is described so, its files long gone)."""
+    scheme = _connector_scheme((name or OFFLINE).strip())
+    if scheme is not None:
+        return cast(BotKind, scheme)  # an unknown scheme is a connector all the same: not parley's World
+    return "prompt" if bot_prompt else "model"
+
+
 def parse_bot_spec(
     name: str | None,
     *,
@@ -66,8 +81,8 @@ def parse_bot_spec(
     """Validate a `--bot` value (and `--bot-prompt`); ConfigError, one line, when it is wrong."""
     limits = {"timeout_s": timeout_s, "max_reply_bytes": max_reply_bytes}
     name = (name or OFFLINE).strip()
-    scheme, sep, rest = name.partition(":")
-    is_connector = bool(sep) and "/" not in scheme  # `ollama/llama3:8b` is a model name
+    scheme, _, rest = name.partition(":")
+    is_connector = _connector_scheme(name) is not None
     if is_connector and rest.startswith("//"):
         raise ConfigError(f"{name!r} is a URL, not a bot: say which API it speaks ({CONNECTOR_FORMS}), e.g. rasa:{name}")
     if is_connector and scheme not in CONNECTOR_SCHEMES:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         PreflightReport,
         UnreachableEndpoint,
     )
+    from parley.core.engine.rescore import prepare_rescore
 
 __all__ = [
     "BatchResult",
@@ -43,6 +44,7 @@ __all__ = [
     "prepare_batch",
     "prepare_replay",
     "prepare_rerun",
+    "prepare_rescore",
     "prepare_resume",
     "run_planned",
     "trial_spec",

@@ -46,7 +46,7 @@ from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.harness import ConversationInterrupted, Limits, describe_error, run_conversation
 from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ParleyError
-from parley.core.evaluation import broken_verdict, evaluate, hide_unobservable, no_world_client, with_checks
+from parley.core.evaluation import broken_verdict, evaluate_observed, no_world_client
 from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, Verdict
 from parley.core.specs import PLAYBOOK_USER
 from parley.core.users import GOALS_ONLY_STATED, GoalReporter, ReplayUser, StatesGoals, UserSimulator, UserTurn, finish_replay
@@ -385,13 +385,14 @@ async def run_planned(
 
 
 async def _evaluate(conversation: Conversation, spec: ConversationSpec, bot: BatchBot | None, models: BatchModels) -> Verdict:
-    eval_spec, eval_conversation = spec, conversation
-    hidden: list[Any] = []
-    if bot is not None and not bot.uses_world:
-        has_tools = not isinstance(bot.inner, PromptBot)
-        eval_spec, eval_conversation, hidden = hide_unobservable(spec, conversation, bot.name, has_tools=has_tools)
-    verdict = await evaluate(eval_conversation, eval_spec, judge=models.judge())
-    return with_checks(verdict, hidden) if hidden else verdict
+    return await evaluate_observed(
+        conversation,
+        spec,
+        judge=models.judge(),
+        uses_world=bot is None or bot.uses_world,
+        has_tools=bot is None or not isinstance(bot.inner, PromptBot),
+        bot_name=_name(bot),
+    )
 
 
 def _name(bot: BatchBot | None) -> str:

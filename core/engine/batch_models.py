@@ -26,7 +26,7 @@ from typing import Any
 from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
 from parley.core.engine.reachability import PreflightReport, Target, run_preflight
 from parley.core.errors import ParleyError
-from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
+from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
 from parley.core.models import OFFLINE, ChatModel, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.records import (
     ChatMessage,
@@ -106,6 +106,29 @@ class BoundedJudge:
                     return await self.inner.judge(conversation, spec, checks)
         except TimeoutError:
             return JudgeResult(judge=self.name, error=f"the judge gave no answer within {self.timeout_s:g} s")
+
+    @property
+    def criteria_judge(self) -> BoundedCriteriaJudge | None:
+        """The inner judge's criteria judge under the same time limit (None: it has none)."""
+        inner = getattr(self.inner, "criteria_judge", None)
+        return BoundedCriteriaJudge(inner, self.timeout_s) if inner is not None else None
+
+
+class BoundedCriteriaJudge:
+    """A criteria judge with a time limit of its own: past it, a judge error on every criterion."""
+
+    def __init__(self, inner: CriteriaJudge, timeout_s: float) -> None:
+        self.inner = inner
+        self.timeout_s = timeout_s
+        self.name = str(getattr(inner, "name", type(inner).__name__))
+
+    async def judge_criteria(self, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> CriteriaJudgement:
+        try:
+            with rate_limit_deadline(self.timeout_s):
+                async with asyncio.timeout(self.timeout_s):
+                    return await self.inner.judge_criteria(conversation, spec, criteria)
+        except TimeoutError:
+            return CriteriaJudgement(judge=self.name, error=f"the judge gave no answer within {self.timeout_s:g} s")
 
 
 class BatchModels:

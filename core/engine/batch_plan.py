@@ -53,6 +53,8 @@ class PlannedRun:
     """0-based position in the plan: specs in order, each spec's trials together."""
     replay: ReplayScript | None = None
     """A replay (`parley run --replay`): the stored conversation whose customer it replays."""
+    rescore_of: str | None = None
+    """A re-score (`parley rescore`): the stored conversation judged again instead of run."""
 
     @property
     def key(self) -> RunKey:
@@ -223,6 +225,8 @@ class PreparedBatch:
     preflight: PreflightReport | None = None
     """What the check before launch learnt of each role's endpoint (the context length each
     reports: `preflight.context_length("judge")`); None when nothing was checked (--dry-run)."""
+    rescores: dict[RunKey, str] = field(default_factory=dict)
+    """A re-score: the stored conversation (its id) each run judges again."""
 
     @property
     def id(self) -> str:
@@ -238,8 +242,9 @@ class PreparedBatch:
         pairs = self.batch.options.pairs
         return None if pairs is None else {(spec_id, trial) for spec_id, trial in pairs}
 
-    def planned(self, key: RunKey) -> bool:
-        pairs = self.pairs
+    def planned(self, key: RunKey, pairs: set[RunKey] | None = None) -> bool:
+        """Whether `key` is one of the batch's runs (`pairs`: `self.pairs`, when the caller has it)."""
+        pairs = self.pairs if pairs is None else pairs
         return 1 <= key[1] <= self.trials and (pairs is None or key in pairs)
 
     @property
@@ -248,12 +253,13 @@ class PreparedBatch:
         if pairs is None:
             return len(self.specs) * self.trials
         ids = {s.spec_id for s in self.specs}
-        return sum(1 for key in pairs if key[0] in ids and self.planned(key))
+        return sum(1 for key in pairs if key[0] in ids and self.planned(key, pairs))  # the set built once: a re-score plans every pair
 
     @property
     def already_done(self) -> int:
         ids = {s.spec_id for s in self.specs}
-        return sum(1 for key in self.done_keys if key[0] in ids and self.planned(key))
+        pairs = self.pairs
+        return sum(1 for key in self.done_keys if key[0] in ids and self.planned(key, pairs))
 
     @property
     def remaining(self) -> int:
@@ -281,5 +287,6 @@ class PreparedBatch:
                         trial=trial,
                         position=position,
                         replay=self.replays.get(key),
+                        rescore_of=self.rescores.get(key),
                     )
                 position += 1

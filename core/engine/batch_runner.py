@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_conversation import (
@@ -62,6 +62,7 @@ from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
+from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, offline_limits_by_file
 from parley.core.records import (
@@ -198,6 +199,10 @@ async def prepare_resume(
         if owner is not None and running_elsewhere(owner):
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
+    if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
+        prepared = await resume_rescore(store, batch)
+        prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
+        return prepared
     models = models or BatchModels(options.models, store=store, cache=options.cache)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
@@ -297,6 +302,16 @@ class BatchResult:
         return not strict or not (self.unverified or self.user_faults)
 
 
+class _Counts(TypedDict):
+    done: int
+    passed: int
+    failed: int
+    errors: int
+    unverified: int
+    user_faults: int
+    bot_errors: int
+
+
 class _Tally:
     """Outcomes of the stored conversations, grouped as the batch's counts are."""
 
@@ -311,6 +326,18 @@ class _Tally:
     @property
     def done(self) -> int:
         return self.passed + self.failed + self.unverified + self.user_faults + self.errors
+
+    def counts(self) -> _Counts:
+        """The counts every event and result of the batch carries, by field name."""
+        return _Counts(
+            done=self.done,
+            passed=self.passed,
+            failed=self.failed,
+            errors=self.errors,
+            unverified=self.unverified,
+            user_faults=self.user_faults,
+            bot_errors=self.bot_errors,
+        )
 
     def add(self, outcome: str | None, n: int = 1) -> None:
         if outcome == "passed":
@@ -349,6 +376,8 @@ class BatchRunner:
         self.batch_id = prepared.id
         options = prepared.batch.options
         self.options = options
+        if models is None and options.rescore_of is not None:
+            models = rescore_models(options, store)  # a re-score calls its judge alone
         self.models = models or BatchModels(options.models, store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
         self.limits = Limits(max_turns=options.max_turns, timeout_s=options.timeout_s)
         self.grace_s = grace_s
@@ -362,6 +391,7 @@ class BatchRunner:
         self._stopping = False
         self._grace_handle: asyncio.TimerHandle | None = None
         self._tally = _Tally()
+        self._total: int | None = None
         self._ran = 0
         self._started = 0.0
         self._fatal: str | None = None
@@ -421,19 +451,12 @@ class BatchRunner:
         """Where the batch is now."""
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
-        total = self.prepared.total
-        done = self._tally.done
-        remaining = max(0, total - done)
+        total = self._total if self._total is not None else self.prepared.total
+        remaining = max(0, total - self._tally.done)
         return Progress(
             batch_id=self.batch_id,
-            done=done,
             total=total,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
-            bot_errors=self._tally.bot_errors,
+            **self._tally.counts(),
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -493,6 +516,7 @@ class BatchRunner:
 
     async def _run(self) -> BatchResult:
         prepared = self.prepared
+        self._total = prepared.total  # counted once: progress is told after every conversation
         self._started = time.monotonic()
         await self._initial_counts()
         started_at = prepared.batch.started_at or _now()
@@ -588,14 +612,8 @@ class BatchRunner:
             BatchFinished(
                 batch_id=self.batch_id,
                 status=status,
-                done=self._tally.done,
                 total=self.prepared.total,
-                passed=self._tally.passed,
-                failed=self._tally.failed,
-                errors=self._tally.errors,
-                unverified=self._tally.unverified,
-                user_faults=self._tally.user_faults,
-                bot_errors=self._tally.bot_errors,
+                **self._tally.counts(),
                 elapsed_s=elapsed,
                 error=self._fatal,
             )
@@ -604,12 +622,7 @@ class BatchRunner:
             batch_id=self.batch_id,
             status=status,
             total=self.prepared.total,
-            done=self._tally.done,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
+            **self._tally.counts(),
             elapsed_s=elapsed,
             ran=self._ran,
             max_in_flight=self.limiter.max_in_flight,
@@ -618,7 +631,6 @@ class BatchRunner:
             cache_hits=self.models.cache_hits,
             cache_misses=self.models.cache_misses,
             error=self._fatal,
-            bot_errors=self._tally.bot_errors,
         )
 
     def _step_callback(self, control: ConversationControl) -> StepCallback | None:
@@ -668,7 +680,12 @@ class BatchRunner:
                 )
             )
             try:
-                conversation, verdict = await self._conversation(control)
+                if run.rescore_of is not None:  # judged again here, whoever runs the batch's conversations
+                    conversation, verdict = await rescore_planned(
+                        control, store=self.store, models=self.models, parent_bot=self.options.models
+                    )
+                else:
+                    conversation, verdict = await self._conversation(control)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in one conversation must not stop the batch, nor lose it
@@ -729,7 +746,13 @@ class BatchRunner:
         run = control.run
         save = self.store.save_conversation
         try:
-            await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
+            source = (conversation.metadata.get("rescored_from") or {}).get("conversation_id") if run.rescore_of else None
+            if source is not None:
+                # a re-score's copy: its transcript rows are copied inside SQLite, not written anew
+                copy = functools.partial(self.store.save_copy, source_id=source)
+                await asyncio.to_thread(copy, self.batch_id, run.spec, conversation, verdict, run.trial)
+            else:
+                await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
             return conversation, verdict
         except DuplicateConversationError:
             return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there

@@ -4,9 +4,10 @@ the model calls and tokens expected per role, and their price.
 Two figures per role:
 - *at most*, from the limits: each conversation's turn limit (`--max-turns`, lowered by a
   profile's goal style: `steps`, `random_steps`' maximum, `all_answered`'s limit; a playbook's
-  customer lines; a replay's stored lines), the order bot's tool rounds per turn, one judge call
-  per conversation; tokens from those calls with messages of MESSAGE_TOKENS tokens and each
-  role's system prompt (a prompt bot's file measured, the others' typical size);
+  customer lines; a replay's stored lines), the order bot's tool rounds per turn, two judge
+  calls per conversation (its score, and every criterion in words in one call); tokens from
+  those calls with messages of MESSAGE_TOKENS tokens and each role's system prompt (a prompt
+  bot's file measured, the others' typical size);
 - *expected*, when conversations of the same specs (spec ids) already ran with the same model
   in that role: the measured mean calls and tokens per conversation of each spec (specs never
   run take the mean of those that did).
@@ -28,6 +29,7 @@ from pydantic import BaseModel
 
 from parley.core.bots import DEFAULT_MAX_TOOL_ROUNDS, parse_bot_spec
 from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
+from parley.core.evaluation import criteria_of
 from parley.core.models import OFFLINE, price_for
 from parley.core.records import ConversationSpec
 from parley.core.store import JUDGE_ROLE, Store, measured_usage
@@ -172,6 +174,18 @@ def _user_model(spec: ConversationSpec, name: str) -> str:
     return spec.llm.qualified_model if name == PROFILE_MODEL else name
 
 
+CRITERION_TOKENS = 60
+"""Tokens of one criterion in the criteria judge's prompt, and of its decision in the reply."""
+
+
+def _judging(run: PlannedRun, turns: int) -> tuple[int, int, int]:
+    """An LLM judge's calls, input and output tokens for one conversation, at most: the score's
+    call and the criteria's (every criterion, the built-in one included, in one call)."""
+    transcript = SYSTEM_TOKENS["judge"] + 2 * turns * MESSAGE_TOKENS
+    criteria = len(criteria_of(run.spec, builtin=True))
+    return 2, 2 * transcript + criteria * CRITERION_TOKENS, REPLY_TOKENS["judge"] + criteria * CRITERION_TOKENS
+
+
 def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRun:
     """The estimate of the conversations `prepared` has left to run (see the module doc)."""
     options = prepared.batch.options
@@ -221,10 +235,7 @@ def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRu
         roles.append(_estimate(store, "user", name, kind, [runs[i] for i in indexes], per_run))
 
     judge_kind: RoleKind = "offline" if models.judge == OFFLINE else "llm"
-    judge_runs = [
-        (1, SYSTEM_TOKENS["judge"] + 2 * turns * MESSAGE_TOKENS, REPLY_TOKENS["judge"]) if judge_kind == "llm" else (0, 0, 0)
-        for turns in limits
-    ]
+    judge_runs = [_judging(run, turns) if judge_kind == "llm" else (0, 0, 0) for run, turns in zip(runs, limits, strict=True)]
     roles.append(_estimate(store, JUDGE_ROLE, models.judge, judge_kind, runs, judge_runs))
 
     warnings = list(prepared.warnings)

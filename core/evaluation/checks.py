@@ -73,6 +73,7 @@ __all__ = [
     "settle_unfinished",
     "tool_checks",
     "unchanged_others_checks",
+    "unfinished_reason",
 ]
 
 # Checks about the final database: failing one is as bad as it gets (the offline judge's 1).
@@ -620,9 +621,14 @@ def settle_checks(checks: Sequence[CheckResult], stop_reason: str, error: str | 
     settles stored verdicts with it)."""
     if stop_reason not in UNFINISHED_STOPS:
         return list(checks)
-    why = f" ({error})" if error else ""
-    reason = f"Not run: the conversation ended early ({stop_reason}{why}) before this could be decided."
+    reason = unfinished_reason(stop_reason, error)
     return [c if _decided(c) else c.model_copy(update={"outcome": "not_run", "reason": reason}) for c in checks]
+
+
+def unfinished_reason(stop_reason: str, error: str | None = None) -> str:
+    """Why a check of a conversation cut short was not run."""
+    why = f" ({error})" if error else ""
+    return f"Not run: the conversation ended early ({stop_reason}{why}) before this could be decided."
 
 
 # -- the judge ------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from parley.core.errors import ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
+from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
 from parley.core.models import ChatModel
 from parley.core.records import ChatMessage, CheckResult, Conversation, ConversationSpec, GenerateConfig, JudgeResult, Usage
@@ -37,6 +38,7 @@ OFFLINE_JUDGE_NAME = "offline"
 
 NEEDS_LLM_JUDGE = "needs an LLM judge (`--judge MODEL`)"
 """Why a check only a model can decide (a rubric, a criterion in words) is not run offline."""
+"""What `parley profiles validate` says of a rubric (`expect.judge`) and of criteria (`expect.criteria`)."""
 
 # Modelled on the 003 evaluator: five criteria, and what each score means.
 DEFAULT_RUBRIC = """\
@@ -250,6 +252,11 @@ class LLMJudge:
     @property
     def name(self) -> str:
         return self.model.name
+
+    @property
+    def criteria_judge(self) -> LLMCriteriaJudge:
+        """The criteria in words, decided by the same model in a call of their own."""
+        return LLMCriteriaJudge(self.model, config=self.config)
 
     async def judge(self, conversation: Conversation, spec: ConversationSpec, checks: Sequence[CheckResult]) -> JudgeResult:
         messages = judge_messages(conversation, spec, checks, rubric=self.rubric, show_checks=self.show_checks)

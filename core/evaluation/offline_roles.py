@@ -15,27 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE
 from parley.core.models import OFFLINE
-from parley.core.records import ConversationSpec, Expectations, SourceLocation
+from parley.core.records import ConversationSpec, SourceLocation
 from parley.core.specs import FilePlaces
 from parley.core.users import ONLY_STATED_ADVICE, PROFILE_MODEL, REPLAY_USER, goals_only_stated, only_stated_advice
 
-__all__ = ["FILES_SHOWN", "criteria_of", "offline_limits", "offline_limits_by_file"]
+__all__ = ["FILES_SHOWN", "offline_limits", "offline_limits_by_file"]
 
 FILES_SHOWN = 3
 """Files `offline_limits_by_file` names before it counts the rest."""
 
 _RUBRIC = f"the offline judge reads no rubric, so this check is not run: it {NEEDS_LLM_JUDGE}"
-
-
-def criteria_of(expect: Expectations | None) -> list[str]:
-    """The criteria in words of an `expect:` block. The hook for `expect.criteria`, which the
-    records do not hold yet: empty until they do."""
-    value: Any = getattr(expect, "criteria", None)
-    return [str(c) for c in value] if isinstance(value, list) else []
 
 
 @dataclass
@@ -78,7 +70,7 @@ def _file_parts(source: str, specs: Sequence[ConversationSpec], *, user_model: s
     parts = _FileParts(source=source, kind=first.kind)
     if judge_offline:
         parts.rubric = first.expect is not None and first.expect.judge is not None
-        parts.criteria = len(criteria_of(first.expect))
+        parts.criteria = len(first.expect.criteria) if first.expect is not None else 0
         if first.kind == "scenario":
             parts.evaluator = first.extra.get("templates", {}).get("evaluator")
     # A profile's conversations share its goals (goal i is written once); each scenario of a

@@ -22,6 +22,11 @@ error is counted on the side, never a score). The offline judge's score is deriv
 checks, so it is not a check of its own, and it reads no rubric: an `expect.judge` under it is
 `not_run` ("needs an LLM judge"), never passed.
 
+Criteria in words (`expect.criteria`, parley.core.evaluation.criteria) are decided by the
+judge's criteria judge in one call per conversation, after the score: each is a check named by
+its text; with an LLM judge, the built-in criterion (what the bot says it did, it did) is asked
+too, by default. Offline, and in a run cut short, they are `not_run`, never passed.
+
 Rule 6 in full: a conversation passes only when at least one check its author asked for (an
 `expect:` key, a playbook assertion, the score of the LLM judge the user chose) was decided and
 held. The checks parley adds by default (the conversation completed; no other order changed
@@ -41,19 +46,24 @@ from parley.core.evaluation.checks import (
     conversation_completed_check,
     judge_score_check,
     settle_unfinished,
+    unfinished_reason,
 )
+from parley.core.evaluation.criteria import CriteriaJudgement, criteria_checks, criteria_of, undecided_criteria
+from parley.core.evaluation.criteria_judge import CriteriaJudge
 from parley.core.evaluation.extraction import extract_outputs
-from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
+from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
     DEFAULT_MIN_SCORE,
+    UNFINISHED_STOPS,
     CheckResult,
     Conversation,
     ConversationSpec,
     ExtractedOutput,
     JudgeResult,
     Outcome,
+    Usage,
     UserFault,
     Verdict,
 )
@@ -88,6 +98,33 @@ async def _ask(judge: Judge, conversation: Conversation, spec: ConversationSpec,
     if not isinstance(result, JudgeResult):
         return JudgeResult(judge=name, error=f"the judge returned {type(result).__name__}, not a JudgeResult")
     return result
+
+
+async def _criteria(
+    judge: Judge | None, conversation: Conversation, spec: ConversationSpec, broke: str | None
+) -> tuple[list[CheckResult], Usage]:
+    """The criteria in words, as checks, and what deciding them cost: asked of the judge's
+    criteria judge in one call (an LLM judge's; the offline judge has none), or not run."""
+    decider: CriteriaJudge | None = getattr(judge, "criteria_judge", None) if judge is not None else None
+    criteria = criteria_of(spec, builtin=decider is not None)
+    if not criteria:
+        return [], Usage()
+    if broke is not None:
+        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), Usage()
+    if conversation.stop_reason in UNFINISHED_STOPS:
+        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), Usage()
+    if decider is None:
+        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), Usage()
+    name = str(getattr(decider, "name", type(decider).__name__))
+    try:
+        judgement = await decider.judge_criteria(conversation, spec, criteria)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a judge's bug is its error, never a decision
+        judgement = CriteriaJudgement(judge=name, error=f"{type(err).__name__}: {err}")
+    if not isinstance(judgement, CriteriaJudgement):
+        judgement = CriteriaJudgement(judge=name, error=f"the criteria judge returned {type(judgement).__name__}")
+    return criteria_checks(criteria, judgement, conversation), judgement.usage
 
 
 def assemble_verdict(
@@ -173,5 +210,9 @@ async def evaluate(
         if check.outcome == "error":  # no explicit minimum: a judge error is counted apart, not undecidable
             check = check.model_copy(update={"outcome": "not_applicable"})
         checks.append(check.model_copy(update={"name": f"{check.name} (default)"}))
+    decided, usage = await _criteria(judge, conversation, spec, broke)
+    checks += decided
+    if judge_result is not None and usage.calls:
+        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + usage})
     faults = detect_user_faults(conversation, spec) if broke is None else []
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from parley.core.records.batch_figures import (
         UNEVALUATED,
         CheckFailureCount,
+        CriterionCounts,
         FailureEntry,
         MeasuredUsage,
         NotApplicableCount,
@@ -123,6 +124,7 @@ __all__ = [
     "ChatSessionRow",
     "ChatbotSection",
     "CheckFailureCount",
+    "CriterionCounts",
     "CheckResult",
     "ConcurrencyChanged",
     "Conversation",

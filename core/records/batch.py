@@ -98,6 +98,12 @@ class BatchOptions(BaseModel):
     """A re-run (`--rerun`): the outcomes of the parent it picked."""
     replay_of: str | None = None
     """A replay (`--replay`): the batch whose customers' words are replayed to this bot."""
+    rescore_of: str | None = None
+    """A re-score (`parley rescore`): the batch whose stored conversations are judged again (no
+    bot or customer is called; `models.judge` is the judge that re-scored them)."""
+    criteria_from: list[str] | None = None
+    """A re-score's `--criteria-from`: the files whose `expect:` blocks replaced the stored ones
+    (matched by spec id); None: the expectations stored with the parent's specs."""
     budget_usd: float | None = Field(default=None, gt=0)
     """`--budget`: no conversation is launched once the measured cost reaches it."""
     today: datetime.date | None = None
@@ -119,7 +125,8 @@ class BatchRecord(BaseModel):
     planned: int = 0
     error: str | None = None
     parent_id: str | None = None
-    """The batch this one re-runs or replays (`--rerun`, `--replay`); None: a batch of its own."""
+    """The batch this one re-runs, replays or re-scores (`--rerun`, `--replay`, `parley rescore`);
+    None: a batch of its own."""
 
 
 class UnreadableBatch(BaseModel):
@@ -212,6 +219,9 @@ class ResultRow(ConversationRow):
     failed_checks: list[str] = Field(default_factory=list)
     user_faults: list[str] = Field(default_factory=list)
     """The simulated user's faults ("kind: reason")."""
+    criteria: dict[str, str] = Field(default_factory=dict)
+    """Each criterion in words of the conversation -> met, not met, not applicable, not run or
+    judge error."""
 
 
 class StoredConversation(BaseModel):

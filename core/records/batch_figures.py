@@ -92,6 +92,8 @@ class OutcomeRow(SummaryRow):
     bot_latency_max_s: float | None = None
     failed_checks: frozenset[str] = frozenset()
     """Names of the checks that failed."""
+    met_criteria: frozenset[str] = frozenset()
+    """Criteria in words the judge found met."""
     policy_violations: int = 0
     first_divergence: int | None = None
     """A replayed conversation: the first bot turn (1-based) whose answer differed from the
@@ -126,8 +128,25 @@ class FailureEntry(BaseModel):
     outcome: str  # any outcome but passed and unverified
     stop_reason: str
     reasons: list[str]
+    evidence: dict[str, str] = Field(default_factory=dict)
+    """A criterion not met's reason (as in `reasons`) -> the judge's evidence (`turn 3: "quote"`),
+    shown under it."""
+
     goals_only_stated: list[str] = Field(default_factory=list)
     """The goals its offline customer only stated, not acting them out (a note, not a reason)."""
+
+
+class CriterionCounts(BaseModel):
+    """One criterion in words over a batch: how often the judge found it met, not met or not
+    applicable, and how often it was not decided (not run, or a judge error)."""
+
+    criterion: str
+    builtin: bool = False
+    met: int = 0
+    not_met: int = 0
+    not_applicable: int = 0
+    not_run: int = 0
+    errors: int = 0
 
 
 class StatedGoals(BaseModel):

@@ -271,6 +271,10 @@ class Expectations(_Model):
     bot_says: list[str] = Field(default_factory=list)
     bot_never_says: list[str] = Field(default_factory=list)
     judge: JudgeSpec | None = None
+    criteria: list[str] = Field(default_factory=list)
+    """Checks written in words ("the bot apologises for the delay"), each its own check named by
+    its text, decided by an LLM judge with evidence (parley.core.evaluation.criteria); under the
+    offline judge they are not run."""
 
 
 class UserSection(_Model):

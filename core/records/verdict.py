@@ -57,8 +57,8 @@ UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant",
 
 class CheckResult(BaseModel):
     """One check. `kind` is machine-readable (order_status, unchanged_others, tool_called,
-    tool_not_called, bot_says, bot_never_says, playbook_assertion, judge_score,
-    conversation_completed);
+    tool_not_called, bot_says, bot_never_says, playbook_assertion, judge_score, criterion,
+    claims_match_actions, conversation_completed);
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
     as it did. `policy_violation` marks a failure that changed data the policy protects.
     `by_default` marks a check parley adds on its own, which the author did not ask for (the

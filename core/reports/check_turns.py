@@ -1,6 +1,7 @@
 """Which turn of a transcript a check is about: the bot message a failed regex or claim quoted,
-the tool call that changed an order, the last answer before a judge's score. The app scrolls
-there (Enter on a check); the HTML report links and marks it."""
+the tool call that changed an order, the last answer before a judge's score, what the judge
+quoted for a criterion in words. The app scrolls there (Enter on a check); the HTML report links
+and marks it."""
 
 from __future__ import annotations
 
@@ -9,15 +10,22 @@ from typing import Literal
 
 from parley.core.records import ChatMessage, CheckResult, ToolCallRecord
 
-Turn = tuple[Literal["bot"], int] | tuple[Literal["call"], str]
-"""A turn of a transcript: ("bot", n) the n-th bot message, ("call", call_id) a tool call."""
+Turn = tuple[Literal["bot", "user"], int] | tuple[Literal["call"], str]
+"""A turn of a transcript: ("bot", n) the n-th bot message, ("user", n) the customer's n-th,
+("call", call_id) a tool call."""
 
 
 def check_target(check: CheckResult, messages: Sequence[ChatMessage], tool_calls: Sequence[ToolCallRecord]) -> Turn | None:
     """The turn a check refers to: ("call", call_id) for a tool call, ("bot", n) for the n-th
-    (1-based) bot message with text, or None when no single turn is to blame (a tool never
-    called, no message that matched)."""
+    (1-based) bot message with text, ("user", n) for the customer's n-th, or None when no single
+    turn is to blame (a tool never called, no message that matched). A criterion in words goes
+    to what the judge quoted."""
     details = check.details or {}
+    call_id, user_message = details.get("call_id"), details.get("user_message")
+    if isinstance(call_id, str):
+        return ("call", call_id)
+    if isinstance(user_message, int):
+        return ("user", user_message)
     if isinstance(details.get("messages"), list) and details["messages"]:
         return ("bot", int(details["messages"][0]))
     if isinstance(details.get("message"), int):

@@ -7,7 +7,9 @@ and seed) and sorts every change, most important first:
 - specs only in the new batch (new) and only in the base (missing);
 - other outcome changes (to or from unverified, a simulator fault, an error of any kind...);
 - score changes (same outcome, another judge score);
-- check changes (same outcome and score, another set of failed checks).
+- check changes (same outcome and score, another set of failed checks or of criteria met); and,
+  over every matched pair, which checks started or stopped failing and which criteria in words
+  started or stopped being met.
 For each side it gives the pass rate with its Wilson interval and pass^k with a seeded
 bootstrap interval (each side's summary, seeded by its batch's seed as its own report is), over
 the pairs both batches ran (so the two are comparable), and tokens,
@@ -74,6 +76,9 @@ class PairChange(BaseModel):
     started_failing: list[str] = Field(default_factory=list)
     """Checks that failed in the new batch and not in the base."""
     stopped_failing: list[str] = Field(default_factory=list)
+    started_being_met: list[str] = Field(default_factory=list)
+    """Criteria in words met in the new batch and not in the base."""
+    stopped_being_met: list[str] = Field(default_factory=list)
 
 
 class SpecOnlyOnOneSide(BaseModel):
@@ -91,6 +96,14 @@ class CheckChange(BaseModel):
     check: str
     started_failing: int
     stopped_failing: int
+
+
+class CriterionChange(BaseModel):
+    """One criterion in words, over every matched pair: in how many it started or stopped being met."""
+
+    criterion: str
+    started_being_met: int
+    stopped_being_met: int
 
 
 class SpecRegression(BaseModel):
@@ -151,8 +164,8 @@ class BatchComparison(BaseModel):
     base: SideSummary
     new: SideSummary
     same_batch: bool
-    made_from_base: Literal["rerun", "replay"] | None
-    """The new batch is a re-run (its missing specs were not re-run) or a replay of the base."""
+    made_from_base: Literal["rerun", "replay", "rescore"] | None
+    """The new batch is a re-run (its missing specs were not re-run), a replay or a re-score of the base."""
     replay: ReplayStats | None = None
     sources_only_in_base: list[str]
     sources_only_in_new: list[str]
@@ -166,6 +179,7 @@ class BatchComparison(BaseModel):
     changes: list[PairChange]
     """Most important first (CHANGE_ORDER), then in spec order and trial."""
     check_changes: list[CheckChange]
+    criterion_changes: list[CriterionChange] = Field(default_factory=list)
     paired_test: PairedTest
     spec_regressions: list[SpecRegression]
 
@@ -199,9 +213,11 @@ def _side_of(row: _Row) -> SideOfPair:
     )
 
 
-def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay"] | None:
+def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay", "rescore"] | None:
     if new.parent_id != base.id or new.id == base.id:
         return None
+    if new.options.rescore_of:
+        return "rescore"
     return "rerun" if new.options.rerun else "replay"
 
 
@@ -221,7 +237,7 @@ def _change(base: _Row, new: _Row) -> PairChange | None:
     if kind is None:
         if base.score != new.score:
             kind = "score_change"
-        elif base.failed_checks != new.failed_checks:
+        elif base.failed_checks != new.failed_checks or base.met_criteria != new.met_criteria:
             kind = "check_change"
         else:
             return None
@@ -234,6 +250,8 @@ def _change(base: _Row, new: _Row) -> PairChange | None:
         new=_side_of(new),
         started_failing=sorted(new.failed_checks - base.failed_checks),
         stopped_failing=sorted(base.failed_checks - new.failed_checks),
+        started_being_met=sorted(new.met_criteria - base.met_criteria),
+        stopped_being_met=sorted(base.met_criteria - new.met_criteria),
     )
 
 
@@ -326,6 +344,15 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         CheckChange(check=name, started_failing=started[name], stopped_failing=stopped[name])
         for name in sorted(started.keys() | stopped.keys(), key=lambda n: (-(started[n] - stopped[n]), -started[n], n))
     ]
+    met: Counter[str] = Counter()
+    unmet: Counter[str] = Counter()
+    for change in changes:
+        met.update(change.started_being_met)
+        unmet.update(change.stopped_being_met)
+    criterion_changes = [
+        CriterionChange(criterion=name, started_being_met=met[name], stopped_being_met=unmet[name])
+        for name in sorted(met.keys() | unmet.keys(), key=lambda n: (-(unmet[n] - met[n]), -unmet[n], n))
+    ]
 
     regressions = sum(1 for c in changes if c.kind == "regression")
     fixes = sum(1 for c in changes if c.kind == "fix")
@@ -354,6 +381,7 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         missing_specs=_only_on_one_side(r for k, r in base_rows.items() if k[0] not in new_specs),
         changes=changes,
         check_changes=check_changes,
+        criterion_changes=criterion_changes,
         paired_test=test,
         spec_regressions=_spec_regressions(pairs, test.worse_beyond_noise, alpha),
     )

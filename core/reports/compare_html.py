@@ -5,7 +5,8 @@ parley.core.reports.html_page.
 Regressions first, each with both sides' outcome and failing checks; then the verdict (the exact
 McNemar test over the discordant pairs, and the specs that regressed beyond noise), the pass rate
 and pass^k of both with their intervals and deltas (a chart and a table), fixes, new and missing
-specs, other outcome changes, score and check changes, and tokens, cost and time side by side.
+specs, other outcome changes, score and check changes (and criteria in words that started or
+stopped being met), and tokens, cost and time side by side.
 Every number is the comparison's own, marked with its field in `parley compare --format json`.
 """
 
@@ -243,6 +244,19 @@ def _other(c: BatchComparison) -> str:
             for i, ch in enumerate(c.check_changes[:MAX_ROWS])
         ]
         parts += ["<h3>Check changes</h3>", table(["Check", "Started failing in", "Stopped failing in"], rows, cls="tall")]
+    if c.criterion_changes:
+        rows = [
+            [
+                esc(ch.criterion),
+                num(f"criterion_changes.{i}.started_being_met", ch.started_being_met),
+                num(f"criterion_changes.{i}.stopped_being_met", ch.stopped_being_met),
+            ]
+            for i, ch in enumerate(c.criterion_changes[:MAX_ROWS])
+        ]
+        parts += [
+            "<h3>Criteria in words</h3>",
+            table(["Criterion", "Started being met in", "Stopped being met in"], rows, cls="tall"),
+        ]
     body = "".join(parts) or "<p>None.</p>"
     return section("other", "Other changes", body)
 

@@ -5,7 +5,11 @@ The shapes follow the batch simulation service parley replaces (seed 003), then 
   total_turns, duration_seconds; then parley's (spec, trial, seed, variables, stop reason,
   outcome, usage per role, cost, transcript, tool calls, verdict...);
 - the CSV starts with 003's columns (session_id, scenario, prompt_version, score, comment, turns,
-  start_ts, status, duration_seconds, evaluation_status), then parley's;
+  start_ts, status, duration_seconds, evaluation_status), then parley's, then a column per
+  criterion in words the batch was checked on (`criterion: TEXT`: met, not met, not applicable,
+  not run, judge error; empty for a conversation whose spec does not have it);
+- each JSON/NDJSON result lists its criteria with their evidence (`criteria`: the state, the
+  turn and quote the judge gave, its reasoning), besides every check in `verdict`;
 - the JSON document starts with 003's batch status fields, then the summary and `results`.
 
 Differences from 003, on purpose: a missing score is left empty (003 wrote 1: a judge failure
@@ -25,10 +29,11 @@ import pathlib
 from collections.abc import Iterator
 from typing import Any, Literal, TextIO
 
+from parley.core.evaluation import CRITERION_KIND, criterion_summary
 from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
-from parley.core.reports.cell_escaping import spreadsheet_row
+from parley.core.reports.cell_escaping import spreadsheet_row, without_nul
 from parley.core.reports.stats import summarize
-from parley.core.store import JUDGE_ROLE, Store
+from parley.core.store import JUDGE_ROLE, Store, criterion_counts
 
 ExportFormat = Literal["json", "ndjson", "csv"]
 ROLES = ("bot", "user", JUDGE_ROLE)
@@ -169,6 +174,7 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
         "policy_violations": light.policy_violations,
         "failed_checks": [f"{ch.name}: {ch.reason}" for ch in verdict.failed_checks] if verdict else [],
         "not_run_checks": [ch.name for ch in verdict.checks if ch.outcome == "not_run"] if verdict else [],
+        "criteria": [criterion_summary(ch) for ch in verdict.checks if ch.kind == CRITERION_KIND] if verdict else [],
         "user_faults": [f.model_dump(mode="json") for f in verdict.user_faults] if verdict else [],
         "system_prompt": c["system_prompt"],
         "messages": c["messages"],
@@ -277,15 +283,22 @@ def _csv_row(row: ResultRow, batch: BatchRecord) -> dict[str, Any]:
     return out
 
 
+CRITERION_COLUMN = "criterion: "
+
+
 def export_csv(store: Store, batch_id: str, out: TextIO) -> int:
-    """Write one CSV row per conversation (003's columns first, then parley's) to `out`;
-    returns the number of rows. An unknown cost or a missing score is an empty cell."""
+    """Write one CSV row per conversation (003's columns first, then parley's, then one per
+    criterion in words) to `out`; returns the number of rows. An unknown cost or a missing
+    score is an empty cell."""
     batch = store.get_batch(batch_id)
-    writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    criteria = {CRITERION_COLUMN + without_nul(c.criterion): c.criterion for c in criterion_counts(store, batch.id)}
+    writer = csv.DictWriter(out, fieldnames=[*CSV_COLUMNS, *criteria], lineterminator="\n")
     writer.writeheader()
     n = 0
     for row in store.iter_result_rows(batch.id):
-        writer.writerow(spreadsheet_row(_csv_row(row, batch)))
+        cells = _csv_row(row, batch)
+        cells.update({column: row.criteria.get(c, "") for column, c in criteria.items()})
+        writer.writerow(spreadsheet_row(cells))
         n += 1
     return n
 

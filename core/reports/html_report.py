@@ -5,11 +5,11 @@ What it shows, in this order: the batch's summary (outcomes and their chart, pas
 with intervals, cost, models, options, when); pass^k for every k; the pass rate per spec with its
 interval, worst first; the score histogram, and how turns and the bot's response time spread;
 flaky specs; policy violations; the checks that failed and those that could not apply; the
-goals the offline customer only stated; tokens and cost per role; stop reasons; then every
+criteria in words (met, not met...); the goals the offline customer only stated; tokens and cost per role; stop reasons; then every
 conversation, grouped by outcome (the bot's failures first) and filterable by outcome with plain
-links, each a `<details>` with its transcript, tool calls, checks and their reasons (and the note
-of the goals its customer only stated), the failing check marked and linked to the turn it is
-about.
+links, each a `<details>` with its transcript, tool calls, checks and their reasons (a
+criterion's with the judge's evidence; and the note of the goals its customer only stated), the
+failing check marked and linked to the turn it is about (for a criterion, the turn it quotes).
 
 Every number is the batch's report (parley.core.reports.stats.BatchReport: its summary, computed
 once, and its lists) or a stored conversation's: nothing is counted here. Each is marked with
@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
+from parley.core.evaluation import CRITERION_KIND, criterion_state
 from parley.core.records import BatchRecord, CheckResult, RoleUsage, StoredConversation, ToolCallRecord, effective_outcome
 from parley.core.reports.charts import histogram_svg, outcomes_svg, score_histogram_svg
 from parley.core.reports.check_turns import check_target
@@ -89,6 +90,7 @@ def write_html(store: Store, batch_id: str, out: TextIO) -> int:
     out.write(_flaky(report))
     out.write(_violations(report))
     out.write(_checks(report))
+    out.write(_criteria(report))
     out.write(_stated(report))
     out.write(_usage(report))
     out.write(_conversations(report, groups))
@@ -107,6 +109,7 @@ TOC = (
     ("flaky", "Flaky specs"),
     ("violations", "Policy violations"),
     ("checks", "Checks"),
+    ("criteria", "Criteria"),
     ("stated", "Goals only stated"),
     ("usage", "Tokens and cost"),
     ("conversations", "Conversations"),
@@ -432,6 +435,26 @@ def _checks(r: BatchReport) -> str:
     return section("checks", "Checks", *parts)
 
 
+def _criteria(r: BatchReport) -> str:
+    if not r.criteria:
+        return section("criteria", "Criteria", "<p>None: no check in words was asked for.</p>")
+    fields = ("met", "not_met", "not_applicable", "not_run", "errors")
+    rows = [
+        [esc(c.criterion) + (' <span class="dim">(built in)</span>' if c.builtin else "")]
+        + [num(f"summary.criteria.{i}.{f}", getattr(c, f)) for f in fields]
+        for i, c in enumerate(r.criteria)
+    ]
+    return section(
+        "criteria",
+        f"Criteria ({len(r.criteria)})",
+        '<p class="note">Checks written in words, each decided by the LLM judge with a quote from the transcript as evidence '
+        "(a quote not found in the turn it names is a judge error); each conversation below shows the judge's evidence "
+        "and links a criterion not met to the turn it quotes. Not run: no LLM judge decided them (<code>--judge MODEL</code>), "
+        "or the run ended early; never counted as met.</p>",
+        table(["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"], rows, cls="tall"),
+    )
+
+
 def _stated(r: BatchReport) -> str:
     if not r.goals_only_stated:
         return section("stated", "Goals only stated", "<p>None.</p>")
@@ -537,6 +560,8 @@ def _anchor(key: str, target: object, calls: list[ToolCallRecord]) -> str | None
         return None
     if target[0] == "bot":
         return f"{key}-b{target[1]}"
+    if target[0] == "user":
+        return f"{key}-u{target[1]}"
     index = next((i for i, c in enumerate(calls) if c.call_id == target[1]), None)
     return f"{key}-t{index}" if index is not None else None
 
@@ -583,8 +608,11 @@ def _checks_of(key: str, checks: list[CheckResult], stored: StoredConversation) 
             anchor = _anchor(key, check_target(check, messages, calls), calls)
             if anchor is not None:
                 link = f' <a href="#{anchor}">the turn</a>'
+        mark = CHECK_MARKS.get(check.outcome, check.outcome)
+        if check.kind == CRITERION_KIND:  # a criterion in words reads met / not met, its evidence in its reason
+            mark = f"{CHECK_MARKS.get(check.outcome, '')[:1]} {criterion_state(check.outcome, check.details)}"
         items.append(
-            f'<li class="{esc(check.outcome)}"><span class="mark">{esc(CHECK_MARKS.get(check.outcome, check.outcome))}</span>'
+            f'<li class="{esc(check.outcome)}"><span class="mark">{esc(mark)}</span>'
             f'{esc(check.name)}{esc(flags)}{link}<span class="reason">{esc(check.reason)}</span></li>'
         )
     return f'<h3>Checks</h3><ul class="checks">{"".join(items)}</ul>'
@@ -607,12 +635,15 @@ def _transcript(key: str, stored: StoredConversation, blamed: dict[str, str]) ->
     conv = stored.conversation
     calls = {c.call_id: (i, c) for i, c in enumerate(conv.tool_calls)}
     items = []
-    bot = 0
+    bot = user = 0
     for message in conv.messages:
         anchor, cls = "", f"m-{message.role}"
         if message.role == "assistant" and message.content:
             bot += 1
             anchor = f"{key}-b{bot}"
+        elif message.role == "user" and message.content:  # what a criterion's judge may quote of the customer
+            user += 1
+            anchor = f"{key}-u{user}"
         parts = [f'<span class="who">{ROLE_WORDS.get(message.role, esc(message.role))}</span>']
         if message.content:
             parts.append(f'<div class="text">{esc(message.content)}</div>')

@@ -4,7 +4,8 @@ Sections, in this order: title (batch, sources, models per role), policy violati
 "None." when there are none), totals (each outcome, and what the ones counted apart mean), pass
 rate with its 95% interval and denominator and pass^k with its bootstrap interval, flaky specs
 (with 2+ trials), checks not applicable (only when some were: a bot without parley's World or
-visible tool calls), scores with a text histogram, per profile, tokens and cost, bot response
+visible tool calls), criteria in words (only when the batch has some: how often each was met),
+scores with a text histogram, per profile, tokens and cost, bot response
 time, stop reasons, failures with reasons.
 
 The same summary always renders to the same text: the only times in it are the batch's own.
@@ -242,6 +243,22 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         )
         out.append("")
 
+    if summary.criteria:
+        out += ["## Criteria", ""]
+        out += [
+            "Checks written in words, each decided by the LLM judge with a quote from the transcript as evidence "
+            "(a quote not found in the turn it names is a judge error). Not run: no LLM judge decided them "
+            "(`--judge MODEL`), or the run ended early; never counted as met.",
+            "",
+        ]
+        out += _table(
+            ["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"],
+            [
+                [c.criterion + (" (built in)" if c.builtin else ""), c.met, c.not_met, c.not_applicable, c.not_run, c.errors]
+                for c in summary.criteria
+            ],
+        )
+        out.append("")
     if summary.goals_only_stated:
         out += ["## Goals only stated", ""]
         out += [
@@ -332,7 +349,12 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
             out.append("")
         for f in summary.failures:
             out.append(f"- `{f.spec_id}` trial {f.trial} (`{f.conversation_id[:12]}`, {f.outcome}, {f.stop_reason})")
-            out += [f"  - {_cell(r)}" for r in f.reasons] or ["  - (no reason recorded)"]
+            for r in f.reasons:
+                out.append(f"  - {_cell(r)}")
+                if r in f.evidence:  # a failed criterion: the judge's quote under it
+                    out.append(f"    > {_cell(f.evidence[r])}")
+            if not f.reasons:
+                out.append("  - (no reason recorded)")
             if f.goals_only_stated:
                 out.append(f"  - note: {_cell(only_stated_note(f.goals_only_stated))}")
         if summary.failures_total > len(summary.failures):

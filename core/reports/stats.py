@@ -2,7 +2,7 @@
 one place its counts, rates, scores, turns, time and cost are computed) and what only a report
 lists: per profile and per spec, tokens and cost per role, stop reasons, the bot's response
 time, how turns and response times spread (parley.core.reports.distributions), failures, policy
-violations, failed and not-applicable checks.
+violations, failed and not-applicable checks, criteria in words.
 
 The store gives one light row per conversation (parley.core.store.outcome_rows: a batch may
 hold 10,000 conversations, which read and count in a fraction of a second, a page at a time)
@@ -30,6 +30,7 @@ from parley.core.records import (
     STOP_REASONS,
     BatchRecord,
     CheckFailureCount,
+    CriterionCounts,
     FailureEntry,
     NotApplicableCount,
     OutcomeRow,
@@ -41,6 +42,7 @@ from parley.core.reports.distributions import Histogram
 from parley.core.store import (
     JUDGE_ROLE,
     Store,
+    criterion_counts,
     failed_check_counts,
     failure_entries,
     goals_only_stated,
@@ -109,6 +111,8 @@ class BatchReport(BatchSummary):
     """Every conversation that neither passed nor was merely unverified."""
     bot_latency: LatencyStats | None
     not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
+    criteria: list[CriterionCounts] = Field(default_factory=list)
+    """Each criterion in words the batch's conversations were checked on, the authors' first."""
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
     specs: list[SpecStats] = Field(default_factory=list, exclude=True)
@@ -278,6 +282,7 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         failures_total=summary.not_passed,
         bot_latency=details.bot_latency(),
         not_applicable_checks=not_applicable,
+        criteria=criterion_counts(store, bid),
         passed_with_not_applicable=passed_with_na,
         specs=details.spec_stats(),
         turn_histogram=Histogram.of(details.turns, whole=True),

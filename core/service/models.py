@@ -77,6 +77,13 @@ class ScenarioIn(BaseModel):
         "LOCATIONS, DELIVERY_DAYS, PURCHASE_HISTORY, SEED, CUSTOMER_ID...).",
         examples=[{"PERSONALITY": "calm", "AMB_LEVEL": 0, "PATIENCE": 2, "ORDER_GOAL": "track order ORD-1003"}],
     )
+    criteria: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Checks in words for an LLM judge, each its own check named by its text, decided with a quote "
+        "from the transcript as evidence (offline: not run).",
+        examples=[["The agent gives the tracking number"]],
+    )
 
 
 class RoleModelsIn(BaseModel):

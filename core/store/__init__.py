@@ -9,6 +9,7 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.store.batch_owner import running_elsewhere
     from parley.core.store.batch_queries import (
+        criterion_counts,
         failed_check_counts,
         failure_entries,
         goals_only_stated,
@@ -55,6 +56,7 @@ __all__ = [
     "Store",
     "UnreadableBatchError",
     "cache_key",
+    "criterion_counts",
     "failed_check_counts",
     "failure_entries",
     "goals_only_stated",

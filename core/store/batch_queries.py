@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from parley.core.evaluation import CRITERION_KIND
 from parley.core.records import (
     CheckFailureCount,
+    CriterionCounts,
     FailureEntry,
     MeasuredUsage,
     NotApplicableCount,
@@ -22,19 +24,22 @@ from parley.core.records import (
     RoleUsage,
     StatedGoals,
 )
-from parley.core.store.rows import failed_check_lines, user_fault_items
+from parley.core.store.rows import user_fault_items
 from parley.core.store.store import BROKEN_SQL, OUTCOME_SQL, Store
 from parley.core.users import GOALS_ONLY_STATED
 
 _BASE = "FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id WHERE c.batch_id = ?"
 _JSON_CHECKS = "FROM conversations c JOIN verdicts v ON v.conversation_id = c.id, json_each(v.checks) j"
-_NOT_APPLICABLE = "json_extract(j.value, '$.outcome') = 'not_applicable'"
+_NOT_APPLICABLE = f"json_extract(j.value, '$.outcome') = 'not_applicable' AND json_extract(j.value, '$.kind') != '{CRITERION_KIND}'"
+"""A check parley could not apply (a criterion's "not applicable" is its judge's decision, not that)."""
 _STATED = f"json_extract(c.metadata, '$.{GOALS_ONLY_STATED}')"
 
 _OUTCOME_COLUMNS = f"""
     c.id, c.spec_id, c.spec_index, c.name, c.trial, c.stop_reason, ({OUTCOME_SQL}) AS outcome, v.score,
     (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
       WHERE json_extract(j.value, '$.outcome') = 'fail') AS failed_checks,
+    (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
+      WHERE json_extract(j.value, '$.kind') = 'criterion' AND json_extract(j.value, '$.outcome') = 'pass') AS met_criteria,
     json_extract(v.judge, '$.error') IS NOT NULL AS judge_error, COALESCE(v.policy_violations, 0) AS policy_violations,
     c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.turns,
     c.bot_latency_total_s, c.bot_latency_min_s, c.bot_latency_max_s,
@@ -42,12 +47,16 @@ _OUTCOME_COLUMNS = f"""
 """
 
 
+def _names(text: str | None) -> frozenset[str]:
+    """The names of a `json_group_array` of check names."""
+    return frozenset(n for n in json.loads(text) if n) if text and text != "[]" else frozenset()
+
+
 def outcome_rows(store: Store, batch_id: str, *, page_size: int = 1000) -> Iterator[OutcomeRow]:
     """Every conversation of the batch as a light row, in spec order then trial, a page at a
     time: whoever counts them holds no more than a page."""
     for page in store._pages(batch_id, _OUTCOME_COLUMNS, page_size):
         for r in page:
-            failed = r["failed_checks"]
             # model_construct: the store's own columns need no validating (a large batch reads fast)
             yield OutcomeRow.model_construct(
                 id=r["id"],
@@ -66,7 +75,8 @@ def outcome_rows(store: Store, batch_id: str, *, page_size: int = 1000) -> Itera
                 bot_latency_s=r["bot_latency_total_s"] or 0.0,
                 bot_latency_min_s=r["bot_latency_min_s"],
                 bot_latency_max_s=r["bot_latency_max_s"],
-                failed_checks=frozenset(n for n in json.loads(failed) if n) if failed and failed != "[]" else frozenset(),
+                failed_checks=_names(r["failed_checks"]),
+                met_criteria=_names(r["met_criteria"]),
                 judge_error=bool(r["judge_error"]),
                 policy_violations=r["policy_violations"],
                 first_divergence=r["first_divergence"],
@@ -162,7 +172,17 @@ def failure_entries(store: Store, batch_id: str, limit: int) -> list[FailureEntr
     for r in rows:
         reasons = [e for e in (r["error"], r["verdict_error"]) if e]
         reasons += [f"user fault ({kind}): {reason}" for kind, reason in user_fault_items(r["user_faults"])]
-        reasons += failed_check_lines(r["checks"], outcomes=("fail", "error"))
+        evidence: dict[str, str] = {}
+        for check in json.loads(r["checks"] or "[]"):
+            if check.get("outcome") not in ("fail", "error"):
+                continue
+            reason = f"{check.get('name')}: {check.get('reason')}"
+            details = check.get("details") or {}
+            if check.get("kind") == CRITERION_KIND and check.get("outcome") == "fail" and details.get("evidence"):
+                # a criterion not met: its evidence goes under it, not inside its line
+                reason = f"{check.get('name')}: not met: {details.get('reasoning') or '(no reasoning given)'}"
+                evidence[reason] = str(details["evidence"])
+            reasons.append(reason)
         failures.append(
             FailureEntry(
                 conversation_id=r["id"],
@@ -172,6 +192,7 @@ def failure_entries(store: Store, batch_id: str, limit: int) -> list[FailureEntr
                 outcome=r["o"],
                 stop_reason=r["stop_reason"],
                 reasons=list(dict.fromkeys(reasons)),
+                evidence=evidence,
                 goals_only_stated=_goals(r["stated"]),
             )
         )
@@ -228,6 +249,39 @@ def not_applicable_checks(store: Store, batch_id: str, shown_names: int = 5) -> 
         [batch_id],
     )[0]["n"]
     return counts, passed
+
+
+def criterion_counts(store: Store, batch_id: str) -> list[CriterionCounts]:
+    """How each criterion in words of the batch came out, the authors' first, in the order the
+    specs have them."""
+    rows = store._read(
+        f"""SELECT json_extract(j.value, '$.name') AS criterion,
+                   MAX(COALESCE(json_extract(j.value, '$.by_default'), 0)) AS builtin,
+                   SUM(json_extract(j.value, '$.outcome') = 'pass') AS met,
+                   SUM(json_extract(j.value, '$.outcome') = 'fail') AS not_met,
+                   SUM(json_extract(j.value, '$.outcome') = 'not_applicable'
+                       AND COALESCE(json_extract(j.value, '$.details.verdict'), '') = 'not applicable') AS not_applicable,
+                   SUM(json_extract(j.value, '$.outcome') = 'not_run') AS not_run,
+                   SUM(json_extract(j.value, '$.outcome') = 'error'
+                       OR (json_extract(j.value, '$.outcome') = 'not_applicable'
+                           AND COALESCE(json_extract(j.value, '$.details.verdict'), '') != 'not applicable')) AS errors
+            {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{CRITERION_KIND}'
+            GROUP BY criterion ORDER BY builtin, MIN(c.spec_index), MIN(CAST(j.key AS INTEGER)), criterion""",
+        [batch_id],
+    )
+    return [
+        CriterionCounts(
+            criterion=r["criterion"] or "",
+            builtin=bool(r["builtin"]),
+            met=r["met"] or 0,
+            not_met=r["not_met"] or 0,
+            not_applicable=r["not_applicable"] or 0,
+            not_run=r["not_run"] or 0,
+            errors=r["errors"] or 0,
+        )
+        for r in rows
+    ]
 
 
 def measured_usage(store: Store, role: str, model: str) -> dict[str, MeasuredUsage]:

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
-from parley.core.evaluation import BatchSummary
+from parley.core.evaluation import CRITERION_KIND, BatchSummary, criterion_state
 from parley.core.records import (
     BROKEN_STOPS,
     OUTCOME_FILTERS,
@@ -252,6 +252,16 @@ class _CountedRow(NamedTuple):
     stop_reason: str
     judge_error: bool
 
+
+_COPIED = (
+    ("messages", "conversation_id, position, role, content, tool_calls, tool_call_id, name"),
+    (
+        "tool_calls",
+        "conversation_id, position, call_id, name, arguments_raw, arguments, customer_id, result, ok, refused, http_status, error, "
+        "latency_s, ignored_arguments",
+    ),
+)
+"""The rows `save_copy` copies from one conversation to its copy: every column, the id first."""
 
 _ROW_COLUMNS = f"""
     c.id, c.batch_id, c.name, c.spec_id, c.kind, c.variables, c.trial, c.stop_reason, c.error,
@@ -619,7 +629,7 @@ class Store:
 
     @_locked
     def child_batches(self, batch_id: str) -> list[BatchRecord | UnreadableBatch]:
-        """The batches made from this one (re-runs and replays), oldest first; one that cannot
+        """The batches made from this one (re-runs, replays and re-scores), oldest first; one that cannot
         be read is there as UnreadableBatch."""
         rows = self.db.query("SELECT * FROM batches WHERE parent_id = ? ORDER BY created_at, rowid", [batch_id])
         return [self._batch_or_unreadable(r) for r in rows]
@@ -661,25 +671,58 @@ class Store:
         if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
             return conversation.id
         with self._writing():
-            if batch_id is not None:
-                if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
-                    raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
-                existing = self.db.execute(
-                    "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
-                    [batch_id, spec.spec_id, trial],
-                ).fetchone()
-                if existing is not None:
-                    if existing[1] not in RERUN_STOPS:
-                        raise DuplicateConversationError(
-                            f"batch '{batch_id}' already has {spec.spec_id} trial {trial} "
-                            f"(conversation {existing[0]}); nothing was replaced"
-                        )
-                    self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
+            self._make_room(batch_id, spec, trial)
             self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
             self._insert("messages", message_rows(conversation))
             self._insert("tool_calls", tool_call_rows(conversation))
             if verdict is not None:
                 self._insert("verdicts", [verdict_row(conversation, verdict)])
+            self._insert("usage", usage_rows(conversation, verdict))
+        return conversation.id
+
+    def _make_room(self, batch_id: str | None, spec: ConversationSpec, trial: int) -> None:
+        """In a write transaction: check that the batch exists and has no conversation for this
+        spec and trial (one whose run broke on the simulator's or parley's side is replaced)."""
+        if batch_id is None:
+            return
+        if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
+            raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
+        existing = self.db.execute(
+            "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
+            [batch_id, spec.spec_id, trial],
+        ).fetchone()
+        if existing is not None:
+            if existing[1] not in RERUN_STOPS:
+                raise DuplicateConversationError(
+                    f"batch '{batch_id}' already has {spec.spec_id} trial {trial} (conversation {existing[0]}); nothing was replaced"
+                )
+            self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
+
+    @_writes
+    def save_copy(
+        self, batch_id: str, spec: ConversationSpec, conversation: Conversation, verdict: Verdict, trial: int, *, source_id: str
+    ) -> str:
+        """Store `conversation`, a copy of stored conversation `source_id` under a new id (a
+        re-score's), with its own verdict and usage, in one transaction as save_conversation
+        does; its messages and tool calls are copied row for row inside SQLite, as they were
+        stored. ParleyError, with nothing stored, when the source no longer has them all."""
+        if verdict.conversation_id != conversation.id:
+            raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
+        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
+            return conversation.id
+        with self._writing():
+            self._make_room(batch_id, spec, trial)
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
+            copied = [
+                self.db.execute(
+                    f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
+                    [conversation.id, source_id],
+                ).rowcount
+                for table, columns in _COPIED
+            ]
+            if copied != [len(conversation.messages), len(conversation.tool_calls)]:
+                raise ParleyError(f"conversation {source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
+            self._insert("verdicts", [verdict_row(conversation, verdict)])
             self._insert("usage", usage_rows(conversation, verdict))
         return conversation.id
 
@@ -784,6 +827,22 @@ class Store:
         return self.db.execute(sql, params).fetchone()[0]
 
     @_locked
+    def stored_runs(self, batch_id: str) -> list[tuple[str, int, str, ConversationSpec]]:
+        """(spec id, trial, conversation id, spec) of each of a batch's stored conversations, in
+        plan order, without their transcripts: what a re-score of the batch plans from."""
+        rows = self.db.execute(
+            "SELECT spec_id, trial, id, spec FROM conversations WHERE batch_id = ? ORDER BY spec_index, spec_id, trial, id", [batch_id]
+        ).fetchall()
+        specs: dict[str, ConversationSpec] = {}
+        out = []
+        for spec_id, trial, cid, text in rows:
+            spec = specs.get(text)
+            if spec is None:
+                spec = specs[text] = ConversationSpec.model_validate_json(text)
+            out.append((spec_id, trial, cid, spec))
+        return out
+
+    @_locked
     def load_conversation(self, conversation_id: str) -> StoredConversation:
         """A stored conversation in full, by id or unique id prefix of >= 6 characters."""
         resolved = self._resolve("conversations", conversation_id, "conversation")
@@ -847,6 +906,11 @@ class Store:
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
                     failed_checks=failed_check_lines(row["checks"]),
                     user_faults=[f"{kind}: {reason}" for kind, reason in user_fault_items(row["user_faults"])],
+                    criteria={
+                        str(c.get("name")): criterion_state(c.get("outcome"), c.get("details"))
+                        for c in json.loads(row["checks"] or "[]")
+                        if c.get("kind") == CRITERION_KIND
+                    },
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:

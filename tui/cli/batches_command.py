@@ -35,6 +35,9 @@ def bot_label(batch: BatchRecord) -> str:
 def lineage(batch: BatchRecord) -> str | None:
     """How a batch was made from another one, in words; None for a batch of its own."""
     options = batch.options
+    if batch.parent_id and options.rescore_of:
+        how = f"judge {options.models.judge}" + (f", expectations from {', '.join(options.criteria_from)}" if options.criteria_from else "")
+        return f"re-score of {options.rescore_of} (its stored conversations judged again: {how})"
     if batch.parent_id and options.rerun:
         picked = ", ".join(options.rerun)
         return f"re-run of {batch.parent_id} ({picked} conversations, same seeds)"
@@ -70,6 +73,8 @@ def _row_json(row: BatchRow) -> dict[str, Any]:
         "parent_id": b.parent_id,
         "replay_of": b.options.replay_of,
         "rerun": b.options.rerun,
+        "rescore_of": b.options.rescore_of,
+        "criteria_from": b.options.criteria_from,
     }
 
 
@@ -166,7 +171,9 @@ def _unreadable_json(row: UnreadableBatch) -> dict[str, Any]:
 
 
 def _made_from(b: BatchRecord) -> str:
-    """`re-run ID` or `replay ID` for a batch made from another, else empty."""
+    """`re-run ID`, `replay ID` or `re-scored ID` for a batch made from another, else empty."""
+    if b.parent_id and b.options.rescore_of:
+        return f"re-scored {b.options.rescore_of[:8]}"
     if b.parent_id and b.options.rerun:
         return f"re-run {b.parent_id[:8]}"
     if b.options.replay_of:
@@ -207,7 +214,12 @@ def show(batch_ref: str, db_path: Path | None) -> None:
         if not isinstance(child, BatchRecord):
             lines.append(f"Made into: batch {child.id} (cannot be read: {child.reason})")
             continue
-        how = f"re-run ({', '.join(child.options.rerun)})" if child.options.rerun else f"replayed to bot {child.options.models.bot}"
+        if child.options.rescore_of:
+            how = f"re-scored by judge {child.options.models.judge}"
+        elif child.options.rerun:
+            how = f"re-run ({', '.join(child.options.rerun)})"
+        else:
+            how = f"replayed to bot {child.options.models.bot}"
         lines.append(f"Made into: batch {child.id} ({child.status}), {how}")
     lines += ["", *summary_lines(summary), "", f"Report: parley report {b.id}   (compare: parley compare {b.id[:12]} NEW)"]
     console().print(visible("\n".join(lines)), highlight=False, markup=False)

@@ -38,6 +38,7 @@ COMMANDS: dict[str, str | None] = {
     "init": "parley.tui.cli.init_command:init",
     "batches": "parley.tui.cli.batches_command:batches",
     "compare": "parley.tui.cli.compare_command:compare",
+    "rescore": "parley.tui.cli.rescore_command:rescore",
     "profiles": "parley.tui.cli.profiles_command:profiles",
     "sessions": "parley.tui.cli.sessions_command:sessions",
     "rules": "parley.tui.cli.rules_command:rules",

@@ -149,14 +149,16 @@ async def run_batch(
         runner.subscribe(display.handle)
         verb = "resumed" if prepared.resumed else "started"
         if not prepared.resumed and prepared.batch.parent_id:
-            made = "re-run of" if prepared.batch.options.rerun else "replay of"
+            options = prepared.batch.options
+            made = "re-score of" if options.rescore_of else "re-run of" if options.rerun else "replay of"
             verb += f" ({made} {prepared.batch.parent_id})"
         db = store.path or ":memory:"
         todo = prepared.remaining
         extra = f", {prepared.already_done} already done" if prepared.resumed else ""
+        doing = "to judge again" if prepared.batch.options.rescore_of else "to run"
         out.print(
             f"batch {prepared.id} {verb}: {prepared.total} conversation{'s' if prepared.total != 1 else ''}"
-            f"{extra}, {todo} to run, concurrency {concurrency or prepared.batch.options.concurrency}"
+            f"{extra}, {todo} {doing}, concurrency {concurrency or prepared.batch.options.concurrency}"
             f"{' in all' if pool is not None else ''} (db {for_rich(db)})",
             highlight=False,
         )

@@ -2,7 +2,8 @@
 
 A run is one of: a new batch from PATHs, `--resume BATCH`, `--rerun WHAT BATCH` (a new batch of
 exactly the parent's conversations that WHAT picks, same seeds), `--replay BATCH` (the parent's
-customers, word for word, to a bot). `RunRequest.prepare` plans and stores it; the options a
+customers, word for word, to a bot), or `parley rescore BATCH` (the parent's stored
+conversations judged again: no bot or customer is called). `RunRequest.prepare` plans and stores it; the options a
 person typed override the parent's where that makes sense (models, cache, concurrency, budget)
 and are refused with a note where it does not (seed, trials, turn and time limits: a re-run
 that changed them would not be the same conversations).
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --he
     from parley.core.reports import BatchSummary
     from parley.core.store import Store
 
-Mode = Literal["new", "resume", "rerun", "replay"]
+Mode = Literal["new", "resume", "rerun", "replay", "rescore"]
 
 # Options a re-run or a replay may take from the command line (parameter -> where it goes).
 # `parley run`'s exit codes (and `--dry-run`'s, which shares its planning errors).
@@ -95,13 +96,24 @@ class RunRequest:
     """Other option overrides for a re-run or replay."""
     budget_usd: float | None = None
     """A resumed batch's new budget."""
+    criteria_from: list[Path] = field(default_factory=list)
+    """A re-score's `--criteria-from` files."""
 
     async def prepare(self, store: Store, *, dry_run: bool = False) -> PreparedBatch:
         """Plan and store the batch (parley.core.engine.batch_plan.PreparedBatch); with
         `dry_run`, only plan it."""
-        from parley.core.engine import prepare_batch, prepare_replay, prepare_rerun, prepare_resume
+        from parley.core.engine import prepare_batch, prepare_replay, prepare_rerun, prepare_rescore, prepare_resume
 
         ref = self.ref or "latest"
+        if self.mode == "rescore":
+            return await prepare_rescore(
+                store,
+                ref,
+                judge=self.models.get("judge"),
+                criteria_from=self.criteria_from,
+                cache=bool(self.updates.get("cache")),
+                concurrency=self.updates.get("concurrency"),
+            )
         if self.mode == "resume":
             return await prepare_resume(store, ref, budget_usd=self.budget_usd, dry_run=dry_run)
         if self.mode == "rerun":

@@ -221,7 +221,8 @@ def run_child(
         store = await asyncio.to_thread(Store.open, db_path)
         pool: WorkerPool | None = None
         runner: BatchRunner
-        if placement is None or prepared.batch.options.cache:  # the reply cache lives in this process's database
+        # The reply cache lives in this process's database; a re-score calls no bot or customer.
+        if placement is None or prepared.batch.options.cache or prepared.rescores:
             runner = BatchRunner(store, prepared, on_event=send)
         else:
             from parley.core.engine.distributed import ShardedRunner, WorkerPool

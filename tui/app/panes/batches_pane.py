@@ -3,8 +3,10 @@ conversations in a results table beside a histogram of their scores, filtered an
 asked ("N of M shown"); a running batch's progress bar and live counts. Enter on a result opens
 its transcript and verdict; `x` stops the running batch (graceful), a second `x` cancels it now.
 `b` marks the highlighted batch as the base of a comparison, `c` compares the highlighted one
-with it (parley.tui.app.screens.compare_batches); `h` writes the highlighted batch's HTML report
-beside the database (reports/ID.html) and says where.
+with it (parley.tui.app.screens.compare_batches). `R` re-scores the highlighted batch: its
+stored conversations judged again into a new batch (parley.tui.app.screens.rescore_batch), run
+here as any batch is. `h` writes the highlighted batch's HTML report beside the database
+(reports/ID.html) and says where.
 
 A batch runs on an event loop of its own in a worker thread (parley.tui.app.panes.batch_feed),
 never on the app's: its events are gathered there and drawn here at most ten times a second,
@@ -141,6 +143,7 @@ class BatchesPane(Pane):
         Binding("slash", "focus_filter", "Filter"),
         Binding("s", "next_sort", "Sort"),
         # Last: on an 80-column footer the filter and sort keys keep their place.
+        Binding("R", "rescore", "Re-score"),
         Binding("h", "html_report", "Report"),
     ]
 
@@ -635,6 +638,29 @@ class BatchesPane(Pane):
         from parley.tui.app.screens.compare_batches import compare_highlighted
 
         compare_highlighted(self)
+
+    def action_rescore(self) -> None:
+        """The re-score form for the highlighted batch; the batch it prepares runs here."""
+        batch_id = self.highlighted_batch()
+        if batch_id is None:
+            self.notify("No batch to re-score.", severity="warning")
+            return
+        if batch_id == self.running_batch:
+            self.notify("This batch is still running: re-score it when it has ended.", severity="warning")
+            return
+        self._open_rescore(batch_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rescore", description="reading the batch")
+    def _open_rescore(self, batch_id: str) -> None:
+        from parley.tui.app.screens.rescore_batch import RescoreScreen
+
+        judge = self.parley.store().get_batch(batch_id).options.models.judge
+        self.app.call_from_thread(self.app.push_screen, RescoreScreen(batch_id, judge), self._rescore_prepared)
+
+    def _rescore_prepared(self, prepared: PreparedBatch | None) -> None:
+        if prepared is not None:
+            self.start(prepared)
+            self.results_table.focus()
 
     def action_html_report(self) -> None:
         batch_id = self.highlighted_batch()

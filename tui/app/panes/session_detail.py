@@ -138,8 +138,9 @@ class SessionScreen(Screen[None]):
             if isinstance(widget, ToolCallView):
                 widget.collapsed = False
         elif target is not None:
-            bots = [m for m in log.messages if m.role == "bot"]
-            widget = bots[target[1] - 1] if 0 < target[1] <= len(bots) else None
+            role = "user" if target[0] == "user" else "bot"
+            said = [m for m in log.messages if m.role == role]
+            widget = said[target[1] - 1] if 0 < target[1] <= len(said) else None
         for marked in log.query(".-target"):
             marked.remove_class("-target")
         if widget is None:

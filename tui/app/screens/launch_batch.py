@@ -165,7 +165,7 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
         try:
             prepared = asyncio.run(prepare())
         except InvalidInputs as exc:
-            problems = [_problem_line(e) for e in exc.errors]
+            problems = [problem_line(e) for e in exc.errors]
             self.post_message(BatchLaunchRefused(str(exc), problems))
             return
         except ParleyError as exc:  # ConfigError (missing key, unknown model), no conversations
@@ -203,7 +203,7 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
         self.dismiss(None)
 
 
-def _problem_line(error: ProfileError) -> str:
+def problem_line(error: ProfileError) -> str:
     where = getattr(error, "file", None) or ""
     line = getattr(error, "line", None)
     if line is not None:
