@@ -46,7 +46,8 @@ def stored(tmp_path: Path) -> tuple[Path, str]:
         track, cancel, hostile = spec("track_order", 0), spec("cancel_recent", 1), spec(HOSTILE_NAME, 2)
 
         conv = conversation("track")
-        store.save_conversation(b.id, track, conv, verdict(conv, "passed", 3), 1)
+        unseen = check("track_order called", "not_applicable", "the bot does not show its tool calls", kind="tools_called")
+        store.save_conversation(b.id, track, conv, verdict(conv, "passed", 3, checks=[check("ORD-1003 stays shipped"), unseen]), 1)
         conv = conversation("cancel")
         blamed = check("bot never says /cancelled/", "fail", 'turn 1 says "I have cancelled it"', kind="bot_never_says", violation=True)
         blamed.details = {"messages": [1]}
@@ -110,6 +111,8 @@ def test_every_number_in_the_html_report_is_the_json_reports(stored, tmp_path):
         "summary.total_usage.input_tokens",
         "summary.policy_violations_total",
         "summary.failed_checks.0.count",
+        "summary.not_applicable_checks.0.conversations",
+        "summary.passed_with_not_applicable",
         "options.trials",
     ):
         assert field in fields, field

@@ -429,6 +429,12 @@ def _checks(r: BatchReport) -> str:
             "not show its tool calls. A conversation passes or fails on the checks that applied.</p>",
             table(["Kind", "Checks", "Conversations", "Which", "Why"], rows),
         ]
+    if r.passed_with_not_applicable:
+        parts.append(
+            f"<p>{num('summary.passed_with_not_applicable', r.passed_with_not_applicable)} of the "
+            f"{num('summary.passed', r.passed)} passed conversations passed on the checks that applied to them; some of "
+            "their checks could not be applied (above).</p>"
+        )
     if r.stop_reasons:
         rows = [[esc(reason), num(f"summary.stop_reasons.{reason}", n)] for reason, n in r.stop_reasons.items()]
         parts += ["<h3>Stop reasons</h3>", table(["Stop reason", "Conversations"], rows)]
