@@ -297,5 +297,13 @@ def test_the_compare_report_puts_regressions_first_with_both_sides_failing_check
     assert {"paired_test.p_value", "paired_test.p_worse", "base.pass_rate.value", "new.pass_rate.value", "new.pass_k.1.value"} <= shown
     assert Counter(e.tag for e in root.iter())["script"] == 0
     assert doc["criterion_changes"] == [{"criterion": "the bot greets <b>by name</b>", "started_being_met": 1, "stopped_being_met": 0}]
-    [criterion_row] = [e for e in root.iter() if e.tag == "tr" and "the bot greets <b>by name</b>" in e.all_text()]
+    criterion_row, pair_row = [e for e in root.iter() if e.tag == "tr" and "the bot greets <b>by name</b>" in e.all_text()]
     assert [c.all_text() for c in criterion_row.children] == ["the bot greets <b>by name</b>", "1", "0"]
+    assert [c.all_text() for c in pair_row.children][:2] + [c.all_text() for c in pair_row.children][3:] == [
+        "spec_0#0",
+        "1",
+        "-",
+        "-",
+        "the bot greets <b>by name</b>",
+        "-",
+    ]  # the pair whose only change is the criterion now met

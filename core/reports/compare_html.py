@@ -257,6 +257,22 @@ def _other(c: BatchComparison) -> str:
             "<h3>Criteria in words</h3>",
             table(["Criterion", "Started being met in", "Stopped being met in"], rows, cls="tall"),
         ]
+    same = [(i, ch) for i, ch in enumerate(c.changes) if ch.kind == "check_change"]
+    if same:
+        met = any(ch.started_being_met or ch.stopped_being_met for _, ch in same)  # criteria's columns only when some changed
+        rows = [
+            [f"<code>{esc(ch.spec_id)}</code>", esc(ch.trial), _side(i, "new", ch), _checks(ch.started_failing), _checks(ch.stopped_failing)]
+            + ([_checks(ch.started_being_met), _checks(ch.stopped_being_met)] if met else [])
+            for i, ch in same[:MAX_ROWS]
+        ]
+        parts += [
+            "<h3>Same outcome and score, other checks failing" + (" or other criteria met" if met else "") + "</h3>",
+            table(
+                ["Spec", "Trial", "Now", "Started failing", "Stopped failing"] + (["Started being met", "Stopped being met"] if met else []),
+                rows,
+                cls="tall",
+            ),
+        ]
     body = "".join(parts) or "<p>None.</p>"
     return section("other", "Other changes", body)
 
