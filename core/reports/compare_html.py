@@ -261,14 +261,21 @@ def _other(c: BatchComparison) -> str:
     if same:
         met = any(ch.started_being_met or ch.stopped_being_met for _, ch in same)  # criteria's columns only when some changed
         rows = [
-            [f"<code>{esc(ch.spec_id)}</code>", esc(ch.trial), _side(i, "new", ch), _checks(ch.started_failing), _checks(ch.stopped_failing)]
+            [
+                f"<code>{esc(ch.spec_id)}</code>",
+                esc(ch.trial),
+                _side(i, "new", ch),
+                _checks(ch.started_failing),
+                _checks(ch.stopped_failing),
+            ]
             + ([_checks(ch.started_being_met), _checks(ch.stopped_being_met)] if met else [])
             for i, ch in same[:MAX_ROWS]
         ]
         parts += [
             "<h3>Same outcome and score, other checks failing" + (" or other criteria met" if met else "") + "</h3>",
             table(
-                ["Spec", "Trial", "Now", "Started failing", "Stopped failing"] + (["Started being met", "Stopped being met"] if met else []),
+                ["Spec", "Trial", "Now", "Started failing", "Stopped failing"]
+                + (["Started being met", "Stopped being met"] if met else []),
                 rows,
                 cls="tall",
             ),
