@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         Progress,
         TranscriptEvent,
     )
+    from parley.core.records.goal_variables import VARIABLE_TYPES, Scalar, Variable, VariableFunction
     from parley.core.records.outcome_classes import PASSED, RERUN_OUTCOMES, judged, junit_kind, rerun_outcomes
     from parley.core.records.profile import (
         DEFAULT_ALL_ANSWERED_LIMIT,
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
         ORDER_STATUSES,
         OUTPUT_TYPES,
         STYLE_NAMES,
-        VARIABLE_TYPES,
         ChatbotSection,
         ConversationNumber,
         ConversationSection,
@@ -85,14 +85,9 @@ if TYPE_CHECKING:
         Personality,
         Profile,
         RandomStyles,
-        Scalar,
-        SourceLocation,
         UserSection,
-        Variable,
-        VariableFunction,
         WorldSpec,
         qualify_model_name,
-        yaml_keys,
     )
     from parley.core.records.spec import ConversationSpec, VariableValue, derive_seed, make_spec_id
     from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
@@ -107,6 +102,7 @@ if TYPE_CHECKING:
         UserFault,
         Verdict,
     )
+    from parley.core.records.yaml_fields import SourceLocation
 
 __all__ = [
     "BATCH_STATUSES",
@@ -211,7 +207,6 @@ __all__ = [
     "make_spec_id",
     "qualify_model_name",
     "rerun_outcomes",
-    "yaml_keys",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
