@@ -165,6 +165,7 @@ nav.filter{display:flex;flex-wrap:wrap;gap:.4rem;margin:.4rem 0 .8rem}
 nav.filter a{text-decoration:none;border:1px solid var(--line);border-radius:999px;padding:.15rem .7rem;background:#fff;color:var(--ink);font-size:.88rem}
 nav.filter a .badge{margin-right:.3rem}
 .only{scroll-margin-top:3rem}
+[id]{scroll-margin-top:2.8rem}
 .group{margin-bottom:1.2rem}
 details.conv{background:var(--card);border:1px solid var(--line);border-left:4px solid var(--o);border-radius:6px;margin:.35rem 0}
 details.conv>summary{cursor:pointer;padding:.4rem .7rem;display:flex;flex-wrap:wrap;gap:.2rem .6rem;align-items:baseline}
