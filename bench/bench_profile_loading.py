@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from parley.core.specs.shipped import SHIPPED_DIR
+from parley.core.specs import SHIPPED_DIR
 
 PROFILES = Path(SHIPPED_DIR)
 
@@ -70,7 +70,7 @@ def import_run() -> float:
 
 
 def valid_run(paths: list[Path], rounds: int) -> float:
-    from parley.core.specs.profile_loader import load_profile
+    from parley.core.specs import load_profile
 
     start = time.process_time()
     for _ in range(rounds):
@@ -80,7 +80,7 @@ def valid_run(paths: list[Path], rounds: int) -> float:
 
 
 def invalid_run(rounds: int) -> tuple[float, int]:
-    from parley.core.specs.profile_loader import check_profile_text
+    from parley.core.specs import check_profile_text
 
     start = time.process_time()
     problems = 0

@@ -69,7 +69,6 @@ __all__ = [
     "FlakySpec",
     "Interval",
     "Judge",
-    "NEEDS_LLM_JUDGE",
     "NumberStatistics",
     "LLMJudge",
     "OfflineJudge",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         UserStep,
         spec_steps,
     )
+    from parley.core.specs.profile_loader import check_profile_text, load_profile
     from parley.core.specs.profile_validation import CUSTOMER_ID_RE, did_you_mean
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "check_profile_text",
+    "load_profile",
     "BACKTRACKING_MAX_CHARS",
     "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",

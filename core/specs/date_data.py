@@ -23,7 +23,7 @@ import random
 import re
 from typing import Any
 
-from parley.core.records.yaml_fields import Problems, Reading, check_keys, describe, expect_mapping, fail, read_integer, read_text
+from parley.core.records import Problems, Reading, check_keys, describe, expect_mapping, fail, read_integer, read_text
 
 DATE_KEYS = ("custom", "random", "set", "range", "fake")
 RANGE_KEYS = ("min", "max", "step", "random")

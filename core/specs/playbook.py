@@ -41,21 +41,27 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, Field, TypeAdapter, field_validator
 
 from parley.core.errors import ProfileError
-from parley.core.records import DEFAULT_CUSTOMER_ID, ConversationSpec, WorldSpec, derive_seed, make_spec_id
-from parley.core.records.profile import CustomerId, ExpectBlock, known_tool
-from parley.core.records.yaml_fields import (
+from parley.core.records import (
+    DEFAULT_CUSTOMER_ID,
+    ConversationSpec,
+    CustomerId,
+    ExpectBlock,
     Keyed,
     Problems,
     Reading,
+    WorldSpec,
     YamlRecord,
     as_text,
     below,
     checked,
     date,
+    derive_seed,
     derived,
     describe,
     did_you_mean,
     fail,
+    known_tool,
+    make_spec_id,
     plain_value,
     read_mapping,
     read_text,

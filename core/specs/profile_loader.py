@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from parley.core.errors import ProfileError
-from parley.core.records import Profile
-from parley.core.records.goal_variables import PLACEHOLDER_RE
+from parley.core.records import PLACEHOLDER_RE, Profile
 from parley.core.specs.paths import ProfilePaths, search_for
 from parley.core.specs.profile_validation import ProfileFileReading, read_personality
 from parley.core.specs.yaml_reading import read_yaml

@@ -15,9 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from parley.core.errors import ProfileError
-from parley.core.records.goal_variables import Scalar, Variable, VariableType
-from parley.core.records.profile import MAX_CONVERSATIONS, ORDER_ID_RE, ConversationNumber, Personality, ProfileReading
-from parley.core.records.yaml_fields import describe, did_you_mean, fail, is_int, is_number, plain_value
+from parley.core.records import (
+    MAX_CONVERSATIONS,
+    ORDER_ID_RE,
+    ConversationNumber,
+    Personality,
+    ProfileReading,
+    Scalar,
+    Variable,
+    VariableType,
+    describe,
+    did_you_mean,
+    fail,
+    is_int,
+    is_number,
+    plain_value,
+)
 from parley.core.specs.combinations import combination_count, forward_plan, sample_size
 from parley.core.specs.date_data import date_values
 from parley.core.specs.paths import ProfilePaths

@@ -45,21 +45,27 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
-from parley.core.records import DEFAULT_CUSTOMER_ID, ConversationSpec, Expectations, SourceLocation, WorldSpec, derive_seed, make_spec_id
-from parley.core.records.profile import read_criteria
-from parley.core.records.yaml_fields import (
+from parley.core.records import (
+    DEFAULT_CUSTOMER_ID,
+    ConversationSpec,
+    Expectations,
     Problems,
     Reading,
+    SourceLocation,
+    WorldSpec,
     YamlRecord,
     as_text,
     check_keys,
     checked,
+    derive_seed,
     derived,
     describe,
     did_you_mean,
     fail,
     is_int,
+    make_spec_id,
     plain_value,
+    read_criteria,
     read_mapping,
     yaml_only,
 )

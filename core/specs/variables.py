@@ -15,9 +15,22 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from parley.core.records import Scalar
-from parley.core.records.goal_variables import FUNCTIONS, MAX_VALUES, VARIABLE_NAME_RE, any_prompt, coerce, type_phrase
-from parley.core.records.yaml_fields import Problems, Reading, check_keys, describe, did_you_mean, plain_value, read_text
+from parley.core.records import (
+    FUNCTIONS,
+    MAX_VALUES,
+    VARIABLE_NAME_RE,
+    Problems,
+    Reading,
+    Scalar,
+    any_prompt,
+    check_keys,
+    coerce,
+    describe,
+    did_you_mean,
+    plain_value,
+    read_text,
+    type_phrase,
+)
 from parley.core.specs.paths import ProfilePaths
 
 __all__ = ["FUNCTIONS", "MAX_VALUES", "VARIABLE_NAME_RE", "any_prompt", "coerce", "list_function_values"]

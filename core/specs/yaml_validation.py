@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from parley.core.errors import ProfileError
-from parley.core.records.yaml_fields import PROBLEM, Loc, Reading, SourceLocation
+from parley.core.records import PROBLEM, Loc, Reading, SourceLocation
 from parley.mockapi.fixture import date_problem
 
 logger = logging.getLogger("parley.specs")
