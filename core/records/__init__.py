@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         RoleUsage,
         StatedGoals,
         SummaryRow,
+        effective_outcome,
     )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
@@ -111,7 +112,17 @@ if TYPE_CHECKING:
     )
     from parley.core.records.spec import ConversationSpec, VariableValue, derive_seed, make_spec_id
     from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
-    from parley.core.records.verdict import BOT_FAILURES, OUTCOMES, CheckResult, ExtractedOutput, JudgeResult, Outcome, UserFault, Verdict
+    from parley.core.records.verdict import (
+        BOT_FAILURES,
+        DEFAULT_MIN_SCORE,
+        OUTCOMES,
+        CheckResult,
+        ExtractedOutput,
+        JudgeResult,
+        Outcome,
+        UserFault,
+        Verdict,
+    )
     from parley.core.records.yaml_fields import (
         PROBLEM,
         Keyed,
@@ -181,6 +192,7 @@ __all__ = [
     "BATCH_STATUSES",
     "BOT_FAILURES",
     "BROKEN_STOPS",
+    "DEFAULT_MIN_SCORE",
     "BatchEvent",
     "BatchFinished",
     "BatchOptions",
@@ -274,6 +286,7 @@ __all__ = [
     "Verdict",
     "WorldSpec",
     "derive_seed",
+    "effective_outcome",
     "judged",
     "junit_kind",
     "make_spec_id",

@@ -103,14 +103,19 @@ def _when(value: object) -> str:
     return "-" if value is None else value.isoformat(timespec="seconds")  # type: ignore[attr-defined]
 
 
-def histogram(distribution: dict[int, int], width: int = BAR_WIDTH) -> list[str]:
-    """`3 | ████████ 12` lines, highest score first; bars scaled to the largest count."""
-    top = max(distribution.values(), default=0)
+def histogram(distribution: dict[int, int], width: int = BAR_WIDTH, *, unscored: int | None = None) -> list[str]:
+    """`3 | ████████ 12` lines, highest score first; bars scaled to the largest count. With
+    `unscored`, a last `no score` bar on the same scale."""
+    rows: list[tuple[str, int]] = [(str(score), distribution[score]) for score in sorted(distribution, reverse=True)]
+    if unscored is not None:
+        rows.append(("no score", unscored))
+    top = max((n for _, n in rows), default=0)
+    pad = max((len(label) for label, _ in rows), default=1)
     lines = []
-    for score in sorted(distribution, reverse=True):
-        n = distribution[score]
+    for label, n in rows:
         bar = BAR * (max(1, round(n / top * width)) if n and top else 0)
-        lines.append(f"{score} | {bar} {n}" if bar else f"{score} | {n}")
+        label = label.rjust(pad) if unscored is not None else label
+        lines.append(f"{label} | {bar} {n}" if bar else f"{label} | {n}")
     return lines
 
 

@@ -168,6 +168,15 @@ class SessionExported(Message):
 
 
 @dataclass
+class BatchReportWritten(Message):
+    """A batch's HTML report was written to a file."""
+
+    batch_id: str
+    path: Path
+    conversations: int
+
+
+@dataclass
 class BatchesListed(Message):
     """Past batches (parley.core.store.BatchRow: each with its summary), newest first; a row that
     cannot be read is there as what it is. `version`: the database's data version when they were

@@ -1,5 +1,5 @@
 """What every command reads from and writes to: the `--db` option and the store it opens (with
-parley's log file beside it), and the rich console a command prints with."""
+parley's log file beside it), the rich console a command prints with, and files written whole."""
 
 from __future__ import annotations
 
@@ -52,3 +52,14 @@ def console(err: bool = False) -> PipeConsole:
     if not out.is_terminal:  # piped or captured: do not squeeze tables into 80 columns
         out = PipeConsole(stderr=err, highlight=False, soft_wrap=True, emoji=False, width=max(out.width, 140))
     return out
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write `data` to `path` through a temporary file, so a reader never sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    if isinstance(data, bytes):
+        partial.write_bytes(data)
+    else:
+        partial.write_text(data, encoding="utf-8")
+    partial.replace(path)

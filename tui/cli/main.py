@@ -34,6 +34,7 @@ COMMANDS: dict[str, str | None] = {
     "chat": None,
     "run": "parley.tui.cli.run_command:run",
     "report": "parley.tui.cli.report_command:report",
+    "summarise": "parley.tui.cli.summarise_command:summarise",
     "init": "parley.tui.cli.init_command:init",
     "batches": "parley.tui.cli.batches_command:batches",
     "compare": "parley.tui.cli.compare_command:compare",

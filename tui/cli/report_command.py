@@ -1,8 +1,9 @@
-"""`parley report [BATCH_ID|latest]`: a stored batch as markdown, JSON, CSV, NDJSON, an
-inspect_ai eval log, or conversation files in Sensei's format.
+"""`parley report [BATCH_ID|latest]`: a stored batch as markdown, HTML, JSON, CSV, NDJSON, JUnit
+XML, an inspect_ai eval log, or conversation files in Sensei's format.
 
 Markdown is the readable report (policy violations first, pass rate and pass^k, scores, per
-profile, tokens and cost, stop reasons, failures with reasons); JSON is one document with the
+profile, tokens and cost, stop reasons, failures with reasons); HTML is one self-contained page
+to share, with charts and every conversation (parley.core.reports.html_report); JSON is one document with the
 summary and every conversation; CSV and NDJSON have one conversation per row / line; JUnit XML
 has one testcase per conversation, for CI systems (parley.core.reports.junit). All of them are
 read from the store a page at a time. `inspect` writes an inspect_ai eval log
@@ -26,7 +27,7 @@ from parley.tui.cli.terminal_text import VisibleWriter, visible
 if TYPE_CHECKING:
     from parley.core.store import Store
 
-FORMATS = ("md", "json", "csv", "ndjson", "junit", "inspect", "sensei")
+FORMATS = ("md", "html", "json", "csv", "ndjson", "junit", "inspect", "sensei")
 
 
 def resolve_batch(store: Store, ref: str | None) -> str:
@@ -43,6 +44,10 @@ def write_report(store: Store, batch_id: str, fmt: str, out: TextIO) -> int:
         summary = summarize(store, batch_id)
         out.write(without_nul(render_markdown(summary)))
         return summary.done
+    if fmt == "html":
+        from parley.core.reports import write_html
+
+        return write_html(store, batch_id, out)
     if fmt == "junit":
         from parley.core.reports import write_junit
 
@@ -74,11 +79,12 @@ def report_to_file(store: Store, batch_id: str, path: Path, fmt: str = "md") -> 
     "fmt",
     type=click.Choice(FORMATS),
     default=None,
-    help="md (default; the readable report), json (summary and every conversation), csv or ndjson "
+    help="md (default; the readable report), html (one self-contained page to share: charts, every conversation), "
+    "json (summary and every conversation), csv or ndjson "
     "(one conversation per row / line), junit (JUnit XML for CI: a testcase per conversation), inspect "
     "(an inspect_ai eval log written into --output DIR, for `inspect view`), sensei (one file per conversation "
     "in Sensei's format, written into a new or empty folder --output DIR, for Sensei's tools and `parley rules "
-    "check`). Default: from --output's suffix (.xml: junit), else md.",
+    "check`). Default: from --output's suffix (.html: html, .xml: junit), else md.",
 )
 @click.option(
     "--output",
@@ -90,7 +96,7 @@ def report_to_file(store: Store, batch_id: str, path: Path, fmt: str = "md") -> 
 )
 @db_option
 def report(batch_ref: str, fmt: str | None, output: Path | None, db_path: Path | None) -> None:
-    """Write a batch's report (markdown, JSON, CSV, NDJSON or an inspect_ai eval log).
+    """Write a batch's report (markdown, HTML, JSON, CSV, NDJSON, JUnit or an inspect_ai eval log).
 
     BATCH_ID may be a unique prefix of 6+ characters; `latest` (the default) is the batch
     started last. An unknown batch is one line on stderr and exit code 1.
@@ -105,9 +111,17 @@ def report(batch_ref: str, fmt: str | None, output: Path | None, db_path: Path |
         raise click.BadParameter(f"{output} is a directory; give a file to write the report to", param_hint="--output")
     if fmt is None:
         suffix = output.suffix.lower().lstrip(".") if output is not None else ""
-        fmt = {"md": "md", "markdown": "md", "json": "json", "csv": "csv", "ndjson": "ndjson", "jsonl": "ndjson", "xml": "junit"}.get(
-            suffix, "md"
-        )
+        fmt = {
+            "md": "md",
+            "markdown": "md",
+            "html": "html",
+            "htm": "html",
+            "json": "json",
+            "csv": "csv",
+            "ndjson": "ndjson",
+            "jsonl": "ndjson",
+            "xml": "junit",
+        }.get(suffix, "md")
     with open_store(db_path, read_only=True) as store:
         batch_id = resolve_batch(store, batch_ref)
         if output is None:  # the markdown, and any format on a terminal, with control characters spelled out

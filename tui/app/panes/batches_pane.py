@@ -7,6 +7,8 @@ with it (parley.tui.app.screens.compare_batches). `R` re-scores the highlighted 
 stored conversations judged again into a new batch (parley.tui.app.screens.rescore_batch), run
 here as any batch is. A batch run with `--rules` says on the status line how its pair and batch
 rules came out; `u` shows them (parley.tui.app.screens.batch_rules).
+`h` writes the highlighted batch's HTML report beside the database (reports/ID.html) and says
+where.
 
 A batch runs on an event loop of its own in a worker thread (parley.tui.app.panes.batch_feed),
 never on the app's: its events are gathered there and drawn here at most ten times a second,
@@ -42,7 +44,15 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 
 from parley.tui.app import heap
-from parley.tui.app.messages import BatchesChanged, BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
+from parley.tui.app.messages import (
+    BatchesChanged,
+    BatchesListed,
+    BatchReportWritten,
+    BatchRowsLoaded,
+    BatchRunEnded,
+    SessionOpened,
+    TranscriptMatched,
+)
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batch_feed import BatchFeed, FeedUpdate
 from parley.tui.app.panes.batch_results import SORTS, BatchResults, ResultsFilter, plural, stored_order
@@ -136,7 +146,9 @@ class BatchesPane(Pane):
         Binding("slash", "focus_filter", "Filter"),
         Binding("s", "next_sort", "Sort"),
         Binding("u", "show_rules", "Rules", show=False),  # the status line offers it when the batch has any
+        # Last: on an 80-column footer the filter and sort keys keep their place.
         Binding("R", "rescore", "Re-score"),
+        Binding("h", "html_report", "Report"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -661,6 +673,37 @@ class BatchesPane(Pane):
         if prepared is not None:
             self.start(prepared)
             self.results_table.focus()
+
+    def action_html_report(self) -> None:
+        batch_id = self.highlighted_batch()
+        if batch_id is None:
+            self.notify("No batch selected.", severity="warning")
+            return
+        if batch_id == self.running_batch:
+            self.notify("The batch is still running: its report is written once it ends.", severity="warning")
+            return
+        self.notify(f"Writing the HTML report of {batch_id[:12]}…", title="HTML report", timeout=3)
+        self._write_report(batch_id)
+
+    @work(thread=True, exit_on_error=False, group="batch-report", description="writing the HTML report")
+    def _write_report(self, batch_id: str) -> None:
+        from parley.core.reports import write_html
+
+        path = self.parley.export_dir / "reports" / f"{batch_id}.html"  # beside `parley run`'s markdown reports
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        with partial.open("w", encoding="utf-8") as out:
+            n = write_html(self.parley.store(), batch_id, out)
+        partial.replace(path)
+        self.post_message(BatchReportWritten(batch_id, path.resolve(), n))
+
+    def on_batch_report_written(self, message: BatchReportWritten) -> None:
+        self.notify(
+            f"{message.path}\n({plural(message.conversations, 'conversation', 'conversations')})",
+            title=f"HTML report of {message.batch_id[:12]}",
+            timeout=15,
+            markup=False,
+        )
 
     def action_reload(self) -> None:
         self._list()
