@@ -72,10 +72,31 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def plain_value(value: Any) -> Any:
-    """ruamel's scalar subclasses (ScalarFloat, LiteralScalarString...) as plain Python values."""
+def plain_value(value: Any, unknown: Callable[[Any], Any] | None = None) -> Any:
+    """ruamel's round-trip values (ScalarFloat, LiteralScalarString, TimeStamp, CommentedMap...)
+    as the plain Python values PyYAML gives. A value of any other type is returned as it is, or
+    what `unknown` makes of it (which may raise)."""
     if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, datetime.datetime):
+        return datetime.datetime(
+            value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond, tzinfo=value.tzinfo
+        )
+    if isinstance(value, datetime.date | bytes):
+        return value
+    if isinstance(value, dict):
+        return {plain_value(k, unknown): plain_value(v, unknown) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_value(v, unknown) for v in value]
+    if isinstance(value, set):
+        return {plain_value(v, unknown) for v in value}
+    return value if unknown is None else unknown(value)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
