@@ -161,8 +161,11 @@ class Redactor:
     def _guessed(self) -> list[str]:
         env = os.environ if self._environ is None else self._environ
         found: set[str] = set()
-        for name, value in env.items():
-            if _SECRET_VARIABLE.search(name) and len(value.strip()) >= ENV_GUESS_MIN_CHARS:
+        for name in list(env):
+            # by name, then get: another thread may unset a variable meanwhile (pytest sets and
+            # unsets PYTEST_CURRENT_TEST while `pytest --parley` stores conversations)
+            value = env.get(name)
+            if value is not None and _SECRET_VARIABLE.search(name) and len(value.strip()) >= ENV_GUESS_MIN_CHARS:
                 found |= _variants(value.strip())
         return sorted(found)
 

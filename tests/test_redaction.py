@@ -11,7 +11,7 @@ import datetime as dt
 import io
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 
 import httpx
 import pytest
@@ -80,6 +80,28 @@ def test_too_short_or_digits_only_is_not_redacted_and_the_log_says_so_once(caplo
 def test_a_variable_named_like_a_secret_is_covered_before_anything_resolves_it_when_it_is_long_enough():
     r = Redactor(environ={"ACME_API_KEY": "acme-key-0042", "HF_HUB_DISABLE_TOKEN": "1", "HOME": "/root/home-dir"})
     assert r.redact("acme-key-0042 1 /root/home-dir") == f"{REDACTED} 1 /root/home-dir"
+
+
+class _Vanishing(Mapping[str, str]):
+    """os.environ as another thread unsets a variable between its listing and its reading (as
+    pytest does with PYTEST_CURRENT_TEST while `pytest --parley` stores conversations)."""
+
+    def __init__(self, data: dict[str, str]) -> None:
+        self.data = data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.data, "PYTEST_CURRENT_TEST"])
+
+    def __len__(self) -> int:
+        return len(self.data) + 1
+
+    def __getitem__(self, key: str) -> str:
+        return self.data[key]  # PYTEST_CURRENT_TEST: listed, then gone (KeyError)
+
+
+def test_a_variable_unset_while_the_environment_is_read_is_no_error_and_the_secrets_are_still_covered():
+    r = Redactor(environ=_Vanishing({"ACME_API_KEY": "acme-key-0042"}))
+    assert r.redact("key acme-key-0042") == f"key {REDACTED}"
 
 
 @settings(max_examples=examples(300))

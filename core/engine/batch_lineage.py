@@ -23,7 +23,7 @@ from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PreparedBatch, RunKey, batch_today, load_batch_specs
 from parley.core.engine.batch_rules import load_batch_rules
 from parley.core.errors import ParleyError
-from parley.core.records import BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
+from parley.core.records import PYTHON_SOURCE, BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
 from parley.core.store import ACTIVE_STATUSES, Store
 from parley.core.users import REPLAY_USER, ReplayScript, bot_replies
 
@@ -33,7 +33,13 @@ class NothingToRerun(ParleyError):
 
 
 def missing_sources(batch: BatchRecord, verb: str) -> None:
-    """ParleyError when a batch's source files are not where it found them."""
+    """ParleyError when a batch's source files are not where it found them (a batch run from
+    Python never has them)."""
+    if PYTHON_SOURCE in batch.sources:
+        raise ParleyError(
+            f"cannot {verb} batch {batch.id}: it was run from Python (parley.api or `pytest --parley`), "
+            "whose conversations are built in code, not read from files: run them there again"
+        )
     missing = [s for s in batch.sources if not Path(s).exists()]
     if missing:
         raise ParleyError(

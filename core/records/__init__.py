@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from parley.core.records.batch import (
         BATCH_STATUSES,
         OUTCOME_FILTERS,
+        PYTHON_SOURCE,
         BatchOptions,
         BatchRecord,
         BatchStatus,
@@ -244,6 +245,7 @@ __all__ = [
     "OutcomeRow",
     "OutputField",
     "PASSED",
+    "PYTHON_SOURCE",
     "Personality",
     "PolicyViolation",
     "Profile",

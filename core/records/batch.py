@@ -30,6 +30,10 @@ BATCH_STATUSES: tuple[BatchStatus, ...] = (
     "stopped_budget",
 )
 
+PYTHON_SOURCE = "python"
+"""The one source of a batch run from Python (parley.api, the pytest plugin): its specs were
+built in code or collected by pytest, so it has no files to resume or re-run from."""
+
 RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
 """What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.records.outcome_classes)."""
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from parley.core.reports.compare_html import render_comparison_html
     from parley.core.reports.compare_markdown import render_comparison
     from parley.core.reports.count_words import counts_line, short_counts
+    from parley.core.reports.explanation import explain_conversation
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.html_report import write_html
     from parley.core.reports.junit import write_junit
@@ -40,6 +41,7 @@ __all__ = [
     "check_target",
     "compare_batches",
     "counts_line",
+    "explain_conversation",
     "export_csv",
     "export_ndjson",
     "export_sensei",

@@ -8,18 +8,21 @@ A playbook is a YAML file:
     today: 2026-11-21                  # optional, the date order ages count from
     steps:                             # required, run in order
       - user: "Please cancel ORD-1002"             # the customer says this; the bot answers it
+      - simulate: 3                                # the simulated customer goes on for up to 3
+                                                   #   turns (it may stop sooner), pursuing the
+                                                   #   playbook's `user` lines as its goals
       - inject_bot_response: "text"                # an assistant message put in the transcript
                                                    #   as context; no model is called
       - inject_tool:                               # a tool call and its result, as if the bot
           name: check_cancellation                 #   had made it (the tools are not run)
           arguments: {order_id: ORD-1002}          #   optional, default {}
           result: {eligible: true}                 #   text, or a mapping/list sent as JSON
-      - expect_tool: check_cancellation            # the bot called this tool while answering
-      - expect_tool:                               #   the most recent `user` step; the long
+      - expect_tool: check_cancellation            # the bot called this tool in its last answer
+      - expect_tool:                               #   (to a `user` step or a simulated turn); the long
           name: cancel_order                       #   form also checks arguments (those
           arguments: {order_id: ORD-1002}          #   given must match, case-insensitively)
-      - expect_bot_regex: "(?i)cancell?ed"         # the bot's answer to the most recent `user`
-                                                   #   step matches (re.search, case-insensitive)
+      - expect_bot_regex: "(?i)cancell?ed"         # the bot's last answer matches (re.search,
+                                                   #   case-insensitive)
     expect:                            # optional: parley's `expect:` block, as in profiles
       orders: {ORD-1002: cancelled}    #   (final order statuses, tools, bot_says, ...)
 
@@ -35,6 +38,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -72,6 +76,8 @@ from parley.core.specs.yaml_reading import read_yaml
 from parley.core.specs.yaml_validation import YamlReading
 from parley.mockapi.fixture import date_problem
 
+MAX_SIMULATED_TURNS = 100
+"""The most turns one `simulate` step may ask for (a conversation's own --max-turns still applies)."""
 PLAYBOOK_USER = "playbook"
 
 AssertionKind = Literal["expect_tool", "expect_bot_regex"]
@@ -104,6 +110,22 @@ class UserStep(_Step):
     yaml_body_field = "text"
     kind: Literal["user"] = derived("user")
     text: Annotated[str, as_text("what the customer says")]
+
+
+class SimulateStep(_Step):
+    """The simulated customer goes on for up to `turns` turns (the spec's goals and personality,
+    the batch's --user model); it may stop sooner, and the playbook then goes on."""
+
+    yaml_body_field = "turns"
+    kind: Literal["simulate"] = derived("simulate")
+    turns: int
+
+    @field_validator("turns", mode="before")
+    @classmethod
+    def _a_number_of_turns(cls, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIMULATED_TURNS:
+            fail(f"expected how many turns the simulated customer goes on for, 1 to {MAX_SIMULATED_TURNS}, got {describe(value)}")
+        return value
 
 
 class InjectBotResponseStep(_Step):
@@ -181,12 +203,13 @@ class ExpectBotRegexStep(_Step):
 
 
 PlaybookStep = Annotated[
-    UserStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep,
+    UserStep | SimulateStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep,
     Field(discriminator="kind"),
 ]
 _STEPS = TypeAdapter(list[PlaybookStep])
 _STEP_RECORDS: dict[str, type[_Step]] = {
     "user": UserStep,
+    "simulate": SimulateStep,
     "inject_bot_response": InjectBotResponseStep,
     "inject_tool": InjectToolStep,
     "expect_tool": ExpectToolStep,
@@ -206,10 +229,10 @@ def _read_steps(value: Any, reading: Reading) -> list[Any]:
     for i, item in enumerate(value):
         step = problems.check(_read_step, item, seen_user, reading, at=(i,))
         if step is not None:
-            seen_user |= isinstance(step, UserStep)
+            seen_user |= isinstance(step, (UserStep, SimulateStep))
             steps.append(step.model_copy(update={"line": reading.location(value, (i,)).line}))
     if not problems and not seen_user:
-        problems.add("a playbook needs at least one `user` step (nothing would reach the bot)", at_key=True)
+        problems.add("a playbook needs at least one `user` or `simulate` step (nothing would reach the bot)", at_key=True)
     problems.raise_if_any()
     return steps
 
@@ -228,7 +251,7 @@ def _read_step(item: Any, seen_user: bool, reading: Reading) -> _Step:
             at_key=True,
         )
     if kind in ("expect_tool", "expect_bot_regex") and not seen_user:
-        fail(f"{kind} comes before any `user` step: the bot has not answered anything yet", at=(kind,), at_key=True)
+        fail(f"{kind} comes before any `user` or `simulate` step: the bot has not answered anything yet", at=(kind,), at_key=True)
     return below((kind,), _STEP_RECORDS[kind].model_validate, Keyed(kind, body), context=reading)
 
 
@@ -327,8 +350,27 @@ def _check_file(path: str | Path) -> tuple[Playbook | None, list[ProfileError]]:
     return check_playbook_text(text, source=source)
 
 
+def steps_problem(steps: Sequence[PlaybookStep]) -> str | None:
+    """What is wrong with steps written in code (parley's Python API), as the YAML checker says
+    it of a file's; None when they can run."""
+    seen_user = False
+    for number, step in enumerate(steps, start=1):
+        if isinstance(step, (ExpectToolStep, ExpectBotRegexStep)) and not seen_user:
+            return f"step {number}: {step.kind} comes before any `user` or `simulate` step: the bot has not answered anything yet"
+        seen_user |= isinstance(step, (UserStep, SimulateStep))
+    if not seen_user:
+        return "a playbook needs at least one `user` or `simulate` step (nothing would reach the bot)"
+    return None
+
+
+def simulates(steps: Sequence[PlaybookStep]) -> bool:
+    """Whether a playbook's steps hand the conversation to the simulated customer at some point."""
+    return any(isinstance(step, SimulateStep) for step in steps)
+
+
 def playbook_spec(playbook: Playbook, seed: int = 0) -> ConversationSpec:
-    """The one conversation a playbook makes. Its steps travel in `extra["steps"]`."""
+    """The one conversation a playbook makes. Its steps travel in `extra["steps"]`; its `user`
+    lines are the goals a `simulate` step's customer pursues."""
     user_lines = [s.text for s in playbook.steps if isinstance(s, UserStep)]
     return ConversationSpec(
         spec_id=make_spec_id(playbook.name, 0),

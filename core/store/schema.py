@@ -448,7 +448,8 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS, *, where
     """Bring `db` up to `len(migrations)`; returns the version it ends at.
 
     Each migration runs in its own IMMEDIATE transaction (so two processes opening a new file at
-    once do not both build it), re-reading the version inside it, and marks the database as
+    once do not both build it, and neither sees the other's half-built one), re-reading the
+    version inside it, and marks the database as
     parley's. Raises ParleyError for a database written by a newer parley. (Store.open checks
     first, with check_owner, that the file is parley's to change.)
 
@@ -457,7 +458,6 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS, *, where
     reference is checked (`PRAGMA foreign_key_check`) before a migration commits.
     """
     latest = len(migrations)
-    ensure_version_table(db)
     foreign_keys = db.execute("PRAGMA foreign_keys").fetchone()[0]
     db.execute("PRAGMA foreign_keys = OFF")  # only takes effect outside a transaction: here
     try:
@@ -470,6 +470,10 @@ def _apply(db: Database, migrations: Sequence[Migration], latest: int, where: st
     while True:
         db.conn.execute("BEGIN IMMEDIATE")
         try:
+            # In the transaction: a process opening the new file meanwhile sees no table at all,
+            # or the version table with its first migration (never an empty version table, which
+            # it would take for someone else's: schema.owner_problem).
+            ensure_version_table(db)
             current = schema_version(db)
             if current > latest:
                 raise ParleyError(

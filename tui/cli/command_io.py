@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from parley.tui.cli.run_option_help import RUN_OPTION_HELP
+
 if TYPE_CHECKING:  # the store and rich load when a command runs, not when `parley --help` starts
     from parley.core.store import Store
     from parley.tui.cli.closed_pipe import PipeConsole
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DB_OPTION_HELP = "SQLite database (default: $PARLEY_DB, else sessions/parley.db)."
+DB_OPTION_HELP = RUN_OPTION_HELP["db"]
 
 
 def db_option(command: F) -> F:
@@ -32,9 +34,9 @@ def db_option(command: F) -> F:
 def open_store(db_path: Path | None, *, read_only: bool = False) -> Store:
     """The store at `db_path` (default as Store.open), with parley's log file beside it; `read_only`
     for commands that only read, which then work on a read-only file or file system too."""
+    from parley.core.log_file import configure_logging
     from parley.core.settings import settings
     from parley.core.store import Store
-    from parley.tui.cli.log_file import configure_logging
 
     configure_logging(db_path or settings().db_path)  # in a folder that cannot be written, the log is dropped
     return Store.open(db_path, read_only=read_only)

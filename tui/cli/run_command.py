@@ -15,11 +15,12 @@ import click
 from click.core import ParameterSource
 
 from parley.core.errors import ConfigError
-from parley.tui.cli.batch_options import grace_option, limit_options, prompt_version_option, role_model_options
+from parley.tui.cli.batch_options import BOT_TIMEOUT_TYPE, grace_option, limit_options, prompt_version_option, role_model_options
 from parley.tui.cli.command_io import db_option
 from parley.tui.cli.finite_numbers import FiniteFloatRange
 from parley.tui.cli.run_batch import run_and_exit
 from parley.tui.cli.run_modes import RunRequest, lineage_request, parse_rate, parse_selection
+from parley.tui.cli.run_option_help import RUN_OPTION_HELP
 from parley.tui.cli.spec_options import personalities_option, template_options
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
@@ -38,6 +39,11 @@ Bots you deployed elsewhere (--bot):
 These run without parley's order database: world checks (final order statuses) and tool
 checks are reported as not applicable. `parley serve-bot` serves the built-in bot as a
 Rasa webhook to try them on.
+
+\b
+A bot in your own Python code (--bot python:PACKAGE.MODULE:NAME): NAME is called in-process
+with the conversation so far (and `tools`, the order API's tools, when it declares them), so
+every check applies to it; the module is found from this folder or on PYTHONPATH.
 
 \b
 Exit codes:
@@ -59,13 +65,6 @@ Exit codes:
 """
 
 
-BOT_HELP = (
-    "The bot under test: a MODEL runs parley's built-in order bot (tools, order database); "
-    "with --bot-prompt, a prompt bot; or a connector to a deployed chatbot: rasa:URL (a Rasa REST "
-    "webhook), taskyto:URL (a Taskyto server), http:FILE.yaml (any HTTP API described in YAML)."
-)
-
-
 def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     from parley.core.models import parse_model_name
 
@@ -74,9 +73,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
         return value
     try:
         if param.name == "bot_model":
-            from parley.core.bots import parse_bot_spec
+            from parley.core.bots import PythonBot, parse_bot_spec
 
-            parse_bot_spec(value)  # a model name or a connector (rasa:, taskyto:, http:)
+            spec = parse_bot_spec(value)  # a model name, a connector (rasa:, taskyto:, http:) or python:
+            if spec.kind == "python":
+                PythonBot.load(value)  # imported now: a module that cannot be is a usage error, before anything runs
         else:
             parse_model_name(value)
     except ConfigError as exc:
@@ -91,11 +92,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     default="offline",
     where="",
     check=_model_name,
-    helps={
-        "bot": BOT_HELP,
-        "user": "Model of the simulated customer; `profile` uses each profile's own llm: model.",
-        "judge": "Model of the judge (offline: scores from the checks alone).",
-    },
+    helps={role: RUN_OPTION_HELP[role] for role in ("bot", "user", "judge")},
     bot_metavar="MODEL|CONNECTOR",
 )
 @click.option(
@@ -109,12 +106,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option(
     "--bot-timeout",
     "bot_timeout_s",
-    type=FiniteFloatRange(0.1, None),
+    type=BOT_TIMEOUT_TYPE,
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A connector's limit per HTTP call, connect to last byte; a call past it ends the conversation as bot_error "
-    "(an http: file's own `timeout` wins).",
+    help=RUN_OPTION_HELP["bot-timeout"],
 )
 @click.option(
     "--bot-max-reply-bytes",
@@ -206,11 +202,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 )
 @prompt_version_option
 @grace_option(default=5.0, when="On Ctrl-C")
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Unverified conversations (nothing about the bot was checked) and simulator faults fail the exit code too.",
-)
+@click.option("--strict", is_flag=True, help=RUN_OPTION_HELP["strict"])
 @workers_options
 @template_options
 @personalities_option
