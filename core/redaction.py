@@ -267,6 +267,13 @@ class StreamRedactor:
         pending = self._held + piece
         redacted = self._redact(pending)
         keep = self.redactor.unfinished(redacted)
+        # A whole secret just before the held tail waits with it: whether a short one stands alone
+        # (and is redacted) depends on what the tail turns out to be ("sk-ab12" + "sk-live-...").
+        while keep:
+            whole = next((x for x in self.redactor.secrets() if redacted[: len(redacted) - keep].endswith(x)), None)
+            if whole is None:
+                break
+            keep += len(whole)
         shown, self._held = redacted[: len(redacted) - keep], redacted[len(redacted) - keep :]
         if shown:
             self._before = shown[-1]

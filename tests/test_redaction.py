@@ -122,6 +122,15 @@ def test_text_in_pieces_never_shows_a_secret_whatever_the_cut(words, cuts):
         assert shown == text  # text without secrets passes unchanged, however cut
 
 
+def test_a_short_secret_right_before_a_long_one_is_redacted_wherever_the_text_is_cut():
+    # "sk-ab12" stands alone once the long key after it is redacted: the stream must wait to know
+    text = KEY7 + LONG
+    for cut in range(len(text) + 1):
+        stream = fresh(KEY7, LONG).stream()
+        shown = stream.feed(text[:cut]) + stream.feed(text[cut:]) + stream.end()
+        assert shown == REDACTED * 2, (cut, shown)
+
+
 def test_a_held_piece_comes_out_as_soon_as_it_cannot_be_a_secret():
     stream = fresh(LONG).stream()
     assert stream.feed("your key sk-li") == "your key "  # may be the start of the key: held
