@@ -4,6 +4,7 @@ stored apart, shown in the report, the JSON, `parley run`'s last lines and its e
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -15,7 +16,7 @@ from parley.core.engine.batch_runner import BatchRunner, prepare_batch, prepare_
 from parley.core.models.openai_provider import aclose_clients
 from parley.core.records import ConversationFinished
 from parley.core.records.batch import BatchOptions, RoleModels
-from parley.core.reports import render_markdown, summarize
+from parley.core.reports import render_markdown, summarize, write_html
 from parley.core.reports.exports import export_json
 from parley.core.store import batch_rule_summaries, iter_rule_results
 from parley.core.store.store import Store
@@ -203,6 +204,12 @@ async def test_pair_and_batch_rules_are_decided_once_every_conversation_is_in(tm
     assert "## Rules over pairs and the batch" in text
     assert "| pairs/same.yaml | same | each ordered pair | 0 | 2 | 0 | 0 |" in text
     assert re.search(r"`pairs/same.yaml` \(same\) failed: tracking#\d trial 1 → tracking#\d trial 1: they differ", text)
+    page = io.StringIO()
+    write_html(store, result.batch_id, page)
+    assert re.search(r"<code>pairs/same.yaml</code></td><td>same</td><td>each ordered pair</td><td>0</td><td>2</td>", page.getvalue())
+    assert re.search(
+        r"<code>pairs/same.yaml</code> \(same\) failed: tracking#\d trial 1 → tracking#\d trial 1: they differ", page.getvalue()
+    )
 
     document = json.loads(export_json(store, result.batch_id))
     ids = {r["spec_id"]: r["session_id"] for r in document["results"]}

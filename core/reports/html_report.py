@@ -30,8 +30,9 @@ from parley.core.reports.charts import histogram_svg, outcomes_svg, score_histog
 from parley.core.reports.check_turns import check_target
 from parley.core.reports.distributions import Histogram
 from parley.core.reports.html_page import badge, esc, interval, num, page_end, page_start, section, shown, stats_line, table
-from parley.core.reports.markdown import outcome_notes
+from parley.core.reports.markdown import SCOPES, outcome_notes, rule_result_line
 from parley.core.reports.stats import BatchReport, SpecStats, summarize
+from parley.core.rules import OUTCOMES
 from parley.core.store import Store
 from parley.core.users import only_stated_advice, only_stated_note_of
 
@@ -91,6 +92,7 @@ def write_html(store: Store, batch_id: str, out: TextIO) -> int:
     out.write(_violations(report))
     out.write(_checks(report))
     out.write(_criteria(report))
+    out.write(_rules(report))
     out.write(_stated(report))
     out.write(_usage(report))
     out.write(_conversations(report, groups))
@@ -110,6 +112,7 @@ TOC = (
     ("violations", "Policy violations"),
     ("checks", "Checks"),
     ("criteria", "Criteria"),
+    ("rules", "Rules"),
     ("stated", "Goals only stated"),
     ("usage", "Tokens and cost"),
     ("conversations", "Conversations"),
@@ -458,6 +461,33 @@ def _criteria(r: BatchReport) -> str:
         "and links a criterion not met to the turn it quotes. Not run: no LLM judge decided them (<code>--judge MODEL</code>), "
         "or the run ended early; never counted as met.</p>",
         table(["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"], rows, cls="tall"),
+    )
+
+
+def _rules(r: BatchReport) -> str:
+    """The pair and batch rules, as the markdown report lists them (the JSON report holds each
+    decision under `rules`, in sensei-check's shape: these counts are the lengths of its lists)."""
+    if not r.rules:
+        return section("rules", "Rules", "<p>None: the batch ran no pair or batch rule (<code>--rules DIR</code>).</p>")
+    rows = [
+        [f"<code>{esc(rule.rule_file)}</code>", esc(rule.name), esc(SCOPES[rule.conversations])]
+        + [shown(rule.count(outcome), "int") for outcome in OUTCOMES]
+        for rule in r.rules
+    ]
+    listed = [
+        f"<li><code>{esc(rule.rule_file)}</code> ({esc(rule.name)}) failed: {esc(rule_result_line(result, r.rule_labels))}</li>"
+        for rule in r.rules
+        for result in rule.failures
+    ] + [
+        f"<li><code>{esc(rule.rule_file)}</code> ({esc(rule.name)}) not run: {esc(reason)}</li>"
+        for rule in r.rules
+        for reason in rule.not_run_reasons
+    ]
+    return section(
+        "rules",
+        f"Rules over pairs and the batch ({len(r.rules)})",
+        table(["Rule file", "Name", "Over", "Pass", "Fail", "Not applicable", "Not run"], rows, cls="tall"),
+        f"<ul>{''.join(listed)}</ul>" if listed else "",
     )
 
 
