@@ -84,7 +84,8 @@ def test_a_deployed_bot_that_refuses_the_check_stops_the_run(tmp_path, path, sta
 def test_a_connector_file_whose_credentials_are_refused_names_their_variable_not_their_value(tmp_path):
     connector = tmp_path / "bot.yaml"
     connector.write_text(
-        "base_url: {url}/refuse\nheaders:\n  Authorization: 'Bearer ${{BOT_TOKEN}}'\nsend_message:\n  path: /\n"
+        # the base URL answers (200), the path messages go to refuses: the check asks the latter
+        "base_url: {url}\nheaders:\n  Authorization: 'Bearer ${{BOT_TOKEN}}'\nsend_message:\n  path: /refuse\n"
         "  payload_template: {{message: '{{user_msg}}'}}\nresponse_path: '0.text'\n".format(url="URL")
     )
     with hostile_server() as server:

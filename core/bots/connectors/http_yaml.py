@@ -242,8 +242,10 @@ class HttpYamlConnector(HttpConnector):
 
     @property
     def probe_url(self) -> str:
-        """Where to check, before a batch, that the bot is there at all."""
-        return self.config.base_url
+        """Where to check, before a batch, that the bot is there and takes parley's credentials:
+        the URL messages go to (a GET: a 405 or 404 still says something listens there; a base
+        URL that answers while the message path refuses would let a batch of bot errors start)."""
+        return self._url(self.config.send_message)
 
     def probe_headers(self) -> dict[str, str]:
         """The headers the check before launch sends (those of `send_message`, resolved)."""
