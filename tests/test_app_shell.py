@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.widgets import Input, TabbedContent
 
 from parley.tui.app.app import ParleyApp
+from tests.test_tui_support import until
 
 
 async def test_app_opens_on_chat_and_switches_panes_by_key(monkeypatch, tmp_path):
@@ -15,14 +16,13 @@ async def test_app_opens_on_chat_and_switches_panes_by_key(monkeypatch, tmp_path
     async with app.run_test(size=(100, 30)) as pilot:
         tabs = app.query_one("#panes", TabbedContent)
         assert tabs.active == "chat-pane"
-        await pilot.pause()
         chat_input = app.query_one("#chat-input", Input)
-        assert app.focused is chat_input
+        await until(pilot, lambda: app.focused is chat_input, "the chat's input to take the keyboard")
         await pilot.press("3")  # typing in the chat: a digit is text, not a pane switch
         assert tabs.active == "chat-pane" and chat_input.value == "3"
         await pilot.press("f3")  # function keys switch panes from anywhere
         assert tabs.active == "batches-pane"
-        await pilot.pause()
+        await until(pilot, lambda: not isinstance(app.focused, Input), "the Batches pane to take the keyboard")
         await pilot.press("4")  # and digits do when no text field has the focus
         assert tabs.active == "sessions-pane"
         await pilot.press("f1")
