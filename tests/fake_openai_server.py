@@ -4,7 +4,9 @@ Each request to /v1/chat/completions takes the next step of a script (a text rep
 an HTTP error, a hang); with the script empty it answers `default` (a short text). In fixed-delay
 mode every request is answered after N ms (the throughput benchmark uses 200 ms). `stream: true`
 is answered with OpenAI-style SSE chunks ending with a usage chunk and `[DONE]`. Every request is
-recorded, so tests can assert what was sent.
+recorded, so tests can assert what was sent. With `context_tokens` set, a prompt longer than that
+(counted at `chars_per_token` characters a token, as a real tokenizer might) is refused with the
+400 llama-cpp-python's server sends, before the script is looked at.
 
 In a test (the server runs in a background thread with its own event loop):
 
@@ -122,6 +124,10 @@ class FakeOpenAIServer:
         self.storm_status = 429
         self.storm_rng = random.Random(0)
         self.storm_hits = 0
+        # A model's context: prompts longer than this many tokens are refused (None: no limit).
+        self.context_tokens: int | None = None
+        self.chars_per_token = 4.0
+        self.refused_for_length = 0
         self.base_url: str = ""
         self._stopping = threading.Event()
         self._counter = 0
@@ -161,6 +167,20 @@ class FakeOpenAIServer:
         self.storm_status = 429
         self.storm_rng = random.Random(0)
         self.storm_hits = 0
+        self.context_tokens = None
+        self.chars_per_token = 4.0
+        self.refused_for_length = 0
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """The prompt's length as this server counts it: characters of every message's text and
+        tool calls, and of the tools offered, at `chars_per_token`, plus 4 a message."""
+        chars = 0
+        for message in body.get("messages", []):
+            content = message.get("content")
+            chars += len(content) if isinstance(content, str) else 0
+            chars += sum(len(json.dumps(call)) for call in message.get("tool_calls") or [])
+        chars += len(json.dumps(body.get("tools") or []))
+        return int(chars / self.chars_per_token) + 4 * len(body.get("messages", []))
 
     # the app
     def _next_step(self) -> Step:
@@ -223,6 +243,14 @@ class FakeOpenAIServer:
                         body=body,
                         received_at=time.time(),
                     )
+                )
+            if self.context_tokens is not None and (asked := self.prompt_tokens(body)) > self.context_tokens:
+                with self._lock:
+                    self.refused_for_length += 1
+                return _error(
+                    400,
+                    f"This model's maximum context length is {self.context_tokens} tokens. However, you requested {asked} tokens "
+                    f"({asked} in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
                 )
             if self.storm_share and self._in_storm():
                 return _error(self.storm_status, "rate limited (storm)", {"Retry-After": self.storm_retry_after})
