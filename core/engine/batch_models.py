@@ -11,7 +11,10 @@ simulator per conversation, and the judge:
   API key is one clear ConfigError up front; it also checks what the bot needs besides a key
   (a prompt bot's placeholders against every spec, an http: connector's header variables);
 - the bot may be a connector or a prompt bot (parley.core.bots.bot_names): `bot_spec` says which,
-  and whether it uses parley's World.
+  and whether it uses parley's World;
+- each LLM role gets its context length (`context_tokens`: the role's option, else what its
+  endpoint reported before launch, else the default), to which the prompts parley builds for
+  it are condensed (parley.core.prompts).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from parley.core.models.names import OFFLINE, parse_model_name
 from parley.core.models.registry import get_model
 from parley.core.models.reply_cache import CachedModel
 from parley.core.models.retry import RetryEvent, rate_limit_deadline
+from parley.core.prompts import context_tokens
 from parley.core.records.batch import RoleModels
 from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec
 from parley.core.records.conversation import Conversation
@@ -179,6 +183,11 @@ class BatchModels:
             self._models[key] = model
         return model
 
+    def context_tokens(self, role: str) -> int:
+        """The context length `role`'s prompts are fitted to (see the module doc)."""
+        explicit = {"bot": self.names.bot_context, "user": self.names.user_context, "judge": self.names.judge_context}.get(role)
+        return context_tokens(explicit, self.names.endpoint_context.get(role))
+
     def user_model_name(self, spec: ConversationSpec) -> str:
         name = self.names.user
         return spec.llm.qualified_model if name == PROFILE_MODEL else name
@@ -186,7 +195,9 @@ class BatchModels:
     def bot(self) -> Bot:
         """The bot under test, built once: the order bot, a prompt bot or a connector."""
         if self._bot is None:
-            self._bot = build_bot(self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env)
+            self._bot = build_bot(
+                self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env, context_tokens=self.context_tokens("bot")
+            )
         return self._bot
 
     def user(self, spec: ConversationSpec) -> UserSimulator:
@@ -198,12 +209,14 @@ class BatchModels:
             return make_user_simulator(spec, OFFLINE)
         from parley.core.users.llm_user import LLMUser
 
-        return LLMUser(spec, self.chat_model(name, "user"))
+        return LLMUser(spec, self.chat_model(name, "user"), context_tokens=self.context_tokens("user"))
 
     def judge(self) -> Judge:
         if self._judge is None:
             name = self.names.judge
-            inner: Judge = OfflineJudge() if name == OFFLINE else LLMJudge(self.chat_model(name, "judge"))
+            inner: Judge = (
+                OfflineJudge() if name == OFFLINE else LLMJudge(self.chat_model(name, "judge"), context_tokens=self.context_tokens("judge"))
+            )
             self._judge = BoundedJudge(inner, self.judge_timeout_s)
         return self._judge
 

@@ -54,6 +54,15 @@ class RoleModels(BaseModel):
     """The system prompt file of a prompt bot (`--bot-prompt`); None: the built-in order bot."""
     bot_timeout_s: float = Field(default=30.0, gt=0)
     """A connector's limit per HTTP call (`--bot-timeout`)."""
+    bot_context: int | None = Field(default=None, gt=0)
+    """The bot model's context length in tokens (`--bot-context`, PARLEY_BOT_CONTEXT); None: what
+    its endpoint reports, else parley.core.prompts.DEFAULT_CONTEXT_TOKENS. The same for the user
+    simulator's and the judge's below."""
+    user_context: int | None = Field(default=None, gt=0)
+    judge_context: int | None = Field(default=None, gt=0)
+    endpoint_context: dict[str, int] = Field(default_factory=dict)
+    """Role (bot, user, judge) -> the context length its endpoint reported in `GET /models` when
+    the batch was checked before launch; a role's own option wins."""
 
 
 class LoadOptions(BaseModel):
