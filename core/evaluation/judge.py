@@ -263,6 +263,7 @@ def fit_judge_prompt(
         conversation.messages,
         budget if budget is not None else 2**62,
         measure=lambda candidate: estimate_messages(build(candidate)),
+        answering=False,  # every turn is history to a judge: the last one's results may be shortened too
     )
     return build(fitted), fitted
 

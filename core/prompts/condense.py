@@ -11,11 +11,12 @@ condensed in this order, each step only as far as needed:
    fields, oldest first;
 2. a tool result identical to an earlier one says "same result as in turn N" instead;
 3. the middle of the conversation is omitted, oldest turns first, as "turns N-M omitted"; the
-   first turn (with turn 0) and the last are always kept whole.
+   first turn (with turn 0) and the last are always kept, their messages whole.
 
-The last turn is never changed by steps 1 and 2: it is what a bot is answering right now. What
-was condensed is said in `Condensed.note`, which `prompt_messages()` adds to the system message.
-A conversation that still does not fit is returned condensed as far as it goes, `fits` False:
+For a bot, the last turn's tool results are not changed by steps 1 and 2 either (`answering`):
+it is what the bot is answering right now; a judge reads every turn as history. What was
+condensed is said in `Condensed.note`, which `prompt_messages()` adds to the system message. A
+conversation that still does not fit is returned condensed as far as it goes, `fits` False:
 the caller decides (the judge gives up with a reason, a bot or a user simulator sends it and
 lets the endpoint decide, since the budget may be a default guess).
 """
@@ -144,7 +145,9 @@ class _Plan:
     omit: int = 0
 
 
-def _render(head: list[ChatMessage], turns: list[Turn], plan: _Plan, shorten: Callable[[str], str], budget: int) -> Condensed:
+def _render(
+    head: list[ChatMessage], turns: list[Turn], plan: _Plan, shorten: Callable[[str], str], budget: int, answering: bool
+) -> Condensed:
     last = len(turns) - 1
     middle = [i for i, turn in enumerate(turns) if turn.number > 1 and i != last]
     left_out = set(middle[: plan.omit])
@@ -161,7 +164,7 @@ def _render(head: list[ChatMessage], turns: list[Turn], plan: _Plan, shorten: Ca
                 original = message.content
                 reference = f"[same result as in turn {first_seen[original]}]" if original in first_seen else None
                 content = original
-                if plan.repeats and i != last and reference is not None and len(reference) < len(original):
+                if plan.repeats and not (answering and i == last) and reference is not None and len(reference) < len(original):
                     content = reference
                     repeats.append(turn.number)
                 elif (i, j) in plan.shorten:
@@ -190,10 +193,12 @@ def condense(
     *,
     measure: Measure = default_measure,
     fields: Collection[str] = KEY_FIELDS,
+    answering: bool = True,
 ) -> Condensed:
     """`messages` condensed until `measure` says they take at most `budget` tokens (see the
     module doc). `measure` counts the prompt a caller builds from a Condensed (by default its
-    `prompt_messages()`); `fields` are what shortened JSON tool results keep."""
+    `prompt_messages()`); `fields` are what shortened JSON tool results keep; `answering`: the
+    last turn is being answered (a bot's prompt), its tool results kept whole."""
     head, turns = split_turns(messages)
     plan = _Plan()
     shortened: dict[str, str] = {}  # each result is shortened once, however many renders show it
@@ -203,14 +208,14 @@ def condense(
             shortened[text] = shorten_tool_result(text, fields)
         return shortened[text]
 
-    state = _render(head, turns, plan, shorten, budget)
+    state = _render(head, turns, plan, shorten, budget, answering)
     before = measure(state)
     state.tokens_before = state.tokens_after = before
     if before <= budget:
         return state
 
     def attempt() -> Condensed:
-        candidate = _render(head, turns, plan, shorten, budget)
+        candidate = _render(head, turns, plan, shorten, budget, answering)
         candidate.tokens_before = before
         candidate.tokens_after = measure(candidate)
         return candidate
@@ -234,7 +239,7 @@ def condense(
     last = len(turns) - 1
     long_results = [
         (i, j)
-        for i, turn in enumerate(turns[:last])
+        for i, turn in enumerate(turns[:last] if answering else turns)
         for j, m in enumerate(turn.messages)
         if m.role == "tool" and len(m.content or "") > LONG_TOOL_RESULT_CHARS
     ]
