@@ -4,7 +4,7 @@ Sections, in this order: title (batch, sources, models per role), policy violati
 "None." when there are none), totals (each outcome, and what the ones counted apart mean), pass
 rate with its 95% interval and denominator and pass^k with its bootstrap interval, flaky specs
 (with 2+ trials), checks not applicable (only when some were: a bot without parley's World or
-visible tool calls), scores with a text histogram, per profile, tokens and cost, bot response
+visible tool calls, a judge that failed; one row per kind and reason), scores with a text histogram, per profile, tokens and cost, bot response
 time, stop reasons, failures with reasons.
 
 The same summary always renders to the same text: the only times in it are the batch's own.
@@ -207,12 +207,7 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
 
     if summary.not_applicable_checks:
         out += ["## Checks not applicable", ""]
-        out += [
-            "These checks were neither passed nor failed: the bot under test does not use parley's order "
-            "database, or does not show its tool calls, so they cannot be decided. Test the built-in "
-            "bot (`--bot MODEL`) to apply them.",
-            "",
-        ]
+        out += ["These checks were neither passed nor failed: each row says why they could not be decided.", ""]
         out += _table(
             ["Kind", "Checks", "Conversations", "Which", "Why"],
             [

@@ -18,9 +18,11 @@ parley.core.records.verdict.Outcome):
 With k >= 2 trials, the specs whose judged trials disagree are listed as flaky.
 
 A check that could not be applied (`not_applicable`: a world check on a bot without parley's
-World, a tool expectation on a bot whose tool calls parley cannot see) neither passes nor fails:
-a conversation passes on the checks that applied. The summary counts the not-applicable checks
-of runs that did not break, and how many passed conversations had any, so the report can say so.
+World, a tool expectation on a bot whose tool calls parley cannot see, a default judge check whose
+judge failed) neither passes nor fails: a conversation passes on the checks that applied. The
+summary counts the not-applicable checks of runs that did not break, by kind and reason, and how
+many passed conversations had any, so the report can say so. With an LLM judge it also counts
+the judge prompts condensed to fit the judge's context and those that could not fit.
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ class CheckFailureCount(BaseModel):
 
 
 class NotApplicableCount(BaseModel):
-    """One kind of check that could not be applied: how many such checks, in how many
+    """Checks of one kind that could not be applied for one reason: how many, in how many
     conversations, which (the first few names) and why. Runs that broke are left out: their
     checks are moot anyway."""
 
@@ -200,6 +202,13 @@ class BatchSummary(BaseModel):
     """Runs that did not break but a check could not be decided."""
     judge_errors: int
     """Runs whose judge failed (no score), whatever their outcome."""
+    judge_prompts: int = 0
+    """Runs an LLM judge was asked about."""
+    judge_prompts_condensed: int = 0
+    """Of `judge_prompts`, those whose transcript was condensed to fit the judge's context and sent."""
+    judge_prompts_too_long: int = 0
+    """Of `judge_prompts`, those that did not fit the judge's context even condensed, or that its
+    endpoint refused as too long: judge errors, never scores."""
     unevaluated: int
     outcomes: dict[str, int] = Field(default_factory=dict)
     """Every outcome's count (all of parley.core.records.verdict.OUTCOMES, and unevaluated)."""
@@ -269,6 +278,9 @@ def _totals(q: Query, bid: str) -> dict[str, Any]:
         f"""SELECT COUNT(*) AS done, {counts},
                COALESCE(SUM(c.stop_reason NOT IN {BROKEN_SQL} AND json_extract(c.judge, '$.error') IS NOT NULL), 0)
                    AS judge_errors,
+               COALESCE(SUM(json_extract(c.judge, '$.prompt_fit') IS NOT NULL), 0) AS judge_prompts,
+               COALESCE(SUM(json_extract(c.judge, '$.prompt_fit') = 'condensed'), 0) AS judge_condensed,
+               COALESCE(SUM(json_extract(c.judge, '$.prompt_fit') = 'too_long'), 0) AS judge_too_long,
                AVG(c.turns) AS mean_turns, AVG(c.duration_s) AS mean_duration,
                COALESCE(SUM(c.duration_s), 0) AS total_duration,
                COALESCE(SUM(c.policy_violations), 0) AS violations
@@ -461,12 +473,12 @@ def _failures(q: Query, bid: str, limit: int) -> list[FailureEntry]:
 def _not_applicable(q: Query, bid: str, shown_names: int = 5) -> tuple[list[NotApplicableCount], int]:
     na = "json_extract(j.value, '$.outcome') = 'not_applicable'"
     rows = q(
-        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, COUNT(*) AS n, COUNT(DISTINCT c.id) AS convs,
-                   json_group_array(DISTINCT json_extract(j.value, '$.name')) AS names,
-                   MIN(json_extract(j.value, '$.reason')) AS reason
+        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, json_extract(j.value, '$.reason') AS reason,
+                   COUNT(*) AS n, COUNT(DISTINCT c.id) AS convs,
+                   json_group_array(DISTINCT json_extract(j.value, '$.name')) AS names
             {_JSON_CHECKS}
             WHERE c.batch_id = ? AND c.stop_reason NOT IN {BROKEN_SQL} AND {na}
-            GROUP BY check_kind ORDER BY n DESC, check_kind""",
+            GROUP BY check_kind, reason ORDER BY n DESC, check_kind, reason""",
         [bid],
     )
     counts = []
@@ -534,6 +546,9 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         errors=broken,
         evaluation_errors=outcomes["evaluation_error"],
         judge_errors=t["judge_errors"],
+        judge_prompts=t["judge_prompts"],
+        judge_prompts_condensed=t["judge_condensed"],
+        judge_prompts_too_long=t["judge_too_long"],
         unevaluated=outcomes["unevaluated"],
         outcomes=outcomes,
         pass_rate=_rate(passed, judged),
