@@ -44,7 +44,8 @@ class Settings(BaseSettings):
 
     bot_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
     """PARLEY_BOT_CONTEXT: the bot model's context length in tokens (`--bot-context`); unset: what its
-    endpoint reports, else 4096. Prompts parley builds for it are condensed to fit."""
+    endpoint reported before launch, if it did, else 4096. Prompts parley builds for it are
+    condensed to fit."""
     user_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
     """PARLEY_USER_CONTEXT: the user simulator model's context length in tokens (`--user-context`)."""
     judge_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)

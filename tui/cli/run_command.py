@@ -21,7 +21,7 @@ from click.core import ParameterSource
 
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.reports.cell_escaping import without_nul
-from parley.core.settings import settings
+from parley.core.settings import MAX_CONTEXT_TOKENS, settings
 from parley.tui.cli.closed_pipe import EXIT_CLOSED_PIPE
 from parley.tui.cli.run_modes import (
     EXIT_BUDGET,
@@ -96,6 +96,42 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
     return value
+
+
+class TokenCount(click.ParamType):
+    """A whole number of tokens, 1 to MAX_CONTEXT_TOKENS: anything else (inf, nan, 0, -5, 8.5k)
+    is a usage error saying what to give."""
+
+    name = "tokens"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip().replace("_", "")
+            if not text.isascii() or not text.isdigit():
+                self.fail(f"{value!r} is not a number of tokens: give a whole number such as 8192", param, ctx)
+            number = int(text)
+        if not 1 <= number <= MAX_CONTEXT_TOKENS:
+            self.fail(f"{number} tokens is not a context length: give 1 to {MAX_CONTEXT_TOKENS}", param, ctx)
+        return number
+
+
+def context_option(role: str) -> Any:
+    """`--ROLE-context TOKENS`: the role model's context length, which the prompts parley builds
+    for it are condensed to fit. A whole number of tokens, at least 1 (inf, nan, 0 and negative
+    numbers are usage errors)."""
+    whose = {"bot": "the bot's model", "user": "the user simulator's model", "judge": "the judge's model"}[role]
+    return click.option(
+        f"--{role}-context",
+        f"{role}_context",
+        type=TokenCount(),
+        default=lambda: getattr(settings(), f"{role}_context"),
+        show_default=f"4096; env PARLEY_{role.upper()}_CONTEXT",
+        metavar="TOKENS",
+        help=f"Context length of {whose}, in tokens: its prompts are condensed to fit."
+        + (" A conversation that does not fit even condensed is a judge error, never a score." if role == "judge" else ""),
+    )
 
 
 @click.command(epilog=EPILOG)
@@ -176,6 +212,9 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     metavar="MODEL",
     help="Model of the judge (offline: scores from the checks alone).",
 )
+@context_option("bot")
+@context_option("user")
+@context_option("judge")
 @click.option(
     "--cache/--no-cache",
     default=False,
@@ -279,6 +318,9 @@ def run(
     bot_timeout_s: float,
     user_model: str,
     judge_model: str,
+    bot_context: int | None,
+    user_context: int | None,
+    judge_context: int | None,
     cache: bool,
     single: str | None,
     resume_ref: str | None,
@@ -343,6 +385,9 @@ def run(
             "bot_timeout_s": bot_timeout_s,
             "user_model": user_model,
             "judge_model": judge_model,
+            "bot_context": bot_context,
+            "user_context": user_context,
+            "judge_context": judge_context,
             "cache": cache,
             "concurrency": concurrency,
             "prompt_version": prompt_version,
@@ -375,6 +420,9 @@ def run(
             "bot_timeout_s",
             "user_model",
             "judge_model",
+            "bot_context",
+            "user_context",
+            "judge_context",
             "cache",
             "prompt_version",
             "personality_dirs",
@@ -403,6 +451,9 @@ def run(
             bot_timeout_s=bot_timeout_s,
             user=user_model,
             judge=judge_model,
+            bot_context=bot_context,
+            user_context=user_context,
+            judge_context=judge_context,
         ),
         concurrency=concurrency,
         trials=trials,
@@ -740,7 +791,7 @@ def summary_lines(summary: Any) -> list[str]:
         total = sum(c.checks for c in summary.not_applicable_checks)
         kinds = ", ".join(dict.fromkeys(c.kind for c in summary.not_applicable_checks))
         lines.append(
-            f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided for this bot; "
+            f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided; "
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
     lines += counts_lines(summary)
@@ -752,6 +803,8 @@ def summary_lines(summary: Any) -> list[str]:
         )
     else:
         lines.append("Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else ""))
+    if summary.judge_prompts:
+        lines.append(judge_context_line(summary))
     if summary.failures_total:
         lines.append(f"Not passed (failed, broke or faulty): {summary.failures_total}")
         for f in summary.failures[:10]:
@@ -760,6 +813,23 @@ def summary_lines(summary: Any) -> list[str]:
         if summary.failures_total > 10:
             lines.append(f"  ... and {summary.failures_total - 10} more (see the report)")
     return lines
+
+
+def judge_context_line(summary: Any) -> str:
+    """How the LLM judge's prompts met its context: how many were condensed to fit, how many
+    could not fit even condensed (judge errors)."""
+    from parley.core.prompts import context_tokens
+
+    models = summary.batch.options.models
+    size = context_tokens(models.judge_context, models.endpoint_context.get("judge"))
+    n = summary.judge_prompts
+    line = (
+        f"Judge context ({size} tokens): {n} judge prompt{'s' if n != 1 else ''}, {summary.judge_prompts_condensed} condensed to fit, "
+        f"{summary.judge_prompts_too_long} could not fit even condensed"
+    )
+    if summary.judge_prompts_too_long:
+        line += " (judge errors: no score; a larger --judge-context, if the model has one, lets them be judged)"
+    return line
 
 
 def _run_lines(result: Any, report_line: str) -> list[str]:

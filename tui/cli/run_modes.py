@@ -39,6 +39,9 @@ MODEL_OVERRIDES = {
     "bot_timeout_s": "bot_timeout_s",
     "user_model": "user",
     "judge_model": "judge",
+    "bot_context": "bot_context",
+    "user_context": "user_context",
+    "judge_context": "judge_context",
 }
 OPTION_OVERRIDES = {"cache": "cache", "concurrency": "concurrency", "prompt_version": "prompt_version"}
 KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
