@@ -38,7 +38,7 @@ test: check
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --phase parallel $(PYTEST_ARGS) || [ $$? -eq 5 ]
 	$(BIN)/python -m pytest --phase serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
-# The gates: lint and format (ruff), types (mypy on the engine and the mock API), and the layering
+# The gates: lint and format (ruff), types (mypy on the engine, the mock API and the app and CLI), and the layering
 # (import-linter contracts in pyproject.toml). Static tools cannot follow setuptools' editable
 # import hook, so they read the sources through a view that puts core/, tui/, mockapi/ and
 # profiles/ under parley/ (symlinks in .venv/src-view).
@@ -50,7 +50,7 @@ $(VIEW)/parley/core: | $(BIN)/python
 check: $(VENV)/.installed-dev $(VIEW)/parley/core
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.core -p parley.mockapi
+	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.core -p parley.mockapi -p parley.tui
 	PYTHONPATH=$(VIEW) $(BIN)/lint-imports
 
 # Property-based tests with fresh randomness and FUZZ_SCALE times the examples (`make test` runs

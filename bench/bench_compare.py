@@ -27,9 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parley.core.reports.compare import compare_batches  # noqa: E402
-from parley.core.reports.compare_markdown import render_comparison  # noqa: E402
-from parley.core.store.store import Store  # noqa: E402
+from parley.core.reports import (
+    compare_batches,  # noqa: E402
+    render_comparison,  # noqa: E402
+)
+from parley.core.store import Store  # noqa: E402
 from tests.comparison_fixtures import FAIL, PASS, Result, make_batch  # noqa: E402
 
 GOAL_S = 2.0

@@ -128,7 +128,7 @@ async def bare_sdk(base_url: str, calls: int, concurrency: int) -> Figures:
     import httpx2
     from openai import AsyncOpenAI, DefaultAsyncHttpx2Client
 
-    from parley.core.models.openai_provider import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, POOL_CONNECTIONS, POOL_KEEPALIVE
+    from parley.core.models import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, POOL_CONNECTIONS, POOL_KEEPALIVE
 
     client = AsyncOpenAI(
         api_key="unused",
@@ -158,10 +158,10 @@ async def bare_sdk(base_url: str, calls: int, concurrency: int) -> Figures:
 
 async def parley_batch(sources: list[Path], trials: int, concurrency: int, max_turns: int) -> Figures:
     """One batch of `sources` x `trials` (bot and user on the fake server, offline judge)."""
-    from parley.core.engine.batch_runner import BatchRunner, prepare_batch
-    from parley.core.models.openai_provider import aclose_clients
-    from parley.core.records.batch import BatchOptions, RoleModels
-    from parley.core.store.store import Store
+    from parley.core.engine import BatchRunner, prepare_batch
+    from parley.core.models import aclose_clients
+    from parley.core.records import BatchOptions, RoleModels
+    from parley.core.store import Store, role_usage
 
     options = BatchOptions(
         models=RoleModels(bot=FAKE, user=FAKE, judge="offline"),
@@ -179,14 +179,11 @@ async def parley_batch(sources: list[Path], trials: int, concurrency: int, max_t
             started, cpu = time.perf_counter(), time.process_time()
             result = await runner.run()
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-            rows = store.read_sql(
-                "SELECT COALESCE(SUM(u.calls), 0) AS n FROM usage u JOIN conversations c ON c.id = u.conversation_id WHERE c.batch_id = ?",
-                [result.batch_id],
-            )
+            calls = sum(u.calls for u in role_usage(store, result.batch_id))
         finally:
             await aclose_clients()
             store.close()
-    return Figures(calls=int(rows[0]["n"]), wall_s=wall, cpu_s=cpu, conversations=result.ran, errors=result.errors)
+    return Figures(calls=calls, wall_s=wall, cpu_s=cpu, conversations=result.ran, errors=result.errors)
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -270,7 +267,7 @@ def main() -> None:
                 flush=True,
             )
         if args.suite_concurrency > 0:
-            from parley.core.records.batch import BatchOptions
+            from parley.core.records import BatchOptions
 
             c, max_turns = args.suite_concurrency, BatchOptions().max_turns
             suite = asyncio.run(parley_batch([ROOT / "profiles"], 1, c, max_turns))

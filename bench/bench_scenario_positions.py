@@ -11,9 +11,7 @@ import statistics
 import sys
 import time
 
-from parley.core.specs.json_positions import load_positioned
-from parley.core.specs.profile_loader import parse_yaml
-from parley.core.specs.scenario_file import parse_scenarios
+from parley.core.specs import load_positioned, parse_scenarios, read_yaml
 
 
 def median_s(fn, runs: int = 5) -> float:
@@ -29,7 +27,7 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     text = json.dumps({"scenarios": [{"name": f"s{i}", "variables": {}} for i in range(n)]}, indent=2)
     fast = median_s(lambda: load_positioned(text))
-    slow = median_s(lambda: parse_yaml(text, "bench.json"), runs=1 if n > 2000 else 3)
+    slow = median_s(lambda: read_yaml(text, "bench.json"), runs=1 if n > 2000 else 3)
     whole = median_s(lambda: parse_scenarios(text, source="bench.json"))
     print(f"{n} scenarios, {len(text) / 1024:.0f} KiB")
     print(f"  positions, fast JSON reader : {fast * 1000:8.1f} ms")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parley.core.store.store import Store  # noqa: E402
+from parley.core.store import Store  # noqa: E402
 from tests.test_store_fixtures import T0, conversation, spec, verdict  # noqa: E402
 
 

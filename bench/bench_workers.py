@@ -114,10 +114,10 @@ async def bare(base_url: str, server_pid: int, calls: int, concurrency: int) -> 
 
 async def batch(server_pid: int, pool: object | None, conversations: int, concurrency: int, max_turns: int) -> Measured:
     """One batch of PROFILE x `conversations`, here (pool None) or over the pool's workers."""
-    from parley.core.engine.batch_runner import BatchRunner, prepare_batch
-    from parley.core.models.openai_provider import aclose_clients
-    from parley.core.records.batch import BatchOptions, RoleModels
-    from parley.core.store.store import Store
+    from parley.core.engine import BatchRunner, prepare_batch
+    from parley.core.models import aclose_clients
+    from parley.core.records import BatchOptions, RoleModels
+    from parley.core.store import Store, role_usage
 
     options = BatchOptions(
         models=RoleModels(bot=FAKE, user=FAKE, judge="offline"),
@@ -135,20 +135,17 @@ async def batch(server_pid: int, pool: object | None, conversations: int, concur
                 runner = BatchRunner(store, prepared)
                 pids: list[int] = []
             else:
-                from parley.core.engine.distributed.sharded_runner import ShardedRunner
+                from parley.core.engine.distributed import ShardedRunner
 
                 runner = ShardedRunner(store, prepared, pool=pool)  # type: ignore[arg-type]
                 pids = pool.pids()  # type: ignore[attr-defined]
             with Span(server_pid, pids) as span:
                 result = await runner.run()
-            rows = store.read_sql(
-                "SELECT COALESCE(SUM(u.calls), 0) AS n FROM usage u JOIN conversations c ON c.id = u.conversation_id WHERE c.batch_id = ?",
-                [result.batch_id],
-            )
+            calls = sum(u.calls for u in role_usage(store, result.batch_id))
         finally:
             await aclose_clients()
             store.close()
-    return span.measured(int(rows[0]["n"]), result.errors)
+    return span.measured(calls, result.errors)
 
 
 def serve(delay_ms: int) -> None:
@@ -192,8 +189,7 @@ def row(label: str, c: int, m: Measured, ideal: float) -> str:
 async def measure_all(args: argparse.Namespace, base_url: str, server_pid: int) -> None:
     from bench_llm_overhead import calls_per_conversation
 
-    from parley.core.engine.distributed.placement import Placement
-    from parley.core.engine.distributed.pool import WorkerPool
+    from parley.core.engine.distributed import Placement, WorkerPool
 
     os.environ["FAKE_BASE_URL"] = base_url
     per_conv = await asyncio.to_thread(calls_per_conversation, PROFILE, args.max_turns)

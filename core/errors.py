@@ -11,6 +11,11 @@ class ConfigError(ParleyError):
     """A setting is missing or wrong (an unset API key, an unknown model name)."""
 
 
+class SettingError(ConfigError):
+    """A variable of the environment holds a value its setting cannot take (parley.core.settings):
+    a usage error of the command that read it."""
+
+
 class ProviderError(ParleyError):
     """A model provider failed after retries, or refused a request that retrying cannot fix.
 

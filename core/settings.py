@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from parley.core.errors import ConfigError
+from parley.core.errors import SettingError
 
 DEFAULT_DB_PATH = Path("sessions") / "parley.db"
 DEFAULT_API_URL = "http://127.0.0.1:5000"
@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     """PARLEY_CONCURRENCY (or CONCURRENCY): conversations in flight at once in `parley run`."""
     max_turns: int = Field(30, ge=1, le=1000, validation_alias=AliasChoices("PARLEY_MAX_TURNS", "MAX_TURNS"))
     """PARLEY_MAX_TURNS (or MAX_TURNS): bot answers per conversation before it stops."""
-    timeout_sec: float = Field(90.0, gt=0, validation_alias=AliasChoices("PARLEY_TIMEOUT_SEC", "TIMEOUT_SEC"))
+    timeout_sec: float = Field(90.0, gt=0, allow_inf_nan=False, validation_alias=AliasChoices("PARLEY_TIMEOUT_SEC", "TIMEOUT_SEC"))
     """PARLEY_TIMEOUT_SEC (or TIMEOUT_SEC): wall-clock limit of each conversation, in seconds."""
 
     bot_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
@@ -67,12 +67,12 @@ class Settings(BaseSettings):
 
 def settings() -> Settings:
     """The environment as parley's settings, read now (so a changed environment is seen). A value
-    that is not what its variable takes is a ConfigError naming the variable."""
+    that is not what its variable takes (a non-finite number too) is a SettingError naming the variable."""
     try:
         return Settings()
     except ValidationError as exc:
         problems = [f"{_variable(str(error['loc'][0]) if error['loc'] else '')}: {error['msg']}" for error in exc.errors()]
-        raise ConfigError("bad setting in the environment: " + "; ".join(problems)) from None
+        raise SettingError("bad setting in the environment: " + "; ".join(problems)) from None
 
 
 def _variable(loc: str) -> str:

@@ -349,6 +349,11 @@ def _refusal(path: pathlib.Path, exc: sqlite3.Error) -> DatabaseRefused:
         return DatabaseRefused(
             f"{path} is read-only: the mock API writes to its database (cancellations, the audit trail); give --db a writable file"
         )
+    if name.startswith("SQLITE_CANTOPEN") and not path.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+        return DatabaseRefused(
+            f"cannot create {path}: the folder {path.parent} cannot be written (a read-only file system or no permission); "
+            "give --db a file in a folder you can write"
+        )
     return DatabaseRefused(f"{path} is not a database the mock API can use ({exc})")
 
 

@@ -19,6 +19,7 @@ SERIAL = (
     "tests/test_distributed_tui.py",
     "tests/test_run_command_signals.py",
     "tests/test_service_process.py",
+    "tests/test_tui_batch_outlives_no_app.py",
 )
 
 
@@ -110,3 +111,13 @@ def restore_parley_logger():
             handler.close()
     logger.handlers[:] = saved[0]
     logger.propagate, logger.level = saved[1], saved[2]
+
+
+@pytest.fixture(autouse=True)
+def forget_secrets():
+    """The process's redactor remembers every key a test resolved; forget them after each test, so
+    one test's key (a short one matches whole words) never redacts another test's output."""
+    yield
+    from parley.core.redaction import REDACTOR
+
+    REDACTOR.forget()

@@ -31,6 +31,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from tests.child_process import stop_process
 from tests.fake_openai_server import loopback_socket
+from tests.waiting import PATIENCE_S
 
 REPO = Path(__file__).resolve().parent.parent
 PINNED_TODAY = "2026-11-21"
@@ -65,7 +66,7 @@ def serve_bot_process(*args: str) -> Iterator[ServedBot]:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     base_url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE_S
     try:
         while True:
             if proc.poll() is not None:
@@ -77,7 +78,7 @@ def serve_bot_process(*args: str) -> Iterator[ServedBot]:
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("parley serve-bot did not start within 30 s")
+                raise RuntimeError(f"parley serve-bot did not start within {PATIENCE_S:.0f} s")
             time.sleep(0.05)
         yield ServedBot(proc, base_url)
     finally:
@@ -93,7 +94,7 @@ def serve_app(app: Any) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("the test server did not start")

@@ -4,9 +4,12 @@ Each request to /v1/chat/completions takes the next step of a script (a text rep
 an HTTP error, a hang); with the script empty it answers `default` (a short text). In fixed-delay
 mode every request is answered after N ms (the throughput benchmark uses 200 ms). `stream: true`
 is answered with OpenAI-style SSE chunks ending with a usage chunk and `[DONE]`. Every request is
-recorded, so tests can assert what was sent. With `context_tokens` set, a prompt longer than that
-(counted at `chars_per_token` characters a token, as a real tokenizer might) is refused with the
-400 llama-cpp-python's server sends, before the script is looked at.
+recorded, so tests can assert what was sent. `hold_requests()` makes every request wait, in
+flight, until `release_requests()`: a test sees N requests in flight at once by waiting for
+`held == N` (an event), not by hoping a delay is long enough on a busy machine. With
+`context_tokens` set, a prompt longer than that (counted at `chars_per_token` characters a
+token, as a real tokenizer might) is refused with the 400 llama-cpp-python's server sends,
+before the script is looked at.
 
 In a test (the server runs in a background thread with its own event loop):
 
@@ -124,12 +127,19 @@ class FakeOpenAIServer:
         self.storm_status = 429
         self.storm_rng = random.Random(0)
         self.storm_hits = 0
+        # What GET /models lists: none by default (the fake serves any model name it is asked
+        # for); a test of the check before launch lists some.
+        self.listed_models: list[str] = []
         # A model's context: prompts longer than this many tokens are refused (None: no limit).
         self.context_tokens: int | None = None
         self.chars_per_token = 4.0
         self.refused_for_length = 0
         self.base_url: str = ""
         self._stopping = threading.Event()
+        self._released = threading.Event()
+        self._released.set()
+        self.held = 0
+        """Requests waiting for `release_requests()` now (see `hold_requests`)."""
         self._counter = 0
         self._lock = threading.Lock()
         self.app = self._build_app()
@@ -156,10 +166,19 @@ class FakeOpenAIServer:
     def push_hang(self, seconds: float = 30.0) -> FakeOpenAIServer:
         return self.push(Hang(seconds))
 
+    def hold_requests(self) -> None:
+        """From now on every request waits, once recorded, until `release_requests()`."""
+        self._released.clear()
+
+    def release_requests(self) -> None:
+        self._released.set()
+
     def reset(self) -> None:
         """Forget the script, the recorded requests and any mode (between tests)."""
+        self.release_requests()
         self.script.clear()
         self.requests.clear()
+        self.listed_models = []
         self.default = TextReply("ok")
         self.fixed_delay_ms = 0
         self.stream_usage = "honour"
@@ -195,6 +214,16 @@ class FakeOpenAIServer:
         while not self._stopping.is_set() and time.monotonic() < deadline:
             await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
+    async def _wait_for_release(self) -> None:
+        with self._lock:
+            self.held += 1
+        try:
+            while not (self._released.is_set() or self._stopping.is_set()):
+                await asyncio.sleep(0.01)
+        finally:
+            with self._lock:
+                self.held -= 1
+
     def rate_limit_storm(self, share: float, *, retry_after: str = "0.3", status: int = 429, seed: int = 0) -> FakeOpenAIServer:
         """Answer `share` of the requests (seeded, so a run repeats) with `status` and Retry-After."""
         self.storm_share, self.storm_retry_after, self.storm_status = share, retry_after, status
@@ -227,7 +256,7 @@ class FakeOpenAIServer:
 
         @app.get("/v1/models")
         async def models() -> dict[str, Any]:
-            return {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "parley-tests"}]}
+            return {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "parley-tests"} for m in self.listed_models]}
 
         @app.post("/v1/chat/completions")
         async def chat(request: Request) -> Response:
@@ -244,6 +273,8 @@ class FakeOpenAIServer:
                         received_at=time.time(),
                     )
                 )
+            if not self._released.is_set():
+                await self._wait_for_release()
             if self.context_tokens is not None and (asked := self.prompt_tokens(body)) > self.context_tokens:
                 with self._lock:
                     self.refused_for_length += 1
@@ -375,7 +406,7 @@ def run_fake_server(server: FakeOpenAIServer | None = None, *, port: int = 0) ->
     uv = uvicorn.Server(config)
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, name="fake-openai-server", daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # only a bound on a hang: a busy machine starts it slowly
     while not uv.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("the fake OpenAI server did not start")
@@ -392,9 +423,14 @@ def run_fake_server(server: FakeOpenAIServer | None = None, *, port: int = 0) ->
 
 
 @contextlib.contextmanager
-def fake_server_process(*, delay_ms: int = 0, port: int = 0, storm: float = 0.0, retry_after: str = "0.3") -> Iterator[str]:
-    """Run the fake server in a child process (for benchmarks); yields its base_url."""
+def fake_server_process(
+    *, delay_ms: int = 0, port: int = 0, storm: float = 0.0, retry_after: str = "0.3", text: str | None = None
+) -> Iterator[str]:
+    """Run the fake server in a child process (for benchmarks); yields its base_url. `text`:
+    the reply to every request (default "ok")."""
     extra = ["--rate-limit-share", str(storm), "--retry-after", retry_after] if storm else []
+    if text is not None:
+        extra += ["--text", text]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fake_openai_server", "--port", str(port), "--delay-ms", str(delay_ms), *extra],
         stdout=subprocess.PIPE,

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from parley.core.service.app import create_app
+from tests.waiting import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "profiles"
@@ -52,7 +53,7 @@ async def service(
 
 
 async def wait_for(
-    client: httpx.AsyncClient, batch_id: str, statuses: tuple[str, ...] = FINISHED, timeout_s: float = 20.0
+    client: httpx.AsyncClient, batch_id: str, statuses: tuple[str, ...] = FINISHED, timeout_s: float = PATIENCE_S
 ) -> dict[str, Any]:
     """Poll GET /batches/ID until its status is one of `statuses`."""
     deadline = time.monotonic() + timeout_s
@@ -65,7 +66,7 @@ async def wait_for(
         await asyncio.sleep(0.05)
 
 
-async def wait_done_at_least(client: httpx.AsyncClient, batch_id: str, n: int, timeout_s: float = 20.0) -> dict[str, Any]:
+async def wait_done_at_least(client: httpx.AsyncClient, batch_id: str, n: int, timeout_s: float = PATIENCE_S) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while True:
         view = (await client.get(f"/api/batches/{batch_id}")).json()
@@ -78,7 +79,7 @@ async def wait_done_at_least(client: httpx.AsyncClient, batch_id: str, n: int, t
 
 # ---- a real `parley serve` process --------------------------------------------------------------
 
-STARTUP_TIMEOUT = 20.0
+STARTUP_TIMEOUT = PATIENCE_S
 
 
 def free_port() -> int:
@@ -158,7 +159,7 @@ def poll(
     statuses: tuple[str, ...] = FINISHED,
     *,
     headers: dict[str, str] | None = None,
-    timeout_s: float = 30.0,
+    timeout_s: float = PATIENCE_S,
     done_at_least: int | None = None,
 ) -> dict[str, Any]:
     """GET /api/batches/ID until its status is in `statuses` (or `done_at_least` are done)."""

@@ -116,7 +116,7 @@ async def test_a_hung_model_call_ends_the_conversation_as_a_timeout(fake, store)
     started = time.monotonic()
     result, _ = await run_batch(store, [PLAYBOOKS / "track_shipped_order.yaml"], options)
 
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # the 1 s limit, not the 30 s hang waited out
     [row] = store.conversation_rows(result.batch_id)
     assert row.stop_reason == "timeout" and "1 s limit" in row.error
     assert row.outcome == "failed"  # a timeout fails the conversation_completed check: the bot's failure

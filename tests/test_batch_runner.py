@@ -174,7 +174,7 @@ async def test_events_can_be_watched_as_an_async_iterator(store):
 
     watcher = asyncio.create_task(watch())
     await runner.run()
-    await asyncio.wait_for(watcher, 5)
+    await asyncio.wait_for(watcher, 60)
     assert seen[0] == "batch_started" and seen[-1] == "batch_finished"
     assert seen.count("conversation_started") == seen.count("conversation_finished") == 7
 

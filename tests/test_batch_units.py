@@ -8,10 +8,10 @@ import pytest
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit
 from parley.core.engine.batch_plan import SelectionError, select_single, trial_seed, trial_spec
-from parley.core.models.reply_cache import CachedModel
 from parley.core.models.retry import RetryEvent
 from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec, Usage
 from parley.core.records.spec import ConversationSpec
+from parley.core.store.reply_cache import CachedModel
 from parley.core.store.store import Store
 
 
@@ -65,7 +65,7 @@ async def test_acquire_waits_for_a_slot_and_for_retry_after():
     await asyncio.sleep(0.01)
     assert not third.done()  # two in flight: the third waits
     limit.release()
-    assert await asyncio.wait_for(third, 1) is True
+    assert await asyncio.wait_for(third, 30) is True
     limit.release()
     limit.release()
 
@@ -82,7 +82,7 @@ async def test_closing_releases_every_waiter():
     waiting = asyncio.create_task(limit.acquire())
     await asyncio.sleep(0.01)
     limit.close()
-    assert await asyncio.wait_for(waiting, 1) is False
+    assert await asyncio.wait_for(waiting, 30) is False
     assert await limit.acquire() is False
 
 

@@ -77,7 +77,7 @@ def test_a_failing_bot_is_the_bots_failure_in_every_conversation_and_the_batch_c
         db = tmp_path / "parley.db"
         result = parley("run", *SOME_PROFILES[:2], "--bot", f"http:{spec}", "--db", db, *extra)
     assert result.exit_code == 1
-    assert "batch completed: 3 of 3 done, 0 passed, 3 failed, 0 unverified, 0 simulator faults, 0 errors" in result.output
+    assert "batch completed: 3 of 3 done\n" in result.output  # its counts are the summary's, on the next lines
     assert "Conversations: 3 of 3 done: 0 passed, 0 failed, 3 bot errors (the bot's failures)" in result.output
     assert "Pass rate: 0.0% (0 of 3, 95% interval 0.0-56.1%)" in result.output
     with Store.open(db) as store:
@@ -93,7 +93,7 @@ async def test_a_server_killed_mid_batch_errors_the_later_conversations_and_the_
     store = Store.open(tmp_path / "parley.db")
     try:
         with serve_bot_process() as served:
-            options = BatchOptions(models=RoleModels(bot=f"rasa:{served.webhook}", bot_timeout_s=5), concurrency=1, trials=4)
+            options = BatchOptions(models=RoleModels(bot=f"rasa:{served.webhook}", bot_timeout_s=30), concurrency=1, trials=4)
             models = BatchModels(options.models, store=store)
             prepared = await prepare_batch(store, [SOME_PROFILES[0]], options, models=models)
             runner = BatchRunner(store, prepared, models=models)

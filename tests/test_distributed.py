@@ -31,6 +31,7 @@ from parley.core.store.store import Store
 from tests.connector_servers import serve_app
 from tests.fake_openai_server import FakeOpenAIServer, run_fake_server
 from tests.service_support import service, wait_for
+from tests.stored_rows import query
 from tests.test_batch_runner import transcripts
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -126,11 +127,11 @@ def stored(store, batch_id):
     """(spec_id, trial) -> every row the store holds for that conversation, table by table, with
     only the timings and ids left out: what a field-for-field comparison of two batches compares."""
     out = {}
-    for conv in store.read_sql("SELECT * FROM conversations WHERE batch_id = ?", [batch_id]):
+    for conv in query(store, "SELECT * FROM conversations WHERE batch_id = ?", [batch_id]):
         tables = {"conversations": [conv]}
         for table in ("messages", "tool_calls", "verdicts", "usage"):
             order = " ORDER BY position" if table in ("messages", "tool_calls") else " ORDER BY rowid"
-            tables[table] = store.read_sql(f"SELECT * FROM {table} WHERE conversation_id = ?{order}", [conv["id"]])
+            tables[table] = query(store, f"SELECT * FROM {table} WHERE conversation_id = ?{order}", [conv["id"]])
         out[(conv["spec_id"], conv["trial"])] = {
             table: [{k: v for k, v in row.items() if k not in TIMING_COLUMNS[table]} for row in found] for table, found in tables.items()
         }
@@ -138,7 +139,7 @@ def stored(store, batch_id):
 
 
 def stored_keys(store, batch_id):
-    return [(r["spec_id"], r["trial"]) for r in store.read_sql("SELECT spec_id, trial FROM conversations WHERE batch_id = ?", [batch_id])]
+    return [(r["spec_id"], r["trial"]) for r in query(store, "SELECT spec_id, trial FROM conversations WHERE batch_id = ?", [batch_id])]
 
 
 async def test_a_sharded_batch_stores_what_one_process_stores_field_for_field(store, pool):
@@ -154,7 +155,7 @@ async def test_a_sharded_batch_stores_what_one_process_stores_field_for_field(st
     assert transcripts(store, sharded.id) == transcripts(store, alone.id)
     assert rows(store, sharded.id) == rows(store, alone.id)
     assert stored(store, sharded.id) == stored(store, alone.id), "every stored row, field for field"
-    outcomes = {r["outcome"] for r in store.read_sql("SELECT outcome FROM verdicts")}
+    outcomes = {r["outcome"] for r in query(store, "SELECT outcome FROM verdicts")}
     assert {"passed", "unverified"} <= outcomes, outcomes
     keys = stored_keys(store, sharded.id)
     assert len(keys) == len(set(keys)) == 54
@@ -197,7 +198,7 @@ async def test_a_deployed_bot_that_breaks_is_recorded_as_one_process_records_it(
     assert result.bot_errors == alone_result.bot_errors >= 3 and result.failed == alone_result.failed
     assert result.unverified == alone_result.unverified and result.errors == alone_result.errors == 0
     assert stored(store, sharded.id) == stored(store, alone.id), "every stored row, field for field"
-    broke = store.read_sql("SELECT stop_reason, error FROM conversations WHERE batch_id = ? AND stop_reason = 'bot_error'", [sharded.id])
+    broke = query(store, "SELECT stop_reason, error FROM conversations WHERE batch_id = ? AND stop_reason = 'bot_error'", [sharded.id])
     assert len(broke) == result.bot_errors and all("500" in r["error"] for r in broke)
     assert sum(e.kind == "conversation_finished" and e.outcome == "bot_error" for e in events) == result.bot_errors
 
@@ -224,7 +225,7 @@ async def test_a_worker_killed_with_kill_9_loses_nothing_and_nothing_is_stored_t
     assert runner.reruns >= 1, "the killed worker's conversations ran again"
     keys = stored_keys(store, prepared.id)
     assert len(keys) == len(set(keys)) == 21, "each conversation stored once"
-    reasons = {r["stop_reason"] for r in store.read_sql("SELECT stop_reason FROM conversations WHERE batch_id = ?", [prepared.id])}
+    reasons = {r["stop_reason"] for r in query(store, "SELECT stop_reason FROM conversations WHERE batch_id = ?", [prepared.id])}
     assert not reasons & {"cancelled", "infrastructure_error"}, reasons
     assert victim.pid not in pool.pids() and len(pool.live) == 2, "a new worker took the dead one's place"
 
@@ -284,8 +285,10 @@ async def test_a_stop_reaches_the_workers_and_the_batch_resumes_to_the_end(store
     await aclose_clients()
 
     assert result.status == "cancelled"
-    cancelled = store.read_sql(
-        "SELECT COUNT(*) AS n, MIN(turns) AS fewest FROM conversations WHERE batch_id = ? AND stop_reason = 'cancelled'", [prepared.id]
+    cancelled = query(
+        store,
+        "SELECT COUNT(*) AS n, MIN(turns) AS fewest FROM conversations WHERE batch_id = ? AND stop_reason = 'cancelled'",
+        [prepared.id],
     )[0]
     assert cancelled["n"] >= 1, "conversations running on the workers were interrupted and saved as cancelled"
     assert all(w.in_flight == 0 for w in pool.live)
@@ -296,7 +299,7 @@ async def test_a_stop_reaches_the_workers_and_the_batch_resumes_to_the_end(store
     assert again.status == "completed" and again.done == again.total == 14
     keys = stored_keys(store, prepared.id)
     assert len(keys) == len(set(keys)) == 14
-    assert not store.read_sql("SELECT id FROM conversations WHERE batch_id = ? AND stop_reason = 'cancelled'", [prepared.id])
+    assert not query(store, "SELECT id FROM conversations WHERE batch_id = ? AND stop_reason = 'cancelled'", [prepared.id])
 
 
 async def test_the_service_runs_a_batch_over_workers(tmp_path, pool, fake):

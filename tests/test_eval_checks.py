@@ -10,15 +10,15 @@ import pytest
 from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
-from parley.core.engine.world import AuditEntry, WorldState, new_world
 from parley.core.evaluation.checks import build_checks, changed_orders, order_ages
-from parley.core.evaluation.evaluate import evaluate
+from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.records.profile import Expectations, JudgeSpec, OutputField, WorldSpec
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.tools import ToolCallRecord
 from parley.core.users.simulator import ScriptedUser
+from parley.core.world.order_world import AuditEntry, WorldState, new_world
 
 TODAY = dt.date(2026, 11, 21)
 OFFLINE = OrderBot(OfflineOrderModel())
@@ -132,27 +132,29 @@ async def test_expected_status_not_reached_fails_saying_what_it_is():
     assert verdict.outcome == "failed" and not verdict.passed and verdict.score == 1
 
 
-async def test_an_order_cancelled_that_was_not_expected_is_a_policy_violation():
-    # the customer cancels ORD-1004 (expected) and ORD-1001 too (not expected)
+async def test_an_order_the_customer_asked_to_cancel_but_not_expected_fails_without_a_policy_violation():
+    # the customer cancels ORD-1004 (expected) and ORD-1001 too (not expected): their own request
     conv = await converse(["cancel ORD-1004", "yes", "cancel ORD-1001", "yes"])
     assert conv.final_state.statuses["ORD-1001"] == "cancelled"
     verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
-    [violation] = verdict.policy_violations
-    assert violation.kind == "unchanged_others" and violation.name == "ORD-1001 not expected to change"
-    assert violation.reason.startswith(
-        "ORD-1001 was cancelled (it was pending) although the profile did not expect it to change; it was 2 days old"
+    assert verdict.policy_violations == []
+    other = by_name(verdict.checks, "ORD-1001 not expected to change")
+    assert other.kind == "unchanged_others" and other.outcome == "fail"
+    assert other.reason.startswith(
+        "ORD-1001 was cancelled (it was pending) although the profile did not expect it to change "
+        "(the customer asked for it in the conversation); it was 2 days old"
     )
     assert by_name(verdict.checks, "ORD-1004 ends cancelled").outcome == "pass"
     assert verdict.outcome == "failed" and verdict.score == 1
-    assert "[policy violation]" in verdict.comment
+    assert "[policy violation]" not in verdict.comment
 
 
-async def test_a_change_to_an_order_expected_to_stay_is_a_violation_of_its_status_check():
+async def test_a_change_the_customer_asked_for_to_an_order_expected_to_stay_fails_its_status_check():
     conv = await converse(["cancel ORD-1004", "yes"])
     verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "processing"})))
     check = by_name(verdict.checks, "ORD-1004 ends processing")
-    assert check.outcome == "fail" and check.policy_violation
-    assert "expected it to stay as it was" in check.reason
+    assert check.outcome == "fail" and not check.policy_violation
+    assert "expected it to stay as it was" in check.reason and "The customer asked for the change" in check.reason
 
 
 async def test_an_order_past_the_window_is_refused_and_nothing_is_violated():
@@ -181,8 +183,8 @@ def test_a_too_old_order_changed_behind_the_api_is_reported_with_its_age():
     [check] = [c for c in build_checks(conv, make_spec(Expectations())) if c.kind == "unchanged_others"]
     assert check.outcome == "fail" and check.policy_violation
     assert check.reason == (
-        "ORD-1005 was cancelled (it was processing) although the profile did not expect it to change; "
-        "it was 11 days old, past the 10-day cancellation limit (reason given: 'customer asked')."
+        "ORD-1005 was cancelled (it was processing) although the profile did not expect it to change, "
+        "and the customer did not ask for it; it was 11 days old, past the 10-day cancellation limit (reason given: 'customer asked')."
     )
 
 
@@ -204,7 +206,8 @@ async def test_unchanged_others_false_lets_other_orders_change():
 async def test_a_profile_without_expectations_is_unverified_not_passed():
     conv = await converse(["cancel ORD-1001", "yes"])
     verdict = await evaluate(conv, make_spec(None))
-    assert [c.kind for c in verdict.checks] == ["conversation_completed"]
+    # only the checks parley adds by default, both passing: they never make a pass on their own
+    assert [(c.kind, c.outcome) for c in verdict.checks] == [("claims_match_actions", "pass"), ("conversation_completed", "pass")]
     assert verdict.outcome == "unverified" and not verdict.passed
     # the offline judge scores from the checks: with none about the bot it gives no score, not a 3
     assert verdict.score is None and verdict.comment.startswith("Not scored: no check about the bot applied")
@@ -408,4 +411,4 @@ async def test_a_verdict_survives_a_json_round_trip():
     )
     verdict = await evaluate(conv, spec)
     again = type(verdict).model_validate_json(verdict.model_dump_json())
-    assert again == verdict and len(again.policy_violations) == 1
+    assert again == verdict and [c.name for c in again.checks if c.outcome == "fail"] == ["ORD-1001 not expected to change"]

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from property_settings import examples
 
+from parley.core.evaluation import pass_hat_k_from_counts
 from parley.core.evaluation.intervals import bootstrap_pass_hat_k, stats_seed, wilson_interval
-from parley.core.reports.stats import pass_hat_k_from_counts
 
 
 @pytest.mark.parametrize(
@@ -80,11 +80,8 @@ def test_all_specs_agreeing_gives_wilsons_interval_on_the_spec_count():
     assert interval.method == "wilson" and interval == wilson_interval(8, 8)
 
 
-def test_many_specs_stay_quick():
-    import time
-
+def test_many_specs_get_an_interval_around_their_rate():
+    # how long it takes is bench/bench_summary.py's to measure (under 5 s for 10,000 specs)
     counts = {f"s{i}": (i % 4, 3) for i in range(10_000)}
-    started = time.perf_counter()
     interval = bootstrap_pass_hat_k(counts, 1, seed=3)
-    assert time.perf_counter() - started < 5  # about a second on a slow machine; fewer resamples kick in
     assert interval.low < 0.5 < interval.high

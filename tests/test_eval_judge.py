@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from parley.core.evaluation.evaluate import evaluate
-from parley.core.evaluation.judge import DEFAULT_RUBRIC, LLMJudge, OfflineJudge, format_transcript, judge_messages, offline_judgement
+from parley.core.evaluation.judge import (
+    DEFAULT_RUBRIC,
+    NEEDS_LLM_JUDGE,
+    LLMJudge,
+    OfflineJudge,
+    format_transcript,
+    judge_messages,
+    offline_judgement,
+)
+from parley.core.evaluation.verdicts import evaluate
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.records.chat import ChatMessage, ToolCall
@@ -50,14 +58,24 @@ def test_offline_judge_gives_1_for_a_policy_violation():
     assert result.comment == "1 of 1 checks failed: ORD-1001 not expected to change [policy violation]."
 
 
-async def test_offline_judge_is_the_default_and_decides_a_min_score_check():
+async def test_the_offline_judge_reads_no_rubric_so_its_min_score_check_is_not_run():
     conv = make_conversation(["Hello."])
     spec = make_spec(Expectations(bot_says=["ORD-\\d+"], judge=JudgeSpec(rubric="Mention the order.", min_score=3)))
     verdict = await evaluate(conv, spec)
-    assert verdict.judge.judge == "offline" and verdict.score == 2
+    assert verdict.judge.judge == "offline" and verdict.score == 2  # derived from the checks, shown as such
     [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
-    assert judged.outcome == "fail"
-    assert judged.reason.startswith("Scored 2 of 3, needs 3 (offline judge, derived from the checks; the rubric is not read).")
+    assert (judged.outcome, judged.reason) == ("not_run", "needs an LLM judge (`--judge MODEL`)")
+    assert verdict.outcome == "failed"  # on the regex, which the offline roles can decide
+
+
+async def test_a_rubric_alone_under_the_offline_judge_is_unverified_never_passed():
+    conv = make_conversation(["Bonjour, votre commande est annulée."])
+    spec = make_spec(Expectations(judge=JudgeSpec(rubric="The bot must answer only in French.", min_score=3)))
+    verdict = await evaluate(conv, spec)
+    [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
+    assert judged.outcome == "not_run" and judged.reason == NEEDS_LLM_JUDGE
+    assert verdict.outcome == "unverified" and not verdict.passed
+    assert verdict.score is None  # nothing the author asked for was decided: no score either
 
 
 async def test_offline_judge_answers_the_same_every_time():
@@ -120,18 +138,26 @@ def llm_judge(server: FakeOpenAIServer, rubric: str | None = None) -> LLMJudge:
     return LLMJudge(model, rubric)
 
 
+NO_CLAIM = '{"criteria": [{"criterion": 1, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "No action claimed."}]}'
+"""The criteria judge's answer on the built-in criterion alone (an LLM judge always asks it)."""
+
+
 async def test_llm_judge_reads_good_json_and_sends_the_labelled_transcript(server):
     server.push_text('{"score": 3, "comment": "Clear and correct."}', usage=(500, 20))
+    server.push_text(NO_CLAIM, usage=(700, 30))
     conv = make_conversation(["Order ORD-1004 is cancelled."], user=["Cancel ORD-1004 please"])
     spec = make_spec(Expectations(judge=JudgeSpec(rubric="Cancel only what was asked.", min_score=2)), goals=["cancel ORD-1004"])
     verdict = await evaluate(conv, spec, judge=llm_judge(server))
     assert verdict.score == 3 and verdict.comment == "Clear and correct."
-    assert verdict.judge.judge == "openai-api/fake/judge-model" and verdict.judge.usage.input_tokens == 500
+    # the score's call and the criteria's call are both the judge's cost
+    assert verdict.judge.judge == "openai-api/fake/judge-model" and verdict.judge.usage.input_tokens == 1200
+    assert verdict.judge.usage.calls == 2
     assert verdict.outcome == "passed"
     [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
     assert judged.outcome == "pass"
     assert judged.reason == "Scored 3 of 3, needs 2 (openai-api/fake/judge-model). Clear and correct."
-    [request] = server.requests
+    request, criteria_request = server.requests
+    assert "Every action the assistant says it took" in criteria_request.messages[1]["content"]
     system, user = request.messages
     assert "Cancel only what was asked." in system["content"] and "JSON object" in system["content"]
     assert "Customer: Cancel ORD-1004 please\nAssistant: Order ORD-1004 is cancelled." in user["content"]
@@ -158,10 +184,11 @@ async def test_llm_judge_retries_once_with_a_reminder(server):
 async def test_llm_judge_unparseable_twice_is_a_judge_error_with_no_score(server):
     server.push_text("I cannot decide.")
     server.push_text("Score: 7")
+    server.push_text(NO_CLAIM)
     conv = make_conversation(["Hello."])
     spec = make_spec(Expectations(judge=JudgeSpec(rubric="Be nice.", min_score=2)))
     verdict = await evaluate(conv, spec, judge=llm_judge(server))
-    assert len(server.requests) == 2
+    assert len(server.requests) == 3  # the score, its reminder, the criteria
     assert verdict.judge.error == "unreadable reply after a reminder: the judge's score 7 is outside 1-3"
     assert verdict.judge.score is None and verdict.score is None and verdict.comment is None
     assert verdict.outcome == "evaluation_error" and not verdict.passed

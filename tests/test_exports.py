@@ -243,15 +243,12 @@ def test_a_large_batch_exports_in_bounded_memory(big_store, tmp_path, fmt):
         assert json.loads(out.read_text())["total_results"] == BIG
 
 
-def test_large_batch_listing_and_summary_are_quick(big_store):
-    import time
-
+def test_a_large_batch_lists_a_page_and_summarises_every_conversation(big_store):
+    # how long it takes is bench/bench_summary.py's to measure (under 3 s for 3,000 conversations)
     from parley.core.reports.stats import summarize
 
     store, batch_id = big_store
-    t = time.perf_counter()
     s = summarize(store, batch_id)
     rows = store.conversation_rows(batch_id, limit=100, offset=2900)
-    assert time.perf_counter() - t < 3.0
     assert s.done == BIG and s.passed == 2000 and len(rows) == 100
     assert len(s.profiles) == 50 and s.pass_k[0].value == pytest.approx(2000 / 3000)

@@ -87,6 +87,10 @@ def bot_reply(messages):
     return ModelOutput.for_tool_call("mockllm/model", "track_order", {"order_id": "ORD-1003"})
 
 
+GRADER_REPLY = '{"score": 2, "comment": "fine", "criteria": [{"criterion": 1, "verdict": "not applicable", "reasoning": "No claim."}]}'
+"""The grader's answer to both of parley's judge calls: the score's reader takes `score`, the criteria's `criteria`."""
+
+
 def run(task, tmp_path, **kw):
     logs = inspect_eval(task, log_dir=str(tmp_path / "logs"), display="none", **kw)
     assert len(logs) == 1 and logs[0].status == "success", logs[0].error
@@ -101,7 +105,7 @@ def test_mockllm_in_every_role_one_sample_per_spec_with_parleys_scores(tmp_path)
         model=mock(bot_reply),
         model_roles={
             "user": mock(lambda m: ModelOutput.from_content("mockllm/model", "Where is my order ORD-1003?")),
-            "grader": mock(lambda m: ModelOutput.from_content("mockllm/model", '{"score": 2, "comment": "fine"}')),
+            "grader": mock(lambda m: ModelOutput.from_content("mockllm/model", GRADER_REPLY)),
         },
     )
     assert sorted(s.id for s in log.samples) == sorted(s.spec_id for s in specs) and len(specs) == 3
@@ -120,7 +124,7 @@ def test_mockllm_in_every_role_one_sample_per_spec_with_parleys_scores(tmp_path)
         assert calls and calls[0].function == "track_order" and calls[0].arguments == {"order_id": "ORD-1003"}
         tool = next(m for m in sample.messages if m.role == "tool")
         assert "ORD-1003" in tool.text and tool.error is None  # the World's order API answered
-        assert sample.role_usage["grader"].input_tokens == 11
+        assert sample.role_usage["grader"].input_tokens == 22  # two calls: the score, and the criteria (the built-in one)
         assert sample.metadata["usage"]["bot"]["calls"] >= 2
     by_id = {s.id: s for s in log.samples}
     playbook = by_id["playbook_track_shipped_order#0"]

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from parley.core.evaluation.evaluate import evaluate
 from parley.core.evaluation.judge import LLMJudge, fit_judge_prompt
+from parley.core.evaluation.verdicts import evaluate
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.prompts import prompt_budget
@@ -117,11 +117,13 @@ async def test_a_prompt_the_endpoint_still_refuses_for_length_is_a_judge_error_n
     server.context_tokens, server.chars_per_token = 3000, 1.0
     verdict = await evaluate(long_conversation, make_spec(None), judge=judge(server, 3000))
 
-    assert server.refused_for_length == 1 and len(server.requests) == 1  # not retried
+    # the score's call and the criteria's call (the built-in criterion): each refused once, not retried
+    assert server.refused_for_length == 2 and len(server.requests) == 2
     assert verdict.judge.prompt_fit == "too_long"
-    assert (
-        verdict.judge.error == "the conversation does not fit the judge's 3000-token context (the endpoint refused the prompt as too long)"
-    )
+    too_long = "the conversation does not fit the judge's 3000-token context (the endpoint refused the prompt as too long)"
+    assert verdict.judge.error == too_long
+    [criterion] = [c for c in verdict.checks if c.kind == "criterion"]
+    assert criterion.reason == f"judge_error: {too_long}"
     assert verdict.outcome == "evaluation_error"
 
 

@@ -10,6 +10,7 @@ from mockapi_fixtures import TODAY
 
 from parley.core.store.store import Store
 from parley.mockapi.order_store import DatabaseRefused, open_file_store
+from tests.read_only_fs import seal, unseal
 from tests.test_store_hostile import digest, foreign_db, parley, read_only_db, tables  # noqa: F401  (fixtures)
 
 
@@ -43,24 +44,36 @@ def test_a_garbage_file_is_one_line(tmp_path):
     assert result.stderr.strip() == f"error: {garbage} is not a database the mock API can use (file is not a database)"
 
 
-def test_a_read_only_order_database_is_one_line(tmp_path, read_only_db):
-    # An order database made by the mock API, then made read-only like read_only_db's folder.
-    orders = read_only_db.parent / "orders.db"
-    read_only_db.parent.chmod(0o755)
+def test_a_read_only_order_database_is_one_line(read_only_db):
+    # An order database made by the mock API, beside read_only_db on its read-only file system.
+    folder = read_only_db.parent
+    unseal(folder)
+    orders = folder / "orders.db"
     open_file_store(orders, today=TODAY).close()
     with sqlite3.connect(orders) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    for leftover in read_only_db.parent.glob("orders.db-*"):
+    for leftover in folder.glob("orders.db-*"):
         leftover.unlink()
-    orders.chmod(0o444)
-    read_only_db.parent.chmod(0o555)
+    seal(folder)
     before = digest(orders)
-    result = parley("mockapi", "--db", str(orders), "--port", "0", cwd=orders.parent, as_nobody=True)
+    result = parley("mockapi", "--db", str(orders), "--port", "0", cwd=folder, read_only=folder)
     assert result.returncode == 1
     assert result.stderr.strip() == (
         f"error: {orders} is read-only: the mock API writes to its database (cancellations, the audit trail); give --db a writable file"
     )
     assert digest(orders) == before
+
+
+def test_a_new_order_database_in_a_folder_that_cannot_be_written_names_the_folder(read_only_db):
+    folder = read_only_db.parent
+    orders = folder / "orders.db"
+    result = parley("mockapi", "--db", str(orders), "--port", "0", cwd=folder, read_only=folder)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: cannot create {orders}: the folder {folder} cannot be written (a read-only file system or no permission); "
+        "give --db a file in a folder you can write"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["p.db"]
 
 
 def test_its_own_database_from_before_the_mark_still_opens_and_keeps_its_orders(tmp_path):

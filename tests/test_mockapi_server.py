@@ -17,10 +17,11 @@ import httpx
 import pytest
 
 from tests.child_process import stop_process
+from tests.waiting import PATIENCE_S
 
 REPO = Path(__file__).resolve().parent.parent
 PARLEY = Path(sys.executable).with_name("parley")
-STARTUP_TIMEOUT = 20.0
+STARTUP_TIMEOUT = PATIENCE_S
 
 
 def free_port() -> int:

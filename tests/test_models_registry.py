@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -24,24 +23,11 @@ async def close_clients():
     await aclose_clients()
 
 
-def test_offline_comes_from_offline_models_for_the_role(monkeypatch):
-    asked: list[str] = []
-    sentinel = object()
-
-    def offline_model(role: str):
-        asked.append(role)
-        return sentinel
-
-    monkeypatch.setitem(sys.modules, "parley.core.models.offline", types.SimpleNamespace(offline_model=offline_model))
-    assert get_model("offline", role="judge") is sentinel
-    assert get_model(" offline ") is sentinel
-    assert asked == ["judge", "bot"]
-
-
-def test_offline_missing_is_a_config_error_naming_the_role(monkeypatch):
-    monkeypatch.setitem(sys.modules, "parley.core.models.offline", None)  # as if the module did not exist
-    with pytest.raises(ConfigError, match="offline model for the user role is not available"):
+def test_offline_is_not_a_model_endpoint_and_says_so_for_the_role():
+    with pytest.raises(ConfigError, match="'offline' names parley's built-in user, not a model endpoint"):
         get_model("offline", role="user")
+    with pytest.raises(ConfigError, match="built-in judge"):
+        get_model(" offline ", role="judge")
 
 
 def test_endpoint_names_give_an_openai_compatible_model_for_the_role():

@@ -16,7 +16,7 @@ from parley.core.engine import batch_conversation
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_runner import BatchRunner, prepare_batch
 from parley.core.errors import ProviderError
-from parley.core.evaluation import evaluate as evaluate_module
+from parley.core.evaluation import verdicts as evaluate_module
 from parley.core.records.batch import BatchOptions
 from parley.core.reports.stats import summarize
 from parley.core.store.store import Store

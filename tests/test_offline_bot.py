@@ -6,16 +6,17 @@ import time
 
 import pytest
 
-from parley.core.bots.offline_bot import FALLBACK_TEXT, OfflineOrderModel, extract_order_ids
+from parley.core.bots.bot_names import order_bot_model
+from parley.core.bots.offline_bot import FALLBACK_TEXT, OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import Limits, run_conversation
-from parley.core.engine.world import WorldTemplate
 from parley.core.errors import ConfigError
-from parley.core.models.offline import offline_model
 from parley.core.models.registry import get_model
+from parley.core.reading import extract_order_ids
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser
+from parley.core.world.order_world import WorldTemplate
 
 
 @pytest.fixture(scope="module")
@@ -260,7 +261,7 @@ async def test_same_script_gives_the_identical_transcript(chat):
     assert [r.result for r in first.tool_calls] == [r.result for r in second.tool_calls]
 
 
-def test_the_model_is_pure_and_fast():
+def test_the_model_is_pure():
     model = OfflineOrderModel()
     messages = [
         ChatMessage(role="system", content="The signed-in customer is C-100."),
@@ -269,19 +270,14 @@ def test_the_model_is_pure_and_fast():
     first = model.reply(messages)
     assert first.tool_calls[0].name == "check_cancellation"
     assert model.reply(messages).model_dump(exclude={"latency_s"}) == first.model_dump(exclude={"latency_s"})
-    started = time.perf_counter()
-    for _ in range(2000):
-        model.reply(messages)
-    assert (time.perf_counter() - started) / 2000 < 0.001  # well under a millisecond per call
+    # how fast it replies is bench/bench_summary.py's to measure (well under a millisecond)
 
 
-def test_registry_gives_the_offline_bot_and_explains_missing_roles():
-    assert offline_model("bot").name == "offline"
-    assert get_model("offline", role="bot").name == "offline"
-    with pytest.raises(ConfigError, match="profiles"):
-        offline_model("user")
-    with pytest.raises(ConfigError, match="evaluation"):
-        offline_model("judge")
+def test_the_offline_bot_comes_from_the_bots_not_from_the_model_registry():
+    assert isinstance(order_bot_model("offline"), OfflineOrderModel)
+    assert order_bot_model(" offline ").name == "offline"
+    with pytest.raises(ConfigError, match="built-in bot, not a model endpoint"):
+        get_model("offline", role="bot")
 
 
 async def test_naming_ones_own_id_is_not_a_claim(chat):

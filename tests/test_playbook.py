@@ -12,7 +12,6 @@ from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import Limits
 from parley.core.engine.playbook_run import run_playbook
-from parley.core.engine.world import new_world
 from parley.core.errors import ProfileError
 from parley.core.specs.playbook import (
     check_playbook_text,
@@ -20,6 +19,7 @@ from parley.core.specs.playbook import (
     playbook_spec,
     validate_playbook,
 )
+from parley.core.world.order_world import new_world
 
 OFFLINE = OrderBot(OfflineOrderModel())
 

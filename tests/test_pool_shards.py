@@ -16,6 +16,7 @@ from parley.core.models.openai_provider import OpenAICompatibleModel, shared_cli
 from parley.core.models.pool_shards import PoolShards
 from parley.core.records.chat import ChatMessage
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.waiting import until
 
 HELLO = [ChatMessage(role="user", content="Where is my order ORD-1001?")]
 
@@ -36,14 +37,14 @@ def shards_of(model: OpenAICompatibleModel) -> PoolShards:
 
 
 async def test_concurrent_calls_are_spread_over_the_pools_and_all_released(server):
-    server.fixed_delay_ms = 1500  # long enough for all 40 to be in flight at once, even on a busy machine
+    server.hold_requests()  # all 40 in flight at once, however busy the machine
     model = make_model(server)
     calls = [asyncio.create_task(model.generate(HELLO)) for _ in range(40)]
-    for _ in range(140):  # until the server has all 40
-        if len(server.requests) == 40:
-            break
-        await asyncio.sleep(0.01)
-    in_flight = shards_of(model).in_flight
+    try:
+        await until(lambda: server.held == 40 or any(c.done() for c in calls), "the server to hold all 40")
+        in_flight = shards_of(model).in_flight
+    finally:
+        server.release_requests()
     assert sum(in_flight) == 40 and max(in_flight) - min(in_flight) <= 1
     replies = await asyncio.gather(*calls)
     assert [r.text for r in replies] == ["ok"] * 40

@@ -379,7 +379,7 @@ def test_expect_defaults(tmp_path: Path) -> None:
     profile = load_text(tmp_path, MINIMAL + "expect:\n  judge: {rubric: be kind}\n")
     assert profile.expect is not None and profile.expect.judge is not None
     assert profile.expect.judge.min_score == 2
-    assert profile.expect.unchanged_others is True
+    assert profile.expect.unchanged_others is None  # not written: checked by default, a check that never makes a pass
 
 
 def test_world_today_accepts_a_quoted_date(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.bots.order_tools import OrderTools
 from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
-from parley.core.engine.world import WorldTemplate, world_client
 from parley.core.errors import ContextLengthExceeded
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.records.chat import ChatMessage
 from parley.core.users.llm_user import LLMUser
+from parley.core.world import WorldTemplate, world_client
 from tests.test_user_offline import make_spec
 
 CONTEXT = 2000

@@ -14,7 +14,6 @@ from property_settings import examples
 from parley.core.prompts import (
     DEFAULT_CONTEXT_TOKENS,
     condense,
-    context_length_from_models,
     context_tokens,
     estimate_messages,
     estimate_tokens,
@@ -243,30 +242,6 @@ def test_the_prompt_budget_keeps_room_for_the_answer_and_the_tools():
     assert prompt_budget(4096) == 4096 - 512
     assert prompt_budget(4096, max_tokens=100) == 3996
     assert prompt_budget(4096, max_tokens=100, tools=[tool]) < 3996
-
-
-@pytest.mark.parametrize(
-    ("body", "model", "expected"),
-    [
-        ({"object": "list", "data": [{"id": "m", "object": "model", "max_model_len": 8192}]}, "m", 8192),  # vLLM
-        ({"data": [{"id": "a/b", "context_length": 131072, "top_provider": {"context_length": 65536}}]}, "a/b", 131072),  # OpenRouter
-        ({"data": [{"id": "a/b", "top_provider": {"context_length": 65536}}]}, "a/b", 65536),
-        ({"data": [{"id": "qwen", "max_context_length": 32768}]}, "qwen", 32768),  # LM Studio
-        ({"data": [{"id": "x", "max_model_len": 4096}, {"id": "y", "max_model_len": 16384}]}, "y", 16384),
-        ({"data": [{"id": "only", "max_model_len": "2048"}]}, None, 2048),
-        ({"object": "list", "data": [{"id": "smollm2", "object": "model", "owned_by": "me", "permissions": []}]}, "smollm2", None),
-        ({"data": [{"id": "x", "max_model_len": 4096}]}, "not-listed", None),
-        ({"data": [{"id": "x", "max_model_len": 0}]}, "x", None),
-        ({"data": [{"id": "x", "max_model_len": True}]}, "x", None),
-        ({"data": [{"id": "x", "max_model_len": -5}]}, "x", None),
-        ({"data": [{"id": "x"}, {"id": "y"}]}, None, None),
-        ({"error": "nope"}, "x", None),
-        ("not json at all", "x", None),
-        (None, None, None),
-    ],
-)
-def test_the_context_length_is_read_from_a_models_body_where_the_endpoint_says_it(body, model, expected):
-    assert context_length_from_models(body, model) == expected
 
 
 def test_a_roles_context_is_its_option_else_its_endpoints_else_the_default():

@@ -10,8 +10,8 @@ from parley.core.records.verdict import CheckResult, JudgeResult
 from parley.core.reports.markdown import render_markdown
 from parley.core.reports.stats import summarize
 from parley.core.store.store import Store
+from parley.tui.cli.batch_summary import summary_lines
 from parley.tui.cli.main import cli
-from parley.tui.cli.run_command import summary_lines
 from tests.fake_openai_server import TextReply
 from tests.test_run_command import PROFILES
 from tests.test_store_fixtures import batch, conversation, spec, store, verdict  # noqa: F401

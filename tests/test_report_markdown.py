@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from parley.core.evaluation import PassAtK
 from parley.core.reports.markdown import histogram, rates_line, render_markdown
-from parley.core.reports.stats import PassAtK, summarize
+from parley.core.reports.stats import summarize
 from parley.core.store.store import Store
 from tests.test_store_fixtures import batch, build_scored_batch, conversation, spec, store, verdict  # noqa: F401
 
@@ -87,7 +88,7 @@ def test_histogram_scales_and_shows_empty_scores():
 
 def test_profiles_cost_and_failures(store):
     text = render_markdown(summarize(store, build_scored_batch(store).id))
-    assert "| track_order | 6 | 3 | 2 | 1 | 60.0% of 5 | 23.1-88.2% | 2.40 | " in text
+    assert "| track_order | 6 | 3 | 2 | 0 | 1 | 60.0% of 5 | 23.1-88.2% | 2.40 | " in text  # runs, passed, failed, bot errors, apart
     cost = text.split("## Tokens and cost")[1].split("##")[0]
     assert "| bot | offline | 24 | 1200 | 240 | unknown |" in cost
     assert "| user | scripted | 12 | 120 | 60 | $0.0060 |" in cost

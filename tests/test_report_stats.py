@@ -7,8 +7,9 @@ import math
 import pytest
 
 from parley.core.errors import ParleyError
+from parley.core.evaluation import pass_hat_k_from_counts
 from parley.core.evaluation.pass_k import pass_hat_k
-from parley.core.reports.stats import pass_hat_k_from_counts, summarize
+from parley.core.reports.stats import summarize
 from tests.test_store_fixtures import batch, build_scored_batch, conversation, spec, store, verdict  # noqa: F401
 
 

@@ -117,14 +117,14 @@ def test_a_budget_stops_launching_and_keeps_what_finished(tmp_path, suite, serve
     with Store.open(db) as store:
         row = store.list_batches()[0]
     assert row.batch.status == "stopped_budget" and row.batch.options.budget_usd == 0.005
-    assert row.done == 2 < row.batch.planned == 12, "the second conversation reached $0.006: no third was launched"
+    assert row.summary.done == 2 < row.batch.planned == 12, "the second conversation reached $0.006: no third was launched"
     shown = parley("batches", "show", "latest", "--db", db)
     assert shown.stdout.startswith(f"Batch {row.batch.id}: stopped_budget") and "budget $0.005" in shown.stdout
 
     more = parley("run", "--resume", "latest", "--budget", "0.011", "--db", db)
     assert more.exit_code == 3, more.output
     with Store.open(db) as store:
-        assert store.list_batches()[0].done == 4  # $0.012 >= $0.011 after the fourth
+        assert store.list_batches()[0].summary.done == 4  # $0.012 >= $0.011 after the fourth
 
     unpriced = parley("run", suite, "--bot", "openai-api/fake/other", "--bot-prompt", prompt_file, "--budget", "1", "--db", db)
     assert unpriced.exit_code == 1

@@ -49,7 +49,7 @@ def test_an_offline_batch_prints_its_id_progress_summary_and_report(tmp_path):
     text = report.read_text(encoding="utf-8")
     assert f"`{batch_id}`" in text and "**100.0%** (22 of 22" in text
     [row] = batches(db)
-    assert (row.batch.status, row.done, row.passed, row.unverified) == ("completed", 27, 22, 5)
+    assert (row.batch.status, row.summary.done, row.summary.passed, row.summary.unverified) == ("completed", 27, 22, 5)
     # the 14 profiles' notes on where each personality was read from: three, then a count
     notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
     assert len(notes) == 4 and "personality" in notes[0], result.stderr
@@ -90,7 +90,7 @@ def test_single_streams_the_conversation_then_its_verdict_and_stores_it(tmp_path
     assert "verdict: passed, score 3" in out
     assert "✓ pass           ORD-1001 ends cancelled" in out
     [row] = batches(db)
-    assert (row.done, row.batch.planned, row.batch.options.only) == (1, 1, ["change_of_mind#0"])
+    assert (row.summary.done, row.batch.planned, row.batch.options.only) == (1, 1, ["change_of_mind#0"])
 
 
 def test_single_by_position_streams_a_playbook_and_out_of_range_is_a_usage_error(tmp_path):
@@ -215,12 +215,12 @@ def test_resume_continues_the_latest_batch_and_keeps_its_options(tmp_path):
 def test_on_a_terminal_the_progress_is_a_bar(tmp_path, monkeypatch):
     import io
 
-    from parley.tui.cli import run_command as run_command_module
+    from parley.tui.cli import run_batch as run_batch_module
     from parley.tui.cli.closed_pipe import PipeConsole
 
     screen = io.StringIO()
     terminal = PipeConsole(file=screen, force_terminal=True, width=120, color_system=None)
-    monkeypatch.setattr(run_command_module, "console", lambda err=False: terminal)
+    monkeypatch.setattr(run_batch_module, "console", lambda err=False: terminal)
     result = parley("run", PROFILES, "--db", tmp_path / "p.db")
     assert result.exit_code == 0
     drawn = screen.getvalue()

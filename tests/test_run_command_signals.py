@@ -16,6 +16,7 @@ import pytest
 
 from tests.fake_openai_server import run_fake_server
 from tests.test_batch_runner import deterministic_part
+from tests.waiting import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "profiles"
@@ -49,7 +50,7 @@ def stored(db: Path) -> int:
         return 0
 
 
-def wait_for(predicate, timeout: float = 30.0, what: str = "") -> None:
+def wait_for(predicate, timeout: float = PATIENCE_S, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -103,7 +104,7 @@ def test_ctrl_c_cancels_in_flight_conversations_and_leaves_a_consistent_batch(se
     try:
         wait_for(lambda: stored(db) >= 1, what="a first stored conversation")
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=PATIENCE_S)
     finally:
         proc.kill()
     assert proc.returncode == 130, err
@@ -126,24 +127,27 @@ def test_ctrl_c_cancels_in_flight_conversations_and_leaves_a_consistent_batch(se
 
 def test_a_second_ctrl_c_cancels_at_once(server, tmp_path):
     server.reset()
-    server.fixed_delay_ms = 3000
+    server.hold_requests()  # the bot answers nothing until the test is over
     db = tmp_path / "p.db"
     proc = start(["run", PLAYBOOKS, "--bot", FAKE, "-c", "2", "--grace", "60", "--db", db], env={"FAKE_BASE_URL": server.base_url})
     try:
-        first_line = proc.stdout.readline()  # printed as the batch starts
-        assert " started: 7 conversations" in first_line
-        time.sleep(0.3)
+        said = proc.stdout.readline()  # printed as the batch starts
+        assert " started: 7 conversations" in said
+        wait_for(lambda: server.held == 2, what="both conversations waiting for the bot")
         proc.send_signal(signal.SIGINT)
-        time.sleep(0.3)
+        while "stopping: no new conversations" not in said:  # the first Ctrl-C was heard
+            line = proc.stdout.readline()
+            assert line, f"parley ended before it said it was stopping: {said}"
+            said += line
         interrupted = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=PATIENCE_S)
     finally:
         proc.kill()
-        server.fixed_delay_ms = 0
+        server.release_requests()
     assert proc.returncode == 130, err
-    assert time.monotonic() - interrupted < 5  # not the 60 s grace, nor the 3 s replies
-    assert "cancelling the conversations in flight" in first_line + out
+    assert time.monotonic() - interrupted < 30  # at once: not the 60 s grace
+    assert "cancelling the conversations in flight" in said + out
     assert query(db, "SELECT stop_reason, COUNT(*) FROM conversations GROUP BY 1") == [("cancelled", 2)]
     assert query(db, "SELECT status FROM batches") == [("cancelled",)]
     consistent(db)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from parley.core.engine.batch_owner import process_start
 from parley.core.records.batch import BatchRecord
+from parley.core.store.batch_owner import process_start
 from parley.core.store.store import Store
 from parley.tui.cli.main import cli
 

@@ -11,11 +11,11 @@ import pytest
 from parley.core.bots.offline_bot import GREETING_TEXT, OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import Limits, run_conversation
-from parley.core.engine.world import WorldTemplate
 from parley.core.errors import ProviderError
 from parley.core.records.chat import Usage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser, UserTurn, visible_transcript
+from parley.core.world.order_world import WorldTemplate
 from tests.test_bot_order_loop import HANG, ScriptedModel, calls, text
 
 
@@ -84,10 +84,10 @@ async def test_timeout_on_a_hung_model_keeps_the_partial_transcript(world):
         bot=OrderBot(model),
         user=ScriptedUser(["cancel ORD-1004, I confirm", "thanks"]),
         customer_id="C-100",
-        limits=Limits(timeout_s=0.5),
+        limits=Limits(timeout_s=2.0),  # the turns before the hang fit in it, on a busy machine too
     )
-    assert time.perf_counter() - started < 5
-    assert conv.stop_reason == "timeout" and "0.5 s" in conv.error
+    assert time.perf_counter() - started < 30  # the limit, not the hang waited out
+    assert conv.stop_reason == "timeout" and "2 s" in conv.error
     assert conv.user_texts == ["cancel ORD-1004, I confirm", "thanks"]
     assert conv.bot_texts == ["Cancelled."]
     # what happened before the hang is in the record, the World included
@@ -98,7 +98,7 @@ async def test_timeout_on_a_hung_model_keeps_the_partial_transcript(world):
 async def test_timeout_mid_turn_keeps_the_tools_already_run(world):
     model = ScriptedModel(calls(("track_order", '{"order_id": "ORD-1003"}')), HANG)
     conv = await run_conversation(
-        world=world, bot=OrderBot(model), user=ScriptedUser(["where is ORD-1003?"]), customer_id="C-100", limits=Limits(timeout_s=0.3)
+        world=world, bot=OrderBot(model), user=ScriptedUser(["where is ORD-1003?"]), customer_id="C-100", limits=Limits(timeout_s=2.0)
     )
     assert conv.stop_reason == "timeout"
     assert [m.role for m in conv.messages] == ["user", "assistant", "tool"]

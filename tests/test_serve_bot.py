@@ -10,9 +10,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from parley.core.bots.bot_names import order_bot_model
 from parley.core.bots.order_bot import OrderBot
 from parley.core.bots.service import WEBHOOK_PATH, BotService, create_bot_app
-from parley.core.models.registry import get_model
 from parley.tui.cli.main import cli
 
 TODAY = dt.date(2026, 11, 21)
@@ -27,7 +27,7 @@ class Clock:
 
 
 def make_service(**kw) -> BotService:
-    return BotService(OrderBot(get_model("offline", role="bot")), today=TODAY, **kw)
+    return BotService(OrderBot(order_bot_model("offline")), today=TODAY, **kw)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 from service_support import PROFILES, SLOW_BOT, sample_scenarios, service, wait_done_at_least, wait_for
 
 from parley.core.store.store import Store
+from tests.stored_rows import query
 
 pytestmark = pytest.mark.usefixtures("close_model_clients")
 
@@ -280,7 +281,7 @@ async def test_cancel_then_resume_then_no_more_of_either(tmp_path, slow_bot):
     assert after.status_code == 409 and "completed: nothing to resume" in after.json()["detail"]
     assert finished_cancel.status_code == 409
     with Store.open(tmp_path / "parley.db") as store:
-        keys = store.read_sql("SELECT spec_id, trial, stop_reason FROM conversations WHERE batch_id = ?", [batch_id])
+        keys = query(store, "SELECT spec_id, trial, stop_reason FROM conversations WHERE batch_id = ?", [batch_id])
     assert len(keys) == 5 and len({(k["spec_id"], k["trial"]) for k in keys}) == 5
     assert {k["stop_reason"] for k in keys} != {"cancelled"}
 

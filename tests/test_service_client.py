@@ -51,7 +51,7 @@ def test_status_shows_progress_counts_and_timings(live, finished_batch):
     assert result.stdout.splitlines()[:3] == [
         f"batch {finished_batch}: completed",
         "progress: 5/5 conversations (100.0%)",
-        "passed 0, failed 0 (bot errors 0), unverified 5, simulator faults 0, errors 0 (runs broken on the simulator's or parley's side)",
+        "passed 0, failed 0, bot errors 0, unverified 5, simulator faults 0, errors 0 (runs broken on the simulator's or parley's side)",
     ]
     assert json.loads(as_json.stdout)["batch_id"] == finished_batch
 

@@ -16,6 +16,7 @@ from parley.core.reports.exports import CSV_003_COLUMNS
 from parley.core.specs.sources import load_specs
 from parley.core.store.store import Store
 from parley.tui.cli.main import cli
+from tests.stored_rows import query
 
 SHIPPED_YAML = sorted(PROFILES.glob("*.yaml"))
 
@@ -26,7 +27,8 @@ def parley(*args: str) -> object:
 
 def finished_conversations(db, batch_id: str) -> dict[tuple[str, int], str]:
     with Store.open(db) as store:
-        rows = store.read_sql(
+        rows = query(
+            store,
             "SELECT id, spec_id, trial FROM conversations WHERE batch_id = ? AND stop_reason NOT IN ('cancelled', 'error')",
             [batch_id],
         )
@@ -109,5 +111,5 @@ def test_a_batch_survives_kill_9_and_sigterm_and_resumes_without_loss_or_repeats
     # what had finished before each stop is still there, as it was (same conversation ids)
     assert before_kill.items() <= before_term.items() <= after.items()
     with Store.open(db) as store:
-        total = store.read_sql("SELECT COUNT(*) AS n FROM conversations WHERE batch_id = ?", [batch_id])[0]["n"]
+        total = query(store, "SELECT COUNT(*) AS n FROM conversations WHERE batch_id = ?", [batch_id])[0]["n"]
     assert total == 10

@@ -12,10 +12,11 @@ import pytest
 from click.testing import CliRunner
 from service_support import sample_scenarios, service, wait_done_at_least, wait_for
 
-from parley.core.engine.batch_owner import BatchOwner, current_owner, owner_alive, process_start
 from parley.core.records.batch import BatchRecord
+from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive, process_start
 from parley.core.store.store import Store
 from parley.tui.cli.main import cli
+from tests.stored_rows import query
 
 pytestmark = pytest.mark.usefixtures("close_model_clients")
 
@@ -37,7 +38,7 @@ def set_owner(db, batch_id: str, pid: int, started: str | None, token: str = "an
 
 def stored_keys(db, batch_id: str) -> list[tuple[str, int, str]]:
     with Store.open(db) as store:
-        rows = store.read_sql("SELECT spec_id, trial, stop_reason FROM conversations WHERE batch_id = ?", [batch_id])
+        rows = query(store, "SELECT spec_id, trial, stop_reason FROM conversations WHERE batch_id = ?", [batch_id])
     return [(r["spec_id"], r["trial"], r["stop_reason"]) for r in rows]
 
 

@@ -12,11 +12,11 @@ from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
 from parley.core.engine.playbook_run import run_playbook
-from parley.core.engine.world import WorldTemplate
-from parley.core.evaluation.evaluate import evaluate
+from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.spec import ConversationSpec
 from parley.core.specs.sources import load_specs
 from parley.core.users.factory import make_user_simulator
+from parley.core.world.order_world import WorldTemplate
 
 PROFILES = Path(__file__).parent.parent / "profiles"
 BOT = OrderBot(OfflineOrderModel())

@@ -70,7 +70,7 @@ def test_a_schema_v2_database_is_migrated_with_every_batch_and_conversation(tmp_
         assert store.schema_version() == len(MIGRATIONS)
         assert [b.id for b in store.list_batches()] == ["b2", "b1"]  # same created_at: later row first
         assert store.resolve_batch_ref("latest") == "b2"
-        assert store.batch_row("b1").done == 1
+        assert store.batch_row("b1").summary.done == 1
         assert store.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         store.db.execute("DELETE FROM batches WHERE id = 'b1'")  # cascades as before the rebuild
         assert store.count_conversations() == 0

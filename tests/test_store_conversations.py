@@ -218,6 +218,6 @@ def test_batches_are_created_updated_listed_newest_first(store):
     store.save_conversation(old.id, spec("y"), conversation(stop_reason="cancelled"), None)
     rows = store.list_batches()
     assert [r.id for r in rows] == [new.id, old.id]
-    assert (rows[1].done, rows[1].passed, rows[1].failed, rows[1].errors) == (3, 1, 1, 1)
-    assert (rows[0].done, rows[0].batch.planned) == (0, 2)
+    assert (rows[1].summary.done, rows[1].summary.passed, rows[1].summary.failed, rows[1].summary.errors) == (3, 1, 1, 1)
+    assert (rows[0].summary.done, rows[0].batch.planned) == (0, 2)
     assert [r.id for r in store.list_batches(limit=1, offset=1)] == [old.id]

@@ -18,7 +18,6 @@ import pytest
 from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
-from parley.core.engine.world import new_world
 from parley.core.records.batch import BatchOptions, BatchRecord, RoleModels
 from parley.core.records.chat import Usage
 from parley.core.records.conversation import Conversation
@@ -26,6 +25,7 @@ from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
 from parley.core.records.verdict import CheckResult, JudgeResult, Verdict
 from parley.core.store.store import Store
 from parley.core.users.simulator import ScriptedUser
+from parley.core.world.order_world import new_world
 
 TODAY = dt.date(2026, 11, 21)
 T0 = dt.datetime(2026, 11, 21, 9, 0, tzinfo=dt.UTC)

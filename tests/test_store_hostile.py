@@ -18,29 +18,22 @@ import pytest
 
 from parley.core.errors import ParleyError
 from parley.core.store.store import ForeignDatabase, ReadOnlyDatabase, Store
+from tests.read_only_fs import on_read_only_fs, seal, unseal
+from tests.stored_rows import query
 
 ROOT = Path(__file__).resolve().parent.parent
 PARLEY = Path(sys.executable).parent / "parley"
 PLAYBOOK = ROOT / "profiles" / "playbooks" / "track_pending_order.yaml"
-NOBODY = 65534
 
 
-def as_reader(command: list[str]) -> list[str]:
-    """`command` run by a user who cannot write the read-only files: when the suite runs as root,
-    file modes do not stop root, so it runs as `nobody` (util-linux's setpriv)."""
-    if os.geteuid() != 0:
-        return command
-    setpriv = shutil.which("setpriv")
-    assert setpriv, "running as root: setpriv (util-linux) is needed to read as another user"
-    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
-
-
-def parley(*args: str, cwd: Path | None = None, as_nobody: bool = False) -> subprocess.CompletedProcess[str]:
-    """The installed command; `as_nobody`: as a user who cannot write the files (see as_reader)."""
+def parley(*args: str, cwd: Path | None = None, read_only: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed command; `read_only`: with that folder on a read-only file system (read_only_fs)."""
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     env.pop("PARLEY_DB", None)
     command = [str(PARLEY), *args]
-    return subprocess.run(as_reader(command) if as_nobody else command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    if read_only is not None:
+        command = on_read_only_fs(read_only, command)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def digest(path: Path) -> str:
@@ -111,7 +104,7 @@ def test_a_database_from_before_the_mark_is_recognised_and_marked(tmp_path):
     conn.commit()
     conn.close()
     with Store.open(path) as store:
-        assert store.read_sql("SELECT key, value FROM meta") == [{"key": "app", "value": "parley"}]
+        assert query(store, "SELECT key, value FROM meta") == [{"key": "app", "value": "parley"}]
 
 
 def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
@@ -130,22 +123,23 @@ def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
 
 @pytest.fixture
 def read_only_db(tmp_path) -> Iterator[Path]:
-    """A parley database holding one finished batch, in a folder nobody but root may write
-    (as on a read-only file system: no -wal or -shm file can be made beside it)."""
+    """A parley database holding one finished batch, alone in a folder that commands given
+    `read_only=path.parent` see as a read-only file system (no -wal or -shm file can be made
+    beside it). Outside those commands the folder is the test's to change (`unseal` it first)."""
     source = tmp_path / "p.db"
     made = parley("run", str(PLAYBOOK), "--db", str(source))
     assert made.returncode == 0, made.stdout + made.stderr
     with Store.open(source) as store:
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # Not under tmp_path: where no mount namespace can be made, `nobody` reads it (read_only_fs).
     folder = Path(tempfile.mkdtemp(prefix="parley-read-only-"))
     path = folder / "p.db"
     shutil.copy(source, path)
-    path.chmod(0o444)
-    folder.chmod(0o555)
+    seal(folder)
     try:
         yield path
     finally:
-        folder.chmod(0o755)
+        unseal(folder)
         shutil.rmtree(folder)
 
 
@@ -156,11 +150,15 @@ def read_only_db(tmp_path) -> Iterator[Path]:
         (["report", "latest"], "# parley batch report"),
         (["report", "latest", "--format", "csv"], "session_id,scenario"),
         (["sessions", "list", "--outcome", "passed"], "passed"),
+        (["batches", "list"], "completed"),
+        (["batches", "list", "--json"], '"status": "completed"'),
+        (["batches", "show"], "Pass rate: 100.0% (1 of 1"),
+        (["compare", "latest", "latest"], "# parley comparison"),
     ],
 )
 def test_read_only_commands_read_a_read_only_database(read_only_db, command, says):
     before = digest(read_only_db)
-    result = parley(*command, "--db", str(read_only_db), cwd=read_only_db.parent, as_nobody=True)
+    result = parley(*command, "--db", str(read_only_db), cwd=read_only_db.parent, read_only=read_only_db.parent)
     assert result.returncode == 0, result.stderr
     assert says in result.stdout
     assert digest(read_only_db) == before
@@ -168,11 +166,28 @@ def test_read_only_commands_read_a_read_only_database(read_only_db, command, say
 
 
 def test_a_command_that_writes_says_the_database_is_read_only(read_only_db):
-    result = parley("run", str(PLAYBOOK), "--db", str(read_only_db), cwd=read_only_db.parent, as_nobody=True)
+    result = parley("run", str(PLAYBOOK), "--db", str(read_only_db), cwd=read_only_db.parent, read_only=read_only_db.parent)
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"error: {read_only_db} is read-only: this command writes to the database.")
     assert "not a parley database" not in line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["run", str(PLAYBOOK)], ["sessions", "list"], ["batches", "list"], ["serve", "--port", "0"]],
+    ids=["run", "sessions", "batches", "serve"],
+)
+@pytest.mark.parametrize("where", ["new.db", "sub/new.db"], ids=["in-it", "below-it"])
+def test_a_new_database_in_a_folder_that_cannot_be_written_names_the_folder(read_only_db, command, where):
+    folder = read_only_db.parent
+    result = parley(*command, "--db", str(folder / where), cwd=folder, read_only=folder)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: cannot create the database {folder / where}: the folder {folder} cannot be written "
+        "(a read-only file system or no permission); give --db (or PARLEY_DB) a file in a folder you can write"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["p.db"]
 
 
 def test_a_store_opened_read_only_refuses_writes_by_name(tmp_path):
@@ -188,19 +203,18 @@ def test_a_store_opened_read_only_refuses_writes_by_name(tmp_path):
 
 APP_READER = textwrap.dedent(
     """
-    import asyncio, sys
+    import asyncio, sys, time
     from textual.widgets import DataTable
     from parley.tui.app.app import ParleyApp
 
     async def main():
         app = ParleyApp(initial_pane="sessions", db_path=sys.argv[1], profile_dirs=[])
         async with app.run_test(size=(120, 36)) as pilot:
-            for _ in range(40):
+            table = app.query_one("#sessions-table", DataTable)
+            deadline = time.monotonic() + 120  # waits for the rows; the deadline only stops a hang
+            while not table.row_count and time.monotonic() < deadline:
                 await app.workers.wait_for_complete()
                 await pilot.pause(0.05)
-                table = app.query_one("#sessions-table", DataTable)
-                if table.row_count:
-                    break
             print("rows", table.row_count, "read_only", app.store().read_only)
 
     asyncio.run(main())
@@ -208,9 +222,64 @@ APP_READER = textwrap.dedent(
 )
 
 
+APP_CHATTER = textwrap.dedent(
+    """
+    import asyncio, datetime, sys, time
+    from textual.widgets import Input
+    from parley.tui.app.app import ParleyApp
+    from parley.tui.app.panes.chat_pane import ChatPane
+    from parley.tui.app.widgets.transcript_view import Notice
+
+    async def main():
+        app = ParleyApp(initial_pane="chat", db_path=sys.argv[1], profile_dirs=[], today=datetime.date(2026, 11, 21))
+        async with app.run_test(size=(120, 36)) as pilot:
+            pane = app.query_one(ChatPane)
+            deadline = time.monotonic() + 120  # the deadlines only stop a hang
+            while (pane.session is None or any(w.is_running for w in app.workers)) and time.monotonic() < deadline:
+                await pilot.pause(0.05)
+            print("at start:", [n.title for n in app._notifications])
+            for text in ("hello", "where is ORD-1003?"):
+                app.query_one("#chat-input", Input).value = text
+                await pilot.press("enter")
+                while (pane.busy or any(w.is_running for w in app.workers)) and time.monotonic() < deadline:
+                    await pilot.pause(0.05)
+            for n in app._notifications:
+                print("notified:", n.title, "|", n.message)
+            for notice in pane.log_view.query(Notice):
+                print("notice:", notice.text)
+            print("bot said:", len([m for m in pane.session.transcript if m.role == "assistant"]))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_the_app_says_once_that_the_database_is_read_only_and_chat_that_it_is_not_saved(read_only_db):
+    before = digest(read_only_db)
+    result = subprocess.run(
+        on_read_only_fs(read_only_db.parent, [sys.executable, "-c", APP_CHATTER, str(read_only_db)]),
+        cwd=read_only_db.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert "at start: ['Read-only database']" in lines  # said at start...
+    notified = [line for line in lines if line.startswith("notified:")]
+    assert notified == [  # ...and only then: no "Failed: saving the chat" after each message
+        f"notified: Read-only database | {read_only_db} is read-only: everything stored can be browsed, but chats are not saved "
+        "and batches cannot be launched. Start parley with --db (or PARLEY_DB) on a writable file to do so."
+    ]
+    assert [line for line in lines if "not be saved" in line] == [f"notice: This chat will not be saved: {read_only_db} is read-only."]
+    assert any(line.startswith("bot said:") and int(line.split(":")[1]) >= 2 for line in lines), lines  # the chat itself works
+    assert digest(read_only_db) == before and sorted(p.name for p in read_only_db.parent.iterdir()) == ["p.db"]
+
+
 def test_the_apps_sessions_pane_reads_a_read_only_database(read_only_db):
     result = subprocess.run(
-        as_reader([sys.executable, "-c", APP_READER, str(read_only_db)]),
+        on_read_only_fs(read_only_db.parent, [sys.executable, "-c", APP_READER, str(read_only_db)]),
         cwd=read_only_db.parent,
         capture_output=True,
         text=True,

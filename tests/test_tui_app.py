@@ -13,7 +13,7 @@ from parley.core.store.store import Store
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.widgets.row_table import RowTable
 from tests.test_store_fixtures import build_scored_batch
-from tests.test_tui_support import REPO, SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import REPO, SIZE, db_path, make_app, run_from_palette, settle, until  # noqa: F401  (fixture)
 
 
 def test_importing_the_app_loads_no_engine_database_or_web_stack():
@@ -27,8 +27,9 @@ async def test_the_batches_pane_lists_past_batches(db_path):
     with Store.open(db_path) as store:
         batch = build_scored_batch(store)
         counts = store.list_batches()[0]
-    # errors: the infrastructure error, the judge (evaluation) error and the unevaluated one, all apart
-    assert (counts.passed, counts.failed, counts.unverified, counts.user_faults, counts.errors) == (6, 3, 0, 0, 3)
+    # apart: the judge (evaluation) error and the unevaluated one; errors: the infrastructure error
+    s = counts.summary
+    assert (s.passed, s.failed, s.bot_errors, s.unverified, s.user_faults, s.apart, s.errors) == (6, 3, 0, 0, 0, 2, 1)
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -38,7 +39,7 @@ async def test_the_batches_pane_lists_past_batches(db_path):
         assert table.row_count == 1
         row = list(table.full_row(0))
         assert row[0] == batch.id[:12] and row[2] == "completed"
-        assert row[4:] == ["12", "12", "6", "3", "0", "3"]  # planned, done, passed, failed, apart, errors
+        assert row[4:] == ["12", "12", "6", "3", "0", "2", "1"]  # planned, done, passed, failed, bot errors, apart, errors
 
 
 async def test_an_empty_batches_pane_says_so(db_path):
@@ -53,9 +54,12 @@ async def test_a_failing_worker_becomes_a_notification_not_a_crash(db_path):
     db_path.write_bytes(b"this is not a database" * 100)
     app = make_app(initial_pane="sessions")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        messages = [(n.title, n.message, n.severity) for n in app._notifications]
-        assert any("is not a parley database" in m and s == "error" and "reading the sessions" in t for t, m, s in messages)
+
+        def told() -> bool:
+            messages = [(n.title, n.message, n.severity) for n in app._notifications]
+            return any("is not a parley database" in m and s == "error" and "reading the sessions" in t for t, m, s in messages)
+
+        await until(pilot, told, "the notification that the file is not a parley database")
         assert app.is_running
 
 
@@ -64,20 +68,10 @@ async def test_the_command_palette_offers_the_main_actions(db_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tabs = app.query_one("#panes", TabbedContent)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"open s")
-        await pilot.pause(0.2)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "open s", "Open session")
         assert tabs.active == "sessions-pane"
 
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"run b")
-        await pilot.pause(0.2)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "run b", "Run batch")
         from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 
         assert isinstance(app.screen, LaunchBatchScreen)  # the launch form, over the current pane

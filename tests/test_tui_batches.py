@@ -18,7 +18,7 @@ from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 from parley.tui.app.widgets.results_table import ResultsTable
 from parley.tui.app.widgets.row_table import RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
-from tests.test_tui_support import PROFILES, SIZE, db_path, make_app, settle, type_slowly  # noqa: F401  (fixture)
+from tests.test_tui_support import PROFILES, SIZE, db_path, make_app, settle, type_slowly, until  # noqa: F401  (fixture)
 
 SMALL = ("track_shipped_order.yaml", "cancel_eligible_order.yaml", "list_my_orders.yaml")
 
@@ -128,10 +128,7 @@ async def test_a_running_batch_can_be_cancelled(db_path, folder):
         fill(screen, trials="40", concurrency="1")
         await pilot.click("#launch-go")
         pane = app.query_one(BatchesPane)
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if pane.progress is not None and pane.progress.done >= 1:
-                break
+        await until(pilot, lambda: pane.progress is not None and pane.progress.done >= 1, "a first finished conversation")
         assert pane.feed is not None and pane.running_batch is not None, "still running"
         pane.query_one("#batch-results").focus()
         await pilot.press("x")
@@ -145,7 +142,7 @@ async def test_a_running_batch_can_be_cancelled(db_path, folder):
             row = store.list_batches()[0]
             stored = store.conversation_rows(batch_id=row.id, limit=1000)
         assert row.batch.status == "cancelled" and row.batch.finished_at is not None
-        assert 0 < row.done == len(stored) < total
+        assert 0 < row.summary.done == len(stored) < total
         assert app.query_one("#batch-results", ResultsTable).row_count == len(stored)
 
 
@@ -204,15 +201,16 @@ async def test_the_list_counts_a_running_batch_as_it_goes(db_path, folder):
         pane = app.query_one(BatchesPane)
         batches = app.query_one("#batches-table", RowTable)
         seen = set()
-        for _ in range(300):
-            await pilot.pause(0.05)
-            if pane.running_batch is None and pane.progress is not None:
-                break
+
+        def counted_while_running() -> bool:
             if pane.progress is not None and batches.row_count:
                 row = batches.full_row(0)
                 seen.add((row[2], row[5]))
                 if pane.progress.done >= 5 and row[5] != "0":
-                    break
+                    return True
+            return pane.running_batch is None and pane.progress is not None  # ended: the assertion below says what was seen
+
+        await until(pilot, counted_while_running, "the list to count the running batch")
         assert any(status == "running" and done not in ("0", "") for status, done in seen), seen
         assert pane.draws >= 1
         await pilot.press("c", "c")

@@ -15,7 +15,7 @@ from parley.tui.app.panes.chat_pane import COMMAND_NAMES, ChatPane, ChatSidebar
 from parley.tui.app.widgets.command_table import CommandTable
 from parley.tui.app.widgets.transcript_view import ChatLog, Notice, ToolCallView
 from tests.test_bot_order_loop import ScriptedModel, calls, text
-from tests.test_tui_support import SIZE, db_path, make_app, say, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import SIZE, db_path, make_app, say, settle, until  # noqa: F401  (fixture)
 
 
 def _log(app) -> ChatLog:
@@ -352,10 +352,7 @@ async def test_saves_that_finish_out_of_order_keep_the_latest_chat(db_path, monk
         await settle(pilot)
         pane = app.query_one(ChatPane)
         pane.send("hello")
-        for _ in range(100):
-            await pilot.pause(0.01)
-            if calls:
-                break
+        await until(pilot, lambda: bool(calls), "the first turn's save to start")
         await say(pilot, "where is ORD-1003?")
         await settle(pilot)
         session_id = pane.session.id
@@ -363,6 +360,24 @@ async def test_saves_that_finish_out_of_order_keep_the_latest_chat(db_path, monk
     assert len(calls) == 2 and calls[0] < calls[1]
     with Store.open(db_path) as store:
         assert len(store.load_chat_session(session_id).chat.messages) == latest
+
+
+async def test_a_chat_that_fails_to_save_says_so_once_per_failure(db_path, monkeypatch):
+    # Textual runs a message's handler of every class up the pane's MRO: a pane that also called
+    # its base's handler reported each failure twice.
+    from parley.core.errors import ParleyError
+
+    def full_disk(self, chat, **kw):
+        raise ParleyError(f"{self.path}: database or disk is full")
+
+    monkeypatch.setattr(Store, "save_chat_session", full_disk)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "hello")
+        await say(pilot, "where is ORD-1003?")
+        failures = [(n.title, n.message) for n in app._notifications]
+    assert failures == [("Failed: saving the chat", f"{db_path}: database or disk is full")] * 2
 
 
 async def test_an_llm_bots_client_is_built_before_the_first_message_off_the_ui_loop(db_path, monkeypatch):

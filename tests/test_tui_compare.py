@@ -19,7 +19,7 @@ from parley.tui.app.widgets.transcript_view import ChatMessageView
 from tests.comparison_fixtures import FAIL, PASS, make_batch
 from tests.fake_openai_server import TextReply
 from tests.lineage_support import make_suite, parley
-from tests.test_tui_support import SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import SIZE, db_path, make_app, run_from_palette, settle  # noqa: F401  (fixture)
 
 
 def _row(table: DataTable, index: int) -> list[str]:
@@ -93,12 +93,7 @@ async def test_the_palette_compares_a_real_batch_with_its_replay_to_a_prompt_bot
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"compare batches")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "compare batches", "Compare batches")
         screen = app.screen
         assert isinstance(screen, CompareScreen), "no base marked: the highlighted batch against the one before it"
         assert (screen.base_id, screen.new_id) == (base_id, new_id)

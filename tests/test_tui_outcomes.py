@@ -57,7 +57,7 @@ async def test_results_rows_say_each_outcome_and_the_bots_failures_are_red(db_pa
         # the pass rate counts the bot error: 1 of 3, with its Wilson interval; the unverified one apart
         assert f"{batch_id[:12]}: pass rate 33.3% (1 of 3, 95% interval 6.1-79.2%)" in status and "1 unverified" in status
         table = app.query_one("#batches-table", RowTable)
-        assert list(table.full_row(0)[6:10]) == ["1", "2", "1", "0"]  # passed, failed, apart, errors
+        assert list(table.full_row(0)[6:11]) == ["1", "1", "1", "1", "0"]  # passed, failed, bot errors, apart, errors
 
 
 async def test_the_verdict_view_shows_unrun_checks_as_not_run(db_path):

@@ -18,7 +18,7 @@ from parley.tui.app.panes.profiles_pane import ProfileTree
 from tests.test_store_fixtures import T0, batch, build_scored_batch, conversation, spec, verdict
 from tests.test_tui_profiles import BROKEN
 from tests.test_tui_sessions import CHAT_STARTED, save_chat
-from tests.test_tui_support import SIZE, db_path, freeze_cursors, make_app, say, settle  # noqa: F401  (fixture)
+from tests.test_tui_support import SIZE, db_path, freeze_cursors, make_app, say, settle, until  # noqa: F401  (fixture)
 
 
 class FakeClock:
@@ -211,10 +211,8 @@ def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
         form.query_one("#launch-concurrency", Input).value = "1"
         await pilot.click("#launch-go")
         pane = pilot.app.query_one(BatchesPane)
-        for _ in range(600):  # the batch's own process starts, runs and ends
-            await pilot.pause(0.1)
-            if pane.feed_result is not None and pane.running_batch is None:
-                break
+        # the batch's own process starts, runs and ends
+        await until(pilot, lambda: pane.feed_result is not None and pane.running_batch is None, "the batch to end")
         await settle(pilot, rounds=60)
         batches = pilot.app.query_one("#batches-table", RowTable)
         cells = list(batches.full_row(0))

@@ -4,15 +4,18 @@ database, settling workers, typing into the chat, frozen cursors for snapshots."
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.command import CommandInput, CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from parley.tui.app.app import ParleyApp
+from tests import waiting
 
 TODAY = dt.date(2026, 11, 21)
 SIZE = (120, 36)
@@ -48,6 +51,30 @@ async def settle(pilot: Pilot, rounds: int = 10) -> None:
             await pilot.pause()  # the last worker's messages
             if not any(worker.is_running for worker in pilot.app.workers):
                 return
+
+
+async def until(pilot: Pilot, done: Callable[[], bool], what: str) -> None:
+    """Let the app run until `done()` holds: the test waits for that event, not for a time."""
+    await waiting.until(done, what, step=lambda: pilot.pause(0.02))
+
+
+async def run_from_palette(pilot: Pilot, words: str, command: str) -> None:
+    """Open the command palette, type `words`, wait until it highlights `command` (its search
+    runs in a worker, as slowly as the machine makes it) and press Enter, as a person would."""
+    await pilot.press("ctrl+p")
+    await until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette), "the command palette")
+    palette = pilot.app.screen
+    await pilot.press(*words)
+
+    def highlighted() -> str | None:
+        options = palette.query_one(CommandList)
+        if palette.query_one(CommandInput).value != words or options.highlighted is None:
+            return None
+        return options.get_option_at_index(options.highlighted).hit.text  # type: ignore[attr-defined]
+
+    await until(pilot, lambda: highlighted() == command, f"the palette to highlight {command!r} for {words!r}")
+    await pilot.press("enter")
+    await settle(pilot)
 
 
 async def say(pilot: Pilot, text: str) -> None:

@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from parley.core.evaluation.evaluate import evaluate
 from parley.core.evaluation.user_faults import detect_user_faults
+from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.records.profile import Expectations

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
-from parley.core.bots.api import BotTurn
-from parley.core.bots.offline_bot import FALLBACK_TEXT
+from parley.core.bots.api import BotTurn, declared_fallback
+from parley.core.bots.offline_bot import FALLBACK_TEXT, OfflineOrderModel
+from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
-from parley.core.engine.world import new_world
+from parley.core.reading import is_confirmation_question, parse_goal
 from parley.core.records.chat import ChatMessage, ToolCall
 from parley.core.records.profile import GoalStyle
 from parley.core.users.fallback_detection import (
@@ -24,12 +25,11 @@ from parley.core.users.goal_tracker import (
     GoalTracker,
     bot_turn_after,
     goal_table,
-    is_confirmation_question,
     judge_answer,
-    parse_goal,
 )
 from parley.core.users.offline_user import OfflineUser
 from parley.core.users.simulator import GoalReporter, ScriptedUser
+from parley.core.world.order_world import new_world
 from tests.test_user_offline import THREE_GOALS, TODAY, converse, make_spec, run_offline
 
 PIZZA_FALLBACK = "I'm sorry it's a little loud in my pizza shop, can you say that again?"
@@ -51,7 +51,7 @@ class SayingBot:
 
 async def run_with(bot, spec) -> tuple:
     world = new_world(today=TODAY)
-    user = OfflineUser(spec)
+    user = OfflineUser(spec, bot_fallback=declared_fallback(bot))
     try:
         conv = await run_conversation(world=world, bot=bot, user=user, customer_id="C-100")
     finally:
@@ -186,10 +186,19 @@ def test_tool_calls_count_as_answers_and_are_read_from_the_transcript():
 # -- fallback detection ----------------------------------------------------------------------------
 
 
-def test_the_offline_bots_fallback_is_detected_when_the_profile_has_none():
+def test_a_bot_that_declares_no_fallback_has_none():
     spec = make_spec(["track ORD-1003"])
-    assert fallback_sentences(spec) == [FALLBACK_TEXT]
+    assert fallback_sentences(spec) == []
     detector = FallbackDetector.for_spec(spec)
+    assert not detector.is_fallback(FALLBACK_TEXT)  # the offline bot's sentence means nothing for another bot
+    assert not is_fallback(FALLBACK_TEXT)
+
+
+def test_the_offline_bots_declared_fallback_is_detected_when_the_profile_has_none():
+    spec = make_spec(["track ORD-1003"])
+    assert declared_fallback(OrderBot(OfflineOrderModel())) == FALLBACK_TEXT
+    assert fallback_sentences(spec, bot_fallback=FALLBACK_TEXT) == [FALLBACK_TEXT]
+    detector = FallbackDetector.for_spec(spec, FALLBACK_TEXT)
     assert detector.is_fallback(FALLBACK_TEXT)
     assert detector.is_fallback(FALLBACK_TEXT.upper().replace(",", ""))  # normalised
     assert detector.is_fallback("Hmm. " + FALLBACK_TEXT + " Sorry!")  # contained
@@ -223,7 +232,7 @@ async def test_a_fallback_is_answered_with_the_same_goal_in_other_words():
     def bot(transcript):
         return next(replies, "Order ORD-1003 has shipped with UPS.")
 
-    user = OfflineUser(make_spec(["track ORD-1003"]))
+    user = OfflineUser(make_spec(["track ORD-1003"]), bot_fallback=FALLBACK_TEXT)
     transcript, last = await converse(user, bot)
     first, second = transcript[0].content, transcript[2].content
     assert first != second and "ORD-1003" in first and "ORD-1003" in second
@@ -236,7 +245,7 @@ async def test_three_fallbacks_in_a_row_change_the_topic():
         last = transcript[-1].content
         return FALLBACK_TEXT if "ORD-1004" in last else "Order ORD-1003 has shipped with UPS."
 
-    user = OfflineUser(make_spec(["cancel order ORD-1004", "track ORD-1003"]))
+    user = OfflineUser(make_spec(["cancel order ORD-1004", "track ORD-1003"]), bot_fallback=FALLBACK_TEXT)
     transcript, _ = await converse(user, bot)
     said = [m.content for m in transcript if m.role == "user"]
     assert all("ORD-1004" in s for s in said[:3]) and len(set(said[:3])) == 3  # three wordings

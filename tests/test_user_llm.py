@@ -33,7 +33,7 @@ def model_for(server: FakeOpenAIServer) -> OpenAICompatibleModel:
     return OpenAICompatibleModel(MODEL, role="user", env={"FAKE_BASE_URL": server.base_url})
 
 
-def llm_user(server: FakeOpenAIServer, spec=None) -> LLMUser:
+def llm_user(server: FakeOpenAIServer, spec=None, *, bot_fallback: str | None = None) -> LLMUser:
     spec = spec or make_spec(
         ["cancel order ORD-1004", "track ORD-1003"],
         ["make spelling mistakes", "single question"],
@@ -41,7 +41,7 @@ def llm_user(server: FakeOpenAIServer, spec=None) -> LLMUser:
         context=["Your name is Maya.", "You are polite but busy."],
         language="English",
     )
-    return LLMUser(spec, model_for(server))
+    return LLMUser(spec, model_for(server), bot_fallback=bot_fallback)
 
 
 def said(*pairs: tuple[str, str]) -> list[ChatMessage]:
@@ -175,7 +175,7 @@ async def test_steps_stop_without_asking_the_model(server):
 
 
 async def test_fallbacks_ask_for_a_rephrase_then_end_in_a_fallback_loop(server):
-    user = llm_user(server, make_spec(["track ORD-1003"]))
+    user = llm_user(server, make_spec(["track ORD-1003"]), bot_fallback=FALLBACK_TEXT)
     transcript: list[ChatMessage] = []
     for i in range(6):
         server.push_text(f"Where is my order ORD-1003? (try {i})")

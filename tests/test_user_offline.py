@@ -14,7 +14,6 @@ import pytest
 from parley.core.bots.offline_bot import GREETING_TEXT, OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import Limits, run_conversation
-from parley.core.engine.world import new_world
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.records.profile import GoalStyle, InteractionStyle
@@ -22,6 +21,7 @@ from parley.core.records.spec import ConversationSpec
 from parley.core.users.offline_user import OfflineUser
 from parley.core.users.phrasebook import PHRASEBOOKS, lookup, render
 from parley.core.users.simulator import UserSimulator, UserTurn
+from parley.core.world.order_world import new_world
 
 TODAY = dt.date(2026, 11, 21)
 THREE_GOALS = ["cancel order ORD-1004", "track ORD-1003", "list my orders"]
@@ -60,11 +60,12 @@ async def run_offline(
 ) -> tuple[Conversation, UserSimulator]:
     """One conversation with the offline bot on a fresh World, through the real runner."""
     world = new_world(today=TODAY)
-    user = user or OfflineUser(spec)
+    bot = OrderBot(OfflineOrderModel())
+    user = user or OfflineUser(spec, bot_fallback=bot.fallback)
     try:
         conv = await run_conversation(
             world=world,
-            bot=OrderBot(OfflineOrderModel()),
+            bot=bot,
             user=user,
             customer_id="C-100",
             bot_starts=bot_starts,

@@ -1,1 +1,56 @@
 """Bots under test: the order bot and its tools, the offline bot, prompt bots, serve-bot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.bots.api import (
+        Bot,
+        BotContext,
+        BotEvent,
+        BotTurn,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+        TurnCompleted,
+        declared_fallback,
+    )
+    from parley.core.bots.bot_names import BotSpec, bot_from_name, bot_kind, build_bot, order_bot_model, parse_bot_spec, uses_world
+    from parley.core.bots.offline_bot import OfflineOrderModel
+    from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS, OrderBot
+    from parley.core.bots.order_tools import OrderTools
+    from parley.core.bots.prompt_bot import PromptBot, check_prompt_variables, prompt_variables
+    from parley.core.bots.service import WEBHOOK_PATH, build_bot_app
+
+__all__ = [
+    "Bot",
+    "BotContext",
+    "BotEvent",
+    "BotSpec",
+    "BotTurn",
+    "DEFAULT_MAX_TOOL_ROUNDS",
+    "OfflineOrderModel",
+    "OrderBot",
+    "OrderTools",
+    "PromptBot",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "TurnCompleted",
+    "WEBHOOK_PATH",
+    "bot_from_name",
+    "bot_kind",
+    "build_bot",
+    "build_bot_app",
+    "check_prompt_variables",
+    "declared_fallback",
+    "order_bot_model",
+    "parse_bot_spec",
+    "prompt_variables",
+    "uses_world",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

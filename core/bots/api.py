@@ -16,8 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from parley.core.bots.order_tools import OrderTools
-from parley.core.records.chat import ChatMessage, Usage
-from parley.core.records.tools import ToolCallRecord
+from parley.core.records import ChatMessage, ToolCallRecord, Usage
 
 
 @dataclass
@@ -94,3 +93,10 @@ class Bot(Protocol):
     def system_prompt(self, ctx: BotContext) -> str | None:
         """The system prompt the bot runs under for this context, for the record (None: none)."""
         ...
+
+
+def declared_fallback(bot: object) -> str | None:
+    """The sentence `bot` says when it does not understand, when it declares one (its optional
+    `fallback` attribute: the offline order bot's own; deployed and LLM bots declare none)."""
+    text = getattr(bot, "fallback", None)
+    return text if isinstance(text, str) and text.strip() else None

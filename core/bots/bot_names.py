@@ -16,15 +16,14 @@ without it and their world checks are reported as not applicable.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
 from parley.core.bots.api import Bot
-from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, check_url
+from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MAX_REPLY_BYTES, check_url
 from parley.core.errors import ConfigError
-from parley.core.models.api import ChatModel
-from parley.core.models.names import OFFLINE, parse_model_name
+from parley.core.models import OFFLINE, ChatModel, parse_model_name
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS
 
 BotKind = Literal["model", "prompt", "rasa", "taskyto", "http"]
@@ -44,6 +43,8 @@ class BotSpec(BaseModel):
     prompt: str | None = None
     timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     """Per call, for connectors (an http: file's own `timeout` wins)."""
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    """Per reply, for connectors: the most of a body that is read."""
 
     @property
     def uses_world(self) -> bool:
@@ -56,11 +57,33 @@ class BotSpec(BaseModel):
         return self.target if self.kind in ("model", "prompt") else None
 
 
-def parse_bot_spec(name: str | None, *, bot_prompt: str | None = None, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> BotSpec:
+def _connector_scheme(name: str) -> str | None:
+    """The scheme of a connector name (`rasa:URL` -> rasa), None for a model name."""
+    scheme, sep, _ = name.partition(":")
+    return scheme if sep and "/" not in scheme else None  # `ollama/llama3:8b` is a model name
+
+
+def bot_kind(name: str | None, *, bot_prompt: str | None = None) -> BotKind:
+    """What a `--bot` value names (model, prompt, or a connector's scheme), from the name alone:
+    nothing is read or checked (a stored batch's bot is described so, its files long gone)."""
+    scheme = _connector_scheme((name or OFFLINE).strip())
+    if scheme is not None:
+        return cast(BotKind, scheme)  # an unknown scheme is a connector all the same: not parley's World
+    return "prompt" if bot_prompt else "model"
+
+
+def parse_bot_spec(
+    name: str | None,
+    *,
+    bot_prompt: str | None = None,
+    timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> BotSpec:
     """Validate a `--bot` value (and `--bot-prompt`); ConfigError, one line, when it is wrong."""
+    limits = {"timeout_s": timeout_s, "max_reply_bytes": max_reply_bytes}
     name = (name or OFFLINE).strip()
-    scheme, sep, rest = name.partition(":")
-    is_connector = bool(sep) and "/" not in scheme  # `ollama/llama3:8b` is a model name
+    scheme, _, rest = name.partition(":")
+    is_connector = _connector_scheme(name) is not None
     if is_connector and rest.startswith("//"):
         raise ConfigError(f"{name!r} is a URL, not a bot: say which API it speaks ({CONNECTOR_FORMS}), e.g. rasa:{name}")
     if is_connector and scheme not in CONNECTOR_SCHEMES:
@@ -76,11 +99,11 @@ def parse_bot_spec(name: str | None, *, bot_prompt: str | None = None, timeout_s
             load_http_bot_config(rest)
         else:
             check_url(rest, what=f"{scheme}:URL")
-        return BotSpec(name=name, kind=scheme, target=rest, timeout_s=timeout_s)
+        return BotSpec(name=name, kind=scheme, target=rest, **limits)
 
     parse_model_name(name)
     if not bot_prompt:
-        return BotSpec(name=name, kind="model", target=name, timeout_s=timeout_s)
+        return BotSpec(name=name, kind="model", target=name, **limits)
     if name == OFFLINE:
         raise ConfigError(
             "--bot-prompt needs an LLM (openai/MODEL, ollama/MODEL, ...): the offline model is the built-in order bot and follows no prompt"
@@ -88,7 +111,7 @@ def parse_bot_spec(name: str | None, *, bot_prompt: str | None = None, timeout_s
     from parley.core.bots.prompt_bot import PromptTemplate
 
     PromptTemplate.read(bot_prompt)
-    return BotSpec(name=name, kind="prompt", target=name, prompt=bot_prompt, timeout_s=timeout_s)
+    return BotSpec(name=name, kind="prompt", target=name, prompt=bot_prompt, **limits)
 
 
 def build_bot(
@@ -103,7 +126,7 @@ def build_bot(
     if spec.kind == "model":
         from parley.core.bots.order_bot import OrderBot
 
-        return OrderBot(chat_model(spec.target), context_tokens=context_tokens)
+        return OrderBot(order_bot_model(spec.target, chat_model), context_tokens=context_tokens)
     if spec.kind == "prompt":
         from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
 
@@ -112,14 +135,28 @@ def build_bot(
     if spec.kind == "rasa":
         from parley.core.bots.connectors.rasa import RasaConnector
 
-        return RasaConnector(spec.target, timeout_s=spec.timeout_s)
+        return RasaConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes)
     if spec.kind == "taskyto":
         from parley.core.bots.connectors.taskyto import TaskytoConnector
 
-        return TaskytoConnector(spec.target, timeout_s=spec.timeout_s)
+        return TaskytoConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes)
     from parley.core.bots.connectors.http_yaml import HttpYamlConnector
 
-    return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, env=env)
+    return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes, env=env)
+
+
+def order_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = None) -> ChatModel:
+    """The model the built-in order bot runs on: parley's offline one for `offline`, else
+    `chat_model(name)` (default: the registry's model for the bot role)."""
+    if name.strip() == OFFLINE:
+        from parley.core.bots.offline_bot import OfflineOrderModel
+
+        return OfflineOrderModel()
+    if chat_model is None:
+        from parley.core.models import get_model
+
+        return get_model(name, role="bot")
+    return chat_model(name)
 
 
 def bot_from_name(
@@ -130,7 +167,7 @@ def bot_from_name(
     env: Mapping[str, str] | None = None,
 ) -> Bot:
     """The bot `name` names, its models from the registry (see the module doc)."""
-    from parley.core.models.registry import get_model
+    from parley.core.models import get_model
 
     spec = parse_bot_spec(name, bot_prompt=bot_prompt, timeout_s=timeout_s)
     return build_bot(spec, lambda model: get_model(model, role="bot", env=env), env=env)

@@ -19,11 +19,18 @@ from typing import Any
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
 from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER, ROUND_CAP_TEXT, build_system_prompt
-from parley.core.models.api import ChatModel
-from parley.core.models.names import OFFLINE
+from parley.core.models import OFFLINE, ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, estimate_messages, fit_messages, prompt_budget
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
-from parley.core.records.tools import ORDER_TOOL_SPECS, ToolCallRecord
+from parley.core.records import (
+    ORDER_TOOL_SPECS,
+    ChatMessage,
+    GenerateConfig,
+    ModelReply,
+    ToolCall,
+    ToolCallRecord,
+    ToolSpec,
+    Usage,
+)
 
 DEFAULT_MAX_TOOL_ROUNDS = 6
 _NOT_RUN = "ERROR [round_limit] Not run: too many tool rounds in one turn. Answer the customer now."
@@ -73,6 +80,8 @@ class OrderBot:
         self.name = model.name
         self.max_tool_rounds = max_tool_rounds
         self.config = config
+        self.fallback: str | None = getattr(model, "fallback", None)
+        """The model's declared fallback sentence (the offline model's; an LLM declares none)."""
         # The offline model has no context to fit, and reads the whole transcript to decide:
         # condensing it would change its deterministic answers.
         self.context_tokens: int | None = None if model.name == OFFLINE else context_tokens

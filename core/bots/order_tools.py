@@ -21,8 +21,7 @@ from typing import Any
 
 import httpx
 
-from parley.core.records.chat import ToolCall, ToolSpec
-from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
+from parley.core.records import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCall, ToolCallRecord, ToolSpec
 
 # Arguments a model might add to act for another customer; never forwarded.
 _IDENTITY_ARGUMENTS = frozenset({"customer_id", "customer", "customerid", "user_id", "x-customer-id", "as_customer"})

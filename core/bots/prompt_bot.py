@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnCompleted
 from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER
 from parley.core.errors import ConfigError
-from parley.core.models.api import ChatModel
+from parley.core.models import ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, estimate_messages, fit_messages, prompt_budget
-from parley.core.records.chat import ChatMessage, GenerateConfig
+from parley.core.records import ChatMessage, GenerateConfig
 
 if TYPE_CHECKING:
-    from parley.core.records.spec import ConversationSpec
+    from parley.core.records import ConversationSpec
 
 END_CALL = re.compile(r"(?i)\bend_call\b")
 

@@ -40,13 +40,11 @@ from pydantic import BaseModel, Field
 from parley.core.bots.api import Bot, BotContext
 from parley.core.bots.connectors.rasa import END_KEY, SESSION_START
 from parley.core.bots.order_tools import OrderTools
-from parley.core.engine.world import new_world, world_client
 from parley.core.errors import ParleyError
-from parley.core.ingress.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimit
-from parley.core.ingress.strict_json import StrictJsonRoute
-from parley.core.records.chat import ChatMessage
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID
-from parley.core.specs.profile_validation import CUSTOMER_ID_RE
+from parley.core.ingress import DEFAULT_MAX_BODY_BYTES, BodyLimit, StrictJsonRoute
+from parley.core.records import DEFAULT_CUSTOMER_ID, ChatMessage
+from parley.core.specs import CUSTOMER_ID_RE
+from parley.core.world import new_world, world_client
 from parley.mockapi.fixture import today_problem
 
 WEBHOOK_PATH = "/webhooks/rest/webhook"
@@ -216,7 +214,7 @@ def create_bot_app(service: BotService, *, max_body_bytes: int = DEFAULT_MAX_BOD
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await service.close()
-        from parley.core.models.openai_provider import aclose_clients
+        from parley.core.models import aclose_clients
 
         await aclose_clients()
 
@@ -258,10 +256,10 @@ def build_bot_app(
 ) -> FastAPI:
     """The served order bot on `model` (any parley model name); ConfigError for a bad name or
     a missing API key, before anything is served."""
+    from parley.core.bots.bot_names import order_bot_model
     from parley.core.bots.order_bot import OrderBot
-    from parley.core.models.registry import get_model
 
-    chat_model = get_model(model, role="bot")
+    chat_model = order_bot_model(model)
     check = getattr(chat_model, "check", None)
     if callable(check):
         check()

@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from parley.core.bots.api import Bot, BotContext, BotEvent, BotTurn, TurnCompleted
-from parley.core.bots.order_bot import OrderBot
-from parley.core.bots.order_tools import OrderTools
+from parley.core.bots import Bot, BotContext, BotEvent, BotTurn, OrderBot, OrderTools, TextDelta, TurnCompleted
 from parley.core.chat.commands import (
     COMMANDS,
     CommandResult,
@@ -34,15 +32,14 @@ from parley.core.chat.commands import (
     parse_command,
     unknown_command,
 )
-from parley.core.engine.world import world_client, world_template
 from parley.core.errors import ParleyError
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage
-from parley.core.records.chat_export import ChatExport, SessionMetrics
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID
+from parley.core.models import ChatModel
+from parley.core.records import DEFAULT_CUSTOMER_ID, ChatExport, ChatMessage, SessionMetrics
+from parley.core.redaction import REDACTOR
+from parley.core.world import world_client, world_template
 
 if TYPE_CHECKING:
-    from parley.core.engine.world import World, WorldTemplate
+    from parley.core.world import World, WorldTemplate
 
 DEFAULT_EXPORT_DIR = pathlib.Path("sessions")
 
@@ -51,12 +48,12 @@ def _resolve_bot(model: ChatModel | str | None, bot: Bot | None) -> Bot:
     if bot is not None:
         return bot
     if model is None or model == "offline":
-        from parley.core.bots.offline_bot import OfflineOrderModel
+        from parley.core.bots import OfflineOrderModel
 
         return OrderBot(OfflineOrderModel())
     if isinstance(model, str):
         # A model name, or a deployed bot (`rasa:URL`, `taskyto:URL`, `http:FILE.yaml`).
-        from parley.core.bots.bot_names import bot_from_name
+        from parley.core.bots import bot_from_name
 
         return bot_from_name(model)
     return OrderBot(model)
@@ -170,7 +167,25 @@ class ChatSession:
 
     async def send_stream(self, text: str) -> AsyncIterator[BotEvent | CommandResult]:
         """As `send`, as events: for a message, text deltas and tool calls as they happen and
-        finally `TurnCompleted`; for a command (or a failure), one `CommandResult`."""
+        finally `TurnCompleted`; for a command (or a failure), one `CommandResult`. What comes
+        out is redacted (parley.core.redaction): a bot or an error that echoes a key the chat
+        resolved shows `[redacted]`; a text delta that may end inside one waits for the next."""
+        shown = REDACTOR.stream()
+        async for event in self._events(text):
+            if isinstance(event, TextDelta):
+                piece = shown.feed(event.text)
+                if piece:
+                    yield TextDelta(text=piece)
+                continue
+            rest = shown.end()
+            if rest:
+                yield TextDelta(text=rest)
+            yield REDACTOR.redact_record(event)
+        rest = shown.end()
+        if rest:
+            yield TextDelta(text=rest)
+
+    async def _events(self, text: str) -> AsyncIterator[BotEvent | CommandResult]:
         if self.closed:
             yield CommandResult(kind="error", text="This chat session is closed.")
             return
@@ -325,7 +340,7 @@ class ChatSession:
     async def export(self) -> pathlib.Path:
         """Write the session to `<export_dir>/chat-<timestamp>.json`; returns the path."""
         record = self.snapshot()
-        text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        text = REDACTOR.redact(json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False))
         stamp = record.exported_at.strftime("%Y%m%d-%H%M%S")
         return await asyncio.to_thread(write_new_json, self.export_dir, f"chat-{stamp}", text)
 

@@ -1,1 +1,53 @@
-"""Running conversations: the World, the one conversation harness, batch plan and runner."""
+"""Running conversations: the one conversation harness, batch plan and runner, the adaptive limit."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.engine.batch_conversation import ConversationControl, WorldTemplates, run_planned
+    from parley.core.engine.batch_lineage import NothingToRerun, prepare_replay, prepare_rerun
+    from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, SelectionError, trial_spec
+    from parley.core.engine.batch_runner import BatchResult, BatchRunner, TooManyConversations, prepare_batch, prepare_resume
+    from parley.core.engine.dry_run import DryRun, estimate_batch
+    from parley.core.engine.harness import Limits
+    from parley.core.engine.reachability import (
+        CredentialsRefused,
+        EndpointCheckFailed,
+        EndpointFacts,
+        PreflightReport,
+        UnreachableEndpoint,
+    )
+    from parley.core.engine.rescore import prepare_rescore
+
+__all__ = [
+    "BatchResult",
+    "BatchRunner",
+    "ConversationControl",
+    "CredentialsRefused",
+    "DryRun",
+    "EndpointCheckFailed",
+    "EndpointFacts",
+    "InvalidInputs",
+    "Limits",
+    "NothingToRerun",
+    "PlannedRun",
+    "PreflightReport",
+    "PreparedBatch",
+    "SelectionError",
+    "TooManyConversations",
+    "UnreachableEndpoint",
+    "WorldTemplates",
+    "estimate_batch",
+    "prepare_batch",
+    "prepare_replay",
+    "prepare_rerun",
+    "prepare_rescore",
+    "prepare_resume",
+    "run_planned",
+    "trial_spec",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

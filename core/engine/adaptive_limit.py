@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from parley.core.models.retry import RetryEvent
+from parley.core.models import RetryEvent
 
 log = logging.getLogger("parley.engine.adaptive_limit")
 

@@ -29,23 +29,27 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from parley.core.bots.api import Bot, BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, TurnCompleted
-from parley.core.bots.bot_names import uses_world
-from parley.core.bots.prompt_bot import PromptBot, prompt_variables
+from parley.core.bots import (
+    Bot,
+    BotContext,
+    BotEvent,
+    BotTurn,
+    PromptBot,
+    TextDelta,
+    ToolCallFinished,
+    TurnCompleted,
+    prompt_variables,
+    uses_world,
+)
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.harness import ConversationInterrupted, Limits, describe_error, run_conversation
 from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ParleyError
-from parley.core.evaluation.evaluate import broken_verdict, evaluate
-from parley.core.evaluation.unobservable import hide_unobservable, no_world_client, with_checks
-from parley.core.records.chat import ChatMessage
-from parley.core.records.conversation import BROKEN_STOPS, Conversation, StopReason
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
-from parley.core.specs.playbook import PLAYBOOK_USER
-from parley.core.users.replay_user import ReplayUser, finish_replay
-from parley.core.users.simulator import GoalReporter, UserSimulator, UserTurn
+from parley.core.evaluation import broken_verdict, evaluate_observed, no_world_client
+from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, Verdict
+from parley.core.specs import PLAYBOOK_USER
+from parley.core.users import GOALS_ONLY_STATED, GoalReporter, ReplayUser, StatesGoals, UserSimulator, UserTurn, finish_replay
 
 log = logging.getLogger("parley.engine.batch_conversation")
 
@@ -105,7 +109,7 @@ class WorldTemplates:
         self._templates: OrderedDict[tuple[datetime.date, str], Any] = OrderedDict()
 
     def new_world(self, run: PlannedRun, default_today: datetime.date) -> Any:
-        from parley.core.engine.world import WorldTemplate
+        from parley.core.world import WorldTemplate
 
         spec = run.spec
         today = spec.world.today or default_today
@@ -355,6 +359,8 @@ async def run_planned(
         conversation = _cancelled(conversation)
     if run.replay is not None and conversation.stop_reason != "cancelled":
         conversation = finish_replay(conversation, run.replay, getattr(inner_user, "stop_note", None))
+    if isinstance(inner_user, StatesGoals) and (stated := inner_user.goals_only_stated()):
+        conversation.metadata[GOALS_ONLY_STATED] = stated  # information shown with the verdict, not a fault
     if inner_user is not None and spec.goal_style.export and isinstance(inner_user, GoalReporter):
         try:
             rows = inner_user.goal_report(conversation.messages)
@@ -379,13 +385,14 @@ async def run_planned(
 
 
 async def _evaluate(conversation: Conversation, spec: ConversationSpec, bot: BatchBot | None, models: BatchModels) -> Verdict:
-    eval_spec, eval_conversation = spec, conversation
-    hidden: list[Any] = []
-    if bot is not None and not bot.uses_world:
-        has_tools = not isinstance(bot.inner, PromptBot)
-        eval_spec, eval_conversation, hidden = hide_unobservable(spec, conversation, bot.name, has_tools=has_tools)
-    verdict = await evaluate(eval_conversation, eval_spec, judge=models.judge())
-    return with_checks(verdict, hidden) if hidden else verdict
+    return await evaluate_observed(
+        conversation,
+        spec,
+        judge=models.judge(),
+        uses_world=bot is None or bot.uses_world,
+        has_tools=bot is None or not isinstance(bot.inner, PromptBot),
+        bot_name=_name(bot),
+    )
 
 
 def _name(bot: BatchBot | None) -> str:

@@ -2,7 +2,7 @@
 customers against another bot. Each is stored as a batch of its own that names its parent.
 
 - `prepare_rerun(store, parent, ["failed"])`: exactly the parent's spec x trial pairs whose
-  outcome was picked (parley.core.reports.outcome_classes), from the parent's sources with its
+  outcome was picked (parley.core.records.outcome_classes), from the parent's sources with its
   seed, options and world date, so each conversation gets the very seed it had; the models may
   be overridden (a new bot, say). `parley compare PARENT RERUN` then shows what got fixed.
 - `prepare_replay(store, parent)`: every stored conversation of the parent, its customer's
@@ -22,11 +22,9 @@ from typing import Any
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PreparedBatch, RunKey, batch_today, load_batch_specs
 from parley.core.errors import ParleyError
-from parley.core.records.batch import BatchOptions, BatchRecord, RerunSelection
-from parley.core.records.spec import ConversationSpec
-from parley.core.reports.outcome_classes import rerun_outcomes
-from parley.core.store.store import Store
-from parley.core.users.replay_user import REPLAY_USER, ReplayScript, bot_replies
+from parley.core.records import BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
+from parley.core.store import ACTIVE_STATUSES, Store
+from parley.core.users import REPLAY_USER, ReplayScript, bot_replies
 
 
 class NothingToRerun(ParleyError):
@@ -100,12 +98,13 @@ async def prepare_rerun(
     if not dry_run:
         batch_models.check_keys(specs)
     batch_models.check_budget(options.budget_usd, specs)
-    if not dry_run:
-        await batch_models.check_reachable(specs)
+    preflight = None if dry_run else await batch_models.preflight(specs)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(pairs), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=specs, warnings=loaded.warnings)
+    return PreparedBatch(
+        batch=record, specs=specs, warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])], preflight=preflight
+    )
 
 
 @dataclass
@@ -166,11 +165,20 @@ async def _replay(
     dry_run: bool,
 ) -> PreparedBatch:
     """A batch replaying batch `source_id`'s stored customers (those of `pairs` only, when
-    given), made from `parent`."""
+    given), made from `parent`. A source still running is refused: its customers are not all
+    stored yet. One that ended before all its conversations ran (cancelled, interrupted, stopped
+    at its budget) is replayed as far as it went, and a warning says how far."""
+    source = await _finished_source(store, source_id)
     plan = await asyncio.to_thread(load_replay, store, source_id)
     if not plan.scripts:
         raise ParleyError(f"batch {source_id} has no stored conversation to replay")
     planned = [key for key in (pairs if pairs is not None else list(plan.scripts)) if key in plan.scripts]
+    partly = []
+    if pairs is None and len(plan.scripts) < source.planned:
+        partly.append(
+            f"batch {source_id} is {source.status}: the replay replays the {len(plan.scripts)} of its "
+            f"{source.planned} conversations it stored (the rest never ran)"
+        )
     options = _child_options(
         parent,
         {"pairs": planned, "only": None, "replay_of": source_id, **lineage, **(update or {})},
@@ -180,9 +188,30 @@ async def _replay(
     if not dry_run:
         batch_models.check_keys(plan.specs)
     batch_models.check_budget(options.budget_usd, plan.specs)
-    if not dry_run:
-        await batch_models.check_reachable(plan.specs)
+    preflight = None if dry_run else await batch_models.preflight(plan.specs)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(planned), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=plan.specs, exact_specs=plan.exact_specs, replays=plan.scripts)
+    return PreparedBatch(
+        batch=record,
+        specs=plan.specs,
+        exact_specs=plan.exact_specs,
+        replays=plan.scripts,
+        warnings=[*partly, *(preflight.warnings if preflight else [])],
+        preflight=preflight,
+    )
+
+
+async def _finished_source(store: Store, source_id: str) -> BatchRecord:
+    """The batch a replay replays; ParleyError while another process still runs it."""
+    await asyncio.to_thread(store.interrupt_orphans)  # a killed run's batch shows as interrupted
+    source = await asyncio.to_thread(store.get_batch, source_id)
+    if source.status in ACTIVE_STATUSES:
+        owner = await asyncio.to_thread(store.batch_owner, source.id)
+        stored = await asyncio.to_thread(store.count_conversations, batch_id=source.id)
+        who = f" ({owner.describe()})" if owner is not None else ""
+        raise ParleyError(
+            f"batch {source.id} is still {source.status}{who}: only {stored} of its {source.planned} conversations are stored "
+            "so far; replay it once it has ended (or stop it first)"
+        )
+    return source

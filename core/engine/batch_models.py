@@ -4,12 +4,14 @@
 simulator per conversation, and the judge:
 - every LLM call reports to the batch's `AdaptiveLimit`: its retries (429s shrink the limit)
   through the provider's `on_retry`, its successes through `ObservedModel`;
-- with `cache`, LLM replies go through `CachedModel` (parley.core.models.reply_cache); offline models never do;
+- with `cache`, LLM replies go through `CachedModel` (parley.core.store.reply_cache); offline models never do;
 - the judge is bounded by its own timeout (`BoundedJudge`): a hung judge becomes a judge
   error, never a score and never a stuck batch;
 - `check_keys` resolves every endpoint a batch will use before anything runs, so a missing
   API key is one clear ConfigError up front; it also checks what the bot needs besides a key
   (a prompt bot's placeholders against every spec, an http: connector's header variables);
+  `preflight` then asks each endpoint once (parley.core.engine.reachability): is it there, is
+  the key accepted, which models and context lengths does it report;
 - the bot may be a connector or a prompt bot (parley.core.bots.bot_names): `bot_spec` says which,
   and whether it uses parley's World;
 - each LLM role gets its context length (`context_tokens`: the role's option, else what its
@@ -24,26 +26,25 @@ import datetime
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
-from parley.core.bots.api import Bot
-from parley.core.bots.bot_names import BotSpec, build_bot, parse_bot_spec
-from parley.core.engine.reachability import Target, check_reachable
+from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
+from parley.core.engine.reachability import PreflightReport, Target, run_preflight
 from parley.core.errors import ParleyError
-from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
-from parley.core.models.api import ChatModel
-from parley.core.models.names import OFFLINE, parse_model_name
-from parley.core.models.registry import get_model
-from parley.core.models.reply_cache import CachedModel
-from parley.core.models.retry import RetryEvent, rate_limit_deadline
+from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
+from parley.core.models import OFFLINE, ChatModel, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.prompts import context_tokens
-from parley.core.records.batch import RoleModels
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, JudgeResult
-from parley.core.store.store import Store
-from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
-from parley.core.users.replay_user import REPLAY_USER
-from parley.core.users.simulator import UserSimulator
+from parley.core.records import (
+    ChatMessage,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    GenerateConfig,
+    JudgeResult,
+    ModelReply,
+    RoleModels,
+    ToolSpec,
+)
+from parley.core.store import CachedModel, Store
+from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
 
 DEFAULT_JUDGE_TIMEOUT_S = 90.0
 
@@ -110,6 +111,29 @@ class BoundedJudge:
         except TimeoutError:
             return JudgeResult(judge=self.name, error=f"the judge gave no answer within {self.timeout_s:g} s")
 
+    @property
+    def criteria_judge(self) -> BoundedCriteriaJudge | None:
+        """The inner judge's criteria judge under the same time limit (None: it has none)."""
+        inner = getattr(self.inner, "criteria_judge", None)
+        return BoundedCriteriaJudge(inner, self.timeout_s) if inner is not None else None
+
+
+class BoundedCriteriaJudge:
+    """A criteria judge with a time limit of its own: past it, a judge error on every criterion."""
+
+    def __init__(self, inner: CriteriaJudge, timeout_s: float) -> None:
+        self.inner = inner
+        self.timeout_s = timeout_s
+        self.name = str(getattr(inner, "name", type(inner).__name__))
+
+    async def judge_criteria(self, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> CriteriaJudgement:
+        try:
+            with rate_limit_deadline(self.timeout_s):
+                async with asyncio.timeout(self.timeout_s):
+                    return await self.inner.judge_criteria(conversation, spec, criteria)
+        except TimeoutError:
+            return CriteriaJudgement(judge=self.name, error=f"the judge gave no answer within {self.timeout_s:g} s")
+
 
 class BatchModels:
     """The bot, user simulators and judge of one batch (see the module doc)."""
@@ -124,7 +148,9 @@ class BatchModels:
         env: Any = None,
     ) -> None:
         # ConfigError for a name that is not one (a bad connector spec or prompt file too)
-        self.bot_spec: BotSpec = parse_bot_spec(models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s)
+        self.bot_spec: BotSpec = parse_bot_spec(
+            models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
+        )
         parse_model_name(models.judge)
         if models.user not in (PROFILE_MODEL, REPLAY_USER):
             parse_model_name(models.user)
@@ -165,21 +191,18 @@ class BatchModels:
     # -- models --------------------------------------------------------------------------------
 
     def chat_model(self, name: str, role: str) -> ChatModel:
-        """The shared model `name` for `role`: offline as it is; an LLM observed, and cached
-        when the batch caches."""
+        """The shared LLM `name` for `role`, observed, and cached when the batch caches (the
+        offline roles are not models: see `bot`, `user` and `judge`)."""
         key = (name, role)
         model = self._models.get(key)
         if model is None:
-            if name == OFFLINE:
-                model = get_model(name, role=role)
-            else:
-                raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env)
-                model = ObservedModel(raw, self._success_heard)
-                if self.cache:
-                    assert self.store is not None
-                    cached = CachedModel(model, self.store)
-                    self._cached.append(cached)
-                    model = cached
+            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env)
+            model = ObservedModel(raw, self._success_heard)
+            if self.cache:
+                assert self.store is not None
+                cached = CachedModel(model, self.store)
+                self._cached.append(cached)
+                model = cached
             self._models[key] = model
         return model
 
@@ -205,11 +228,12 @@ class BatchModels:
         name = self.user_model_name(spec)
         if name == REPLAY_USER:  # each run brings its own stored customer (PlannedRun.replay)
             raise ParleyError(f"{spec.spec_id}: a replayed customer needs the stored conversation it replays")
+        bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
-            return make_user_simulator(spec, OFFLINE)
-        from parley.core.users.llm_user import LLMUser
+            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
+        from parley.core.users import LLMUser
 
-        return LLMUser(spec, self.chat_model(name, "user"), context_tokens=self.context_tokens("user"))
+        return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback, context_tokens=self.context_tokens("user"))
 
     def judge(self) -> Judge:
         if self._judge is None:
@@ -256,13 +280,13 @@ class BatchModels:
             check = getattr(model, "check", None)
             if callable(check):
                 check()
-        bot = self.bot() if self.bot_spec.kind in ("prompt", "http") else None
+        bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto") else None
         check = getattr(bot, "check", None)
         if callable(check):
             check()
         template = getattr(bot, "template", None)
         if template is not None and specs:
-            from parley.core.bots.prompt_bot import check_prompt_variables
+            from parley.core.bots import check_prompt_variables
 
             check_prompt_variables(template, specs, datetime.date.today())
 
@@ -272,7 +296,7 @@ class BatchModels:
         if budget_usd is None:
             return
         from parley.core.errors import ConfigError
-        from parley.core.models.pricing import price_for
+        from parley.core.models import price_for
 
         unpriced = [f"the {role}'s {name}" for role, name in self.endpoints(specs) if price_for(name) is None]
         if unpriced:
@@ -282,26 +306,49 @@ class BatchModels:
             )
 
     def reachability_targets(self, specs: Iterable[ConversationSpec] = ()) -> list[Target]:
-        """Every endpoint the batch will call over HTTP, to probe before it launches: each LLM
-        role's base URL, and a connector bot's URL."""
+        """Every endpoint the batch will call over HTTP, to check before it launches: each LLM
+        role's `/models` with the role's key, and a connector bot's URL with its headers."""
         targets = []
         for role, name in self.endpoints(specs):
             model = get_model(name, role=role, env=self.env)
             check = getattr(model, "check", None)
-            if callable(check):
-                base = check().base_url.rstrip("/")
-                targets.append(Target(role=role, name=name, url=base, probe_url=f"{base}/models"))
+            if not callable(check):
+                continue
+            endpoint = check()
+            spec = getattr(model, "spec", None)
+            key_set = endpoint.api_key_env is not None
+            base = endpoint.base_url.rstrip("/")
+            targets.append(
+                Target(
+                    role=role,
+                    name=name,
+                    url=base,
+                    probe_url=f"{base}/models",
+                    kind="model",
+                    model=getattr(spec, "model", None),
+                    key_env=endpoint.api_key_env or getattr(spec, "api_key_env", None),
+                    key_set=key_set,
+                    headers={"Authorization": f"Bearer {endpoint.api_key}"} if key_set else {},
+                )
+            )
         if self.bot_spec.kind in ("rasa", "taskyto", "http"):
             bot = self.bot()
             url = getattr(bot, "probe_url", None)
             if url:
-                targets.append(Target(role="bot", name=bot.name, url=url, probe_url=url))
+                headers: dict[str, str] = getattr(bot, "probe_headers", dict)()
+                names: list[str] = getattr(bot, "credential_names", list)()
+                address: str = getattr(bot, "probe_address", lambda: url)()  # `${NAME}`s resolved; messages show the names
+                targets.append(
+                    Target(role="bot", name=bot.name, url=url, probe_url=address, key_env=", ".join(names) or None, headers=headers)
+                )
         return targets
 
-    async def check_reachable(self, specs: Iterable[ConversationSpec] = ()) -> None:
-        """UnreachableEndpoint (one line: the role and the URL) when an endpoint the batch will
-        call does not answer at all; one short request per endpoint."""
-        await check_reachable(self.reachability_targets(specs))
+    async def preflight(self, specs: Iterable[ConversationSpec] = ()) -> PreflightReport:
+        """The one check before launch (parley.core.engine.reachability): UnreachableEndpoint or
+        CredentialsRefused (one line: the role, the URL, the key's variable, the status) when an
+        endpoint the batch will call does not answer or refuses its key; else what each endpoint
+        said (the models it lists, the context length it reports) and the warnings to show."""
+        return await run_preflight(self.reachability_targets(specs))
 
     # -- cache statistics ----------------------------------------------------------------------
 

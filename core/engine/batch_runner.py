@@ -38,12 +38,14 @@ import asyncio
 import datetime
 import functools
 import logging
+import math
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_conversation import (
@@ -57,27 +59,31 @@ from parley.core.engine.batch_conversation import (
 )
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
-from parley.core.engine.batch_owner import running_elsewhere
 from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
+from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
 from parley.core.errors import ParleyError
-from parley.core.evaluation.evaluate import broken_verdict
-from parley.core.records.batch import BatchOptions, BatchRecord, ConversationRow
-from parley.core.records.conversation import RERUN_STOPS, Conversation
-from parley.core.records.events import (
+from parley.core.evaluation import broken_verdict, offline_limits_by_file
+from parley.core.records import (
+    BOT_FAILURES,
+    RERUN_STOPS,
     BatchFinished,
+    BatchOptions,
+    BatchRecord,
     BatchStarted,
     ConcurrencyChanged,
+    Conversation,
     ConversationFailed,
     ConversationFinished,
+    ConversationRow,
+    ConversationSpec,
     ConversationStarted,
     Progress,
     TranscriptEvent,
+    Verdict,
 )
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import BOT_FAILURES, Verdict
-from parley.core.store.store import OUTCOME_SQL, RERUN_SQL, DuplicateConversationError, Store
+from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
 
 log = logging.getLogger("parley.engine.batch_runner")
 
@@ -86,12 +92,18 @@ __all__ = [
     "BatchRunner",
     "DEFAULT_GRACE_S",
     "InvalidInputs",
+    "TooManyConversations",
     "prepare_batch",
     "prepare_resume",
     "result_row",
 ]
 
 DEFAULT_GRACE_S = 5.0
+
+
+class TooManyConversations(ParleyError):
+    """A batch plans more conversations than its caller allows at once (the service's cap)."""
+
 
 EventCallback = Callable[[Any], object]
 
@@ -111,14 +123,17 @@ async def prepare_batch(
     single: str | int | None = None,
     models: BatchModels | None = None,
     dry_run: bool = False,
+    max_planned: int | None = None,
 ) -> PreparedBatch:
     """Load and check a new batch's inputs, then store its record (status `pending`).
 
     Raises, with nothing stored: InvalidInputs (every problem of the files), SelectionError
     (`single` names no spec), ConfigError (a model name that is not one, or a missing API key /
-    base URL for a role the batch uses), UnreachableEndpoint (an endpoint the batch would call
-    does not answer at all: one request per endpoint, a short timeout), ParleyError (no
-    conversations at all). `dry_run`: plan only: no key is needed, no model is called (an LLM
+    base URL for a role the batch uses), UnreachableEndpoint / CredentialsRefused (the check
+    before launch, parley.core.engine.reachability: an endpoint the batch would call does not
+    answer, or refuses its key), TooManyConversations (more than `max_planned` conversations),
+    ParleyError (no conversations at all). The check's report is `PreparedBatch.preflight`, its
+    warnings (a model the endpoint does not list) among `warnings`. `dry_run`: plan only: no key is needed, no model is called (an LLM
     user's any() items are not generated, no endpoint is probed), nothing is stored.
     """
     batch_id = uuid.uuid4().hex
@@ -141,18 +156,30 @@ async def prepare_batch(
     if not dry_run:
         models.check_keys(specs)
     models.check_budget(options.budget_usd, specs)
-    if not dry_run:
-        await models.check_reachable(specs)
-    record = BatchRecord(
-        id=batch_id,
-        status="pending",
-        sources=[str(s) for s in sources],
-        options=options,
-        planned=len(specs) * options.trials,
-    )
+    planned = len(specs) * options.trials
+    if max_planned is not None and planned > max_planned:
+        raise TooManyConversations(
+            f"the batch plans {planned:,} conversations ({len(specs):,} spec{'s' if len(specs) != 1 else ''} x {options.trials} trials); "
+            f"at most {max_planned:,} may be planned at once: split it into smaller batches"
+        )
+    preflight = None if dry_run else await models.preflight(specs)
+    record = BatchRecord(id=batch_id, status="pending", sources=[str(s) for s in sources], options=options, planned=planned)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
-    return PreparedBatch(batch=record, specs=specs, warnings=loaded.warnings, notes=loaded.notes, left_out=loaded.left_out)
+    return PreparedBatch(
+        batch=record,
+        specs=specs,
+        warnings=[*loaded.warnings, *(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
+        notes=loaded.notes,
+        left_out=loaded.left_out,
+        preflight=preflight,
+    )
+
+
+async def _offline_limits(specs: Sequence[ConversationSpec], options: BatchOptions) -> list[str]:
+    """What the batch's offline roles will not read, one line per file (in a thread: a suite of
+    thousands of goals is parsed)."""
+    return await asyncio.to_thread(offline_limits_by_file, specs, user_model=options.models.user, judge_model=options.models.judge)
 
 
 async def prepare_resume(
@@ -172,6 +199,10 @@ async def prepare_resume(
         if owner is not None and running_elsewhere(owner):
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
+    if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
+        prepared = await resume_rescore(store, batch)
+        prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
+        return prepared
     models = models or BatchModels(options.models, store=store, cache=options.cache)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
@@ -200,9 +231,8 @@ async def prepare_resume(
                 raise ParleyError(f"cannot resume batch {batch.id}: its sources no longer make {', '.join(options.only)}")
         if not dry_run:
             models.check_keys(specs)
-        prepared = PreparedBatch(
-            batch=batch, specs=specs, warnings=list(loaded.warnings), resumed=True, notes=loaded.notes, left_out=loaded.left_out
-        )
+        warnings = loaded.warnings + await _offline_limits(specs, options)
+        prepared = PreparedBatch(batch=batch, specs=specs, warnings=warnings, resumed=True, notes=loaded.notes, left_out=loaded.left_out)
     if budget_usd is not None:
         models.check_budget(budget_usd, prepared.specs)
         options = options.model_copy(update={"budget_usd": budget_usd})
@@ -210,7 +240,8 @@ async def prepare_resume(
         if not dry_run:
             prepared.batch = await asyncio.to_thread(store.update_batch, batch.id, options=options)
     if not dry_run:
-        await models.check_reachable(prepared.specs)
+        prepared.preflight = await models.preflight(prepared.specs)
+        prepared.warnings.extend(prepared.preflight.warnings)
     if prepared.total != batch.planned:
         prepared.warnings.append(
             f"the sources now make {prepared.total} conversations; batch {batch.id} planned {batch.planned} (files changed since it started?)"
@@ -228,31 +259,7 @@ def result_row(
     batch_id: str | None, spec: ConversationSpec, conversation: Conversation, verdict: Verdict | None, trial: int
 ) -> ConversationRow:
     """The results-table row of a conversation, as the store would list it (without reading it back)."""
-    total = conversation.total_usage
-    if verdict is not None and verdict.judge is not None:
-        total = total + verdict.judge.usage
-    return ConversationRow(
-        id=conversation.id,
-        batch_id=batch_id,
-        name=spec.name,
-        spec_id=spec.spec_id,
-        kind=spec.kind,
-        variables=spec.variables,
-        trial=trial,
-        stop_reason=conversation.stop_reason,
-        outcome=verdict.outcome if verdict is not None else None,
-        passed=verdict.passed if verdict is not None else None,
-        score=verdict.score if verdict is not None else None,
-        comment=verdict.comment if verdict is not None else None,
-        turns=conversation.bot_turns,
-        input_tokens=total.input_tokens,
-        output_tokens=total.output_tokens,
-        cost_usd=total.cost_usd,
-        duration_s=conversation.duration_s,
-        started_at=conversation.started_at,
-        policy_violations=len(verdict.policy_violations) if verdict is not None else 0,
-        error=conversation.error or (verdict.error if verdict is not None else None),
-    )
+    return ConversationRow.of(batch_id, spec, conversation, verdict, trial)
 
 
 @dataclass
@@ -295,6 +302,16 @@ class BatchResult:
         return not strict or not (self.unverified or self.user_faults)
 
 
+class _Counts(TypedDict):
+    done: int
+    passed: int
+    failed: int
+    errors: int
+    unverified: int
+    user_faults: int
+    bot_errors: int
+
+
 class _Tally:
     """Outcomes of the stored conversations, grouped as the batch's counts are."""
 
@@ -309,6 +326,18 @@ class _Tally:
     @property
     def done(self) -> int:
         return self.passed + self.failed + self.unverified + self.user_faults + self.errors
+
+    def counts(self) -> _Counts:
+        """The counts every event and result of the batch carries, by field name."""
+        return _Counts(
+            done=self.done,
+            passed=self.passed,
+            failed=self.failed,
+            errors=self.errors,
+            unverified=self.unverified,
+            user_faults=self.user_faults,
+            bot_errors=self.bot_errors,
+        )
 
     def add(self, outcome: str | None, n: int = 1) -> None:
         if outcome == "passed":
@@ -347,6 +376,8 @@ class BatchRunner:
         self.batch_id = prepared.id
         options = prepared.batch.options
         self.options = options
+        if models is None and options.rescore_of is not None:
+            models = rescore_models(options, store)  # a re-score calls its judge alone
         self.models = models or BatchModels(options.models, store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
         self.limits = Limits(max_turns=options.max_turns, timeout_s=options.timeout_s)
         self.grace_s = grace_s
@@ -360,6 +391,7 @@ class BatchRunner:
         self._stopping = False
         self._grace_handle: asyncio.TimerHandle | None = None
         self._tally = _Tally()
+        self._total: int | None = None
         self._ran = 0
         self._started = 0.0
         self._fatal: str | None = None
@@ -419,18 +451,12 @@ class BatchRunner:
         """Where the batch is now."""
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
-        total = self.prepared.total
-        done = self._tally.done
-        remaining = max(0, total - done)
+        total = self._total if self._total is not None else self.prepared.total
+        remaining = max(0, total - self._tally.done)
         return Progress(
             batch_id=self.batch_id,
-            done=done,
             total=total,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
+            **self._tally.counts(),
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -490,6 +516,7 @@ class BatchRunner:
 
     async def _run(self) -> BatchResult:
         prepared = self.prepared
+        self._total = prepared.total  # counted once: progress is told after every conversation
         self._started = time.monotonic()
         await self._initial_counts()
         started_at = prepared.batch.started_at or _now()
@@ -558,19 +585,11 @@ class BatchRunner:
         """The outcomes and the cost of a resumed batch's completed conversations (those it will not run again)."""
         if not self.prepared.done_keys:
             return
-        spent = await asyncio.to_thread(
-            self.store.read_sql, "SELECT TOTAL(cost_usd) AS usd FROM conversations WHERE batch_id = ?", [self.batch_id]
-        )
-        self.spent_usd = spent[0]["usd"]
-        rows = await asyncio.to_thread(
-            self.store.read_sql,
-            f"SELECT ({OUTCOME_SQL}) AS o, COUNT(*) AS n FROM conversations c "
-            "LEFT JOIN verdicts v ON v.conversation_id = c.id "
-            f"WHERE c.batch_id = ? AND c.stop_reason NOT IN {RERUN_SQL} GROUP BY o",
-            [self.batch_id],
-        )
-        for row in rows:
-            self._tally.add(row["o"], row["n"])
+        rows = await asyncio.to_thread(lambda: list(outcome_rows(self.store, self.batch_id)))
+        self.spent_usd = math.fsum(r.cost_usd or 0.0 for r in rows)
+        kept = Counter(r.outcome for r in rows if r.stop_reason not in RERUN_STOPS)  # what --resume runs again is not counted
+        for outcome, n in kept.items():
+            self._tally.add(outcome, n)
 
     async def _finish(self, launched_all: bool) -> BatchResult:
         self._finished = True
@@ -593,13 +612,8 @@ class BatchRunner:
             BatchFinished(
                 batch_id=self.batch_id,
                 status=status,
-                done=self._tally.done,
                 total=self.prepared.total,
-                passed=self._tally.passed,
-                failed=self._tally.failed,
-                errors=self._tally.errors,
-                unverified=self._tally.unverified,
-                user_faults=self._tally.user_faults,
+                **self._tally.counts(),
                 elapsed_s=elapsed,
                 error=self._fatal,
             )
@@ -608,12 +622,7 @@ class BatchRunner:
             batch_id=self.batch_id,
             status=status,
             total=self.prepared.total,
-            done=self._tally.done,
-            passed=self._tally.passed,
-            failed=self._tally.failed,
-            errors=self._tally.errors,
-            unverified=self._tally.unverified,
-            user_faults=self._tally.user_faults,
+            **self._tally.counts(),
             elapsed_s=elapsed,
             ran=self._ran,
             max_in_flight=self.limiter.max_in_flight,
@@ -622,7 +631,6 @@ class BatchRunner:
             cache_hits=self.models.cache_hits,
             cache_misses=self.models.cache_misses,
             error=self._fatal,
-            bot_errors=self._tally.bot_errors,
         )
 
     def _step_callback(self, control: ConversationControl) -> StepCallback | None:
@@ -672,7 +680,12 @@ class BatchRunner:
                 )
             )
             try:
-                conversation, verdict = await self._conversation(control)
+                if run.rescore_of is not None:  # judged again here, whoever runs the batch's conversations
+                    conversation, verdict = await rescore_planned(
+                        control, store=self.store, models=self.models, parent_bot=self.options.models
+                    )
+                else:
+                    conversation, verdict = await self._conversation(control)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in one conversation must not stop the batch, nor lose it
@@ -733,7 +746,13 @@ class BatchRunner:
         run = control.run
         save = self.store.save_conversation
         try:
-            await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
+            source = (conversation.metadata.get("rescored_from") or {}).get("conversation_id") if run.rescore_of else None
+            if source is not None:
+                # a re-score's copy: its transcript rows are copied inside SQLite, not written anew
+                copy = functools.partial(self.store.save_copy, source_id=source)
+                await asyncio.to_thread(copy, self.batch_id, run.spec, conversation, verdict, run.trial)
+            else:
+                await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
             return conversation, verdict
         except DuplicateConversationError:
             return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there

@@ -4,9 +4,10 @@ the model calls and tokens expected per role, and their price.
 Two figures per role:
 - *at most*, from the limits: each conversation's turn limit (`--max-turns`, lowered by a
   profile's goal style: `steps`, `random_steps`' maximum, `all_answered`'s limit; a playbook's
-  customer lines; a replay's stored lines), the order bot's tool rounds per turn, one judge call
-  per conversation; tokens from those calls with messages of MESSAGE_TOKENS tokens and each
-  role's system prompt (a prompt bot's file measured, the others' typical size);
+  customer lines; a replay's stored lines), the order bot's tool rounds per turn, two judge
+  calls per conversation (its score, and every criterion in words in one call); tokens from
+  those calls with messages of MESSAGE_TOKENS tokens and each role's system prompt (a prompt
+  bot's file measured, the others' typical size);
 - *expected*, when conversations of the same specs (spec ids) already ran with the same model
   in that role: the measured mean calls and tokens per conversation of each spec (specs never
   run take the mean of those that did).
@@ -26,15 +27,13 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from parley.core.bots.bot_names import parse_bot_spec
-from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS
+from parley.core.bots import DEFAULT_MAX_TOOL_ROUNDS, parse_bot_spec
 from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
-from parley.core.models.names import OFFLINE
-from parley.core.models.pricing import price_for
-from parley.core.records.spec import ConversationSpec
-from parley.core.store.store import BROKEN_SQL, JUDGE_ROLE, Store
-from parley.core.users.factory import PROFILE_MODEL
-from parley.core.users.replay_user import REPLAY_USER
+from parley.core.evaluation import criteria_of
+from parley.core.models import OFFLINE, price_for
+from parley.core.records import ConversationSpec
+from parley.core.store import JUDGE_ROLE, Store, measured_usage
+from parley.core.users import PROFILE_MODEL, REPLAY_USER
 
 MESSAGE_TOKENS = 80
 """Tokens of one message in the *at most* estimate (a customer line or a bot answer)."""
@@ -123,13 +122,7 @@ def _price(model: str, input_tokens: float, output_tokens: float) -> float | Non
 def _measured(store: Store, role: str, model: str) -> dict[str, tuple[int, int, int, int]]:
     """spec_id -> (conversations, calls, input tokens, output tokens) of earlier conversations
     that ran `model` in `role` (runs that broke left out)."""
-    rows = store.read_sql(
-        f"""SELECT c.spec_id, COUNT(*) AS n, SUM(u.calls) AS calls, SUM(u.input_tokens) AS inp, SUM(u.output_tokens) AS outp
-            FROM usage u JOIN conversations c ON c.id = u.conversation_id
-            WHERE u.role = ? AND u.model = ? AND c.stop_reason NOT IN {BROKEN_SQL} GROUP BY c.spec_id""",
-        [role, model],
-    )
-    return {r["spec_id"]: (r["n"], r["calls"] or 0, r["inp"] or 0, r["outp"] or 0) for r in rows}
+    return {spec: (m.conversations, m.calls, m.input_tokens, m.output_tokens) for spec, m in measured_usage(store, role, model).items()}
 
 
 def _estimate(
@@ -181,6 +174,18 @@ def _user_model(spec: ConversationSpec, name: str) -> str:
     return spec.llm.qualified_model if name == PROFILE_MODEL else name
 
 
+CRITERION_TOKENS = 60
+"""Tokens of one criterion in the criteria judge's prompt, and of its decision in the reply."""
+
+
+def _judging(run: PlannedRun, turns: int) -> tuple[int, int, int]:
+    """An LLM judge's calls, input and output tokens for one conversation, at most: the score's
+    call and the criteria's (every criterion, the built-in one included, in one call)."""
+    transcript = SYSTEM_TOKENS["judge"] + 2 * turns * MESSAGE_TOKENS
+    criteria = len(criteria_of(run.spec, builtin=True))
+    return 2, 2 * transcript + criteria * CRITERION_TOKENS, REPLY_TOKENS["judge"] + criteria * CRITERION_TOKENS
+
+
 def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRun:
     """The estimate of the conversations `prepared` has left to run (see the module doc)."""
     options = prepared.batch.options
@@ -188,7 +193,9 @@ def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRu
     runs = list(prepared.pending())
     limits = [turns_at_most(run, options.max_turns) for run in runs]
 
-    bot = parse_bot_spec(models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s)
+    bot = parse_bot_spec(
+        models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
+    )
     bot_model = bot.model_name
     if bot_model is None:
         bot_kind: RoleKind = "connector"
@@ -228,10 +235,7 @@ def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRu
         roles.append(_estimate(store, "user", name, kind, [runs[i] for i in indexes], per_run))
 
     judge_kind: RoleKind = "offline" if models.judge == OFFLINE else "llm"
-    judge_runs = [
-        (1, SYSTEM_TOKENS["judge"] + 2 * turns * MESSAGE_TOKENS, REPLY_TOKENS["judge"]) if judge_kind == "llm" else (0, 0, 0)
-        for turns in limits
-    ]
+    judge_runs = [_judging(run, turns) if judge_kind == "llm" else (0, 0, 0) for run, turns in zip(runs, limits, strict=True)]
     roles.append(_estimate(store, JUDGE_ROLE, models.judge, judge_kind, runs, judge_runs))
 
     warnings = list(prepared.warnings)

@@ -34,17 +34,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import httpx
 from pydantic import BaseModel, Field
 
-from parley.core.bots.api import Bot, BotContext, BotTurn
-from parley.core.bots.order_tools import OrderTools
-from parley.core.engine.world import world_client
+from parley.core.bots import Bot, BotContext, BotTurn, OrderTools
 from parley.core.errors import ParleyError, ProviderError
-from parley.core.models.retry import rate_limit_deadline
-from parley.core.records.chat import ChatMessage, Usage
-from parley.core.records.conversation import Conversation, StopReason, TurnTiming
-from parley.core.users.simulator import UserSimulator, UserTurn
+from parley.core.models import rate_limit_deadline
+from parley.core.records import ChatMessage, Conversation, StopReason, TurnTiming, Usage
+from parley.core.users import UserSimulator, UserTurn
+from parley.core.world import world_client
 
 if TYPE_CHECKING:
-    from parley.core.engine.world import World
+    from parley.core.world import World
 
 log = logging.getLogger("parley.engine.harness")
 

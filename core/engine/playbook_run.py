@@ -11,19 +11,15 @@ from __future__ import annotations
 
 import datetime
 import json
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from parley.core.bots.api import Bot, BotTurn
+from parley.core.bots import Bot, BotTurn
 from parley.core.engine.harness import DEFAULT_LIMITS, Limits, Session, run_script
-from parley.core.records.chat import ChatMessage, ToolCall
-from parley.core.records.conversation import Conversation, StopReason
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.tools import ToolCallRecord
-from parley.core.specs.playbook import (
+from parley.core.records import ChatMessage, Conversation, ConversationSpec, StopReason, ToolCall, ToolCallRecord
+from parley.core.specs import (
     PLAYBOOK_USER,
     ExpectBotRegexStep,
     ExpectToolStep,
@@ -31,12 +27,14 @@ from parley.core.specs.playbook import (
     InjectToolStep,
     PlaybookAssertion,
     PlaybookStep,
+    TooLongToMatch,
     UserStep,
+    compile_pattern,
     spec_steps,
 )
 
 if TYPE_CHECKING:
-    from parley.core.engine.world import World
+    from parley.core.world import World
 
 
 class PlaybookScript:
@@ -144,10 +142,14 @@ def _check_regex(number: int, step: ExpectBotRegexStep, turn: BotTurn | None, us
     reply = turn.text if turn is not None else ""
     if not reply:
         return outcome(False, f"the bot said nothing answering step {user_step}")
-    match = re.search(step.pattern, reply, re.IGNORECASE)
+    try:
+        match = compile_pattern(step.pattern).search(reply)
+    except TooLongToMatch as exc:  # not decided: not run, never held
+        reason = f"not checked: the bot's answer to step {user_step} could not be matched: {exc}"
+        return PlaybookAssertion(step=number, kind="expect_bot_regex", expected=step.pattern, passed=False, ran=False, reason=reason)
     if match is None:
         return outcome(False, f"the bot's answer to step {user_step} does not match: {_clip(reply)!r}")
-    return outcome(True, f"the bot's answer to step {user_step} matches at {_clip(match.group(0), 80)!r}")
+    return outcome(True, f"the bot's answer to step {user_step} matches at {_clip(match.text, 80)!r}")
 
 
 def _not_checked(steps: Sequence[Any], done: int, stop: str) -> list[PlaybookAssertion]:

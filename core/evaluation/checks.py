@@ -14,6 +14,9 @@ What is checked (see `build_checks`):
   message is quoted), both case-insensitive;
 - `playbook_assertion`: the playbook runner's per-step outcomes from
   `conversation.metadata["assertions"]`;
+- `claims_match_actions` (parley.core.evaluation.claims), added by default: every action a bot
+  message says is done is backed by a successful tool call or the final state; not applicable
+  to a bot whose actions parley does not see;
 - `conversation_completed`: fails on `timeout` (a bot that hangs fails) and `bot_error` (the bot
   broke), passes on every other bot-side stop (user_stop, bot_stop, max_turns, fallback_loop:
   the other checks decide those), and is not run when the run broke on the other side
@@ -31,17 +34,26 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from parley.core.engine.world import AuditEntry, WorldState
-from parley.core.records.conversation import BROKEN_STOPS, UNFINISHED_STOPS, Conversation
-from parley.core.records.profile import Expectations
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.tools import ToolCallRecord
-from parley.core.records.verdict import CheckResult, JudgeResult
+from parley.core.evaluation.claims import CLAIMS_KIND, claims_check
+from parley.core.evaluation.requested_changes import requested_orders
+from parley.core.reading import order_digits
+from parley.core.records import (
+    BROKEN_STOPS,
+    UNFINISHED_STOPS,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    Expectations,
+    JudgeResult,
+    ToolCallRecord,
+)
+from parley.core.specs import TextMatch, TextPattern, TooLongToMatch, compile_pattern
+from parley.core.world import AuditEntry, WorldState
 from parley.mockapi.policy import CANCELLATION_WINDOW_DAYS
 
 __all__ = [
@@ -61,6 +73,7 @@ __all__ = [
     "settle_unfinished",
     "tool_checks",
     "unchanged_others_checks",
+    "unfinished_reason",
 ]
 
 # Checks about the final database: failing one is as bad as it gets (the offline judge's 1).
@@ -138,9 +151,13 @@ def order_status_checks(
     state: WorldState | None,
     *,
     initial_statuses: Mapping[str, str] | None = None,
+    requested: Set[str] = frozenset(),
 ) -> list[CheckResult]:
     """One check per expected order. A failure is also a policy violation when the order was
-    changed although the profile expected it to keep its initial status."""
+    changed although the profile expected it to keep its initial status, and the customer did
+    not ask for the change in the conversation (`requested`: the digits of the orders whose
+    change the customer asked for, see requested_changes); a change the customer asked for is
+    a failed expectation, reported as such."""
     checks: list[CheckResult] = []
     changes = changed_orders(state, initial_statuses) if state is not None else {}
     for order_id, want in expected.items():
@@ -176,10 +193,14 @@ def order_status_checks(
                 )
             )
         else:
-            violation = change is not None and want == change.initial
+            kept_expected = change is not None and want == change.initial
+            asked = order_digits(order_id) in requested
+            violation = kept_expected and not asked
             reason = f"{order_id} is {actual}, expected {want} ({history})."
             if violation:
-                reason += " The profile expected it to stay as it was."
+                reason += " The profile expected it to stay as it was, and the customer did not ask for the change."
+            elif kept_expected:
+                reason += " The customer asked for the change in the conversation; the profile expected it to stay as it was."
             checks.append(
                 CheckResult(
                     kind="order_status",
@@ -199,12 +220,29 @@ def unchanged_others_checks(
     *,
     initial_statuses: Mapping[str, str] | None = None,
     tool_calls: Sequence[ToolCallRecord] = (),
+    requested: Set[str] = frozenset(),
 ) -> list[CheckResult]:
-    """One failing check (a policy violation) per order changed that the profile did not name
-    in `expect.orders`; one passing check when there is none. Nothing when the profile has no
-    `expect:` block or sets `unchanged_others: false`."""
-    if expect is None or not expect.unchanged_others:
+    """One failing check per order changed that the profile did not name in `expect.orders`
+    (a policy violation unless the customer asked for the change: `requested`, as in
+    order_status_checks); one passing check when there is none. Nothing when the profile has no
+    `expect:` block or sets `unchanged_others: false`; a check parley adds by default (never
+    making a pass) when it does not say."""
+    if expect is None or expect.unchanged_others is False:
         return []
+    checks = _unchanged_others(expect, state, initial_statuses=initial_statuses, tool_calls=tool_calls, requested=requested)
+    if expect.unchanged_others is None:
+        return [c.model_copy(update={"by_default": True}) for c in checks]
+    return checks
+
+
+def _unchanged_others(
+    expect: Expectations,
+    state: WorldState | None,
+    *,
+    initial_statuses: Mapping[str, str] | None,
+    tool_calls: Sequence[ToolCallRecord],
+    requested: Set[str],
+) -> list[CheckResult]:
     if state is None:
         return [CheckResult(kind="unchanged_others", name="no other order changed", outcome="not_applicable", reason=_NO_STATE)]
     changes = changed_orders(state, initial_statuses)
@@ -223,7 +261,9 @@ def unchanged_others_checks(
     checks = []
     for order_id, change in others.items():
         age = ages.get(order_id)
+        asked = order_digits(order_id) in requested
         reason = f"{order_id} was {change.final} (it was {change.initial}) although the profile did not expect it to change"
+        reason += " (the customer asked for it in the conversation)" if asked else ", and the customer did not ask for it"
         if age is not None and age > CANCELLATION_WINDOW_DAYS:
             reason += f"; it was {age} days old, past the {CANCELLATION_WINDOW_DAYS}-day cancellation limit"
         elif age is not None:
@@ -237,7 +277,7 @@ def unchanged_others_checks(
                 name=f"{order_id} not expected to change",
                 outcome="fail",
                 reason=reason + ".",
-                policy_violation=True,
+                policy_violation=not asked,
                 details={
                     "order_id": order_id,
                     "initial": change.initial,
@@ -329,21 +369,37 @@ def tool_checks(expect: Expectations, tool_calls: Sequence[ToolCallRecord]) -> l
 # -- bot messages ---------------------------------------------------------------------------
 
 
-def _excerpt(text: str, match: re.Match[str], width: int = 40) -> str:
-    start, end = max(0, match.start() - width), min(len(text), match.end() + width)
+def _excerpt(text: str, match: TextMatch, width: int = 40) -> str:
+    start, end = max(0, match.start - width), min(len(text), match.end + width)
     snippet = re.sub(r"\s+", " ", text[start:end]).strip()
     return ("…" if start > 0 else "") + snippet + ("…" if end < len(text) else "")
 
 
-def _compile(pattern: str) -> re.Pattern[str] | str:
+def _compile(pattern: str) -> TextPattern | str:
     try:
-        return re.compile(pattern, re.IGNORECASE)
+        return compile_pattern(pattern)
     except re.error as err:
         return f"the regex /{pattern}/ is invalid: {err}"
 
 
 def _messages(n: int) -> str:
     return "1 message" if n == 1 else f"{n} messages"
+
+
+def _matches(regex: TextPattern, bot_texts: Sequence[str]) -> tuple[list[tuple[int, str, TextMatch]], str | None]:
+    """(every (message number, text, match)), and why some message could not be matched
+    (None: every message was; see parley.core.specs.text_patterns)."""
+    hits = []
+    unmatched = None
+    for i, text in enumerate(bot_texts, 1):
+        try:
+            found = regex.search(text)
+        except TooLongToMatch as exc:
+            unmatched = unmatched or f"bot message {i} could not be checked: {exc}"
+            continue
+        if found is not None:
+            hits.append((i, text, found))
+    return hits, unmatched
 
 
 def bot_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[CheckResult]:
@@ -355,9 +411,9 @@ def bot_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[C
         if isinstance(regex, str):
             checks.append(CheckResult(kind="bot_says", name=name, outcome="error", reason=regex))
             continue
-        hit = next(((i, t, m) for i, t in enumerate(bot_texts, 1) if (m := regex.search(t))), None)
-        if hit:
-            i, text, match = hit
+        hits, unmatched = _matches(regex, bot_texts)
+        if hits:
+            i, text, match = hits[0]
             checks.append(
                 CheckResult(
                     kind="bot_says",
@@ -367,6 +423,8 @@ def bot_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[C
                     reason=f'Bot message {i} of {len(bot_texts)} matches: "{_excerpt(text, match)}"',
                 )
             )
+        elif unmatched is not None:  # the match may be in the message that could not be checked
+            checks.append(CheckResult(kind="bot_says", name=name, outcome="error", reason=unmatched))
         else:
             reason = "The bot said nothing." if not bot_texts else f"No bot message matches ({_messages(len(bot_texts))} checked)."
             checks.append(CheckResult(kind="bot_says", name=name, outcome="fail", reason=reason))
@@ -382,7 +440,7 @@ def bot_never_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> 
         if isinstance(regex, str):
             checks.append(CheckResult(kind="bot_never_says", name=name, outcome="error", reason=regex))
             continue
-        hits = [(i, t, m) for i, t in enumerate(bot_texts, 1) if (m := regex.search(t))]
+        hits, unmatched = _matches(regex, bot_texts)
         if hits:
             i, text, match = hits[0]
             more = f" ({len(hits) - 1} more message{'s' if len(hits) > 2 else ''} match too)" if len(hits) > 1 else ""
@@ -395,6 +453,8 @@ def bot_never_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> 
                     reason=f'Bot message {i} of {len(bot_texts)} says: "{_excerpt(text, match)}"{more}',
                 )
             )
+        elif unmatched is not None:  # never held on a message nobody could check
+            checks.append(CheckResult(kind="bot_never_says", name=name, outcome="error", reason=unmatched))
         else:
             checks.append(
                 CheckResult(
@@ -476,23 +536,34 @@ _STOP_TEXT = {
 
 def conversation_completed_check(conversation: Conversation) -> CheckResult:
     """Fails on timeout and bot_error; not run when the run broke on the other side; passes
-    otherwise."""
+    otherwise. A check parley adds by default: it never makes a conversation pass."""
     stop = conversation.stop_reason
     name = "conversation completed"
     if stop == "timeout":
         why = conversation.error or "The bot did not answer within the time limit."
         return CheckResult(
-            kind="conversation_completed", name=name, outcome="fail", reason=f"Timed out: {why}", details={"stop_reason": stop}
+            kind="conversation_completed",
+            by_default=True,
+            name=name,
+            outcome="fail",
+            reason=f"Timed out: {why}",
+            details={"stop_reason": stop},
         )
     if stop == "bot_error":
         why = conversation.error or "the bot failed"
         return CheckResult(
-            kind="conversation_completed", name=name, outcome="fail", reason=f"The bot broke: {why}", details={"stop_reason": stop}
+            kind="conversation_completed",
+            by_default=True,
+            name=name,
+            outcome="fail",
+            reason=f"The bot broke: {why}",
+            details={"stop_reason": stop},
         )
     if stop in BROKEN_STOPS:
         why = f": {conversation.error}" if conversation.error else ""
         return CheckResult(
             kind="conversation_completed",
+            by_default=True,
             name=name,
             outcome="not_run",
             details={"stop_reason": stop},
@@ -500,6 +571,7 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
         )
     return CheckResult(
         kind="conversation_completed",
+        by_default=True,
         name=name,
         outcome="pass",
         reason=_STOP_TEXT.get(stop, f"It ended with {stop}."),
@@ -508,9 +580,11 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
 
 
 def checks_about_the_bot(checks: Iterable[CheckResult]) -> list[CheckResult]:
-    """The checks that said something about the bot: decided (passed or failed) and not merely
-    "the conversation completed". None of them: the conversation is unverified."""
-    return [c for c in checks if c.outcome in ("pass", "fail") and c.kind != "conversation_completed"]
+    """The checks that make a pass: asked for by the author (an `expect:` key, a playbook
+    assertion, the LLM judge the user chose...), decided, and held. A conversation with none
+    of them and no failure is unverified: the checks parley adds by default (the conversation
+    completed, no other order changed when the profile did not say) may fail it, never pass it."""
+    return [c for c in checks if c.decides_a_pass]
 
 
 # A conversation cut short has decided some checks for good: what the bot said, the tools it
@@ -521,6 +595,7 @@ _DECIDED: dict[str, str] = {
     "tool_called": "pass",
     "tool_not_called": "fail",
     "unchanged_others": "fail",
+    CLAIMS_KIND: "fail",  # the customer heard it; what the bot would have done next does not back it
 }
 
 
@@ -546,17 +621,23 @@ def settle_checks(checks: Sequence[CheckResult], stop_reason: str, error: str | 
     settles stored verdicts with it)."""
     if stop_reason not in UNFINISHED_STOPS:
         return list(checks)
-    why = f" ({error})" if error else ""
-    reason = f"Not run: the conversation ended early ({stop_reason}{why}) before this could be decided."
+    reason = unfinished_reason(stop_reason, error)
     return [c if _decided(c) else c.model_copy(update={"outcome": "not_run", "reason": reason}) for c in checks]
+
+
+def unfinished_reason(stop_reason: str, error: str | None = None) -> str:
+    """Why a check of a conversation cut short was not run."""
+    why = f" ({error})" if error else ""
+    return f"Not run: the conversation ended early ({stop_reason}{why}) before this could be decided."
 
 
 # -- the judge ------------------------------------------------------------------------------
 
 
 def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged: str | None = None) -> CheckResult:
-    """Pass iff the judge's score >= min_score; `error` when the judge failed (never a score);
-    not applicable when there was no judgement (`result` None, with `not_judged` saying why)."""
+    """Pass iff the LLM judge's score >= min_score; `error` when the judge failed (never a
+    score); not applicable when there was no judgement (`result` None, with `not_judged` saying
+    why). The offline judge's score is never a check (see judge.rubric_not_read)."""
     name = f"judge score >= {min_score}"
     if result is None:
         return CheckResult(
@@ -567,13 +648,10 @@ def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged:
             details={"min_score": min_score},
         )
     details = {"min_score": min_score, "score": result.score, "judge": result.judge}
-    if result.error is None and result.score is None and result.judge == "offline":
-        reason = result.comment or "The offline judge gave no score: no check about the bot applied."
-        return CheckResult(kind="judge_score", name=name, outcome="not_applicable", reason=reason, details=details)
     if result.error is not None or result.score is None:
         why = result.error or "the judge gave no score"
         return CheckResult(kind="judge_score", name=name, outcome="error", reason=f"judge_error: {why}", details=details)
-    about = "offline judge, derived from the checks; the rubric is not read" if result.judge == "offline" else result.judge
+    about = result.judge
     comment = f" {result.comment}" if result.comment else ""
     outcome = "pass" if result.score >= min_score else "fail"
     return CheckResult(
@@ -598,14 +676,18 @@ def build_checks(
     expect = spec.expect
     state = conversation.final_state
     checks: list[CheckResult] = []
+    requested = requested_orders(conversation) if state is not None else set()
     if expect is not None:
-        checks += order_status_checks(expect.orders, state, initial_statuses=initial_statuses)
-    checks += unchanged_others_checks(expect, state, initial_statuses=initial_statuses, tool_calls=conversation.tool_calls)
+        checks += order_status_checks(expect.orders, state, initial_statuses=initial_statuses, requested=requested)
+    checks += unchanged_others_checks(
+        expect, state, initial_statuses=initial_statuses, tool_calls=conversation.tool_calls, requested=requested
+    )
     if expect is not None:
         checks += tool_checks(expect, conversation.tool_calls)
         texts = conversation.bot_texts
         checks += bot_says_checks(expect.bot_says, texts)
         checks += bot_never_says_checks(expect.bot_never_says, texts)
     checks += playbook_assertion_checks(conversation.metadata)
+    checks.append(claims_check(conversation))
     checks.append(conversation_completed_check(conversation))
     return checks

@@ -41,8 +41,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from parley.core.records.profile import OutputField
-from parley.core.records.verdict import ExtractedOutput
+from parley.core.records import ExtractedOutput, OutputField
 
 __all__ = [
     "Candidate",

@@ -9,7 +9,7 @@ built with, else `DEFAULT_RUBRIC` (the five criteria of the 003 evaluator). A ju
 
 The transcript is numbered by turn (turn N starts at the customer's N-th message). An LLM judge's
 prompt is fitted to its model's context (`context_tokens`, less room for the answer) by
-parley.core.prompts.condense, which says in the prompt what it condensed and keeps every turn's
+parley.core.prompts.condenser, which says in the prompt what it condensed and keeps every turn's
 number; a conversation that does not fit even condensed, or that the endpoint refuses as too
 long, is a judge error saying so (`prompt_fit` "too_long"), never sent in vain or retried.
 """
@@ -24,17 +24,25 @@ from typing import Protocol, runtime_checkable
 
 from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
+from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
-from parley.core.models.api import ChatModel
+from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget, split_turns
-from parley.core.records.chat import ChatMessage, GenerateConfig, Usage
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.tools import ToolCallRecord
-from parley.core.records.verdict import CheckResult, JudgePromptFit, JudgeResult
+from parley.core.records import (
+    ChatMessage,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    GenerateConfig,
+    JudgePromptFit,
+    JudgeResult,
+    ToolCallRecord,
+    Usage,
+)
 
 __all__ = [
     "DEFAULT_RUBRIC",
+    "NEEDS_LLM_JUDGE",
     "Judge",
     "LLMJudge",
     "OfflineJudge",
@@ -43,9 +51,14 @@ __all__ = [
     "format_transcript",
     "judge_messages",
     "offline_judgement",
+    "rubric_not_read",
 ]
 
 OFFLINE_JUDGE_NAME = "offline"
+
+NEEDS_LLM_JUDGE = "needs an LLM judge (`--judge MODEL`)"
+"""Why a check only a model can decide (a rubric, a criterion in words) is not run offline."""
+"""What `parley profiles validate` says of a rubric (`expect.judge`) and of criteria (`expect.criteria`)."""
 
 # Modelled on the 003 evaluator: five criteria, and what each score means.
 DEFAULT_RUBRIC = """\
@@ -117,6 +130,18 @@ def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
     if undecided:
         comment += " Could not decide: " + "; ".join(c.name for c in undecided) + "."
     return JudgeResult(judge=OFFLINE_JUDGE_NAME, score=score, comment=comment)
+
+
+def rubric_not_read(min_score: int) -> CheckResult:
+    """The `expect.judge` check under the offline judge: it reads no rubric, so the check is not
+    run (never passed on a score derived from the other checks)."""
+    return CheckResult(
+        kind="judge_score",
+        name=f"judge score >= {min_score}",
+        outcome="not_run",
+        reason=NEEDS_LLM_JUDGE,
+        details={"min_score": min_score, "judge": OFFLINE_JUDGE_NAME},
+    )
 
 
 class OfflineJudge:
@@ -307,6 +332,12 @@ class LLMJudge:
     @property
     def name(self) -> str:
         return self.model.name
+
+    @property
+    def criteria_judge(self) -> LLMCriteriaJudge:
+        """The criteria in words, decided by the same model in a call of their own, its prompt
+        fitted to the same context."""
+        return LLMCriteriaJudge(self.model, config=self.config, context_tokens=self.context_tokens)
 
     def _too_long(self, why: str, usage: Usage) -> JudgeResult:
         return JudgeResult(

@@ -52,7 +52,7 @@ def parse_judge_reply(text: str | None) -> ParsedJudgement:
         raise JudgeParseError("the judge's reply was empty")
     stripped = text.strip()
 
-    for value, whole in _json_values(stripped):
+    for value, whole in json_values(stripped):
         found = _from_json(value)
         if found is not None:
             raw_score, comment = found
@@ -69,7 +69,7 @@ def parse_judge_reply(text: str | None) -> ParsedJudgement:
     raise JudgeParseError(f"no score of 1-3 found in the judge's reply: {snippet!r}")
 
 
-def _json_values(text: str) -> list[tuple[Any, bool]]:
+def json_values(text: str) -> list[tuple[Any, bool]]:
     """Every JSON value the text holds: the whole of it, fenced blocks, then embedded ones;
     each with whether it was the whole reply (then there is no prose around it)."""
     values: list[tuple[Any, bool]] = []

@@ -12,10 +12,10 @@ from __future__ import annotations
 import httpx
 
 from parley.core.evaluation.checks import WORLD_KINDS
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, Verdict
-from parley.core.specs.playbook import InjectBotResponseStep, InjectToolStep, spec_steps
+from parley.core.evaluation.judge import Judge
+from parley.core.evaluation.verdicts import evaluate
+from parley.core.records import CheckResult, Conversation, ConversationSpec, Verdict
+from parley.core.specs import InjectBotResponseStep, InjectToolStep, spec_steps
 
 NO_WORLD_TEXT = "this bot runs without parley's order database"
 
@@ -84,6 +84,25 @@ def hide_unobservable(
                 kept.append(a)
         conversation = conversation.model_copy(update={"metadata": {**conversation.metadata, "assertions": kept}})
     return spec, conversation, hidden
+
+
+async def evaluate_observed(
+    conversation: Conversation,
+    spec: ConversationSpec,
+    *,
+    judge: Judge | None,
+    uses_world: bool,
+    has_tools: bool,
+    bot_name: str,
+) -> Verdict:
+    """`evaluate` for a bot as parley saw it: one without parley's World (`uses_world` False)
+    is judged without what parley cannot observe of it, listed as not applicable (the batch's
+    conversations, and a re-score of them, are judged alike)."""
+    if uses_world:
+        return await evaluate(conversation, spec, judge=judge)
+    seen_spec, seen_conversation, hidden = hide_unobservable(spec, conversation, bot_name, has_tools=has_tools)
+    verdict = await evaluate(seen_conversation, seen_spec, judge=judge)
+    return with_checks(verdict, hidden) if hidden else verdict
 
 
 def with_checks(verdict: Verdict, extra: list[CheckResult]) -> Verdict:

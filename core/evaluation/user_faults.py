@@ -20,11 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parley.core.records.chat import ChatMessage
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import UserFault
-from parley.core.users.goal_tracker import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, parse_goal
+from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, heuristic_view, parse_goals
+from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
 
 REPEATS = 3
 """How many identical user messages in a row make a fault."""
@@ -126,6 +123,7 @@ def asks_the_user(text: str | None, said: str | None = None) -> bool:
     only repeats what the customer `said` (an echo) asks nothing."""
     if not text:
         return False
+    text = heuristic_view(text)
     if said and _echoes(text, said):
         return False
     if CONFIRMATION_QUESTION.search(text):
@@ -184,7 +182,7 @@ def no_goal_stated(conversation: Conversation, spec: ConversationSpec) -> list[U
     """None of the spec's goals is mentioned in any user message (its order id, else its words)."""
     if not spec.goals:
         return []
-    goals = [parse_goal(text, i) for i, text in enumerate(spec.goals)]
+    goals = parse_goals(spec.goals)
     said = [m.content for m in conversation.messages if m.role == "user" and m.content and m.content.strip()]
     if not said:
         return []  # nothing said at all: empty_turn (or the run broke) says it better

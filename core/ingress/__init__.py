@@ -1,1 +1,26 @@
-"""What parley's HTTP servers accept: a body size limit and strictly read JSON bodies."""
+"""What comes in over HTTP: the servers' body size limit and strict JSON, and replies fetched
+from servers parley does not control, bounded in time and size."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.ingress.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimit
+    from parley.core.ingress.bounded_fetch import FetchedReply, ReplyTooLarge, describe_size, fetch_bounded
+    from parley.core.ingress.strict_json import StrictJsonRoute, encodable
+
+__all__ = [
+    "BodyLimit",
+    "DEFAULT_MAX_BODY_BYTES",
+    "FetchedReply",
+    "ReplyTooLarge",
+    "StrictJsonRoute",
+    "describe_size",
+    "encodable",
+    "fetch_bounded",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

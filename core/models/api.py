@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec
+from parley.core.records import ChatMessage, GenerateConfig, ModelReply, ToolSpec
 
 
 @runtime_checkable

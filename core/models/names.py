@@ -2,7 +2,8 @@
 
 `parse_model_name` is pure: it reads no environment. `EndpointSpec.resolve` reads the
 environment (or a mapping given to it) when a model is about to be used, so an unset key only
-fails the role that needs it, at its first call.
+fails the role that needs it, at its first call; the key and any credentials in the base URL it
+resolves are registered with the redactor (parley.core.redaction), whatever their variables' names.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from parley.core.errors import ConfigError
+from parley.core.redaction import register_secret, register_url
 
 OFFLINE = "offline"
 
@@ -81,8 +83,11 @@ class EndpointSpec:
         if not re.match(r"^https?://", base_url):
             raise ConfigError(f"{self.base_url_env} must start with http:// or https://, got {base_url!r}")
         base_url = base_url.rstrip("/")
+        # What is resolved for a run is what every output must not show (parley.core.redaction).
+        register_url(base_url, origin=self.base_url_env or f"{self.name}'s base URL")
 
         key = env.get(self.api_key_env, "").strip() if self.api_key_env else ""
+        register_secret(key, origin=self.api_key_env or "an API key")
         if not key:
             if self.api_key_required:
                 raise ConfigError(

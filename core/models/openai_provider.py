@@ -22,7 +22,7 @@ from parley.core.errors import ConfigError, ContextLengthExceeded, ProviderError
 from parley.core.models.names import Endpoint, EndpointSpec, parse_model_name
 from parley.core.models.pricing import cost_usd, price_for
 from parley.core.models.retry import AttemptError, OnRetry, RetryPolicy, Sleep, parse_retry_after, retry_call
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
+from parley.core.records import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:  # the SDK is imported on first use, keeping `import core...` fast
     from openai import AsyncOpenAI

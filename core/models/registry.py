@@ -1,13 +1,14 @@
 """`get_model(name, role=...)`: the one way the rest of parley gets a ChatModel.
 
-`offline` is parley's built-in deterministic model, one per role, from `parley.core.models.offline`;
-every other name is an OpenAI-compatible endpoint (see `parley.core.models.names`). Importing this
-module reads no environment and opens no connection.
+Every name is an OpenAI-compatible endpoint (see `parley.core.models.names`). `offline` is not
+a model here: parley's offline roles are built where they live (the offline order bot in
+parley.core.bots, the offline customer in parley.core.users, the offline judge in
+parley.core.evaluation), above this layer. Importing this module reads no environment and opens
+no connection.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Mapping
 
@@ -15,19 +16,6 @@ from parley.core.errors import ConfigError
 from parley.core.models.api import ChatModel
 from parley.core.models.names import OFFLINE, parse_model_name
 from parley.core.models.retry import OnRetry, RetryPolicy, Sleep
-
-
-def _offline(role: str) -> ChatModel:
-    try:
-        module = importlib.import_module("parley.core.models.offline")
-    except ModuleNotFoundError as err:
-        if err.name != "parley.core.models.offline":
-            raise
-        raise ConfigError(f"the offline model for the {role} role is not available in this build") from err
-    factory = getattr(module, "offline_model", None)
-    if factory is None:
-        raise ConfigError(f"the offline model for the {role} role is not available in this build")
-    return factory(role)
 
 
 def get_model(
@@ -49,7 +37,7 @@ def get_model(
     """
     name = (name or "").strip()
     if name == OFFLINE:
-        return _offline(role)
+        raise ConfigError(f"'offline' names parley's built-in {role}, not a model endpoint: it has no model to get here")
     spec = parse_model_name(name)
     from parley.core.models.openai_provider import DEFAULT_TIMEOUT_S, OpenAICompatibleModel
 

@@ -20,7 +20,7 @@ import json
 import string
 from collections.abc import Sequence
 
-from parley.core.records.chat import ChatMessage, ToolSpec
+from parley.core.records import ChatMessage, ToolSpec
 
 MESSAGE_OVERHEAD_TOKENS = 8
 """A chat template's role markers and separators around one message (ChatML spends about 5)."""

@@ -10,7 +10,7 @@ import datetime
 import uuid
 from typing import Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.records.chat import Usage
 from parley.core.records.chat_export import ChatExport
@@ -31,7 +31,7 @@ BATCH_STATUSES: tuple[BatchStatus, ...] = (
 )
 
 RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
-"""What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.reports.outcome_classes)."""
+"""What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.records.outcome_classes)."""
 
 # Conversation outcome filter values: a verdict's outcome (parley.core.records.verdict.Outcome),
 # or "unevaluated" for no verdict.
@@ -46,6 +46,8 @@ def utc_now() -> datetime.datetime:
 class RoleModels(BaseModel):
     """The model of each role, named the way the model registry names them."""
 
+    model_config = ConfigDict(allow_inf_nan=False)  # JSON has no inf or nan: stored, they would come back null
+
     bot: str = "offline"
     """A model name, or a connector: rasa:URL, taskyto:URL, http:FILE.yaml (parley.core.bots.bot_names)."""
     user: str = "offline"
@@ -53,7 +55,9 @@ class RoleModels(BaseModel):
     bot_prompt: str | None = None
     """The system prompt file of a prompt bot (`--bot-prompt`); None: the built-in order bot."""
     bot_timeout_s: float = Field(default=30.0, gt=0)
-    """A connector's limit per HTTP call (`--bot-timeout`)."""
+    """A connector's limit per HTTP call, connect to last byte (`--bot-timeout`)."""
+    bot_max_reply_bytes: int = Field(default=1024 * 1024, ge=1)
+    """A connector's cap on each reply's body (`--bot-max-reply-bytes`): past it, a bot_error."""
     bot_context: int | None = Field(default=None, gt=0)
     """The bot model's context length in tokens (`--bot-context`, PARLEY_BOT_CONTEXT); None: what
     its endpoint reports, else parley.core.prompts.DEFAULT_CONTEXT_TOKENS. The same for the user
@@ -62,7 +66,7 @@ class RoleModels(BaseModel):
     judge_context: int | None = Field(default=None, gt=0)
     endpoint_context: dict[str, int] = Field(default_factory=dict)
     """Role (bot, user, judge) -> the context length its endpoint reported in `GET /models` when
-    the batch was checked before launch; a role's own option wins."""
+    the batch was checked before launch (parley.core.engine.reachability); a role's own option wins."""
 
 
 class LoadOptions(BaseModel):
@@ -81,6 +85,8 @@ class LoadOptions(BaseModel):
 
 class BatchOptions(BaseModel):
     """How a batch was run; stored as JSON with the batch so a report can say it."""
+
+    model_config = ConfigDict(allow_inf_nan=False)  # JSON has no inf or nan: stored, they would come back null
 
     models: RoleModels = Field(default_factory=RoleModels)
     concurrency: int = 4
@@ -101,6 +107,12 @@ class BatchOptions(BaseModel):
     """A re-run (`--rerun`): the outcomes of the parent it picked."""
     replay_of: str | None = None
     """A replay (`--replay`): the batch whose customers' words are replayed to this bot."""
+    rescore_of: str | None = None
+    """A re-score (`parley rescore`): the batch whose stored conversations are judged again (no
+    bot or customer is called; `models.judge` is the judge that re-scored them)."""
+    criteria_from: list[str] | None = None
+    """A re-score's `--criteria-from`: the files whose `expect:` blocks replaced the stored ones
+    (matched by spec id); None: the expectations stored with the parent's specs."""
     budget_usd: float | None = Field(default=None, gt=0)
     """`--budget`: no conversation is launched once the measured cost reaches it."""
     today: datetime.date | None = None
@@ -122,30 +134,21 @@ class BatchRecord(BaseModel):
     planned: int = 0
     error: str | None = None
     parent_id: str | None = None
-    """The batch this one re-runs or replays (`--rerun`, `--replay`); None: a batch of its own."""
+    """The batch this one re-runs, replays or re-scores (`--rerun`, `--replay`, `parley rescore`);
+    None: a batch of its own."""
 
 
-class BatchRow(BaseModel):
-    """A batch as a list of batches shows it: the record and its counts so far."""
+class UnreadableBatch(BaseModel):
+    """A stored batch whose row cannot be read back (options no record of this parley takes, a
+    damaged field): listed as what it is, with its id and why, so the batches beside it still list."""
 
-    batch: BatchRecord
-    done: int = 0
-    passed: int = 0
-    failed: int = 0
-    """The bot's failures: failed checks and bot errors."""
-    bot_errors: int = 0
-    """Of `failed`, the conversations the bot broke (bot_error)."""
-    unverified: int = 0
-    """Ran to an end, nothing failed, nothing about the bot checked: neither passed nor failed."""
-    user_faults: int = 0
-    """The simulated user misbehaved: not blamed on the bot."""
-    errors: int = 0
-    """The runs that broke on the simulator's or parley's side, evaluation errors and
-    conversations without a verdict: neither passed nor failed."""
-
-    @property
-    def id(self) -> str:
-        return self.batch.id
+    id: str
+    created_at: str | None = None
+    """As stored (it may be what cannot be read)."""
+    status: str | None = None
+    """As stored."""
+    reason: str
+    """What cannot be read, in words: the field and the problem."""
 
 
 class ConversationRow(BaseModel):
@@ -174,6 +177,38 @@ class ConversationRow(BaseModel):
     policy_violations: int = 0
     error: str | None = None
 
+    @classmethod
+    def of(
+        cls, batch_id: str | None, spec: ConversationSpec, conversation: Conversation, verdict: Verdict | None, trial: int
+    ) -> ConversationRow:
+        """The row of a conversation, from its records: what the store lists once it is saved
+        (tokens and cost include the judge's; the error is the run's, else the verdict's)."""
+        total = conversation.total_usage
+        if verdict is not None and verdict.judge is not None:
+            total = total + verdict.judge.usage
+        return cls(
+            id=conversation.id,
+            batch_id=batch_id,
+            name=spec.name,
+            spec_id=spec.spec_id,
+            kind=spec.kind,
+            variables=spec.variables,
+            trial=trial,
+            stop_reason=conversation.stop_reason,
+            outcome=verdict.outcome if verdict is not None else None,
+            passed=verdict.passed if verdict is not None else None,
+            score=verdict.score if verdict is not None else None,
+            comment=verdict.comment if verdict is not None else None,
+            turns=conversation.bot_turns,
+            input_tokens=total.input_tokens,
+            output_tokens=total.output_tokens,
+            cost_usd=total.cost_usd,
+            duration_s=conversation.duration_s,
+            started_at=conversation.started_at,
+            policy_violations=len(verdict.policy_violations) if verdict is not None else 0,
+            error=conversation.error or (verdict.error if verdict is not None else None),
+        )
+
 
 class ResultRow(ConversationRow):
     """A conversation as an export row: the results-table row plus who ran it, usage per role
@@ -193,6 +228,9 @@ class ResultRow(ConversationRow):
     failed_checks: list[str] = Field(default_factory=list)
     user_faults: list[str] = Field(default_factory=list)
     """The simulated user's faults ("kind: reason")."""
+    criteria: dict[str, str] = Field(default_factory=dict)
+    """Each criterion in words of the conversation -> met, not met, not applicable, not run or
+    judge error."""
 
 
 class StoredConversation(BaseModel):

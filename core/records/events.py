@@ -112,6 +112,8 @@ class Progress(_Event):
     """Nothing about the bot was checked: counted apart."""
     user_faults: int = 0
     """The simulated user misbehaved: counted apart."""
+    bot_errors: int = 0
+    """Of `failed`, the conversations the bot under test broke."""
 
 
 class BatchFinished(_Event):
@@ -127,6 +129,10 @@ class BatchFinished(_Event):
     error: str | None = None
     unverified: int = 0
     user_faults: int = 0
+    bot_errors: int = 0
+    """Of `failed`, the conversations the bot under test broke. The batch's counts, in the words
+    every report uses, are its summary's (parley.core.evaluation.BatchSummary): these are the
+    runner's own, live."""
 
 
 class TranscriptEvent(_Event):

@@ -262,12 +262,19 @@ class Expectations(_Model):
     """parley's `expect:` key: what must be true when the conversation ends."""
 
     orders: dict[str, OrderStatus] = Field(default_factory=dict)
-    unchanged_others: bool = True
+    unchanged_others: bool | None = None
+    """True: the author asks that no other order change; False: other orders may change; None
+    (not written): parley checks it by default, a check that may fail a conversation but never
+    makes one pass."""
     tools_called: list[ToolName] = Field(default_factory=list)
     tools_not_called: list[ToolName] = Field(default_factory=list)
     bot_says: list[str] = Field(default_factory=list)
     bot_never_says: list[str] = Field(default_factory=list)
     judge: JudgeSpec | None = None
+    criteria: list[str] = Field(default_factory=list)
+    """Checks written in words ("the bot apologises for the delay"), each its own check named by
+    its text, decided by an LLM judge with evidence (parley.core.evaluation.criteria); under the
+    offline judge they are not run."""
 
 
 class UserSection(_Model):

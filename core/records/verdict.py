@@ -53,17 +53,26 @@ UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant",
 
 class CheckResult(BaseModel):
     """One check. `kind` is machine-readable (order_status, unchanged_others, tool_called,
-    tool_not_called, bot_says, bot_never_says, playbook_assertion, judge_score,
-    conversation_completed);
+    tool_not_called, bot_says, bot_never_says, playbook_assertion, judge_score, criterion,
+    claims_match_actions, conversation_completed);
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
-    as it did. `policy_violation` marks a failure that changed data the policy protects."""
+    as it did. `policy_violation` marks a failure that changed data the policy protects.
+    `by_default` marks a check parley adds on its own, which the author did not ask for (the
+    conversation completed; no other order changed when the profile did not say): it may fail a
+    conversation, but never makes one pass (see `decides_a_pass`)."""
 
     kind: str
     name: str
     outcome: CheckOutcome
     reason: str
     policy_violation: bool = False
+    by_default: bool = False
     details: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def decides_a_pass(self) -> bool:
+        """A check the author asked for, decided, and held: what a pass needs at least one of."""
+        return self.outcome == "pass" and not self.by_default
 
 
 class UserFault(BaseModel):

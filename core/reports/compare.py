@@ -7,9 +7,12 @@ and seed) and sorts every change, most important first:
 - specs only in the new batch (new) and only in the base (missing);
 - other outcome changes (to or from unverified, a simulator fault, an error of any kind...);
 - score changes (same outcome, another judge score);
-- check changes (same outcome and score, another set of failed checks).
+- check changes (same outcome and score, another set of failed checks or of criteria met); and,
+  over every matched pair, which checks started or stopped failing and which criteria in words
+  started or stopped being met.
 For each side it gives the pass rate with its Wilson interval and pass^k with a seeded
-bootstrap interval, over the pairs both batches ran (so the two are comparable), and tokens,
+bootstrap interval (each side's summary, seeded by its batch's seed as its own report is), over
+the pairs both batches ran (so the two are comparable), and tokens,
 cost and latency. Whether the change is beyond noise is the exact McNemar test
 (parley.core.reports.paired_test) over the pairs both sides judged; a spec regressed beyond
 noise when it lost more trials than it won back and either the whole batch got worse beyond
@@ -21,83 +24,28 @@ compare in well under a second.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from math import comb
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-from parley.core.records.batch import BatchRecord
-from parley.core.reports.outcome_classes import BOT_FAILURES, PASSED, judged
+from parley.core.evaluation import BatchSummary, Interval, PassAtK
+from parley.core.records import BOT_FAILURES, PASSED, BatchRecord, OutcomeRow
 from parley.core.reports.paired_test import DEFAULT_ALPHA, PairedTest, mcnemar_exact, one_sided_p
-from parley.core.store.store import OUTCOME_SQL, Store
+from parley.core.store import Store, outcome_rows
 
 ChangeKind = Literal["regression", "fix", "outcome_change", "score_change", "check_change"]
 CHANGE_ORDER: tuple[ChangeKind, ...] = ("regression", "fix", "outcome_change", "score_change", "check_change")
 PairKey = tuple[str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    """One stored conversation as the comparison reads it."""
-
-    id: str
-    spec_id: str
-    spec_index: int
-    name: str
-    trial: int
-    outcome: str
-    stop_reason: str
-    score: int | None
-    failed_checks: frozenset[str]
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    duration_s: float
-    turns: int
-    bot_latency_s: float
-    first_divergence: int | None
-
-
-_ROWS_SQL = f"""
-    SELECT c.id, c.spec_id, c.spec_index, c.name, c.trial, c.stop_reason, ({OUTCOME_SQL}) AS outcome, v.score,
-           (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
-             WHERE json_extract(j.value, '$.outcome') = 'fail') AS failed_checks,
-           c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.turns, c.bot_latency_total_s,
-           json_extract(c.metadata, '$.replay.first_divergence') AS first_divergence
-    FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
-    WHERE c.batch_id = ?
-"""
+_Row = OutcomeRow  # one stored conversation as the comparison reads it
 
 
 def _read_rows(store: Store, batch_id: str) -> dict[PairKey, _Row]:
-    rows: dict[PairKey, _Row] = {}
-    for r in store.read_sql(_ROWS_SQL, [batch_id]):
-        failed = r["failed_checks"]
-        rows[(r["spec_id"], r["trial"])] = _Row(
-            id=r["id"],
-            spec_id=r["spec_id"],
-            spec_index=r["spec_index"],
-            name=r["name"],
-            trial=r["trial"],
-            outcome=r["outcome"],
-            stop_reason=r["stop_reason"],
-            score=r["score"],
-            failed_checks=frozenset(n for n in json.loads(failed) if n) if failed and failed != "[]" else frozenset(),
-            input_tokens=r["input_tokens"],
-            output_tokens=r["output_tokens"],
-            cost_usd=r["cost_usd"],
-            duration_s=r["duration_s"],
-            turns=r["turns"],
-            bot_latency_s=r["bot_latency_total_s"] or 0.0,
-            first_divergence=r["first_divergence"],
-        )
-    return rows
+    return {(r.spec_id, r.trial): r for r in outcome_rows(store, batch_id)}
 
 
 # ---- the records ----------------------------------------------------------------------------
@@ -128,6 +76,9 @@ class PairChange(BaseModel):
     started_failing: list[str] = Field(default_factory=list)
     """Checks that failed in the new batch and not in the base."""
     stopped_failing: list[str] = Field(default_factory=list)
+    started_being_met: list[str] = Field(default_factory=list)
+    """Criteria in words met in the new batch and not in the base."""
+    stopped_being_met: list[str] = Field(default_factory=list)
 
 
 class SpecOnlyOnOneSide(BaseModel):
@@ -145,6 +96,14 @@ class CheckChange(BaseModel):
     check: str
     started_failing: int
     stopped_failing: int
+
+
+class CriterionChange(BaseModel):
+    """One criterion in words, over every matched pair: in how many it started or stopped being met."""
+
+    criterion: str
+    started_being_met: int
+    stopped_being_met: int
 
 
 class SpecRegression(BaseModel):
@@ -166,13 +125,6 @@ class Rate(BaseModel):
     interval: Interval | None
 
 
-class PassHatK(BaseModel):
-    k: int
-    value: float | None
-    specs: int
-    interval: Interval | None
-
-
 class SideSummary(BaseModel):
     """One batch: its record, what it holds, and its numbers over the pairs both batches ran."""
 
@@ -183,7 +135,7 @@ class SideSummary(BaseModel):
     """Every stored conversation by outcome."""
     pass_rate: Rate
     """Over the matched pairs: passed / (passed + failures of the bot)."""
-    pass_k: list[PassHatK]
+    pass_k: list[PassAtK]
     """Over the matched pairs' specs."""
     input_tokens: int
     output_tokens: int
@@ -212,8 +164,8 @@ class BatchComparison(BaseModel):
     base: SideSummary
     new: SideSummary
     same_batch: bool
-    made_from_base: Literal["rerun", "replay"] | None
-    """The new batch is a re-run (its missing specs were not re-run) or a replay of the base."""
+    made_from_base: Literal["rerun", "replay", "rescore"] | None
+    """The new batch is a re-run (its missing specs were not re-run), a replay or a re-score of the base."""
     replay: ReplayStats | None = None
     sources_only_in_base: list[str]
     sources_only_in_new: list[str]
@@ -227,6 +179,7 @@ class BatchComparison(BaseModel):
     changes: list[PairChange]
     """Most important first (CHANGE_ORDER), then in spec order and trial."""
     check_changes: list[CheckChange]
+    criterion_changes: list[CriterionChange] = Field(default_factory=list)
     paired_test: PairedTest
     spec_regressions: list[SpecRegression]
 
@@ -260,9 +213,11 @@ def _side_of(row: _Row) -> SideOfPair:
     )
 
 
-def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay"] | None:
+def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay", "rescore"] | None:
     if new.parent_id != base.id or new.id == base.id:
         return None
+    if new.options.rescore_of:
+        return "rescore"
     return "rerun" if new.options.rerun else "replay"
 
 
@@ -282,7 +237,7 @@ def _change(base: _Row, new: _Row) -> PairChange | None:
     if kind is None:
         if base.score != new.score:
             kind = "score_change"
-        elif base.failed_checks != new.failed_checks:
+        elif base.failed_checks != new.failed_checks or base.met_criteria != new.met_criteria:
             kind = "check_change"
         else:
             return None
@@ -295,6 +250,8 @@ def _change(base: _Row, new: _Row) -> PairChange | None:
         new=_side_of(new),
         started_failing=sorted(new.failed_checks - base.failed_checks),
         stopped_failing=sorted(base.failed_checks - new.failed_checks),
+        started_being_met=sorted(new.met_criteria - base.met_criteria),
+        stopped_being_met=sorted(base.met_criteria - new.met_criteria),
     )
 
 
@@ -311,49 +268,26 @@ def _only_on_one_side(rows: Iterable[_Row]) -> list[SpecOnlyOnOneSide]:
     ]
 
 
-def _pass_k(rows: Sequence[_Row], trials: int, seed: int) -> list[PassHatK]:
-    per_spec: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for row in rows:
-        verdict = judged(row.outcome)
-        if verdict is not None:
-            counts = per_spec[row.spec_id]
-            counts[0] += verdict
-            counts[1] += 1
-    counted = {spec: (c, n) for spec, (c, n) in per_spec.items()}
-    out = []
-    for k in range(1, max(trials, 1) + 1):
-        eligible = [(c, n) for c, n in counted.values() if n >= k]
-        value = math.fsum(comb(c, k) / comb(n, k) for c, n in eligible) / len(eligible) if eligible else None
-        interval = bootstrap_pass_hat_k(counted, k, seed=seed) if eligible else None
-        out.append(PassHatK(k=k, value=value, specs=len(eligible), interval=interval))
-    return out
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return math.fsum(values) / len(values) if values else None
-
-
-def _summary(batch: BatchRecord, rows: dict[PairKey, _Row], matched: Sequence[_Row], seed: int) -> SideSummary:
-    judged_rows = [judged(r.outcome) for r in matched]
-    passed = sum(1 for j in judged_rows if j is True)
-    n = sum(1 for j in judged_rows if j is not None)
+def _summary(batch: BatchRecord, rows: dict[PairKey, _Row], matched: Sequence[_Row]) -> SideSummary:
+    """One side: its whole summary and the summary of its matched pairs, both computed as every
+    report computes them (parley.core.evaluation.BatchSummary, seeded by the batch's own seed),
+    so a batch compared in full shows the numbers its own report shows."""
     every = list(rows.values())
-    costs = [r.cost_usd for r in every]
-    known = None if any(c is None for c in costs) else math.fsum(c or 0.0 for c in costs)
+    whole = BatchSummary.from_rows(every, planned=batch.planned, trials=batch.options.trials, seed=batch.options.seed)
+    paired = BatchSummary.from_rows(matched, trials=max((r.trial for r in matched), default=batch.options.trials), seed=batch.options.seed)
     turns = sum(r.turns for r in every)
-    trials = max((r.trial for r in matched), default=batch.options.trials)
     return SideSummary(
         batch=batch,
-        conversations=len(every),
-        outcomes=dict(Counter(r.outcome for r in every).most_common()),
-        pass_rate=Rate(value=passed / n if n else None, successes=passed, n=n, interval=wilson_interval(passed, n)),
-        pass_k=_pass_k(matched, trials, seed),
+        conversations=whole.done,
+        outcomes=dict(sorted(((o, n) for o, n in whole.outcomes.items() if n), key=lambda item: -item[1])),
+        pass_rate=Rate(value=paired.pass_rate, successes=paired.passed, n=paired.pass_rate_denominator, interval=paired.pass_rate_interval),
+        pass_k=paired.pass_k,
         input_tokens=sum(r.input_tokens for r in every),
         output_tokens=sum(r.output_tokens for r in every),
-        cost_usd=known,
-        mean_cost_usd=known / len(every) if known is not None and every else None,
-        mean_duration_s=_mean([r.duration_s for r in every]),
-        mean_turns=turns / len(every) if every else None,
+        cost_usd=whole.cost_usd,
+        mean_cost_usd=whole.mean_cost_usd,
+        mean_duration_s=whole.mean_duration_s,
+        mean_turns=whole.mean_turns,
         bot_latency_s=math.fsum(r.bot_latency_s for r in every) / turns if turns else None,
     )
 
@@ -410,11 +344,19 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         CheckChange(check=name, started_failing=started[name], stopped_failing=stopped[name])
         for name in sorted(started.keys() | stopped.keys(), key=lambda n: (-(started[n] - stopped[n]), -started[n], n))
     ]
+    met: Counter[str] = Counter()
+    unmet: Counter[str] = Counter()
+    for change in changes:
+        met.update(change.started_being_met)
+        unmet.update(change.stopped_being_met)
+    criterion_changes = [
+        CriterionChange(criterion=name, started_being_met=met[name], stopped_being_met=unmet[name])
+        for name in sorted(met.keys() | unmet.keys(), key=lambda n: (-(unmet[n] - met[n]), -unmet[n], n))
+    ]
 
     regressions = sum(1 for c in changes if c.kind == "regression")
     fixes = sum(1 for c in changes if c.kind == "fix")
     test = mcnemar_exact(regressions, fixes, alpha=alpha)
-    seed = stats_seed(base_batch.id, new_batch.id)
     made_from = _made_from(base_batch, new_batch)
     replay = None
     if made_from == "replay":
@@ -426,8 +368,8 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
     return BatchComparison(
         made_from_base=made_from,
         replay=replay,
-        base=_summary(base_batch, base_rows, [b for b, _ in pairs], seed),
-        new=_summary(new_batch, new_rows, [n for _, n in pairs], seed),
+        base=_summary(base_batch, base_rows, [b for b, _ in pairs]),
+        new=_summary(new_batch, new_rows, [n for _, n in pairs]),
         same_batch=base_batch.id == new_batch.id,
         sources_only_in_base=[s for s in base_batch.sources if s not in new_batch.sources],
         sources_only_in_new=[s for s in new_batch.sources if s not in base_batch.sources],
@@ -439,6 +381,7 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         missing_specs=_only_on_one_side(r for k, r in base_rows.items() if k[0] not in new_specs),
         changes=changes,
         check_changes=check_changes,
+        criterion_changes=criterion_changes,
         paired_test=test,
         spec_regressions=_spec_regressions(pairs, test.worse_beyond_noise, alpha),
     )

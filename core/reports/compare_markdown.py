@@ -2,8 +2,8 @@
 
 Sections, most important first: the two batches, the verdict (regressions, fixes, the paired
 test, which specs regressed beyond noise), pass rate and pass^k with intervals, regressions,
-fixes, new and missing specs, other outcome changes, score changes, check changes, then tokens,
-cost and latency side by side. Sections with nothing to say are left out, except regressions
+fixes, new and missing specs, other outcome changes, score changes, check changes (and criteria in
+words that started or stopped being met), then tokens, cost and latency side by side. Sections with nothing to say are left out, except regressions
 and fixes ("None."). The same comparison always renders to the same text.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parley.core.evaluation.intervals import Interval
+from parley.core.evaluation import Interval
 from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideSummary, SpecOnlyOnOneSide
 from parley.core.reports.markdown import _cost, _pct, _table  # the batch report's cell formats
 
@@ -51,6 +51,8 @@ def _models(side: SideSummary) -> str:
 
 def _lineage(side: SideSummary) -> str:
     b = side.batch
+    if b.parent_id and b.options.rescore_of:
+        return f"re-score of `{b.options.rescore_of[:12]}` (judge `{b.options.models.judge}`)"
     if b.parent_id and b.options.rerun:
         return f"re-run of `{b.parent_id[:12]}` ({', '.join(b.options.rerun)})"
     if b.options.replay_of:
@@ -248,23 +250,35 @@ def render_comparison(c: BatchComparison) -> str:
                 ch.new.score if ch.new.score is not None else "-",
             ],
         )
-    if c.check_changes:
+    if c.check_changes or c.criterion_changes:
         out += ["## Check changes", ""]
-        out += _capped(
-            [[ch.check, ch.started_failing, ch.stopped_failing] for ch in c.check_changes],
-            ["Check", "Started failing in", "Stopped failing in"],
-        )
+        if c.check_changes:
+            out += _capped(
+                [[ch.check, ch.started_failing, ch.stopped_failing] for ch in c.check_changes],
+                ["Check", "Started failing in", "Stopped failing in"],
+            )
+            out.append("")
+        if c.criterion_changes:
+            out += ["Criteria in words:", ""]
+            out += _capped(
+                [[ch.criterion, ch.started_being_met, ch.stopped_being_met] for ch in c.criterion_changes],
+                ["Criterion", "Started being met in", "Stopped being met in"],
+            )
+            out.append("")
         same = c.of_kind("check_change")
         if same:
-            out += ["", "Same outcome and score, other checks failing:", ""]
+            met = any(ch.started_being_met or ch.stopped_being_met for ch in same)  # columns for criteria only when some changed
+            out += ["Same outcome and score, other checks failing" + (" or other criteria met:" if met else ":"), ""]
             out += _capped(
                 [
                     [ch.spec_id, ch.trial, ch.new.outcome, "; ".join(ch.started_failing) or "-", "; ".join(ch.stopped_failing) or "-"]
+                    + (["; ".join(ch.started_being_met) or "-", "; ".join(ch.stopped_being_met) or "-"] if met else [])
                     for ch in same
                 ],
-                ["Spec", "Trial", "Outcome", "Started failing", "Stopped failing"],
+                ["Spec", "Trial", "Outcome", "Started failing", "Stopped failing"]
+                + (["Started being met", "Stopped being met"] if met else []),
             )
-        out.append("")
+            out.append("")
 
     out += ["## Tokens, cost and latency", ""]
     seconds = " s"

@@ -5,7 +5,11 @@ The shapes follow the batch simulation service parley replaces (seed 003), then 
   total_turns, duration_seconds; then parley's (spec, trial, seed, variables, stop reason,
   outcome, usage per role, cost, transcript, tool calls, verdict...);
 - the CSV starts with 003's columns (session_id, scenario, prompt_version, score, comment, turns,
-  start_ts, status, duration_seconds, evaluation_status), then parley's;
+  start_ts, status, duration_seconds, evaluation_status), then parley's, then a column per
+  criterion in words the batch was checked on (`criterion: TEXT`: met, not met, not applicable,
+  not run, judge error; empty for a conversation whose spec does not have it);
+- each JSON/NDJSON result lists its criteria with their evidence (`criteria`: the state, the
+  turn and quote the judge gave, its reasoning), besides every check in `verdict`;
 - the JSON document starts with 003's batch status fields, then the summary and `results`.
 
 Differences from 003, on purpose: a missing score is left empty (003 wrote 1: a judge failure
@@ -25,10 +29,11 @@ import pathlib
 from collections.abc import Iterator
 from typing import Any, Literal, TextIO
 
-from parley.core.records.batch import BatchRecord, ResultRow, StoredConversation
-from parley.core.reports.cell_escaping import spreadsheet_row
+from parley.core.evaluation import CRITERION_KIND, criterion_summary
+from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
+from parley.core.reports.cell_escaping import spreadsheet_row, without_nul
 from parley.core.reports.stats import summarize
-from parley.core.store.store import JUDGE_ROLE, Store
+from parley.core.store import JUDGE_ROLE, Store, criterion_counts
 
 ExportFormat = Literal["json", "ndjson", "csv"]
 ROLES = ("bot", "user", JUDGE_ROLE)
@@ -103,8 +108,9 @@ def _one_line(text: str | None) -> str:
     return (text or "").replace("\r", " ").replace("\n", " ")
 
 
-def _batch_header(batch: BatchRecord, done: int, failed: int) -> dict[str, Any]:
-    """003's batch status fields, then parley's."""
+def _batch_header(batch: BatchRecord, done: int, broken: int) -> dict[str, Any]:
+    """003's batch status fields, then parley's. `failed_scenarios` is 003's: conversations whose
+    run broke (the summary's `broken`), never the failed checks (`summary.failed`)."""
     b = batch.model_dump(mode="json")
     return {
         "batch_id": batch.id,
@@ -112,7 +118,7 @@ def _batch_header(batch: BatchRecord, done: int, failed: int) -> dict[str, Any]:
         "progress": round(100.0 * done / batch.planned, 1) if batch.planned else (100.0 if done else 0.0),
         "total_scenarios": batch.planned,
         "completed_scenarios": done,
-        "failed_scenarios": failed,
+        "failed_scenarios": broken,
         "created_at": b["created_at"],
         "started_at": b["started_at"],
         "completed_at": b["finished_at"],
@@ -127,25 +133,23 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
     conv, verdict, spec = stored.conversation, stored.verdict, stored.spec
     c = conv.model_dump(mode="json")  # one dump per record: cheaper than one per message
     v = verdict.model_dump(mode="json") if verdict is not None else None
-    outcome = verdict.outcome if verdict else None
+    light = ConversationRow.of(stored.batch_id, spec, conv, verdict, stored.trial)
     usage = c["usage"]
-    total = conv.total_usage
     if verdict is not None and verdict.judge is not None:
         usage[JUDGE_ROLE] = v["judge"]["usage"]  # type: ignore[index]
-        total = total + verdict.judge.usage
     return {
         "session_id": conv.id,
         "scenario": spec.name,
         "status": run_status(conv.stop_reason),
-        "score": verdict.score if verdict else None,
-        "comment": verdict.comment if verdict else None,
-        "total_turns": conv.bot_turns,
+        "score": light.score,
+        "comment": light.comment,
+        "total_turns": light.turns,
         "duration_seconds": conv.duration_s,
         "batch_id": stored.batch_id,
         "prompt_version": batch.options.prompt_version if batch else None,
         "start_time": c["started_at"],
         "end_time": c["ended_at"],
-        "evaluation_status": evaluation_status(verdict.outcome if verdict else None, conv.stop_reason),
+        "evaluation_status": evaluation_status(light.outcome, conv.stop_reason),
         "spec_id": spec.spec_id,
         "name": spec.name,
         "kind": spec.kind,
@@ -154,9 +158,9 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
         "seed": spec.seed,
         "variables": spec.variables,
         "stop_reason": conv.stop_reason,
-        "outcome": outcome,
-        "passed": verdict.passed if verdict else None,
-        "error": conv.error or (verdict.error if verdict else None),
+        "outcome": light.outcome,
+        "passed": light.passed,
+        "error": light.error,
         "customer_id": conv.customer_id,
         "models": {
             "bot": conv.bot_model,
@@ -164,12 +168,13 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
             "judge": verdict.judge.judge if verdict and verdict.judge else None,
         },
         "usage": usage,
-        "input_tokens": total.input_tokens,
-        "output_tokens": total.output_tokens,
-        "cost_usd": total.cost_usd,
-        "policy_violations": len(verdict.policy_violations) if verdict else 0,
+        "input_tokens": light.input_tokens,
+        "output_tokens": light.output_tokens,
+        "cost_usd": light.cost_usd,
+        "policy_violations": light.policy_violations,
         "failed_checks": [f"{ch.name}: {ch.reason}" for ch in verdict.failed_checks] if verdict else [],
         "not_run_checks": [ch.name for ch in verdict.checks if ch.outcome == "not_run"] if verdict else [],
+        "criteria": [criterion_summary(ch) for ch in verdict.checks if ch.kind == CRITERION_KIND] if verdict else [],
         "user_faults": [f.model_dump(mode="json") for f in verdict.user_faults] if verdict else [],
         "system_prompt": c["system_prompt"],
         "messages": c["messages"],
@@ -212,7 +217,7 @@ def write_json(store: Store, batch_id: str, out: TextIO) -> int:
     """Write the batch as one JSON document, streaming `results`; returns their count."""
     summary = summarize(store, batch_id)
     batch = summary.batch
-    head = _batch_header(batch, summary.done, summary.bot_errors + summary.errors)
+    head = _batch_header(batch, summary.done, summary.broken)
     head["summary"] = summary.model_dump(mode="json", exclude={"batch"})
     text = _dumps(head, indent=2)
     out.write(text[: text.rindex("}")].rstrip() + ',\n  "results": [')
@@ -278,15 +283,22 @@ def _csv_row(row: ResultRow, batch: BatchRecord) -> dict[str, Any]:
     return out
 
 
+CRITERION_COLUMN = "criterion: "
+
+
 def export_csv(store: Store, batch_id: str, out: TextIO) -> int:
-    """Write one CSV row per conversation (003's columns first, then parley's) to `out`;
-    returns the number of rows. An unknown cost or a missing score is an empty cell."""
+    """Write one CSV row per conversation (003's columns first, then parley's, then one per
+    criterion in words) to `out`; returns the number of rows. An unknown cost or a missing
+    score is an empty cell."""
     batch = store.get_batch(batch_id)
-    writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    criteria = {CRITERION_COLUMN + without_nul(c.criterion): c.criterion for c in criterion_counts(store, batch.id)}
+    writer = csv.DictWriter(out, fieldnames=[*CSV_COLUMNS, *criteria], lineterminator="\n")
     writer.writeheader()
     n = 0
     for row in store.iter_result_rows(batch.id):
-        writer.writerow(spreadsheet_row(_csv_row(row, batch)))
+        cells = _csv_row(row, batch)
+        cells.update({column: row.criteria.get(c, "") for column, c in criteria.items()})
+        writer.writerow(spreadsheet_row(cells))
         n += 1
     return n
 

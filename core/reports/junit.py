@@ -3,9 +3,10 @@ GitHub Actions' JUnit reporters, Azure Pipelines...).
 
 One `<testsuite>` per source file, one `<testcase>` per conversation, named by spec id and
 trial (`classname` is the profile's name, `file` its source). What each outcome becomes is the
-one mapping in parley.core.reports.outcome_classes:
-- a failed check: `<failure>`, its message the failed checks, its text each failed check with
-  its reason, the stop reason and score, and the transcript's last turns;
+one mapping in parley.core.records.outcome_classes:
+- a failed check: `<failure>`, its message the failed checks (a criterion in words with the
+  judge's evidence: its turn and quote), its text each failed check with its reason, the stop
+  reason and score, and the transcript's last turns;
 - a run that broke (the bot's own error included): `<error>` typed by the outcome, with the
   error and the last turns;
 - a conversation that could not be judged (unverified, a simulator fault, no verdict):
@@ -23,9 +24,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TextIO
 
-from parley.core.records.batch import StoredConversation
-from parley.core.reports.outcome_classes import junit_kind
-from parley.core.store.store import OUTCOME_SQL, Store
+from parley.core.evaluation import CRITERION_KIND
+from parley.core.records import UNEVALUATED, CheckResult, StoredConversation, junit_kind
+from parley.core.store import Store, outcome_rows
 
 LAST_TURNS = 6
 """Messages of the transcript's end shown with a failure or an error."""
@@ -57,6 +58,12 @@ def last_turns(stored: StoredConversation, count: int = LAST_TURNS) -> list[str]
     return lines[-count:]
 
 
+def _failed_name(check: CheckResult) -> str:
+    """A failed check as the failure message names it: a criterion in words with its evidence."""
+    evidence = check.details.get("evidence") if check.kind == CRITERION_KIND else None
+    return f"{check.name} (not met, {evidence})" if evidence else check.name
+
+
 @dataclass
 class _Case:
     element: ET.Element
@@ -82,7 +89,9 @@ def testcase(stored: StoredConversation, outcome: str) -> _Case:
     if kind == "failure":
         failed = verdict.failed_checks if verdict is not None else []
         message = (
-            f"{len(failed)} check{'s' if len(failed) != 1 else ''} failed: " + "; ".join(c.name for c in failed) if failed else "failed"
+            f"{len(failed)} check{'s' if len(failed) != 1 else ''} failed: " + "; ".join(_failed_name(c) for c in failed)
+            if failed
+            else "failed"
         )
         body = [
             "Failed checks:",
@@ -125,16 +134,10 @@ def _timestamp(value: datetime.datetime | None) -> str:
 def junit_report(store: Store, batch_ref: str) -> tuple[ET.Element, int]:
     """The batch (id, prefix, `latest`...) as a `<testsuites>` element, and how many testcases."""
     batch = store.get_batch(batch_ref)
-    outcomes = {
-        r["id"]: r["outcome"]
-        for r in store.read_sql(
-            f"SELECT c.id, ({OUTCOME_SQL}) AS outcome FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id WHERE c.batch_id = ?",
-            [batch.id],
-        )
-    }
+    outcomes = {r.id: r.outcome for r in outcome_rows(store, batch.id)}
     suites: dict[str, list[_Case]] = defaultdict(list)
     for stored in store.iter_conversations(batch.id):
-        suites[stored.spec.source].append(testcase(stored, outcomes.get(stored.conversation.id, "unevaluated")))
+        suites[stored.spec.source].append(testcase(stored, outcomes.get(stored.conversation.id, UNEVALUATED)))
     everything = [case for cases in suites.values() for case in cases]
     root = ET.Element("testsuites", {"name": f"parley batch {batch.id}", **_counts(everything)})
     models = batch.options.models

@@ -4,7 +4,8 @@ Sections, in this order: title (batch, sources, models per role), policy violati
 "None." when there are none), totals (each outcome, and what the ones counted apart mean), pass
 rate with its 95% interval and denominator and pass^k with its bootstrap interval, flaky specs
 (with 2+ trials), checks not applicable (only when some were: a bot without parley's World or
-visible tool calls, a judge that failed; one row per kind and reason), scores with a text histogram, per profile, tokens and cost, bot response
+visible tool calls, a judge that failed; one row per kind and reason), criteria in words (only when the batch has some: how often each was met),
+scores with a text histogram, per profile, tokens and cost, bot response
 time, stop reasons, failures with reasons.
 
 The same summary always renders to the same text: the only times in it are the batch's own.
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from parley.core.evaluation.intervals import Interval
-from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchSummary, RoleUsage
+from parley.core.evaluation import BatchSummary, Interval
+from parley.core.records import RoleUsage
+from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport
+from parley.core.users import only_stated_advice, only_stated_note
 
 BAR = "█"
 BAR_WIDTH = 30
@@ -50,16 +53,12 @@ def rate_detail(summary: BatchSummary) -> str:
 
 def rates_line(summary: BatchSummary) -> str:
     """One line: the pass rate with its denominator and interval, pass^k at the batch's own k
-    (its trials, when more than one) with its interval, and what is counted apart (for the app's
-    batch view; the report lists every k)."""
+    (its trials, when more than one) with its interval, and the flaky specs (for the app's batch
+    view, beside the counts; the report lists every k)."""
     parts = [f"pass rate {_pct(summary.pass_rate)} {rate_detail(summary)}"]
     if len(summary.pass_k) > 1:
         p = summary.pass_k[-1]
         parts.append(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else ""))
-    if summary.unverified:
-        parts.append(f"{summary.unverified} unverified")
-    if summary.user_faults:
-        parts.append(f"{summary.user_faults} user fault{'s' if summary.user_faults != 1 else ''}")
     if summary.flaky_specs:
         parts.append(f"{len(summary.flaky_specs)} flaky spec{'s' if len(summary.flaky_specs) != 1 else ''}")
     return " · ".join(parts)
@@ -125,7 +124,7 @@ def _usage_row(u: RoleUsage) -> list[object]:
     ]
 
 
-def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
+def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
     """The report of one batch as markdown text."""
     b = summary.batch
     o = b.options
@@ -157,7 +156,18 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
 
     out += ["## Totals", ""]
     out += _table(
-        ["Planned", "Done", "Passed", "Failed", "Bot errors", "Unverified", "User faults", "Errors", "Evaluation errors", "Judge errors"],
+        [
+            "Planned",
+            "Done",
+            "Passed",
+            "Failed",
+            "Bot errors",
+            "Unverified",
+            "Simulator faults",
+            "Errors",
+            "Evaluation errors",
+            "Judge errors",
+        ],
         [
             [
                 summary.planned,
@@ -223,6 +233,35 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
         )
         out.append("")
 
+    if summary.criteria:
+        out += ["## Criteria", ""]
+        out += [
+            "Checks written in words, each decided by the LLM judge with a quote from the transcript as evidence "
+            "(a quote not found in the turn it names is a judge error). Not run: no LLM judge decided them "
+            "(`--judge MODEL`), or the run ended early; never counted as met.",
+            "",
+        ]
+        out += _table(
+            ["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"],
+            [
+                [c.criterion + (" (built in)" if c.builtin else ""), c.met, c.not_met, c.not_applicable, c.not_run, c.errors]
+                for c in summary.criteria
+            ],
+        )
+        out.append("")
+    if summary.goals_only_stated:
+        out += ["## Goals only stated", ""]
+        out += [
+            "The offline customer only stated these goals: it cannot act them out, so nothing it did tested "
+            f"whether the bot can do them (information, not a fault; {only_stated_advice(2)}).",
+            "",
+        ]
+        out += _table(
+            ["Spec", "Conversations", "Goals"],
+            [[g.spec_id, g.conversations, "; ".join(g.goals)] for g in summary.goals_only_stated],
+        )
+        out.append("")
+
     s = summary.score_statistics
     out += ["## Scores", ""]
     if not s.count:
@@ -238,15 +277,16 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
     out += ["## Per profile", ""]
     if summary.profiles:
         out += _table(
-            ["Profile", "Runs", "Passed", "Failed", "Apart", "Pass rate", "95% interval", "Mean score", "Mean turns"],
+            ["Profile", "Runs", "Passed", "Failed", "Bot errors", "Apart", "Pass rate", "95% interval", "Mean score", "Mean turns"],
             [
                 [
                     p.name,
                     p.runs,
                     p.passed,
                     p.failed,
+                    p.bot_errors,
                     p.errors,
-                    _pct(p.pass_rate) + f" of {p.passed + p.failed}",
+                    _pct(p.pass_rate) + f" of {p.passed + p.failed + p.bot_errors}",
                     _interval(p.pass_rate_interval),
                     _num(p.mean_score),
                     _num(p.mean_turns, 1),
@@ -299,7 +339,14 @@ def render_markdown(summary: BatchSummary, *, title: str | None = None) -> str:
             out.append("")
         for f in summary.failures:
             out.append(f"- `{f.spec_id}` trial {f.trial} (`{f.conversation_id[:12]}`, {f.outcome}, {f.stop_reason})")
-            out += [f"  - {_cell(r)}" for r in f.reasons] or ["  - (no reason recorded)"]
+            for r in f.reasons:
+                out.append(f"  - {_cell(r)}")
+                if r in f.evidence:  # a failed criterion: the judge's quote under it
+                    out.append(f"    > {_cell(f.evidence[r])}")
+            if not f.reasons:
+                out.append("  - (no reason recorded)")
+            if f.goals_only_stated:
+                out.append(f"  - note: {_cell(only_stated_note(f.goals_only_stated))}")
         if summary.failures_total > len(summary.failures):
             out.append(f"- ... and {summary.failures_total - len(summary.failures)} more.")
         out.append("")

@@ -10,7 +10,8 @@ it, the schema and docs included; parley.core.service.token_guard); request bodi
 (413) and read strictly (NaN, infinite numbers and lone surrogates are a 422 naming the field;
 parley.core.ingress); profile paths must resolve inside the configured profile folders (403
 otherwise; parley.core.service.inputs); connector bots only on allowed hosts
-(parley.core.service.bot_hosts); replies never show the server's absolute paths.
+(parley.core.service.bot_hosts); replies never show the server's absolute paths, nor a secret the
+service resolved (its token, the batches' keys; parley.core.service.redacted_responses).
 """
 
 from __future__ import annotations
@@ -27,20 +28,21 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from parley.core.ingress.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimit
-from parley.core.ingress.strict_json import encodable
-from parley.core.records.batch import RoleModels
+from parley.core.ingress import DEFAULT_MAX_BODY_BYTES, BodyLimit, encodable
+from parley.core.records import RoleModels
+from parley.core.redaction import register_secret
 from parley.core.service.bot_hosts import parse_allowed_host
 from parley.core.service.jobs import BatchManager
 from parley.core.service.models import BODY_TAGS
+from parley.core.service.redacted_responses import RedactedResponses
 from parley.core.service.routes import ServiceState, build_router
 from parley.core.service.token_guard import TOKEN_ENV, TokenGuard
 from parley.core.settings import settings
-from parley.core.specs.shipped import SHIPPED_DIR
-from parley.core.store.store import Store
+from parley.core.specs import SHIPPED_DIR
+from parley.core.store import Store
 
 if TYPE_CHECKING:
-    from parley.core.engine.distributed.placement import Placement
+    from parley.core.engine.distributed import Placement
 
 __all__ = ["TOKEN_ENV", "create_app", "default_profile_dirs"]
 
@@ -72,6 +74,7 @@ def create_app(
     `allowed_bot_hosts` (HOST or HOST:PORT) are the hosts connector bots named in requests may be on.
     With `placement`, batches run sharded over worker processes (`parley serve --workers N`)."""
     token = settings().token if token is None else token
+    register_secret(token, origin=TOKEN_ENV)  # whatever a batch's bot or model echoes, the service's token is never shown
     bot_hosts = [parse_allowed_host(host) for host in allowed_bot_hosts]
     roots = [Path(p).expanduser().resolve() for p in (profile_dirs or default_profile_dirs())]
     defaults = default_models or RoleModels()
@@ -115,6 +118,7 @@ def create_app(
     app.state.token = token or None
     app.state.version = app_version
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(RedactedResponses)  # what any route answers, without the secrets this process resolved
     app.add_middleware(TokenGuard, token=app.state.token)  # added last: runs first
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(405, _method_not_allowed)

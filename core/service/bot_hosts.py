@@ -56,7 +56,7 @@ def _host_port(url: str) -> tuple[str, int] | None:
 def bot_host_problem(bot: str | None, allowed: Sequence[AllowedHost]) -> str | None:
     """Why the service may not call `bot` (a `--bot` value), or None: model names are always
     fine; a connector's URL must be on an allowed host."""
-    from parley.core.bots.bot_names import parse_bot_spec
+    from parley.core.bots import parse_bot_spec
 
     try:
         spec = parse_bot_spec(bot)

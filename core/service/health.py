@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from parley.core.errors import ConfigError
-from parley.core.records.batch import RoleModels
+from parley.core.records import RoleModels
 from parley.core.service.models import PROFILE_USER_MODEL, DatabaseHealth, Health, RoleHealth
 
 PROVIDER_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENROUTER_API_KEY", "OLLAMA_BASE_URL")
@@ -20,7 +20,7 @@ def role_health(role: str, name: str) -> RoleHealth:
     """Whether `name` could run for `role` now: its key / base URL is set (no request is sent)."""
     if name in ("offline", PROFILE_USER_MODEL):
         return RoleHealth(model=name, ready=True)
-    from parley.core.models.registry import get_model
+    from parley.core.models import get_model
 
     try:
         model = get_model(name, role=role)
@@ -33,7 +33,7 @@ def role_health(role: str, name: str) -> RoleHealth:
 
 
 def _variables(defaults: RoleModels) -> list[str]:
-    from parley.core.models.names import parse_model_name
+    from parley.core.models import parse_model_name
 
     names = list(PROVIDER_VARIABLES)
     for model in (defaults.bot, defaults.user, defaults.judge):

@@ -115,7 +115,7 @@ def _references(node: Any) -> Iterator[tuple[str, str]]:
 
 def check_inline_references(text: str, loc: Sequence[str | int]) -> None:
     """InputRefused if inline YAML points at a file by an absolute path or through `..`."""
-    from parley.core.specs.yaml_reading import read_yaml
+    from parley.core.specs import read_yaml
 
     try:
         data = read_yaml(text, "inline")

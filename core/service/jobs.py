@@ -6,7 +6,7 @@
   has not completed.
 - `start` (the service starting): batches left `pending`/`running` by a process that is gone
   (a service killed with kill -9, a crashed `parley run`) are marked `interrupted`; a batch a
-  live process runs is left alone (parley.core.engine.batch_owner says how that is told).
+  live process runs is left alone (parley.core.store.batch_owner says how that is told).
 - `shutdown` (the service stopping): no new launches; conversations in flight get `grace_s` to
   finish, the rest are saved as cancelled; the batch is then `interrupted`, not `cancelled`:
   nobody asked for it to stop, and `POST /batches/{id}/resume` continues it.
@@ -35,13 +35,10 @@ from parley.core.errors import ParleyError
 from parley.core.service.batch_loop import BatchLoop
 
 if TYPE_CHECKING:
-    from parley.core.engine.batch_plan import PreparedBatch
-    from parley.core.engine.batch_runner import BatchRunner
-    from parley.core.engine.distributed.placement import Placement
-    from parley.core.engine.distributed.pool import WorkerPool
-    from parley.core.records.batch import BatchRecord
-    from parley.core.records.events import Progress
-    from parley.core.store.store import Store
+    from parley.core.engine import BatchRunner, PreparedBatch
+    from parley.core.engine.distributed import Placement, WorkerPool
+    from parley.core.records import BatchRecord, Progress
+    from parley.core.store import Store
 
 log = logging.getLogger("parley.service")
 
@@ -118,13 +115,13 @@ class BatchManager:
             await self._batches.run(self._shutdown_here(self.grace_s if grace_s is None else grace_s))
         finally:
             self._batches.close()
-            from parley.core.models.openai_provider import aclose_clients
+            from parley.core.models import aclose_clients
 
             await aclose_clients()  # those that planning batches opened on this loop
 
     async def _shutdown_here(self, grace: float) -> None:
-        from parley.core.bots.connectors.base import aclose_connectors
-        from parley.core.models.openai_provider import aclose_clients
+        from parley.core.bots.connectors import aclose_connectors
+        from parley.core.models import aclose_clients
 
         jobs = list(self._jobs.values())
         for job in jobs:
@@ -151,7 +148,7 @@ class BatchManager:
         await self.batches.run(self._launch_here(prepared))
 
     async def _launch_here(self, prepared: PreparedBatch, started_within_s: float = 30.0) -> None:
-        from parley.core.records.events import BatchStarted
+        from parley.core.records import BatchStarted
 
         if self._closing:
             raise JobConflict("the service is shutting down; no new batches")
@@ -166,12 +163,11 @@ class BatchManager:
             await asyncio.wait_for(started.wait(), started_within_s)
 
     def _runner(self, prepared: PreparedBatch) -> BatchRunner:
-        from parley.core.engine.batch_runner import BatchRunner
+        from parley.core.engine import BatchRunner
 
         if self.placement is None or prepared.batch.options.cache:
             return BatchRunner(self.store, prepared, grace_s=self.grace_s)
-        from parley.core.engine.distributed.pool import WorkerPool
-        from parley.core.engine.distributed.sharded_runner import ShardedRunner
+        from parley.core.engine.distributed import ShardedRunner, WorkerPool
 
         if self._pool is None:
             self._pool = WorkerPool(self.placement)
@@ -228,7 +224,7 @@ class BatchManager:
         """Re-plan a stopped batch (interrupted, cancelled or failed) and run what it has not
         completed. JobConflict if it is completed or running; `check(batch)` may refuse it
         too (it is called once the state allows a resume)."""
-        from parley.core.engine.batch_runner import prepare_resume
+        from parley.core.engine import prepare_resume
 
         if self._closing:
             raise JobConflict("the service is shutting down; no new batches")

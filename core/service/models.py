@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from parley.core.errors import ConfigError
-from parley.core.records.batch import BatchStatus
+from parley.core.records import BatchStatus, UnreadableBatch
 
 MAX_CONCURRENCY = 256
 MAX_TRIALS = 100
@@ -21,6 +21,8 @@ MAX_TURNS = 1000
 MAX_TIMEOUT_S = 3600.0
 MAX_SEED = 2**63 - 1
 MAX_ITEMS = 10_000
+MAX_PLANNED = 50_000
+"""The most conversations one request may plan (specs x trials, after profiles expand)."""
 MAX_INLINE_CHARS = 512 * 1024
 PROFILE_USER_MODEL = "profile"
 
@@ -29,7 +31,7 @@ def check_model_name(value: str | None, *, allow_profile: bool = False) -> str |
     """A model name as `parley run --bot/--user/--judge` takes it; ValueError saying the valid forms."""
     if value is None:
         return None
-    from parley.core.models.names import parse_model_name
+    from parley.core.models import parse_model_name
 
     value = value.strip()
     if allow_profile and value == PROFILE_USER_MODEL:
@@ -46,7 +48,7 @@ def check_bot_name(value: str | None) -> str | None:
     `http:FILE.yaml` is refused: it would read a file on the server (use `parley run` for it)."""
     if value is None:
         return None
-    from parley.core.bots.bot_names import parse_bot_spec
+    from parley.core.bots import parse_bot_spec
 
     value = value.strip()
     if value.startswith("http:") and not value.startswith("http://"):
@@ -74,6 +76,13 @@ class ScenarioIn(BaseModel):
         description="Template variables (PERSONALITY, AMB_LEVEL 0-3, PATIENCE 0-3, ORDER_GOAL, CURRENT_DATE, "
         "LOCATIONS, DELIVERY_DAYS, PURCHASE_HISTORY, SEED, CUSTOMER_ID...).",
         examples=[{"PERSONALITY": "calm", "AMB_LEVEL": 0, "PATIENCE": 2, "ORDER_GOAL": "track order ORD-1003"}],
+    )
+    criteria: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Checks in words for an LLM judge, each its own check named by its text, decided with a quote "
+        "from the transcript as evidence (offline: not run).",
+        examples=[["The agent gives the tracking number"]],
     )
 
 
@@ -170,6 +179,12 @@ class BatchRequest(BaseModel):
     def _something_to_run(self) -> BatchRequest:
         if not self.scenarios and not self.profiles:
             raise ValueError("give `scenarios` or `profiles` (or both): there is nothing to run")
+        planned = len(self.scenarios or []) * self.trials
+        if planned > MAX_PLANNED:
+            raise ValueError(
+                f"{len(self.scenarios or []):,} scenarios x {self.trials} trials plan {planned:,} conversations; "
+                f"at most {MAX_PLANNED:,} may be planned by one request: split it into smaller batches"
+            )
         return self
 
 
@@ -239,13 +254,18 @@ class BatchStatusView(BaseModel):
     progress_fraction: float = Field(ge=0, le=1, description="The same as a fraction: done / total_scenarios.")
     total_scenarios: int
     completed_scenarios: int = Field(description="Conversations stored (any outcome).")
-    failed_scenarios: int = Field(description="Conversations whose run broke (the bot's, the simulator's or parley's): 003's failed.")
+    failed_scenarios: int = Field(
+        description="Conversations whose run broke (the bot's, the simulator's or parley's: bot_errors + errors): 003's failed."
+    )
     passed: int
-    failed: int = Field(description="The bot's failures: failed checks and bot errors.")
-    bot_errors: int = Field(default=0, description="Of `failed`, the conversations the bot under test broke.")
+    failed: int = Field(description="Conversations in which a check about the bot failed.")
+    bot_errors: int = Field(default=0, description="Conversations the bot under test broke: with `failed`, the bot's failures.")
     unverified: int = Field(default=0, description="Nothing about the bot was checked: neither passed nor failed.")
-    user_faults: int = Field(default=0, description="The simulated user misbehaved: not blamed on the bot.")
-    errors: int = Field(description="Runs broken on the simulator's or parley's side, evaluation errors: counted apart.")
+    user_faults: int = Field(default=0, description="Simulator faults: the simulated user misbehaved, not blamed on the bot.")
+    errors: int = Field(description="Runs that broke on the simulator's or parley's side: counted apart.")
+    evaluation_errors: int = Field(default=0, description="A check could not be decided: counted apart.")
+    unevaluated: int = Field(default=0, description="Stored without a verdict: counted apart.")
+    pass_rate: float | None = Field(None, description="passed / (passed + failed + bot_errors); null before anything was judged.")
     in_flight: int = Field(description="Conversations running now in this service.")
     created_at: datetime.datetime
     started_at: datetime.datetime | None
@@ -260,16 +280,22 @@ class BatchStatusView(BaseModel):
 
 
 class BatchListItem(BaseModel):
+    """A batch in the list: the same counts, under the same names, as GET /batches/{id}."""
+
     batch_id: str
     status: BatchStatus
     total_scenarios: int
     completed_scenarios: int
+    failed_scenarios: int = 0
     passed: int
     failed: int
     errors: int
     bot_errors: int = 0
     unverified: int = 0
     user_faults: int = 0
+    evaluation_errors: int = 0
+    unevaluated: int = 0
+    pass_rate: float | None = None
     created_at: datetime.datetime
     started_at: datetime.datetime | None
     completed_at: datetime.datetime | None
@@ -282,6 +308,11 @@ class BatchList(BaseModel):
     total_count: int
     limit: int
     offset: int
+    unreadable: list[UnreadableBatch] = Field(
+        default_factory=list,
+        description="Batches of this page whose stored row cannot be read (a damaged row): each one's id and why. "
+        "They take their place in the page; the others list as usual.",
+    )
 
 
 class RoleCost(BaseModel):

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any, TextIO, cast
 
-from parley.core.store.store import Store
+from parley.core.store import Store
 
 _SPOOL_BYTES = 8 * 1024 * 1024
 _CHUNK = 64 * 1024
@@ -22,7 +22,7 @@ MEDIA_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8", "nd
 
 def render_results(store: Store, batch_id: str, fmt: str, partial: bool) -> Any:
     """The export in a spooled temporary file (memory up to 8 MiB, then disk), rewound."""
-    from parley.core.reports.exports import export_csv, export_ndjson, write_json
+    from parley.core.reports import export_csv, export_ndjson, write_json
 
     spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+b")
     try:

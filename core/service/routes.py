@@ -17,15 +17,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from parley.core.engine.reachability import UnreachableEndpoint
+from parley.core.engine import EndpointCheckFailed
 from parley.core.errors import ConfigError, ParleyError
-from parley.core.ingress.strict_json import StrictJsonRoute
-from parley.core.records.batch import BatchOptions, BatchRecord, LoadOptions, RoleModels
+from parley.core.ingress import StrictJsonRoute
+from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels
 from parley.core.service.bot_hosts import AllowedHost, bot_host_problem
 from parley.core.service.health import health_report
 from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs
 from parley.core.service.jobs import BatchManager, JobConflict
 from parley.core.service.models import (
+    MAX_PLANNED,
     BatchActionResult,
     BatchBody,
     BatchCost,
@@ -40,10 +41,10 @@ from parley.core.service.public_paths import PathScrubber
 from parley.core.service.results import MEDIA_TYPES, chunks, render_results
 from parley.core.service.token_guard import TOKEN_ENV
 from parley.core.service.views import BatchSummaryView, cost_view, is_partial, list_view, status_view, summary_view
-from parley.core.store.store import Store
+from parley.core.store import Store
 
 if TYPE_CHECKING:
-    from parley.core.engine.batch_plan import PreparedBatch
+    from parley.core.engine import PreparedBatch
 
 _ERRORS = {
     400: "A body that cannot be read (not UTF-8 JSON), or a Content-Length that is not a number.",
@@ -183,8 +184,7 @@ def build_router(*, guarded: bool) -> APIRouter:
         """Check the inputs, store the batch and start it; the reply comes at once and the batch
         runs in the background. Problems in the inputs are a 422 naming the field and why; nothing
         is stored then."""
-        from parley.core.engine.batch_plan import InvalidInputs
-        from parley.core.engine.batch_runner import prepare_batch
+        from parley.core.engine import InvalidInputs, prepare_batch
 
         if isinstance(body, list) and not body:
             raise _unprocessable([(["body"], "the list of scenarios is empty: there is nothing to run")])
@@ -223,14 +223,14 @@ def build_router(*, guarded: bool) -> APIRouter:
             )
 
         try:
-            prepared = await prepare_batch(state.store, inputs.sources, options)
+            prepared = await prepare_batch(state.store, inputs.sources, options, max_planned=MAX_PLANNED)
             await state.manager.launch(prepared)
         except InvalidInputs as exc:
             raise unprocessable([(error_loc(e, inputs), error_message(e, inputs)) for e in exc.errors]) from None
         except JobConflict as exc:
             inputs.discard()
             raise HTTPException(409, str(exc)) from None
-        except UnreachableEndpoint as exc:  # nothing answers there: refused before anything runs
+        except EndpointCheckFailed as exc:  # nothing answers there, or the key is refused: before anything runs
             inputs.discard()
             raise _unprocessable([(["body", "models", exc.role], str(exc))]) from None
         except ConfigError as exc:

@@ -7,13 +7,15 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from parley.core.records.batch import BatchRecord, BatchRow
-from parley.core.reports.stats import BatchSummary, summarize
+from parley.core.evaluation import BatchSummary
+from parley.core.records import BatchRecord, UnreadableBatch
+from parley.core.reports import BatchReport, summarize
 from parley.core.service.models import BatchCost, BatchList, BatchListItem, BatchStatusView, RoleCost
+from parley.core.store import BatchRow, unpriced_models
 
 if TYPE_CHECKING:
-    from parley.core.records.events import Progress
-    from parley.core.store.store import Store
+    from parley.core.records import Progress
+    from parley.core.store import Store
 
 
 def is_partial(batch: BatchRecord) -> bool:
@@ -29,25 +31,35 @@ def _elapsed(batch: BatchRecord) -> float | None:
     return max(0.0, (end - batch.started_at).total_seconds())
 
 
+def _counts(summary: BatchSummary) -> dict[str, int | float | None]:
+    """The counts every view of a batch shows, from its summary, under the summary's names."""
+    return {
+        "completed_scenarios": summary.done,
+        "failed_scenarios": summary.broken,
+        "passed": summary.passed,
+        "failed": summary.failed,
+        "bot_errors": summary.bot_errors,
+        "unverified": summary.unverified,
+        "user_faults": summary.user_faults,
+        "errors": summary.errors,
+        "evaluation_errors": summary.evaluation_errors,
+        "unevaluated": summary.unevaluated,
+        "pass_rate": summary.pass_rate,
+    }
+
+
 def status_view(row: BatchRow, progress: Progress | None, owner: str | None) -> BatchStatusView:
-    """GET /batches/{id}: counts from the stored conversations; in-flight and ETA from the
-    runner when this service runs the batch."""
-    batch = row.batch
-    fraction = min(1.0, row.done / batch.planned) if batch.planned else 0.0
+    """GET /batches/{id}: counts from the stored conversations' summary; in-flight and ETA from
+    the runner when this service runs the batch."""
+    batch, summary = row.batch, row.summary
+    fraction = min(1.0, summary.done / batch.planned) if batch.planned else 0.0
     return BatchStatusView(
         batch_id=batch.id,
         status=batch.status,
         progress=round(100.0 * fraction, 1),
         progress_fraction=round(fraction, 6),
         total_scenarios=batch.planned,
-        completed_scenarios=row.done,
-        failed_scenarios=row.bot_errors + row.errors,
-        passed=row.passed,
-        failed=row.failed,
-        bot_errors=row.bot_errors,
-        unverified=row.unverified,
-        user_faults=row.user_faults,
-        errors=row.errors,
+        **_counts(summary),
         in_flight=progress.in_flight if progress else 0,
         created_at=batch.created_at,
         started_at=batch.started_at,
@@ -63,20 +75,15 @@ def status_view(row: BatchRow, progress: Progress | None, owner: str | None) -> 
 
 
 def list_view(store: Store, limit: int, offset: int) -> BatchList:
-    rows = store.list_batches(limit=limit, offset=offset)
+    listed = store.list_batches(limit=limit, offset=offset)
+    rows = [r for r in listed if isinstance(r, BatchRow)]
     return BatchList(
         batches=[
             BatchListItem(
                 batch_id=r.batch.id,
                 status=r.batch.status,
                 total_scenarios=r.batch.planned,
-                completed_scenarios=r.done,
-                passed=r.passed,
-                failed=r.failed,
-                errors=r.errors,
-                bot_errors=r.bot_errors,
-                unverified=r.unverified,
-                user_faults=r.user_faults,
+                **_counts(r.summary),
                 created_at=r.batch.created_at,
                 started_at=r.batch.started_at,
                 completed_at=r.batch.finished_at if r.batch.status not in ("pending", "running") else None,
@@ -86,12 +93,14 @@ def list_view(store: Store, limit: int, offset: int) -> BatchList:
         total_count=store.count_batches(),
         limit=limit,
         offset=offset,
+        unreadable=[r for r in listed if isinstance(r, UnreadableBatch)],
     )
 
 
-class BatchSummaryView(BatchSummary):
+class BatchSummaryView(BatchReport):
     """The report's statistics (pass rate, pass^k, scores, usage, failures), with 003's summary
-    fields first."""
+    fields first. `failed_scenarios` is 003's: conversations whose run broke (`broken`), never
+    the failed checks (`failed`)."""
 
     batch_id: str
     status: str
@@ -103,16 +112,17 @@ class BatchSummaryView(BatchSummary):
 
 
 def summary_view(store: Store, batch_id: str) -> BatchSummaryView:
-    summary = summarize(store, batch_id)
-    return BatchSummaryView(
-        batch_id=summary.batch.id,
-        status=summary.batch.status,
-        partial=is_partial(summary.batch),
-        total_scenarios=summary.planned,
-        successful_scenarios=summary.passed,
-        failed_scenarios=summary.failed + summary.bot_errors + summary.errors + summary.evaluation_errors,
-        success_rate=summary.pass_rate,
-        **summary.model_dump(),
+    report = summarize(store, batch_id)
+    return report.extended(
+        BatchSummaryView,
+        **{name: getattr(report, name) for name in BatchReport.model_fields if name not in BatchSummary.model_fields},
+        batch_id=report.batch.id,
+        status=report.batch.status,
+        partial=is_partial(report.batch),
+        total_scenarios=report.planned,
+        successful_scenarios=report.passed,
+        failed_scenarios=report.broken,
+        success_rate=report.pass_rate,
     )
 
 
@@ -120,11 +130,6 @@ def cost_view(store: Store, batch_id: str) -> BatchCost:
     """Tokens and cost per role. A role with any unpriced call has cost null, and so has the
     total; `unpriced_models` and `note` say which models lack a price."""
     summary = summarize(store, batch_id, max_listed=0)
-    unpriced = store.read_sql(
-        "SELECT DISTINCT u.role, u.model FROM usage u JOIN conversations c ON c.id = u.conversation_id "
-        "WHERE c.batch_id = ? AND u.cost_usd IS NULL ORDER BY u.model, u.role",
-        [summary.batch.id],
-    )
     roles = [
         RoleCost(
             role=u.role,
@@ -139,7 +144,7 @@ def cost_view(store: Store, batch_id: str) -> BatchCost:
         for u in summary.usage
     ]
     total = summary.total_usage
-    models = sorted({r["model"] for r in unpriced})
+    models = unpriced_models(store, summary.batch.id)
     note = None
     if models:
         note = (

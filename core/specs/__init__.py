@@ -1,1 +1,68 @@
 """What to run: the profile schema and loader, variables and expansion, playbooks, scenario files."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.specs.expansion import resolve_any_items
+    from parley.core.specs.json_positions import load_positioned
+    from parley.core.specs.places import FilePlaces
+    from parley.core.specs.playbook import (
+        PLAYBOOK_USER,
+        ExpectBotRegexStep,
+        ExpectToolStep,
+        InjectBotResponseStep,
+        InjectToolStep,
+        PlaybookAssertion,
+        PlaybookStep,
+        UserStep,
+        spec_steps,
+    )
+    from parley.core.specs.profile_validation import CUSTOMER_ID_RE, did_you_mean
+    from parley.core.specs.scenario_file import parse_scenarios
+    from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
+    from parley.core.specs.sources import SpecSet, load_specs, load_specs_as, read_profile
+    from parley.core.specs.text_patterns import (
+        BACKTRACKING_MAX_CHARS,
+        TextMatch,
+        TextPattern,
+        TooLongToMatch,
+        compile_pattern,
+    )
+    from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
+
+__all__ = [
+    "BACKTRACKING_MAX_CHARS",
+    "CUSTOMER_ID_RE",
+    "ExpectBotRegexStep",
+    "ExpectToolStep",
+    "FilePlaces",
+    "InjectBotResponseStep",
+    "InjectToolStep",
+    "PLAYBOOK_USER",
+    "PlaybookAssertion",
+    "PlaybookStep",
+    "SHIPPED_DIR",
+    "SpecSet",
+    "TextMatch",
+    "TextPattern",
+    "TooLongToMatch",
+    "UserStep",
+    "compile_pattern",
+    "copy_suite",
+    "did_you_mean",
+    "load_positioned",
+    "load_specs",
+    "load_specs_as",
+    "parse_scenarios",
+    "read_profile",
+    "read_yaml",
+    "read_yaml_documents",
+    "resolve_any_items",
+    "spec_steps",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from parley.core.records.profile import Variable
+from parley.core.records import Variable
 
 
 @dataclass(frozen=True)

@@ -25,15 +25,18 @@ import random
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import (
+from parley.core.records import (
+    ConversationSpec,
     GoalStyle,
     InteractionStyle,
     Profile,
     RandomStyles,
     Scalar,
     Variable,
+    VariableValue,
+    derive_seed,
+    make_spec_id,
 )
-from parley.core.records.spec import ConversationSpec, VariableValue, derive_seed, make_spec_id
 from parley.core.specs.combinations import chain_digits, forward_plan, sample_size
 from parley.core.specs.combinations import combination_count as sensei_combinations
 from parley.core.specs.profile_loader import PLACEHOLDER_RE

@@ -41,9 +41,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID, Expectations, WorldSpec
-from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
-from parley.core.records.tools import TOOL_NAMES
+from parley.core.records import DEFAULT_CUSTOMER_ID, TOOL_NAMES, ConversationSpec, Expectations, WorldSpec, derive_seed, make_spec_id
 from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.profile_validation import (
     CUSTOMER_ID_RE,

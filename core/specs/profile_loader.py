@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import (
+from parley.core.records import (
     VARIABLE_TYPES,
     ChatbotSection,
     ConversationSection,

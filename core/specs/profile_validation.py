@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import (
+from parley.core.records import (
     FORMAT_TYPES,
     MAX_STEPS,
     ORDER_STATUSES,
     OUTPUT_TYPES,
     STYLE_NAMES,
+    TOOL_NAMES,
     ChatbotSection,
     ConversationNumber,
     ConversationSection,
@@ -43,7 +44,6 @@ from parley.core.records.profile import (
     qualify_model_name,
     yaml_keys,
 )
-from parley.core.records.tools import TOOL_NAMES
 from parley.core.specs.combinations import combination_count, forward_plan, sample_size
 from parley.mockapi.fixture import date_problem
 
@@ -62,6 +62,7 @@ ALL_ANSWERED_KEYS = yaml_keys(GoalStyle, under="all_answered")
 WORLD_KEYS = yaml_keys(WorldSpec)
 ORDER_OVERRIDE_KEYS = yaml_keys(OrderOverride)
 EXPECT_KEYS = yaml_keys(Expectations)
+MAX_CRITERION_CHARS = 500
 JUDGE_KEYS = yaml_keys(JudgeSpec)
 
 ORDER_ID_RE = re.compile(r"^ORD-[0-9]{1,10}$")  # ASCII digits, as the order API checks them
@@ -829,6 +830,8 @@ class SectionParser:
                 value = self._tools(child)
             elif key in ("bot_says", "bot_never_says"):
                 value = self._regexes(child)
+            elif key == "criteria":
+                value = self.criteria(child)
             else:
                 value = self._judge(child)
             ok &= value is not None
@@ -891,6 +894,33 @@ class SectionParser:
                 c.error(item, f"invalid regular expression {text!r}: {exc}")
                 ok = False
         return [text for text, _ in entries] if ok else None
+
+    def criteria(self, node: Node) -> list[str] | None:
+        """`criteria:` (in `expect:`, or a scenario file's entry): sentences, each its own check
+        named by its text, so each is written once; a criterion is a sentence or two, not a rubric.
+        Every item is checked, whatever is wrong with the others."""
+        c = self.checker
+        if not c.sequence(node, what="a list of criteria in words (one sentence each)", non_empty=False):
+            return None
+        seen: dict[str, int] = {}
+        out: list[str] = []
+        ok = True
+        for n, item in enumerate(node.items(), 1):
+            text = c.string(item, what="a criterion in words (one sentence)")
+            if text is None:
+                ok = False
+                continue
+            sentence = " ".join(text.split())
+            if len(sentence) > MAX_CRITERION_CHARS:
+                c.error(item, f"a criterion is a sentence or two, at most {MAX_CRITERION_CHARS} characters; this one has {len(sentence)}")
+                ok = False
+            elif sentence.casefold() in seen:
+                c.error(item, f"criterion {n} repeats criterion {seen[sentence.casefold()]}: each is its own check, named by its text")
+                ok = False
+            else:
+                seen[sentence.casefold()] = n
+                out.append(sentence)
+        return out if ok else None
 
     def _judge(self, node: Node) -> JudgeSpec | None:
         c = self.checker

@@ -3,7 +3,10 @@
 A scenario file is JSON: a list of scenarios, or `{"scenarios": [...]}` (the batch API's body;
 both are accepted everywhere, so the old README's curl example with a bare list works too):
 
-    [{"name": "calm_track", "variables": {"PERSONALITY": "calm", "PATIENCE": 2, ...}}]
+    [{"name": "calm_track", "variables": {"PERSONALITY": "calm", "PATIENCE": 2, ...},
+      "criteria": ["The agent gives the tracking number"]}]
+
+`criteria` (optional) are checks in words for the judge, as a profile's `expect.criteria`.
 
 Each scenario fills three templates with Python `str.format` semantics: the agent's (the bot's
 system prompt), the client's (the simulated customer's instructions) and the evaluator's (the
@@ -42,11 +45,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
-from parley.core.records.profile import DEFAULT_CUSTOMER_ID, SourceLocation, WorldSpec
-from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
+from parley.core.records import DEFAULT_CUSTOMER_ID, ConversationSpec, Expectations, SourceLocation, WorldSpec, derive_seed, make_spec_id
 from parley.core.specs.json_positions import load_positioned
 from parley.core.specs.profile_loader import InvalidProfile
-from parley.core.specs.profile_validation import CUSTOMER_ID_RE, Checker, Node, describe, did_you_mean, is_int, plain_value
+from parley.core.specs.profile_validation import (
+    CUSTOMER_ID_RE,
+    Checker,
+    Node,
+    SectionParser,
+    describe,
+    did_you_mean,
+    is_int,
+    plain_value,
+)
 from parley.core.specs.shipped import SHIPPED_TEMPLATES_DIR
 from parley.core.specs.yaml_reading import MAX_DEPTH, YamlLimitError, check_depth
 from parley.mockapi.fixture import date_problem
@@ -55,7 +66,8 @@ TemplateRole = Literal["agent", "client", "evaluator"]
 TEMPLATE_ROLES: tuple[TemplateRole, ...] = ("agent", "client", "evaluator")
 
 FILE_KEYS = ("scenarios",)
-SCENARIO_KEYS = ("name", "variables")
+SCENARIO_KEYS = ("name", "variables", "criteria")
+REQUIRED_SCENARIO_KEYS = ("name", "variables")
 BUILTIN_FIELDS = ("session_id",)
 LEVEL_VARIABLES = {"PATIENCE": "0 very impatient ... 3 very patient", "AMB_LEVEL": "0 clear ... 3 contradicts itself"}
 MAX_SEED = 2**63 - 1
@@ -130,6 +142,8 @@ class Scenario(_Model):
     name: str
     index: int
     variables: dict[str, Any]
+    criteria: list[str] = Field(default_factory=list)
+    """Checks in words for the judge (as a profile's `expect.criteria`)."""
     location: SourceLocation
     """The scenario's `variables` (or the scenario itself when it has none)."""
 
@@ -327,9 +341,9 @@ def parse_scenarios(text: str, *, source: str = "<scenarios>") -> tuple[list[Sce
 
 
 def _scenario(c: Checker, item: Node, index: int, names: dict[str, int]) -> Scenario | None:
-    if not c.mapping(item, SCENARIO_KEYS, required=SCENARIO_KEYS, what='a scenario ({"name": ..., "variables": {...}})'):
+    if not c.mapping(item, SCENARIO_KEYS, required=REQUIRED_SCENARIO_KEYS, what='a scenario ({"name": ..., "variables": {...}})'):
         return None
-    if any(key not in item.value for key in SCENARIO_KEYS):
+    if any(key not in item.value for key in REQUIRED_SCENARIO_KEYS):
         return None
     name_node = item.child("name")
     name = c.string(name_node, what="the scenario's name")
@@ -343,14 +357,25 @@ def _scenario(c: Checker, item: Node, index: int, names: dict[str, int]) -> Scen
             names[name] = index
     variables_node = item.child("variables")
     variables = _variables(c, variables_node)
-    if not ok or variables is None:
+    criteria: list[str] | None = []
+    if item.has("criteria") and item.value["criteria"] is not None:
+        criteria = _CriteriaReader(c).criteria(item.child("criteria"))
+    if not ok or variables is None or criteria is None:
         return None
     return Scenario(
         name=name,
         index=index,
         variables=variables,
+        criteria=criteria,
         location=variables_node.location(c.file, at_key=True),
     )
+
+
+class _CriteriaReader(SectionParser):
+    """A scenario's `criteria`, read as a profile's `expect.criteria` is."""
+
+    def __init__(self, checker: Checker) -> None:
+        self.checker = checker
 
 
 def _variables(c: Checker, node: Node) -> dict[str, Any] | None:
@@ -487,6 +512,7 @@ def _spec(
             today=_leading_date(texts.get("CURRENT_DATE")),
         ),
         warnings=warnings,
+        expect=Expectations(criteria=scenario.criteria) if scenario.criteria else None,
         extra={
             "agent_prompt": prompts["agent"],
             "client_prompt": prompts["client"],

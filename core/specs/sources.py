@@ -32,10 +32,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from parley.core.errors import ProfileError
-from parley.core.records.batch import LoadOptions
-from parley.core.records.profile import Profile
-from parley.core.records.spec import ConversationSpec, make_spec_id
+from parley.core.records import ConversationSpec, LoadOptions, Profile, make_spec_id
 from parley.core.specs.expansion import expand
+from parley.core.specs.json_positions import load_positioned
 from parley.core.specs.paths import ProfilePaths
 from parley.core.specs.playbook import PLAYBOOK_KEYS, check_playbook_data, looks_like_playbook, playbook_spec
 from parley.core.specs.profile_loader import check_profile_text, read_personality
@@ -50,6 +49,7 @@ from parley.core.specs.scenario_file import (
     read_template,
     read_templates,
 )
+from parley.core.specs.world_ids import world_id_errors
 from parley.core.specs.yaml_reading import read_yaml
 
 FileKind = Literal["profile", "playbook", "scenario", "personality", "template"]
@@ -290,8 +290,20 @@ def _json_file(path: Path, raw: bytes, seed: int, in_folder: bool, templates: _T
         return _Read(path, "scenario", in_folder, [], errors=errors)
     result.notes += notes
     specs, errors = check_scenario_file(path, seed=seed, templates=chosen)
+    if not errors:
+        errors = world_id_errors(_positioned_json(raw), source, "scenario")
     warnings = [w for spec in specs for w in spec.warnings]
     return _Read(path, "scenario", in_folder, [s.name for s in specs], specs=specs, errors=errors, warnings=warnings)
+
+
+def _positioned_json(raw: bytes) -> Any:
+    """A valid scenario file's data with each value's position (the file's own check read it
+    already: this reads it again, in milliseconds, only to locate its ids)."""
+    text = raw.decode("utf-8")
+    try:
+        return load_positioned(text)
+    except (ValueError, RecursionError):
+        return json.loads(text)  # no positions: errors point at the file
 
 
 def _not_scenarios(raw: bytes) -> str | None:
@@ -327,11 +339,11 @@ def _yaml_file(path: Path, raw: bytes, seed: int, in_folder: bool, search: Profi
         return _Read(path, "profile", in_folder, [], errors=[ProfileError(f"not a profile or playbook: {reason}", file=source)])
     if kind == "playbook":
         playbook, errors = check_playbook_data(data, source=source)
-        if playbook is None:
+        if playbook is None or (errors := world_id_errors(data, source, "playbook")):
             return _Read(path, "playbook", in_folder, [], errors=errors)
         return _Read(path, "playbook", in_folder, [playbook.name], specs=[playbook_spec(playbook, seed)])
     profile, errors = check_profile_text(text, source=source, paths=search.for_profile(path.resolve().parent))
-    if profile is None:
+    if profile is None or (errors := world_id_errors(data, source, "profile")):
         return _Read(path, "profile", in_folder, [], errors=errors)
     return _Read(path, "profile", in_folder, [profile.test_name], profile=profile, notes=list(profile.notes))
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parley.core.records.profile import Scalar, VariableFunction
+from parley.core.records import Scalar, VariableFunction
 from parley.core.specs.date_data import date_values
 from parley.core.specs.paths import ProfilePaths
 from parley.core.specs.profile_validation import Checker, Node, describe, did_you_mean, is_int, is_number, plain_value

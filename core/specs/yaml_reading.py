@@ -12,10 +12,18 @@ a hostile or broken file cannot get past, each reported where it is (file:line:c
   graph, in time linear in the file, before anything walks it.
 - a plain value that looks like a date but is not one (`today: 2026-13-40`) is an error at that
   value, not a ValueError from inside the constructor.
+
+`read_yaml_documents` reads a stream of several documents (Sensei's conversation files hold
+three) and can read them as YAML 1.1, the way PyYAML (and so Sensei) types plain values:
+`yes`/`no`/`on`/`off` are booleans, `010` is octal, `1:30` is 90, and a float needs a dot in its
+mantissa (`1e3` stays text).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -66,6 +74,27 @@ class _Constructor(RoundTripConstructor):
 
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_checked_timestamp)
 
+# PyYAML's YAML 1.1 float: a dot in the mantissa, a signed exponent. ruamel's 1.1 resolver also
+# takes `1e3` and `1.5e3` as floats; PyYAML keeps them as text, and so must a reader of its files.
+_YAML_1_1_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
+class _Constructor11(_Constructor):
+    def construct_yaml_float(self, node: Any) -> Any:
+        if isinstance(node.value, str) and not _YAML_1_1_FLOAT.match(node.value):
+            return self.construct_scalar(node)
+        return super().construct_yaml_float(node)
+
+
+_Constructor11.add_constructor("tag:yaml.org,2002:float", _Constructor11.construct_yaml_float)
+
 
 def _check_expansion(root: Node | None) -> None:
     """ComposerError at the first node whose size, aliases expanded, passes the budget."""
@@ -103,12 +132,14 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def _yaml() -> YAML:
+def _yaml(*, yaml_1_1: bool = False) -> YAML:
     yaml = YAML(typ="rt")
     yaml.Scanner = _Scanner
     yaml.Composer = _Composer
-    yaml.Constructor = _Constructor
+    yaml.Constructor = _Constructor11 if yaml_1_1 else _Constructor
     yaml.max_depth = MAX_DEPTH
+    if yaml_1_1:
+        yaml.version = (1, 1)
     return yaml
 
 
@@ -117,8 +148,28 @@ def read_yaml(text: str, source: str) -> Any:
 
     Invalid YAML raises ProfileError at the parser's mark; a document past the limits of this
     module raises YamlLimitError (a ProfileError) where it passes them."""
-    try:
+    with _errors_located(text, source):
         return _yaml().load(text)
+
+
+def read_yaml_documents(text: str, source: str, *, count: int | None = None, yaml_1_1: bool = False) -> list[Any]:
+    """The documents of the YAML stream in `text`, at most `count` of them (the rest is not
+    read, as a reader that stops there would not see it), with the errors and limits of
+    `read_yaml`. `yaml_1_1` types plain values as PyYAML does (see the module's docstring)."""
+    documents: list[Any] = []
+    with _errors_located(text, source):
+        for document in _yaml(yaml_1_1=yaml_1_1).load_all(text):
+            documents.append(document)
+            if count is not None and len(documents) >= count:
+                break
+    return documents
+
+
+@contextmanager
+def _errors_located(text: str, source: str) -> Iterator[None]:
+    """ruamel's errors as ProfileErrors at their place in `source`."""
+    try:
+        yield
     except (ScannerError, MaxDepthExceededError, ComposerError) as exc:
         if exc.problem == _TOO_DEEP or isinstance(exc, MaxDepthExceededError):
             raise _located(YamlLimitError, _TOO_DEEP, exc.problem_mark, source) from None

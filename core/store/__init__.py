@@ -1,1 +1,74 @@
-"""parley's SQLite store: schema and migrations, rows <-> records, queries."""
+"""parley's SQLite store: schema and migrations, rows <-> records, queries, who owns a batch, the reply cache."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.store.batch_owner import running_elsewhere
+    from parley.core.store.batch_queries import (
+        criterion_counts,
+        failed_check_counts,
+        failure_entries,
+        goals_only_stated,
+        measured_usage,
+        not_applicable_checks,
+        outcome_rows,
+        policy_violations,
+        role_usage,
+        unpriced_models,
+    )
+    from parley.core.store.batch_row import BatchRow
+    from parley.core.store.reply_cache import CachedModel
+    from parley.core.store.rows import cache_key
+    from parley.core.store.session_queries import (
+        CHATS,
+        SessionCursor,
+        SessionFilters,
+        SessionItem,
+        SessionKind,
+        outcome_names,
+        profile_names,
+    )
+    from parley.core.store.store import (
+        ACTIVE_STATUSES,
+        JUDGE_ROLE,
+        DuplicateConversationError,
+        ReadOnlyDatabase,
+        Store,
+        UnreadableBatchError,
+    )
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "BatchRow",
+    "CHATS",
+    "CachedModel",
+    "DuplicateConversationError",
+    "JUDGE_ROLE",
+    "ReadOnlyDatabase",
+    "SessionCursor",
+    "SessionFilters",
+    "SessionItem",
+    "SessionKind",
+    "Store",
+    "UnreadableBatchError",
+    "cache_key",
+    "criterion_counts",
+    "failed_check_counts",
+    "failure_entries",
+    "goals_only_stated",
+    "measured_usage",
+    "not_applicable_checks",
+    "outcome_rows",
+    "outcome_names",
+    "policy_violations",
+    "profile_names",
+    "role_usage",
+    "running_elsewhere",
+    "unpriced_models",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -1,4 +1,4 @@
-"""Conversions between parley's records and the store's rows, and the scrubbing that keeps
+"""Conversions between parley's records and the store's rows, and the redaction that keeps
 secrets out of the file. Pure functions: parley.core.store.store does the I/O.
 
 Timestamps are ISO 8601 text in UTC with microseconds, so their text order is time order.
@@ -9,22 +9,16 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from parley.core.records.batch import ConversationRow
-from parley.core.records.chat import Usage
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
+from parley.core.records import Conversation, ConversationRow, ConversationSpec, Usage, Verdict
+from parley.core.redaction import REDACTOR
 
 JUDGE_ROLE = "judge"
 """The usage role of a verdict's judge (the conversation's own roles are bot and user)."""
-_REDACTED = "[redacted]"
 
 
 def utc_text(value: datetime.datetime | None) -> str | None:
@@ -62,25 +56,22 @@ def like_pattern(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-_SECRET_NAME = re.compile(r"(API_KEY|APIKEY|_TOKEN|_SECRET|PASSWORD)$", re.IGNORECASE)
 _SECRET_FIELDS = frozenset({"api_key", "apikey", "authorization", "x-api-key", "password", "token"})
+# Columns parley writes itself (ids, times, states): a secret is never in them, and rewriting a
+# piece of an id or a time that happened to match a short key would break the row.
+_OWN_COLUMNS = frozenset({"key", "status", "stop_reason", "outcome", "role", "kind", "today", "position", "owner_host"})
 
 
-def secret_values() -> list[str]:
-    """Values of secret-looking environment variables (OPENAI_API_KEY...), longest first."""
-    found = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}
-    return sorted(found, key=len, reverse=True)
+def _parley_column(name: str) -> bool:
+    return name == "id" or name.endswith(("_id", "_at")) or name in _OWN_COLUMNS or name.startswith("owner_")
 
 
-def scrub_row(row: dict[str, Any], secrets: Sequence[str]) -> dict[str, Any]:
-    if not secrets:
-        return row
+def redact_row(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with every secret of this process (parley.core.redaction) redacted from its text
+    columns; parley's own columns (ids, times, states) are left as they are."""
     for key, value in row.items():
-        if isinstance(value, str):
-            for secret in secrets:
-                if secret in value:
-                    value = value.replace(secret, _REDACTED)
-            row[key] = value
+        if isinstance(value, str) and not _parley_column(key):
+            row[key] = REDACTOR.redact_stored(value)
     return row
 
 
@@ -107,9 +98,7 @@ def conversation_row(
     batch_id: str | None, spec: ConversationSpec, conv: Conversation, verdict: Verdict | None, trial: int
 ) -> dict[str, Any]:
     latencies = [t.bot_latency_s for t in conv.turns]
-    total = conv.total_usage
-    if verdict is not None and verdict.judge is not None:
-        total = total + verdict.judge.usage
+    light = ConversationRow.of(batch_id, spec, conv, verdict, trial)
     return {
         "id": conv.id,
         "batch_id": batch_id,
@@ -132,15 +121,15 @@ def conversation_row(
         "started_at": utc_text(conv.started_at),
         "ended_at": utc_text(conv.ended_at),
         "duration_s": conv.duration_s,
-        "turns": len(conv.turns),
+        "turns": light.turns,
         "turn_timings": compact_json([t.model_dump(mode="json") for t in conv.turns]),
         "bot_latency_total_s": sum(latencies),
         "bot_latency_min_s": min(latencies) if latencies else None,
         "bot_latency_max_s": max(latencies) if latencies else None,
         "tool_call_count": len(conv.tool_calls),
-        "input_tokens": total.input_tokens,
-        "output_tokens": total.output_tokens,
-        "cost_usd": total.cost_usd,
+        "input_tokens": light.input_tokens,
+        "output_tokens": light.output_tokens,
+        "cost_usd": light.cost_usd,
         "final_state": conv.final_state.model_dump_json() if conv.final_state is not None else None,
         "metadata": compact_json(to_jsonable_python(conv.metadata)),  # metadata may hold dates
     }
@@ -217,6 +206,16 @@ def verdict_row(conv: Conversation, verdict: Verdict) -> dict[str, Any]:
         "policy_violations": len(verdict.policy_violations),
         "user_faults": compact_json([f.model_dump(mode="json") for f in verdict.user_faults]),
     }
+
+
+def failed_check_lines(checks: str | None, *, outcomes: tuple[str, ...] = ("fail",)) -> list[str]:
+    """A verdict's stored checks whose outcome is one of `outcomes`, each as "name: reason"."""
+    return [f"{c.get('name')}: {c.get('reason')}" for c in json.loads(checks or "[]") if c.get("outcome") in outcomes]
+
+
+def user_fault_items(faults: str | None) -> list[tuple[str, str]]:
+    """A verdict's stored simulator faults as (kind, reason)."""
+    return [(str(f.get("kind")), str(f.get("reason"))) for f in json.loads(faults or "[]")]
 
 
 def usage_dict(row: Mapping[str, Any]) -> dict[str, Any]:

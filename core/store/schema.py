@@ -167,7 +167,7 @@ def _v1_initial(db: Database) -> None:
 
 
 def _v2_batch_owner(db: Database) -> None:
-    """Who runs a pending/running batch (parley.core.engine.batch_owner), so a batch whose process was
+    """Who runs a pending/running batch (parley.core.store.batch_owner), so a batch whose process was
     killed can be told from one that another live process is running."""
     for column, kind in (("owner_host", "TEXT"), ("owner_pid", "INTEGER"), ("owner_started", "TEXT"), ("owner_token", "TEXT")):
         db.execute(f"ALTER TABLE batches ADD COLUMN {column} {kind}")
@@ -256,10 +256,11 @@ def _v4_outcomes(db: Database) -> None:
     - its verdict takes that stop reason as outcome, as does a cancelled one's; the checks such a
       run never decided become not_run, and `conversation completed` fails for a bot_error;
     - a verdict `error` on a run that did not break is an evaluation_error;
-    - a pass on which no check about the bot applied (and no LLM judge scored) is unverified."""
-    from parley.core.evaluation.checks import checks_about_the_bot, settle_checks
-    from parley.core.records.verdict import CheckResult
+    - a pass on which no check about the bot applied (and no LLM judge scored) is unverified.
 
+    It works on the stored JSON with its own copy of the rules as they stood at version 4 (the
+    `_V4_*` constants and `_v4_*` functions below), never on today's evaluation code: a
+    migration gives the same result forever, whatever the checks become."""
     db.execute(_V4_VERDICTS)
     db.execute(_V4_COPY)
     db.execute("DROP TABLE verdicts")
@@ -271,26 +272,25 @@ def _v4_outcomes(db: Database) -> None:
         if stop != "error":
             db.execute("UPDATE conversations SET stop_reason = ? WHERE id = ?", [stop, cid])
 
-    broken = ("bot_error", "user_error", "infrastructure_error", "cancelled", "error")
     rows = db.execute(
         "SELECT v.conversation_id, v.outcome, v.checks, v.judge, v.score, c.stop_reason, c.error "
         "FROM verdicts v JOIN conversations c ON c.id = v.conversation_id"
     ).fetchall()
     for cid, outcome, checks_json, judge_json, score, stop, error in rows:
-        checks = [CheckResult.model_validate(c) for c in json.loads(checks_json or "[]")]
-        settled = [_v4_completed(c, stop, error) for c in settle_checks(checks, stop, error)]
+        checks: list[dict[str, Any]] = json.loads(checks_json or "[]")
+        settled = [_v4_completed(c, stop, error) for c in _v4_settle(checks, stop, error)]
         update: dict[str, Any] = {}
-        if stop in broken:
+        if stop in _V4_BROKEN_STOPS:
             update = {"outcome": stop, "error": f"{stop}: {error}" if error else f"{stop}: the run failed"}
         elif outcome == "error":
             update = {"outcome": "evaluation_error"}
         elif outcome == "passed":
             judge = json.loads(judge_json) if judge_json else None
             by_llm = judge is not None and judge.get("judge") != "offline" and score is not None
-            if not checks_about_the_bot(settled) and not by_llm:
+            if not _v4_about_the_bot(settled) and not by_llm:
                 update = {"outcome": "unverified"}
         if settled != checks:
-            update["checks"] = json.dumps([c.model_dump(mode="json") for c in settled], ensure_ascii=False, separators=(",", ":"))
+            update["checks"] = json.dumps(settled, ensure_ascii=False, separators=(",", ":"))
         if update:
             if "outcome" in update:
                 update["passed"] = int(update["outcome"] == "passed")
@@ -298,16 +298,43 @@ def _v4_outcomes(db: Database) -> None:
             db.execute(f"UPDATE verdicts SET {sets} WHERE conversation_id = ?", [*update.values(), cid])
 
 
-def _v4_completed(check: Any, stop: str, error: str | None) -> Any:
-    if check.kind != "conversation_completed":
+_V4_BROKEN_STOPS = frozenset({"bot_error", "user_error", "infrastructure_error", "cancelled", "error"})
+_V4_UNFINISHED_STOPS = _V4_BROKEN_STOPS | {"timeout"}
+_V4_DECIDED = {"bot_says": "pass", "bot_never_says": "fail", "tool_called": "pass", "tool_not_called": "fail", "unchanged_others": "fail"}
+"""What a transcript cut short had already decided for good, as version 4 read it."""
+
+
+def _v4_about_the_bot(checks: list[dict[str, Any]]) -> bool:
+    return any(c.get("outcome") in ("pass", "fail") and c.get("kind") != "conversation_completed" for c in checks)
+
+
+def _v4_decided(check: dict[str, Any]) -> bool:
+    kind, outcome = check.get("kind"), check.get("outcome")
+    if outcome in ("not_applicable", "not_run", "error") or kind == "conversation_completed":
+        return True
+    if check.get("policy_violation") and outcome == "fail":
+        return True
+    if kind == "playbook_assertion":
+        return (check.get("details") or {}).get("ran", True) is not False
+    return _V4_DECIDED.get(str(kind)) == outcome
+
+
+def _v4_settle(checks: list[dict[str, Any]], stop: str, error: str | None) -> list[dict[str, Any]]:
+    if stop not in _V4_UNFINISHED_STOPS:
+        return checks
+    why = f" ({error})" if error else ""
+    reason = f"Not run: the conversation ended early ({stop}{why}) before this could be decided."
+    return [c if _v4_decided(c) else {**c, "outcome": "not_run", "reason": reason} for c in checks]
+
+
+def _v4_completed(check: dict[str, Any], stop: str, error: str | None) -> dict[str, Any]:
+    if check.get("kind") != "conversation_completed":
         return check
     if stop == "bot_error":
-        return check.model_copy(update={"outcome": "fail", "reason": f"The bot broke: {error or 'the bot failed'}"})
+        return {**check, "outcome": "fail", "reason": f"The bot broke: {error or 'the bot failed'}"}
     if stop in ("user_error", "infrastructure_error", "cancelled", "error"):
         why = f": {error}" if error else ""
-        return check.model_copy(
-            update={"outcome": "not_run", "reason": f"Not run: the run itself broke ({stop}{why}); not counted against the bot."}
-        )
+        return {**check, "outcome": "not_run", "reason": f"Not run: the run itself broke ({stop}{why}); not counted against the bot."}
     return check
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from parley.core.records.batch import ChatSessionRow, ConversationRow
+from parley.core.records import ChatSessionRow, ConversationRow
 from parley.core.store.rows import like_pattern
 from parley.core.store.store import OUTCOME_SQL, Store
 
@@ -115,7 +115,7 @@ def matching_chat_ids(store: Store, text: str) -> set[str]:
     """Chats whose id, customer, bot, messages, tool calls or shown name contain `text`."""
     pattern = like_pattern(text)
     name = CHAT_NAME.replace("{customer}", "' || customer_id || '")
-    rows = store.read_sql(
+    rows = store._read(
         "SELECT id FROM chat_sessions WHERE id LIKE ?1 ESCAPE '\\' OR customer_id LIKE ?1 ESCAPE '\\'"
         " OR bot_model LIKE ?1 ESCAPE '\\' OR messages LIKE ?1 ESCAPE '\\' OR tool_calls LIKE ?1 ESCAPE '\\'"
         f" OR ('{name}') LIKE ?1 ESCAPE '\\'",
@@ -126,13 +126,13 @@ def matching_chat_ids(store: Store, text: str) -> set[str]:
 
 def profile_names(store: Store) -> list[str]:
     """The names (profiles, playbooks, scenarios) of the stored conversations."""
-    return [r["name"] for r in store.read_sql("SELECT DISTINCT name FROM conversations ORDER BY name")]
+    return [r["name"] for r in store._read("SELECT DISTINCT name FROM conversations ORDER BY name")]
 
 
 def outcome_names(store: Store) -> list[str]:
     """The outcomes the stored conversations have (whatever names the store gives them)."""
     sql = f"SELECT DISTINCT ({OUTCOME_SQL}) AS o FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id ORDER BY o"
-    return [r["o"] for r in store.read_sql(sql)]
+    return [r["o"] for r in store._read(sql)]
 
 
 class SessionCursor:

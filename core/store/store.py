@@ -7,8 +7,8 @@ own `Store`. Every finished conversation is written in ONE transaction: a crash 
 all of it or none of it.
 
 Callers get pydantic records (parley.core.records.batch), never rows. API keys are never written: every
-text written is scrubbed of the values of secret-looking environment variables, and cached
-requests lose their credential fields.
+text column written goes through the one redactor (parley.core.redaction: the secrets this
+process resolved), and cached requests lose their credential fields.
 """
 
 from __future__ import annotations
@@ -17,50 +17,57 @@ import contextlib
 import datetime
 import functools
 import json
+import logging
 import os
 import pathlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
+from pydantic import ValidationError
 from sqlite_utils import Database
 
-from parley.core.engine.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.errors import ParleyError
-from parley.core.records.batch import (
+from parley.core.evaluation import CRITERION_KIND, BatchSummary, criterion_state
+from parley.core.records import (
+    BROKEN_STOPS,
     OUTCOME_FILTERS,
+    RERUN_STOPS,
     BatchOptions,
     BatchRecord,
-    BatchRow,
+    ChatExport,
     ChatSessionRow,
+    Conversation,
     ConversationRow,
+    ConversationSpec,
     OutcomeFilter,
     ResultRow,
     StoredChatSession,
     StoredConversation,
+    UnreadableBatch,
+    Usage,
+    Verdict,
 )
-from parley.core.records.chat import Usage
-from parley.core.records.chat_export import ChatExport
-from parley.core.records.conversation import BROKEN_STOPS, RERUN_STOPS, Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
+from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
+from parley.core.store.batch_row import BatchRow
 from parley.core.store.rows import (
     JUDGE_ROLE,
     bound_text,
     compact_json,
     conversation_row,
     conversation_row_model,
+    failed_check_lines,
     like_pattern,
     loads_list,
     message_rows,
     parse_utc,
-    scrub_row,
-    secret_values,
+    redact_row,
     strip_credentials,
     tool_call_rows,
     usage_dict,
     usage_rows,
+    user_fault_items,
     utc_text,
     verdict_row,
 )
@@ -69,7 +76,7 @@ from parley.core.store.schema import ForeignDatabase as ForeignDatabase  # raise
 
 MIN_PREFIX = 6
 
-# SQL shared with the engine and the reports.
+# SQL shared by the store's modules (never outside the store).
 RERUN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(RERUN_STOPS)) + ")"
 """Stop reasons `--resume` runs again (the run broke on parley's or the simulator's side)."""
 BROKEN_SQL = "(" + ", ".join(f"'{s}'" for s in sorted(BROKEN_STOPS)) + ")"
@@ -96,6 +103,42 @@ def _latest_offset(ref: str) -> int | None:
     if not (back.isascii() and back.isdigit()):
         raise ParleyError(f"'{ref}': after `latest~` comes how many batches back, e.g. latest~1")
     return int(back)
+
+
+log = logging.getLogger("parley.store")
+
+
+class UnreadableBatchError(ParleyError):
+    """A stored batch whose row cannot be read back (see UnreadableBatch): its id and why."""
+
+    def __init__(self, batch: UnreadableBatch) -> None:
+        self.batch = batch
+        super().__init__(f"batch {batch.id} cannot be read: {batch.reason}")
+
+
+_LOGGED_UNREADABLE: set[tuple[str, str]] = set()
+
+
+def _unreadable(row: Mapping[str, Any], exc: Exception, column: str | None = None) -> UnreadableBatch:
+    """The record of a batch row that does not read back (`column`: the one that did not); logged
+    once per process and problem."""
+    if isinstance(exc, ValidationError):
+        reason = "; ".join(f"{'.'.join(str(p) for p in (column, *e['loc']) if p) or 'row'}: {e['msg']}" for e in exc.errors()[:3])
+        if exc.error_count() > 3:
+            reason += f" (and {exc.error_count() - 3} more)"
+    else:
+        reason = f"{type(exc).__name__}: {exc}"
+    created, status = row.get("created_at"), row.get("status")
+    batch = UnreadableBatch(
+        id=str(row.get("id")),
+        created_at=created if isinstance(created, str) else None,
+        status=status if isinstance(status, str) else None,
+        reason=reason,
+    )
+    if (batch.id, reason) not in _LOGGED_UNREADABLE:
+        _LOGGED_UNREADABLE.add((batch.id, reason))
+        log.warning("batch %s cannot be read (listed as unreadable): %s", batch.id, reason)
+    return batch
 
 
 class DuplicateConversationError(ParleyError):
@@ -155,6 +198,22 @@ def _read_only(path: pathlib.Path) -> ReadOnlyDatabase:
     )
 
 
+def _unwritable_folder(path: pathlib.Path) -> pathlib.Path | None:
+    """The folder that stops a new database at `path` from being made (the nearest one that
+    exists, when it cannot be written: a read-only file system or no permission), else None."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return None if os.access(folder, os.W_OK | os.X_OK) else folder
+
+
+def _cannot_create(path: pathlib.Path, folder: pathlib.Path) -> ParleyError:
+    return ParleyError(
+        f"cannot create the database {path}: the folder {folder} cannot be written (a read-only file system "
+        "or no permission); give --db (or PARLEY_DB) a file in a folder you can write"
+    )
+
+
 def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
     """A read-only connection. `mode=ro` first; a WAL database in a folder this user cannot
     write (a read-only file system) can only be read as `immutable` (no -shm file to share)."""
@@ -170,29 +229,41 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
-_COUNT_COLUMNS = f"""
-    COUNT(c.id) AS done,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'passed'), 0) AS n_passed,
-    COALESCE(SUM(({OUTCOME_SQL}) IN ('failed', 'bot_error')), 0) AS n_failed,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'bot_error'), 0) AS n_bot_errors,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'unverified'), 0) AS n_unverified,
-    COALESCE(SUM(({OUTCOME_SQL}) = 'user_fault'), 0) AS n_user_faults
+_SUMMARY_COLUMNS = f"""
+    c.batch_id, c.spec_id, c.spec_index, c.name, c.trial, ({OUTCOME_SQL}) AS outcome, v.score, c.turns, c.duration_s,
+    c.cost_usd, c.stop_reason, json_extract(v.judge, '$.error') IS NOT NULL AS judge_error,
+    json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit
 """
 
 
-def _batch_row(batch: BatchRecord, r: Mapping[str, Any]) -> BatchRow:
-    counted = r["n_passed"] + r["n_failed"] + r["n_unverified"] + r["n_user_faults"]
-    return BatchRow(
-        batch=batch,
-        done=r["done"],
-        passed=r["n_passed"],
-        failed=r["n_failed"],
-        bot_errors=r["n_bot_errors"],
-        unverified=r["n_unverified"],
-        user_faults=r["n_user_faults"],
-        errors=r["done"] - counted,
-    )
+class _CountedRow(NamedTuple):
+    """A conversation as a batch's summary counts it (parley.core.evaluation.CountedRow): a plain
+    tuple, so a list of many batches reads fast."""
 
+    batch_id: str
+    spec_id: str
+    spec_index: int
+    name: str
+    trial: int
+    outcome: str
+    score: int | None
+    turns: int
+    duration_s: float
+    cost_usd: float | None
+    stop_reason: str
+    judge_error: bool
+    judge_prompt_fit: str | None
+
+
+_COPIED = (
+    ("messages", "conversation_id, position, role, content, tool_calls, tool_call_id, name"),
+    (
+        "tool_calls",
+        "conversation_id, position, call_id, name, arguments_raw, arguments, customer_id, result, ok, refused, http_status, error, "
+        "latency_s, ignored_arguments",
+    ),
+)
+"""The rows `save_copy` copies from one conversation to its copy: every column, the id first."""
 
 _ROW_COLUMNS = f"""
     c.id, c.batch_id, c.name, c.spec_id, c.kind, c.variables, c.trial, c.stop_reason, c.error,
@@ -256,12 +327,13 @@ class Store:
                 resolved.parent.mkdir(parents=True, exist_ok=True)
                 # One connection shared by worker threads; the Store's lock serialises its use.
                 conn = sqlite3.connect(str(resolved), check_same_thread=False, timeout=30.0)
-            except sqlite3.Error as exc:
-                if _read_only_problem(exc, resolved):
+            except (sqlite3.Error, OSError) as exc:
+                if isinstance(exc, sqlite3.Error) and _read_only_problem(exc, resolved):
                     raise _read_only(resolved) from None
-                raise ParleyError(f"cannot open the database {resolved}: {exc}") from exc
-            except OSError as exc:
-                raise ParleyError(f"cannot open the database {resolved}: {exc.strerror or exc}") from exc
+                if not resolved.exists() and (folder := _unwritable_folder(resolved)) is not None:
+                    raise _cannot_create(resolved, folder) from None
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                raise ParleyError(f"cannot open the database {resolved}: {reason}") from exc
         db = Database(conn)
         try:
             db.execute("PRAGMA foreign_keys = ON")
@@ -322,13 +394,13 @@ class Store:
     def schema_version(self) -> int:
         return schema_version(self.db)
 
-    # ---- low-level reads for the report modules ---------------------------------------------------
+    # ---- reads for the store's own query modules -------------------------------------------------
 
     @_locked
-    def read_sql(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict[str, Any]]:
-        """Run a read query and return its (small) result. For core's report modules, which
-        aggregate in SQL; the UI uses the typed methods below."""
-        return list(self.db.query(sql, params if isinstance(params, Sequence) else dict(params)))
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Run a read query and return its (small) result as dicts. Only for the store's own
+        named queries (batch_queries, session_queries): everyone else gets records."""
+        return list(self.db.query(sql, params))
 
     def _resolve(self, table: str, ident: str, what: str) -> str:
         """An id from an exact id or a unique prefix of >= MIN_PREFIX characters."""
@@ -347,14 +419,14 @@ class Store:
                 raise ParleyError(f"'{ident}' is too short to pick a {what}: type at least {MIN_PREFIX} characters of the id")
         raise ParleyError(f"no {what} '{ident}'; {_LIST_HINT}")
 
-    def _insert(self, table: str, rows: list[dict[str, Any]], secrets: Sequence[str]) -> None:
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Insert rows that all have the same keys. Plain executemany: sqlite-utils' insert_all
         inspects the table on every call, which costs more than the write itself here."""
         if not rows:
             return
         columns = list(rows[0])
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (scrub_row(r, secrets) for r in rows)])
+        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (redact_row(r) for r in rows)])
 
     # ---- batches --------------------------------------------------------------------------------
 
@@ -367,7 +439,7 @@ class Store:
         if batch.status in ACTIVE_STATUSES:
             row.update(self._owner_row())
         with self._writing():
-            self._insert("batches", [row], secret_values())
+            self._insert("batches", [row])
         return batch
 
     def _has_owner_columns(self) -> bool:
@@ -399,18 +471,33 @@ class Store:
 
     @staticmethod
     def _batch_from(row: Mapping[str, Any]) -> BatchRecord:
-        return BatchRecord(
-            id=row["id"],
-            created_at=parse_utc(row["created_at"]),
-            started_at=parse_utc(row["started_at"]),
-            finished_at=parse_utc(row["finished_at"]),
-            status=row["status"],
-            sources=json.loads(row["sources"]),
-            options=BatchOptions.model_validate_json(row["options"]),
-            planned=row["planned"],
-            error=row["error"],
-            parent_id=row["parent_id"],
-        )
+        """The row as a BatchRecord; UnreadableBatchError (logged) when it does not read back."""
+        try:
+            options = BatchOptions.model_validate_json(row["options"])
+        except ValidationError as exc:  # what a damaged row or a non-finite number stored as null gives
+            raise UnreadableBatchError(_unreadable(row, exc, "options")) from None
+        try:
+            return BatchRecord(
+                id=row["id"],
+                created_at=parse_utc(row["created_at"]),
+                started_at=parse_utc(row["started_at"]),
+                finished_at=parse_utc(row["finished_at"]),
+                status=row["status"],
+                sources=json.loads(row["sources"]),
+                options=options,
+                planned=row["planned"],
+                error=row["error"],
+                parent_id=row["parent_id"],
+            )
+        except (ValidationError, ValueError, TypeError) as exc:  # JSONDecodeError and a bad date are ValueErrors
+            raise UnreadableBatchError(_unreadable(row, exc)) from None
+
+    @classmethod
+    def _batch_or_unreadable(cls, row: Mapping[str, Any]) -> BatchRecord | UnreadableBatch:
+        try:
+            return cls._batch_from(row)
+        except UnreadableBatchError as exc:
+            return exc.batch
 
     @_writes
     def update_batch(self, batch_id: str, **fields: Any) -> BatchRecord:
@@ -426,7 +513,7 @@ class Store:
         if "status" in fields and updated.status in ACTIVE_STATUSES:
             changes.update(self._owner_row())  # whoever starts (or resumes) a batch owns it
         with self._writing():
-            self.db.table("batches").update(current.id, scrub_row(changes, secret_values()))
+            self.db.table("batches").update(current.id, redact_row(changes))
         return updated
 
     @_locked
@@ -451,7 +538,7 @@ class Store:
     @_locked
     def interrupt_orphans(self, alive: Callable[[BatchOwner], bool] = owner_alive) -> list[str]:
         """Mark `interrupted` every batch left pending or running by a process that is gone
-        (see parley.core.engine.batch_owner; a batch with no recorded owner counts as gone); returns their
+        (see parley.core.store.batch_owner; a batch with no recorded owner counts as gone); returns their
         ids. A batch another live process runs is left alone. Each change is conditional on
         the owner read, so a batch resumed meanwhile by someone else is not touched."""
         if self.read_only or not self._has_owner_columns():
@@ -482,20 +569,39 @@ class Store:
 
     @_locked
     def batch_row(self, batch_id: str) -> BatchRow:
-        """One batch (id or unique prefix) with its counts so far, as `list_batches` gives them."""
-        resolved = self.resolve_batch_ref(batch_id)
-        sql = f"""
-            SELECT {_COUNT_COLUMNS}
-            FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id
-            WHERE c.batch_id = ?
-        """
-        r = next(self.db.query(sql, [resolved]))
-        batch = self.get_batch(resolved)
-        return _batch_row(batch, r)
+        """One batch (id or unique prefix) with its summary so far, as `list_batches` gives it."""
+        batch = self.get_batch(batch_id)
+        return self._with_summaries([batch])[0]
+
+    def _with_summaries(self, batches: list[BatchRecord]) -> list[BatchRow]:
+        """Each batch with its summary, from one read of their conversations' light rows."""
+        rows: dict[str, list[_CountedRow]] = {b.id: [] for b in batches}
+        for start in range(0, len(batches), 500):  # SQLite's limit on parameters
+            ids = [b.id for b in batches[start : start + 500]]
+            sql = (
+                f"SELECT {_SUMMARY_COLUMNS} FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id"
+                f" WHERE c.batch_id IN ({','.join('?' * len(ids))}) ORDER BY c.batch_id, c.spec_index, c.spec_id, c.trial"
+            )
+            for row in map(_CountedRow._make, self.db.execute(sql, ids).fetchall()):
+                rows[row.batch_id].append(row)
+        return [
+            BatchRow(
+                batch=b,
+                summary=BatchSummary.from_rows(rows[b.id], planned=b.planned, trials=b.options.trials, seed=b.options.seed),
+            )
+            for b in batches
+        ]
 
     @_locked
     def count_batches(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0]
+
+    @_locked
+    def data_version(self) -> int:
+        """A number that changes whenever another connection (another process: `parley run`, the
+        service) commits to the database, and not for this one's own writes: SQLite's
+        `PRAGMA data_version`, which reads no table, so asking every few seconds costs nothing."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
     @_locked
     def latest_batch_id(self, back: int = 0) -> str | None:
@@ -524,26 +630,23 @@ class Store:
         )
 
     @_locked
-    def child_batches(self, batch_id: str) -> list[BatchRecord]:
-        """The batches made from this one (re-runs and replays), oldest first."""
+    def child_batches(self, batch_id: str) -> list[BatchRecord | UnreadableBatch]:
+        """The batches made from this one (re-runs, replays and re-scores), oldest first; one that cannot
+        be read is there as UnreadableBatch."""
         rows = self.db.query("SELECT * FROM batches WHERE parent_id = ? ORDER BY created_at, rowid", [batch_id])
-        return [self._batch_from(r) for r in rows]
+        return [self._batch_or_unreadable(r) for r in rows]
 
     @_locked
-    def list_batches(self, limit: int = 50, offset: int = 0, *, status: str | None = None) -> list[BatchRow]:
-        """Batches newest first (the order `latest~N` counts in), with how many conversations are
-        done, passed, failed, errors; `status` keeps only batches in that status."""
+    def list_batches(self, limit: int = 50, offset: int = 0, *, status: str | None = None) -> list[BatchRow | UnreadableBatch]:
+        """Batches newest first (the order `latest~N` counts in), each with its summary so far;
+        `status` keeps only batches in that status. A batch whose row cannot be read is listed in
+        its place as UnreadableBatch (its id and why), and logged."""
         where = "WHERE status = ?" if status else ""
-        sql = f"""
-            SELECT b.*, {_COUNT_COLUMNS}
-            FROM (SELECT *, rowid AS row_order FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?) b
-            LEFT JOIN conversations c ON c.batch_id = b.id
-            LEFT JOIN verdicts v ON v.conversation_id = c.id
-            GROUP BY b.id
-            ORDER BY b.created_at DESC, b.row_order DESC
-        """
+        sql = f"SELECT * FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
         params = [status, limit, offset] if status else [limit, offset]
-        return [_batch_row(self._batch_from(r), r) for r in self.db.query(sql, params)]
+        read = [self._batch_or_unreadable(r) for r in self.db.query(sql, params)]
+        summarised = iter(self._with_summaries([b for b in read if isinstance(b, BatchRecord)]))
+        return [b if isinstance(b, UnreadableBatch) else next(summarised) for b in read]
 
     # ---- conversations --------------------------------------------------------------------------
 
@@ -569,28 +672,60 @@ class Store:
             raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
         if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
             return conversation.id
-        secrets = secret_values()
         with self._writing():
-            if batch_id is not None:
-                if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
-                    raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
-                existing = self.db.execute(
-                    "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
-                    [batch_id, spec.spec_id, trial],
-                ).fetchone()
-                if existing is not None:
-                    if existing[1] not in RERUN_STOPS:
-                        raise DuplicateConversationError(
-                            f"batch '{batch_id}' already has {spec.spec_id} trial {trial} "
-                            f"(conversation {existing[0]}); nothing was replaced"
-                        )
-                    self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
-            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)], secrets)
-            self._insert("messages", message_rows(conversation), secrets)
-            self._insert("tool_calls", tool_call_rows(conversation), secrets)
+            self._make_room(batch_id, spec, trial)
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
+            self._insert("messages", message_rows(conversation))
+            self._insert("tool_calls", tool_call_rows(conversation))
             if verdict is not None:
-                self._insert("verdicts", [verdict_row(conversation, verdict)], secrets)
-            self._insert("usage", usage_rows(conversation, verdict), secrets)
+                self._insert("verdicts", [verdict_row(conversation, verdict)])
+            self._insert("usage", usage_rows(conversation, verdict))
+        return conversation.id
+
+    def _make_room(self, batch_id: str | None, spec: ConversationSpec, trial: int) -> None:
+        """In a write transaction: check that the batch exists and has no conversation for this
+        spec and trial (one whose run broke on the simulator's or parley's side is replaced)."""
+        if batch_id is None:
+            return
+        if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
+            raise ParleyError(f"no batch '{batch_id}'; create it with create_batch() first")
+        existing = self.db.execute(
+            "SELECT id, stop_reason FROM conversations WHERE batch_id = ? AND spec_id = ? AND trial = ?",
+            [batch_id, spec.spec_id, trial],
+        ).fetchone()
+        if existing is not None:
+            if existing[1] not in RERUN_STOPS:
+                raise DuplicateConversationError(
+                    f"batch '{batch_id}' already has {spec.spec_id} trial {trial} (conversation {existing[0]}); nothing was replaced"
+                )
+            self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
+
+    @_writes
+    def save_copy(
+        self, batch_id: str, spec: ConversationSpec, conversation: Conversation, verdict: Verdict, trial: int, *, source_id: str
+    ) -> str:
+        """Store `conversation`, a copy of stored conversation `source_id` under a new id (a
+        re-score's), with its own verdict and usage, in one transaction as save_conversation
+        does; its messages and tool calls are copied row for row inside SQLite, as they were
+        stored. ParleyError, with nothing stored, when the source no longer has them all."""
+        if verdict.conversation_id != conversation.id:
+            raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
+        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
+            return conversation.id
+        with self._writing():
+            self._make_room(batch_id, spec, trial)
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
+            copied = [
+                self.db.execute(
+                    f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
+                    [conversation.id, source_id],
+                ).rowcount
+                for table, columns in _COPIED
+            ]
+            if copied != [len(conversation.messages), len(conversation.tool_calls)]:
+                raise ParleyError(f"conversation {source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
+            self._insert("verdicts", [verdict_row(conversation, verdict)])
+            self._insert("usage", usage_rows(conversation, verdict))
         return conversation.id
 
     @_locked
@@ -694,6 +829,22 @@ class Store:
         return self.db.execute(sql, params).fetchone()[0]
 
     @_locked
+    def stored_runs(self, batch_id: str) -> list[tuple[str, int, str, ConversationSpec]]:
+        """(spec id, trial, conversation id, spec) of each of a batch's stored conversations, in
+        plan order, without their transcripts: what a re-score of the batch plans from."""
+        rows = self.db.execute(
+            "SELECT spec_id, trial, id, spec FROM conversations WHERE batch_id = ? ORDER BY spec_index, spec_id, trial, id", [batch_id]
+        ).fetchall()
+        specs: dict[str, ConversationSpec] = {}
+        out = []
+        for spec_id, trial, cid, text in rows:
+            spec = specs.get(text)
+            if spec is None:
+                spec = specs[text] = ConversationSpec.model_validate_json(text)
+            out.append((spec_id, trial, cid, spec))
+        return out
+
+    @_locked
     def load_conversation(self, conversation_id: str) -> StoredConversation:
         """A stored conversation in full, by id or unique id prefix of >= 6 characters."""
         resolved = self._resolve("conversations", conversation_id, "conversation")
@@ -743,7 +894,6 @@ class Store:
                 usage = self._rows_by_conversation("usage", [r["id"] for r in page], "role")
             for row in page:
                 judge = json.loads(row["judge"]) if row["judge"] else None
-                checks = json.loads(row["checks"]) if row["checks"] else []
                 yield ResultRow(
                     **conversation_row_model(row).model_dump(),
                     source=row["source"],
@@ -756,8 +906,13 @@ class Store:
                     tool_call_count=row["tool_call_count"],
                     verdict_outcome=row["verdict_outcome"],
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
-                    failed_checks=[f"{c.get('name')}: {c.get('reason')}" for c in checks if c.get("outcome") == "fail"],
-                    user_faults=[f"{f.get('kind')}: {f.get('reason')}" for f in json.loads(row["user_faults"] or "[]")],
+                    failed_checks=failed_check_lines(row["checks"]),
+                    user_faults=[f"{kind}: {reason}" for kind, reason in user_fault_items(row["user_faults"])],
+                    criteria={
+                        str(c.get("name")): criterion_state(c.get("outcome"), c.get("details"))
+                        for c in json.loads(row["checks"] or "[]")
+                        if c.get("kind") == CRITERION_KIND
+                    },
                 )
 
     def _rows_by_conversation(self, table: str, ids: Sequence[str], order: str) -> dict[str, list[dict[str, Any]]]:
@@ -890,8 +1045,7 @@ class Store:
             "unreported_calls": usage.unreported_calls,
             "cost_usd": usage.cost_usd,
         }
-        secrets = secret_values()
-        row = scrub_row(row, secrets)
+        row = redact_row(row)
         columns = list(row)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("id", "created_at"))
         with self._writing():
@@ -903,7 +1057,7 @@ class Store:
             if not cursor.rowcount:
                 return  # a newer snapshot is stored already
             self.db.execute("DELETE FROM usage WHERE chat_session_id = ?", [chat.session_id])
-            self._insert("usage", [usage_row], secrets)
+            self._insert("usage", [usage_row])
 
     @_locked
     def list_chat_sessions(self, limit: int = 50, offset: int = 0) -> list[ChatSessionRow]:
@@ -970,4 +1124,4 @@ class Store:
             "created_at": utc_text(datetime.datetime.now(datetime.UTC)),
         }
         with self._writing():
-            self.db.table("llm_cache").insert(scrub_row(row, secret_values()), ignore=True)
+            self.db.table("llm_cache").insert(redact_row(row), ignore=True)

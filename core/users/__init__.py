@@ -1,1 +1,52 @@
-"""Simulated customers: the LLM and offline users, styles, goal tracking, fallback detection."""
+"""Simulated customers: the LLM and offline users, styles, goal tracking, fallback detection, and
+which goals the offline customer acts out and which it only states."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.users.acted_goals import (
+        ACTED_INTENTS,
+        GOALS_ONLY_STATED,
+        ONLY_STATED_ADVICE,
+        acts_out,
+        goals_only_stated,
+        only_stated_advice,
+        only_stated_note,
+        only_stated_note_of,
+        stated_goals_of,
+    )
+    from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
+    from parley.core.users.llm_user import LLMUser, generate_any_items
+    from parley.core.users.replay_user import REPLAY_USER, ReplayScript, ReplayUser, bot_replies, finish_replay
+    from parley.core.users.simulator import GoalReporter, StatesGoals, UserSimulator, UserTurn
+
+__all__ = [
+    "ACTED_INTENTS",
+    "GOALS_ONLY_STATED",
+    "ONLY_STATED_ADVICE",
+    "GoalReporter",
+    "LLMUser",
+    "PROFILE_MODEL",
+    "REPLAY_USER",
+    "ReplayScript",
+    "ReplayUser",
+    "StatesGoals",
+    "UserSimulator",
+    "UserTurn",
+    "acts_out",
+    "bot_replies",
+    "finish_replay",
+    "generate_any_items",
+    "goals_only_stated",
+    "make_user_simulator",
+    "only_stated_advice",
+    "only_stated_note",
+    "only_stated_note_of",
+    "stated_goals_of",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from parley.core.records.spec import ConversationSpec
+from parley.core.records import ConversationSpec
 from parley.core.users.simulator import UserSimulator
 
 PROFILE_MODEL = "profile"
 
 
-def make_user_simulator(spec: ConversationSpec, model_name: str = "offline", **model_options: Any) -> UserSimulator:
+def make_user_simulator(
+    spec: ConversationSpec, model_name: str = "offline", *, bot_fallback: str | None = None, **model_options: Any
+) -> UserSimulator:
     """A fresh simulator for one conversation of `spec`.
 
     `offline` (the default): the deterministic OfflineUser. `profile`: an LLMUser on the model
     the profile's `llm:` block names (`spec.llm.qualified_model`). Any other name: an LLMUser on
     that model (`openai/gpt-4o-mini`, `ollama/llama3`, ...; see parley.core.models.registry), with the
     profile's temperature. Make one per conversation: simulators keep the conversation's state.
+    `bot_fallback` is the fallback sentence the bot under test declares (None: it declares none).
     `model_options` go to `get_model` (env, timeout_s, on_retry...). ConfigError for a model
     name that is not valid.
     """
@@ -24,10 +27,10 @@ def make_user_simulator(spec: ConversationSpec, model_name: str = "offline", **m
     if name == "offline":
         from parley.core.users.offline_user import OfflineUser
 
-        return OfflineUser(spec)
+        return OfflineUser(spec, bot_fallback=bot_fallback)
     if name == PROFILE_MODEL:
         name = spec.llm.qualified_model
-    from parley.core.models.registry import get_model
+    from parley.core.models import get_model
     from parley.core.users.llm_user import LLMUser
 
-    return LLMUser(spec, get_model(name, role="user", **model_options))
+    return LLMUser(spec, get_model(name, role="user", **model_options), bot_fallback=bot_fallback)

@@ -4,8 +4,10 @@ A reply is a fallback when, after normalising both texts (lower case, no punctua
 spaces), it is close to one of the fallback sentences: difflib similarity >= 0.8, or the whole
 fallback sentence appears inside the reply (a bot that adds a line around it).
 
-The sentences are the profile's `chatbot.fallback` when it has one, else the offline bot's own
-`FALLBACK_TEXT` (see `fallback_sentences`).
+The sentences are the profile's `chatbot.fallback` when it has one, else the one the bot under
+test declares (the offline order bot declares its own; a deployed or LLM bot declares none), else
+none: a bot with no known fallback sentence never has a reply taken for one (see
+`fallback_sentences`).
 
 What a simulator does about fallbacks (`FallbackCounter`) counts fallbacks *in a row* (any reply
 that is not a fallback resets the count):
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
-    from parley.core.records.spec import ConversationSpec
+    from parley.core.records import ConversationSpec
 
 SIMILARITY_THRESHOLD = 0.8
 TOPIC_CHANGE_AFTER = 3
@@ -49,14 +51,13 @@ def normalise(text: str | None) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def fallback_sentences(spec: ConversationSpec | None = None, fallback: str | None = None) -> list[str]:
-    """The sentences that count as a fallback: the profile's, else the offline bot's own."""
-    text = fallback if fallback is not None else (spec.fallback if spec is not None else None)
-    if text and text.strip():
-        return [text.strip()]
-    from parley.core.bots.offline_bot import FALLBACK_TEXT
-
-    return [FALLBACK_TEXT]
+def fallback_sentences(spec: ConversationSpec | None = None, fallback: str | None = None, *, bot_fallback: str | None = None) -> list[str]:
+    """The sentences that count as a fallback: `fallback` or the profile's, else the bot's
+    declared one (`bot_fallback`), else none."""
+    for text in (fallback if fallback is not None else (spec.fallback if spec is not None else None), bot_fallback):
+        if text and text.strip():
+            return [text.strip()]
+    return []
 
 
 class FallbackDetector:
@@ -68,8 +69,8 @@ class FallbackDetector:
         self._normalised = [normalise(s) for s in self.sentences]
 
     @classmethod
-    def for_spec(cls, spec: ConversationSpec) -> FallbackDetector:
-        return cls(fallback_sentences(spec))
+    def for_spec(cls, spec: ConversationSpec, bot_fallback: str | None = None) -> FallbackDetector:
+        return cls(fallback_sentences(spec, bot_fallback=bot_fallback))
 
     def is_fallback(self, reply: str | None) -> bool:
         """True when `reply` is close to, or contains, a fallback sentence."""
@@ -93,7 +94,7 @@ class FallbackDetector:
 
 
 def is_fallback(reply: str | None, fallback: str | None = None, *, threshold: float = SIMILARITY_THRESHOLD) -> bool:
-    """One-off check of `reply` against `fallback` (None: the offline bot's FALLBACK_TEXT)."""
+    """One-off check of `reply` against `fallback` (None: no fallback sentence, never a fallback)."""
     return FallbackDetector(fallback_sentences(fallback=fallback), threshold).is_fallback(reply)
 
 

@@ -12,6 +12,9 @@ calls until the next user message) when that turn is not a fallback and:
   asking to confirm (a refusal is an answer); or, with no tool calls seen (an external bot),
   its text mentions the id and a cancel word and is not a confirmation question. A confirmation
   question leaves the goal *confirming*: asked, not answered, until the user's yes is acted on;
+- keep <id> (cancel, then change one's mind): while the customer asks to cancel, as cancel; once
+  the customer has taken it back (`take_back`), any answer that is not another confirmation
+  question: the goal is met when the bot has heard the customer keeps the order;
 - track / status <id>: a track_order or get_order call for the id, or the text mentions the id;
 - list: a list_my_orders call, or (no tool calls seen) the text mentions two order ids or "orders";
 - policy: the text gives a number of days or mentions the policy;
@@ -31,180 +34,25 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from parley.core.bots.offline_bot import extract_order_ids
-from parley.core.records.chat import ChatMessage
+from parley.core.reading import (
+    CANCEL_WORDS,
+    DAYS_OR_POLICY,
+    Goal,
+    GoalIntent,
+    heuristic_view,
+    ids_in,
+    is_confirmation_question,
+    key_terms,
+    mentions_id,
+    order_digits,
+    parse_goals,
+)
+from parley.core.records import ChatMessage
 
-GoalIntent = Literal["cancel", "track", "list", "status", "policy", "ask", "want", "do", "say"]
 GoalStatus = Literal["pending", "asked", "confirming", "answered", "abandoned"]
 
 MAX_UNANSWERED = 3
 DATA_EXCERPT_CHARS = 300
-
-_CANCEL = re.compile(r"\b(cancel\w*|annul\w*|revoke|call off)\b", re.I)
-_POLICY = re.compile(r"\b(polic(y|ies)|rules?|how (many|long)|deadline|window|eligib\w*|allowed)\b", re.I)
-_TRACK = re.compile(r"\b(track\w*|where|shipp\w*|ship(ment)?|deliver\w*|arriv\w*|eta|package|parcel|carrier|transit)\b", re.I)
-_LIST = re.compile(r"\b(list\w*|all (of )?my orders|my orders|order history|orders)\b", re.I)
-_STATUS = re.compile(r"\b(status|details?|info\w*|contents?|items?|total|cost|price|bought|what'?s in)\b", re.I)
-_QUESTION_START = re.compile(
-    r"^(how|what|when|where|which|who|whom|whose|why|can|could|is|are|do|does|did|will|would|should|may|if)\b",
-    re.I,
-)
-_VERBS = frozenset(
-    "add ask book buy change check close confirm create delete find get know learn make modify "
-    "open order pay reach receive remove request reschedule reserve reset return schedule see "
-    "send set speak talk update upgrade use".split()
-)
-_IMPERATIVE = re.compile(r"^(please|ignore|tell|give|show|explain|let|switch|stop|don'?t|try|insist|demand)\b", re.I)
-_ORDER_WORDS = re.compile(r"(?i)\b[a-z]{2,5}[-_ ]?\d{3,10}\b|#\d{3,10}\b")
-_STOP_WORDS = frozenset(
-    "about after again also an and any are because been before being both but can could does "
-    "doing down each few for from further have having here hers herself himself how into its "
-    "itself just like more most much must myself need only other ought ours ourselves over own "
-    "please same should some such than that their theirs them themselves then there these they "
-    "this those through under until very want was were what when where which while whom why "
-    "will with would your yours yourself yourselves going know tell wondering order orders".split()
-)
-_WORD = re.compile(r"[^\W\d_]{4,}", re.UNICODE)
-_DAYS = re.compile(r"\b\d+\s*-?\s*days?\b|\bpolicy\b|\bwithin\b", re.I)
-CONFIRMATION_QUESTION = re.compile(
-    r"(\b(shall|should|do you want|would you like|want me to|can you confirm|could you confirm|please confirm|"
-    r"are you sure)\b[^.!?]*\bcancel\w*|\breply\s+[\"'\u201c]?yes\b|\bconfirm (the|this|that|your) cancel\w*)",
-    re.I,
-)
-ASKS_FOR_ORDER_ID = re.compile(
-    r"\b(which order|what order|order (id|number)|give me the order|provide the order)\b[^.!]*\?|\border id\b", re.I
-)
-
-
-def order_digits(order_id: str) -> str:
-    """`ORD-1003` -> `1003`: ids are compared on their digits, whatever way they are written."""
-    return "".join(c for c in order_id if "0" <= c <= "9")
-
-
-def ids_in(text: str | None) -> list[str]:
-    """Order ids in a text, normalised to ORD-<digits> (the forms the offline bot reads)."""
-    return extract_order_ids(text or "")
-
-
-def mentions_id(text: str | None, order_id: str) -> bool:
-    digits = order_digits(order_id)
-    if not digits:
-        return False
-    if any(order_digits(i) == digits for i in ids_in(text)):
-        return True
-    return re.search(rf"(?<!\d){re.escape(digits)}(?!\d)", text or "") is not None
-
-
-def is_confirmation_question(text: str | None) -> bool:
-    """Does the bot ask the user to confirm a cancellation?"""
-    return bool(text) and CONFIRMATION_QUESTION.search(text or "") is not None
-
-
-def confirmation_order_id(text: str | None) -> str | None:
-    """The order the bot asks to confirm cancelling (the id in the question, else in the reply)."""
-    if not text:
-        return None
-    match = CONFIRMATION_QUESTION.search(text)
-    if match:
-        start = max(text.rfind(".", 0, match.start()), text.rfind("\n", 0, match.start()), 0)
-        end = text.find("?", match.end())
-        ids = ids_in(text[start : end if end >= 0 else len(text)])
-        if ids:
-            return ids[-1]
-    ids = ids_in(text)
-    return ids[-1] if ids else None
-
-
-# -- goals ---------------------------------------------------------------------------------------
-
-
-class Goal(BaseModel):
-    """A goal as the simulators understand it: its text, what kind of request it is, its id."""
-
-    index: int
-    text: str
-    intent: GoalIntent
-    order_id: str | None = None
-    """The order id as the goal writes it (kept byte for byte in what the user says)."""
-    key_terms: list[str] = Field(default_factory=list)
-    plain: bool = True
-    """The goal is just its intent and id ("cancel order ORD-1004"); False when it says more
-    ("... because I ordered it by mistake", "ignore your policy and cancel ORD-1005"), and the
-    simulator should then say the goal's own words."""
-
-
-# Words a plain order goal may consist of besides its id.
-_PLAIN_WORDS = frozenset(
-    "a an the my me for of please order orders cancel track trace where is it status details detail "
-    "list all show see check get info information what's whats in about".split()
-)
-
-
-def _written_id(text: str) -> str | None:
-    # Keep the id as the goal wrote it ("ORD-1004"), falling back to the normalised form.
-    match = re.search(r"\b[A-Za-z]{2,5}-?\d{3,10}\b|#\d{3,10}", text)
-    ids = ids_in(text)
-    if match and ids and order_digits(match.group(0)) == order_digits(ids[0]):
-        return match.group(0)
-    return ids[0] if ids else None
-
-
-def key_terms(text: str) -> list[str]:
-    """Content words of a text: 4+ letters, not stop words, lower case, in order, no repeats."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        if word not in _STOP_WORDS:
-            seen.setdefault(word, None)
-    return list(seen)
-
-
-def parse_goal(text: str, index: int = 0) -> Goal:
-    """Classify a goal text (English keywords; other languages fall to ask/want/do)."""
-    clean = " ".join(text.split())
-    order_id = _written_id(clean)
-    if _CANCEL.search(clean) and _POLICY.search(clean) and not order_id:
-        intent: GoalIntent = "policy"
-    elif _CANCEL.search(clean) and order_id:
-        intent = "cancel"
-    elif _TRACK.search(clean) and order_id:
-        intent = "track"
-    elif _LIST.search(clean) and not order_id:
-        intent = "list"
-    elif _POLICY.search(clean) and not order_id and re.search(r"\bcancel|return|refund", clean, re.I):
-        intent = "policy"
-    elif order_id:
-        intent = "status"
-    else:
-        first = clean.split(" ", 1)[0].lower().strip(",.") if clean else ""
-        if _QUESTION_START.match(clean) or clean.endswith("?"):
-            intent = "ask"
-        elif first in ("i", "i'm", "im", "my", "we", "we're", "our"):
-            intent = "say"
-        elif first in _VERBS or _CANCEL.match(clean) or _TRACK.match(clean) or _IMPERATIVE.match(clean):
-            intent = "do"
-        else:
-            intent = "want"
-    terms = key_terms(clean)
-    if intent == "list":
-        terms = sorted(set(terms) | {"orders"})
-    rest = _ORDER_WORDS.sub(" ", clean.lower())
-    plain = all(w in _PLAIN_WORDS for w in re.findall(r"[^\W\d_][\w']*", rest))
-    return Goal(index=index, text=clean, intent=intent, order_id=order_id, key_terms=terms, plain=plain)
-
-
-def goal_mentioned(goal: Goal, user_text: str | None) -> bool:
-    """Does a user message (an LLM user's) ask about this goal? Its order id, else a key term."""
-    if not user_text:
-        return False
-    if goal.order_id:
-        return mentions_id(user_text, goal.order_id)
-    words = set(key_terms(user_text))
-    if goal.intent == "list":
-        return bool(_LIST.search(user_text))
-    if goal.intent == "policy":
-        return bool(_POLICY.search(user_text) or _CANCEL.search(user_text))
-    return bool(words & set(goal.key_terms))
-
 
 # -- bot turns -----------------------------------------------------------------------------------
 
@@ -259,17 +107,22 @@ def bot_turn_after(transcript: Sequence[ChatMessage], index: int) -> BotTurnView
                 by_id[call.id] = use
         elif m.role == "tool" and m.tool_call_id in by_id:
             by_id[m.tool_call_id].result = m.content
-    return BotTurnView(text="\n".join(texts).strip(), tools=tools)
+    return BotTurnView(text=heuristic_view("\n".join(texts).strip()), tools=tools)
 
 
-def judge_answer(goal: Goal, turn: BotTurnView) -> Literal["answered", "confirming", "unanswered"]:
-    """Whether a (non-fallback) bot turn answers `goal` (see the module doc for the rules)."""
+def judge_answer(goal: Goal, turn: BotTurnView, *, taken_back: bool = False) -> Literal["answered", "confirming", "unanswered"]:
+    """Whether a (non-fallback) bot turn answers `goal` (see the module doc for the rules);
+    `taken_back`: the customer has taken a `keep` goal's cancellation back."""
     if turn.fallback:
         return "unanswered"
     text = turn.text
     no_tools = not turn.tools
     oid = goal.order_id
-    if goal.intent == "cancel" and oid:
+    if goal.intent == "keep" and oid and taken_back:
+        if is_confirmation_question(text) and not turn.used("cancel_order", oid):
+            return "confirming"
+        return "answered" if text or turn.tools else "unanswered"
+    if goal.intent in ("cancel", "keep") and oid:
         if turn.used("cancel_order", oid):
             return "answered"
         mentions = mentions_id(text, oid)
@@ -277,7 +130,7 @@ def judge_answer(goal: Goal, turn: BotTurnView) -> Literal["answered", "confirmi
             return "confirming"
         if turn.used("check_cancellation", oid):
             return "answered"
-        if no_tools and mentions and _CANCEL.search(text):
+        if no_tools and mentions and CANCEL_WORDS.search(text):
             return "answered"
         return "unanswered"
     if goal.intent in ("track", "status") and oid:
@@ -291,7 +144,7 @@ def judge_answer(goal: Goal, turn: BotTurnView) -> Literal["answered", "confirmi
             return "answered"
         return "unanswered"
     if goal.intent == "policy":
-        return "answered" if _DAYS.search(text) else "unanswered"
+        return "answered" if DAYS_OR_POLICY.search(text) else "unanswered"
     if not text and no_tools:
         return "unanswered"
     if not goal.key_terms or turn.tools:
@@ -327,8 +180,12 @@ class GoalTracker:
     """Per-goal state of one conversation. Pure bookkeeping: the simulators decide what to say."""
 
     def __init__(self, goals: Sequence[str] | Sequence[Goal]) -> None:
-        self.goals: list[Goal] = [g if isinstance(g, Goal) else parse_goal(str(g), i) for i, g in enumerate(goals)]
+        given = list(goals)
+        parsed = parse_goals([g.text if isinstance(g, Goal) else str(g) for g in given])
+        self.goals: list[Goal] = [g if isinstance(g, Goal) else parsed[i] for i, g in enumerate(given)]
         self.rows: list[GoalRow] = [GoalRow(goal=g.text, intent=g.intent, order_id=g.order_id) for g in self.goals]
+        self.taken_back: set[int] = set()
+        """`keep` goals whose cancellation the customer has taken back."""
 
     # state
     def status(self, index: int) -> GoalStatus:
@@ -363,6 +220,15 @@ class GoalTracker:
         row.status = "answered"
         row.data = _excerpt(data) if data else row.data
 
+    def take_back(self, index: int) -> None:
+        """The customer took a `keep` goal's cancellation back: the next answer is judged as the
+        bot hearing that the order is kept."""
+        self.taken_back.add(index)
+        self.mark_asked([index])
+        row = self.rows[index]
+        if row.status == "confirming":
+            row.status = "asked"
+
     def reopen(self, index: int) -> None:
         """The user took a step back (changed their mind): the goal is asked, not confirming."""
         row = self.rows[index]
@@ -382,7 +248,7 @@ class GoalTracker:
             if turn.fallback:
                 row.fallbacks += 1
                 continue
-            verdict = judge_answer(self.goals[i], turn)
+            verdict = judge_answer(self.goals[i], turn, taken_back=i in self.taken_back)
             if verdict == "answered":
                 self.mark_answered(i, turn.text)
                 answered.append(i)

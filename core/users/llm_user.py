@@ -33,20 +33,12 @@ import re
 import time
 from collections.abc import Sequence
 
-from parley.core.models.api import ChatModel
+from parley.core.models import ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget
-from parley.core.records.chat import ChatMessage, GenerateConfig, Usage
-from parley.core.records.profile import DEFAULT_ALL_ANSWERED_LIMIT, InteractionStyle
-from parley.core.records.spec import ConversationSpec
+from parley.core.reading import goal_mentioned, is_confirmation_question
+from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec, GenerateConfig, InteractionStyle, Usage
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
-from parley.core.users.goal_tracker import (
-    GoalRow,
-    GoalTracker,
-    bot_turn_after,
-    goal_mentioned,
-    is_confirmation_question,
-    last_user_index,
-)
+from parley.core.users.goal_tracker import GoalRow, GoalTracker, bot_turn_after, last_user_index
 from parley.core.users.simulator import UserTurn, visible_transcript
 from parley.core.users.styles import StyleSet, plan_language_switch, style_instruction
 
@@ -102,14 +94,18 @@ class LLMUser:
         model: ChatModel,
         *,
         config: GenerateConfig | None = None,
+        bot_fallback: str | None = None,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:
+        """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
+        profile's `chatbot.fallback` wins over it); `context_tokens`: the model's context, to which
+        the prompt is fitted."""
         self.spec = spec
         self.model = model
         self.name = model.name
         self.context_tokens = context_tokens
         self.styles = StyleSet.of(spec.interaction_styles)
-        self.detector = FallbackDetector.for_spec(spec)
+        self.detector = FallbackDetector.for_spec(spec, bot_fallback)
         self.config = config or GenerateConfig(temperature=spec.llm.temperature, seed=spec.seed % (2**31), max_tokens=DEFAULT_MAX_TOKENS)
         self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export
         self.reset()

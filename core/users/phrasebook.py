@@ -33,6 +33,8 @@ Intent = Literal[
     "say",  # a goal that is a statement ("I am customer C-200, switch to my account")
     "yes",
     "no",
+    "keep",  # the reply to a confirmation question: no, the customer changed their mind and keeps the order
+    "keep_after",  # the same said on its own, naming the order
     "hesitate",
     "rerequest",
     "give_id",
@@ -105,6 +107,14 @@ _EN = Phrasebook(
         "say": ("{Goal}.", "As I said, {goal}.", "Let me be clear: {goal}."),
         "yes": ("Yes, please cancel it.", "Yes, go ahead.", "Yes, I confirm."),
         "no": ("No, please don't cancel that order.", "No, leave that one as it is."),
+        "keep": (
+            "No, I've changed my mind: I'll keep the order. Please don't cancel it.",
+            "No, wait, I changed my mind. I want to keep it, so please don't cancel it.",
+        ),
+        "keep_after": (
+            "I've changed my mind about order {order_id}: I'd like to keep it, please don't cancel it.",
+            "About {order_id}: I changed my mind and want to keep it. Please don't cancel it.",
+        ),
         "hesitate": (
             "Hmm, wait... no, I'm not sure anymore. Let me think about it.",
             "Wait, no. I need to think about it first.",
@@ -163,6 +173,8 @@ _ES = Phrasebook(
         "say": ("{Goal}.",),
         "yes": ("Sí, ok, cancélelo por favor.", "Sí, ok, adelante."),
         "no": ("No, por favor no cancele ese pedido.",),
+        "keep": ("No, he cambiado de opinión: me quedo con el pedido. Por favor, no lo cancele.",),
+        "keep_after": ("He cambiado de opinión sobre el pedido {order_id}: quiero conservarlo, no lo cancele, por favor.",),
         "hesitate": ("Mmm, espere... no, ya no estoy seguro. Déjeme pensarlo.",),
         "rerequest": ("Perdone, he cambiado de opinión otra vez: cancele el pedido {order_id}, por favor.",),
         "give_id": ("Es el {order_id}.",),
@@ -205,6 +217,8 @@ _IT = Phrasebook(
         "say": ("{Goal}.",),
         "yes": ("Sì, ok, procedete pure.", "Sì, ok, confermo."),
         "no": ("No, per favore non cancellate quell'ordine.",),
+        "keep": ("No, ho cambiato idea: tengo l'ordine. Per favore, non cancellatelo.",),
+        "keep_after": ("Ho cambiato idea sull'ordine {order_id}: voglio tenerlo, per favore non cancellatelo.",),
         "hesitate": ("Mmm, aspetti... no, non ne sono più sicuro. Ci devo pensare.",),
         "rerequest": ("Scusi, ho cambiato idea di nuovo: cancellate pure l'ordine {order_id}.",),
         "give_id": ("È l'ordine {order_id}.",),
@@ -258,6 +272,8 @@ _PT = Phrasebook(
         "say": ("{Goal}.",),
         "yes": ("Sim, ok, pode cancelar.", "Sim, ok, pode seguir."),
         "no": ("Não, por favor não cancelem esse pedido.",),
+        "keep": ("Não, mudei de ideia: vou ficar com o pedido. Por favor, não o cancelem.",),
+        "keep_after": ("Mudei de ideia sobre o pedido {order_id}: quero ficar com ele, por favor não o cancelem.",),
         "hesitate": ("Hmm, espere... não, já não tenho certeza. Deixe-me pensar.",),
         "rerequest": ("Desculpe, mudei de ideia outra vez: cancelem o pedido {order_id}, por favor.",),
         "give_id": ("É o {order_id}.",),
@@ -300,6 +316,8 @@ _FR = Phrasebook(
         "say": ("{Goal}.",),
         "yes": ("Oui, ok, allez-y.", "Oui, ok, je confirme."),
         "no": ("Non, ne l'annulez pas, s'il vous plaît.",),
+        "keep": ("Non, j'ai changé d'avis : je garde la commande. Ne l'annulez pas, s'il vous plaît.",),
+        "keep_after": ("J'ai changé d'avis pour la commande {order_id} : je la garde, ne l'annulez pas, s'il vous plaît.",),
         "hesitate": ("Hmm, attendez... non, je ne suis plus sûr. Laissez-moi réfléchir.",),
         "rerequest": ("Pardon, j'ai encore changé d'avis : annulez la commande {order_id}, s'il vous plaît.",),
         "give_id": ("C'est la {order_id}.",),
@@ -345,6 +363,8 @@ _DE = Phrasebook(
         "say": ("{Goal}.",),
         "yes": ("Ja, okay, bitte stornieren.", "Ja, okay, ich bestätige."),
         "no": ("Nein, bitte stornieren Sie diese Bestellung nicht.",),
+        "keep": ("Nein, ich habe es mir anders überlegt: ich behalte die Bestellung. Bitte stornieren Sie sie nicht.",),
+        "keep_after": ("Ich habe es mir bei der Bestellung {order_id} anders überlegt: ich behalte sie, bitte stornieren Sie sie nicht.",),
         "hesitate": ("Hm, warten Sie... nein, ich bin mir nicht mehr sicher. Ich muss darüber nachdenken.",),
         "rerequest": ("Entschuldigung, ich habe es mir anders überlegt: bitte stornieren Sie die Bestellung {order_id}.",),
         "give_id": ("Es ist die {order_id}.",),

@@ -18,8 +18,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from parley.core.records.chat import ChatMessage
-from parley.core.records.conversation import Conversation
+from parley.core.records import ChatMessage, Conversation
 from parley.core.users.simulator import UserTurn
 
 REPLAY_USER = "replay"

@@ -12,7 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from parley.core.records.chat import ChatMessage, Usage
+from parley.core.records import ChatMessage, Usage
 
 
 class UserTurn(BaseModel):
@@ -79,3 +79,11 @@ class GoalReporter(Protocol):
     see parley.core.users.goal_tracker.GoalRow), judging the bot's last answer too."""
 
     def goal_report(self, transcript: Sequence[ChatMessage] | None = None) -> list: ...
+
+
+@runtime_checkable
+class StatesGoals(Protocol):
+    """A simulator that can say which of its goals it only states and does not act out (the
+    offline user; see parley.core.users.acted_goals): the conversation carries them as a note."""
+
+    def goals_only_stated(self) -> list[str]: ...

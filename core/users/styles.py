@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from parley.core.records.profile import InteractionStyle
+from parley.core.records import InteractionStyle
 from parley.core.users.phrasebook import Phrasebook
 
 # Words a customer-service bot (the offline one included) keys on: never given a random typo.

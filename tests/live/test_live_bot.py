@@ -16,10 +16,10 @@ from parley.core.bots.order_bot import OrderBot
 from parley.core.chat.commands import CommandResult
 from parley.core.chat.session import ChatSession
 from parley.core.engine.harness import Limits, run_conversation
-from parley.core.engine.world import new_world
 from parley.core.models.registry import get_model
 from parley.core.records.chat import GenerateConfig
 from parley.core.users.simulator import ScriptedUser
+from parley.core.world.order_world import new_world
 
 PINNED_TODAY = dt.date(2026, 11, 21)
 

@@ -7,21 +7,28 @@ never waits for a database or a network.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import logging
+import signal
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from parley.core.settings import settings
-from parley.core.specs.shipped import SHIPPED_DIR
+from parley.core.specs import SHIPPED_DIR
 from parley.tui.app import heap
+from parley.tui.app.messages import DatabaseOpenedReadOnly
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.panes.chat_pane import ChatPane
@@ -29,11 +36,19 @@ from parley.tui.app.panes.profiles_pane import ProfilesPane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.sessions_pane import SessionsPane
 
+if TYPE_CHECKING:
+    from textual.command import Provider
+
+    from parley.core.engine import PreparedBatch
+    from parley.core.engine.distributed import Placement
+    from parley.core.models import ChatModel
+    from parley.core.store import Store
+
 PANES: dict[str, str] = {"chat": "Chat", "profiles": "Profiles", "batches": "Batches", "sessions": "Sessions"}
 DEFAULT_DB = Path("sessions") / "parley.db"
 
 
-def _parley_commands() -> Any:
+def _parley_commands() -> type[Provider]:
     from parley.tui.app.commands import ParleyCommands
 
     return ParleyCommands
@@ -78,13 +93,13 @@ class ParleyApp(App[None]):
         *,
         initial_pane: str = "chat",
         customer: str = "C-100",
-        bot_model: Any = "offline",
+        bot_model: str | ChatModel = "offline",
         profile_dirs: Sequence[Path | str] | None = None,
         db_path: Path | str | None = None,
         today: dt.date | None = None,
         sessions_page_size: int = 200,
         personality_dirs: Sequence[Path | str] = (),
-        placement: Any = None,
+        placement: Placement | None = None,
     ) -> None:
         """`bot_model` is a model name (`offline`, `openai/gpt-4o-mini`, ...) or a ChatModel;
         `profile_dirs` are shown besides `profiles/`; `db_path` defaults to PARLEY_DB, else
@@ -103,21 +118,22 @@ class ParleyApp(App[None]):
         self.db_path: Path | None = Path(db_path) if db_path else settings().db
         self.today = today
         self.sessions_page_size = sessions_page_size
-        self._store: Any = None
+        self._store: Store | None = None
         self._store_lock = threading.Lock()
         self._active_pane: str | None = None
         self.placement = placement
+        self._signals: list[signal.Signals] = []
 
     @property
     def export_dir(self) -> Path:
         """Where exports go: beside the database (`sessions/` by default)."""
         return (self.db_path or DEFAULT_DB).parent
 
-    def store(self) -> Any:
-        """The app's parley.core.store.store.Store, opened on first use. Call it from a worker thread."""
+    def store(self) -> Store:
+        """The app's store, opened on first use. Call it from a worker thread."""
         with self._store_lock:
             if self._store is None:
-                from parley.core.store.store import ReadOnlyDatabase, Store
+                from parley.core.store import ReadOnlyDatabase, Store
 
                 try:
                     self._store = Store.open(self.db_path)
@@ -125,6 +141,28 @@ class ParleyApp(App[None]):
                     # Browsing still works; saving a chat or launching a batch says "read-only".
                     self._store = Store.open(self.db_path, read_only=True)
             return self._store
+
+    @work(thread=True, exit_on_error=False, group="database", description="opening the database")
+    def _open_database(self) -> None:
+        """At start, so that a read-only database is said once, before anything tries to write."""
+        from parley.core.errors import ParleyError
+
+        try:
+            store = self.store()
+        except ParleyError as exc:  # the pane that reads it says what is wrong, where it is read
+            logging.getLogger("parley.tui").info("the database did not open at start: %s", exc)
+            return
+        if store.read_only:
+            self.post_message(DatabaseOpenedReadOnly(str(store.path)))
+
+    def on_database_opened_read_only(self, message: DatabaseOpenedReadOnly) -> None:
+        self.notify(
+            f"{message.path} is read-only: everything stored can be browsed, but chats are not saved "
+            "and batches cannot be launched. Start parley with --db (or PARLEY_DB) on a writable file to do so.",
+            title="Read-only database",
+            severity="warning",
+            timeout=20,
+        )
 
     # ---- layout -------------------------------------------------------------------------------------
 
@@ -142,7 +180,9 @@ class ParleyApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._handle_hangup()
         self.call_after_refresh(self._activate, self.initial_pane)
+        self._open_database()
         # The modules and widgets, out of every full collection (thawed first: an app started
         # again in the same process, as the tests do, lets the last one's garbage be collected).
         self.call_after_refresh(heap.settle, thaw=True)
@@ -158,6 +198,42 @@ class ParleyApp(App[None]):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id == "panes" and event.pane.id:
             self._activate(event.pane.id.removesuffix("-pane"))
+
+    def _handle_hangup(self) -> None:
+        """Closing the app's terminal (SIGHUP) or SIGTERM quits as ctrl+q does: a running batch
+        is cancelled, what it had in flight stored as `cancelled`, and the batch can be resumed.
+        (Were the app to die before it could, its batch's process sees it and does the same:
+        parley.tui.app.panes.batch_feed.run_child.)"""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self._hung_up, sig)
+                self._signals.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                pass
+
+    def _hung_up(self, sig: signal.Signals) -> None:
+        logging.getLogger("parley.tui").warning("%s: quitting (a running batch is cancelled, and can be resumed)", sig.name)
+        self.query_one("#batches", BatchesPane).cancel_running()
+        self.exit()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Textual's notification, with every secret this process resolved taken out first
+        (parley.core.redaction): an error's text may quote an endpoint that echoed a key."""
+        from parley.core.redaction import REDACTED, redact
+
+        message, title = redact(message), redact(title)
+        if markup:  # the mark is text, not a tag
+            message = message.replace(REDACTED, escape(REDACTED))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # ---- one handler for every worker's failure -------------------------------------------------
 
@@ -201,7 +277,7 @@ class ParleyApp(App[None]):
         """Open the launch form for `sources`; a batch it prepares runs in the Batches pane."""
         from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 
-        def launched(prepared: Any) -> None:
+        def launched(prepared: PreparedBatch | None) -> None:
             if prepared is None:
                 return
             self.action_show_pane("batches")
@@ -226,5 +302,8 @@ class ParleyApp(App[None]):
         self.call_after_refresh(lambda: self.query_one("#sessions-table").focus())
 
     async def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)
         if self._store is not None:
             self._store.close()

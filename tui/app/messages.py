@@ -1,33 +1,54 @@
 """Messages the panes' workers post back to the UI, named for what happened (past tense).
 
 Workers never touch widgets: they post one of these, and the pane that owns the worker updates
-its widgets on the event loop. Payloads are plain records from core (typed loosely here so this
-module, imported at start-up, does not import the engine).
+its widgets on the event loop. Payloads are plain records from core, imported for the type
+checker only: this module, imported at start-up, does not import the engine.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from parley.core.bots import BotTurn
+    from parley.core.chat import ChatSession, CommandResult
+    from parley.core.engine import PreparedBatch
+    from parley.core.errors import ProfileError
+    from parley.core.records import BatchRow, ConversationRow, ConversationSpec, SessionMetrics, ToolCallRecord, UnreadableBatch
+    from parley.core.store import SessionCursor, SessionItem
+    from parley.tui.app.panes.session_listing import SessionDetail
+
+# ---- the app -----------------------------------------------------------------------------------
+
+
+@dataclass
+class DatabaseOpenedReadOnly(Message):
+    """The database can only be read (a read-only file or file system): said once, at start."""
+
+    path: str
+
 
 # ---- chat -------------------------------------------------------------------------------------
 
 
 @dataclass
 class ChatSessionStarted(Message):
-    """A ChatSession was built (its World, its bot and the bot's client); not checked yet."""
+    """A ChatSession was built (its World, its bot and the bot's client); not checked yet.
+    `not_saved`: why it will not be saved (the database is read-only), else None."""
 
-    session: Any  # parley.core.chat.session.ChatSession
+    session: ChatSession
+    not_saved: str | None = None
 
 
 @dataclass
 class ChatSessionReady(Message):
     """The new ChatSession checked out (its customer exists, its bot has what it needs)."""
 
-    session: Any  # parley.core.chat.session.ChatSession
+    session: ChatSession
 
 
 @dataclass
@@ -57,15 +78,15 @@ class ToolCallBegan(Message):
 class ToolCallEnded(Message):
     """A tool call ran (parley.core.bots.order_tools.ToolCallRecord: result, ok, refused)."""
 
-    record: Any
+    record: ToolCallRecord
 
 
 @dataclass
 class BotTurnCompleted(Message):
     """The bot finished its answer (parley.core.bots.api.BotTurn) and the session's metrics after it."""
 
-    turn: Any
-    metrics: Any  # parley.core.chat.session.SessionMetrics
+    turn: BotTurn
+    metrics: SessionMetrics
 
 
 @dataclass
@@ -73,8 +94,8 @@ class ChatCommandCompleted(Message):
     """A slash command (or a failed turn) produced a parley.core.chat.commands.CommandResult."""
 
     line: str
-    result: Any
-    metrics: Any
+    result: CommandResult
+    metrics: SessionMetrics
 
 
 @dataclass
@@ -104,8 +125,8 @@ class ProfileLoaded(Message):
     text: str
     language: str | None
     kind: str | None
-    specs: list[Any] = field(default_factory=list)  # parley.core.records.spec.ConversationSpec
-    errors: list[Any] = field(default_factory=list)  # parley.core.errors.ProfileError
+    specs: list[ConversationSpec] = field(default_factory=list)
+    errors: list[ProfileError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -118,8 +139,9 @@ class SessionsPageLoaded(Message):
     with their table cells."""
 
     generation: int
-    cursor: Any  # the SessionCursor that pages on from here
-    items: list[Any]
+    cursor: SessionCursor
+    """Pages on from here."""
+    items: list[SessionItem]
     cells: list[tuple[str, ...]]
     first_page: bool
     shown: int
@@ -134,7 +156,7 @@ class SessionsPageLoaded(Message):
 class SessionOpened(Message):
     """A stored session was loaded in full (parley.tui.app.panes.session_listing.SessionDetail)."""
 
-    detail: Any
+    detail: SessionDetail
 
 
 @dataclass
@@ -146,9 +168,20 @@ class SessionExported(Message):
 
 @dataclass
 class BatchesListed(Message):
-    """Past batches (parley.core.records.batch.BatchRow), newest first."""
+    """Past batches (parley.core.store.BatchRow: each with its summary), newest first; a row that
+    cannot be read is there as what it is. `version`: the database's data version when they were
+    read (parley.core.store.Store.data_version)."""
 
-    rows: list[Any]
+    rows: list[BatchRow | UnreadableBatch]
+    version: int | None = None
+
+
+@dataclass
+class BatchesChanged(Message):
+    """The database's data version as last looked at: when it moved, another process (the command
+    line, the service) committed to it since the batches were listed."""
+
+    version: int
 
 
 @dataclass
@@ -156,16 +189,18 @@ class BatchRowsLoaded(Message):
     """A batch's conversations (parley.core.records.batch.ConversationRow) were read from the store."""
 
     batch_id: str
-    rows: list[Any]
+    rows: list[ConversationRow]
     rates: str = ""
     """The batch's pass rate and pass^k with their 95% intervals, one line (empty: no conversations)."""
+    counts: str = ""
+    """The batch's counts in words, from its summary (parley.core.reports.short_counts)."""
 
 
 @dataclass
 class BatchPrepared(Message):
     """The launch form's inputs checked out: a stored, pending parley.core.engine.batch_runner.PreparedBatch."""
 
-    prepared: Any
+    prepared: PreparedBatch
 
 
 @dataclass

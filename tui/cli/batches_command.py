@@ -13,36 +13,31 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from parley.tui.cli.sessions_command import console, db_option, open_store
-
-if TYPE_CHECKING:
-    from parley.core.records.batch import BatchRecord
-
-
-def pass_rate(row: Any) -> float | None:
-    """passed / (passed + failed) of a stored batch's counts, the store's `failed` holding the
-    bot's failures (failed checks and bot errors, parley.core.records.verdict.BOT_FAILURES): the
-    same pass rate as the report's. None before anything was judged."""
-    judged = row.passed + row.failed
-    return row.passed / judged if judged else None
+from parley.core.records import BatchRecord, UnreadableBatch
+from parley.core.store import BatchRow
+from parley.tui.cli.command_io import console, db_option, open_store
+from parley.tui.cli.terminal_text import for_rich, one_line, visible
 
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def bot_label(batch: Any) -> str:
+def bot_label(batch: BatchRecord) -> str:
     models = batch.options.models
     return models.bot + (f" + {Path(models.bot_prompt).name}" if models.bot_prompt else "")
 
 
-def lineage(batch: Any) -> str | None:
+def lineage(batch: BatchRecord) -> str | None:
     """How a batch was made from another one, in words; None for a batch of its own."""
     options = batch.options
+    if batch.parent_id and options.rescore_of:
+        how = f"judge {options.models.judge}" + (f", expectations from {', '.join(options.criteria_from)}" if options.criteria_from else "")
+        return f"re-score of {options.rescore_of} (its stored conversations judged again: {how})"
     if batch.parent_id and options.rerun:
         picked = ", ".join(options.rerun)
         return f"re-run of {batch.parent_id} ({picked} conversations, same seeds)"
@@ -51,7 +46,7 @@ def lineage(batch: Any) -> str | None:
     return None
 
 
-def _row_json(row: Any) -> dict[str, Any]:
+def _row_json(row: BatchRow) -> dict[str, Any]:
     b = row.batch
     return {
         "id": b.id,
@@ -64,22 +59,27 @@ def _row_json(row: Any) -> dict[str, Any]:
         "judge": b.options.models.judge,
         "trials": b.options.trials,
         "planned": b.planned,
-        "done": row.done,
-        "passed": row.passed,
-        "failed": row.failed,
-        "bot_errors": row.bot_errors,
-        "unverified": row.unverified,
-        "user_faults": row.user_faults,
-        "errors": row.errors,
-        "pass_rate": pass_rate(row),
+        "done": row.summary.done,
+        "passed": row.summary.passed,
+        "failed": row.summary.failed,
+        "bot_errors": row.summary.bot_errors,
+        "unverified": row.summary.unverified,
+        "user_faults": row.summary.user_faults,
+        "errors": row.summary.errors,
+        "evaluation_errors": row.summary.evaluation_errors,
+        "unevaluated": row.summary.unevaluated,
+        "failed_scenarios": row.summary.broken,
+        "pass_rate": row.summary.pass_rate,
         "parent_id": b.parent_id,
         "replay_of": b.options.replay_of,
         "rerun": b.options.rerun,
+        "rescore_of": b.options.rescore_of,
+        "criteria_from": b.options.criteria_from,
     }
 
 
 def _status(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from parley.core.records.batch import BATCH_STATUSES
+    from parley.core.records import BATCH_STATUSES
 
     if value is not None and value not in BATCH_STATUSES:
         raise click.BadParameter(f"{value!r} is not one of {', '.join(BATCH_STATUSES)}")
@@ -106,11 +106,11 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
 
     The first row is `latest`, the next `latest~1`, and so on.
     """
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         rows = store.list_batches(limit=limit, status=status)
         total = store.count_batches()
     if as_json:
-        json.dump([_row_json(r) for r in rows], sys.stdout, indent=2)
+        json.dump([_row_json(r) if isinstance(r, BatchRow) else _unreadable_json(r) for r in rows], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
     if not rows:
@@ -120,40 +120,60 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold")
-    made_from = {row.batch.id: _made_from(row.batch) for row in rows}
-    columns = ["Batch", "Created (UTC)", "Status", "Sources", "Bot", "Planned", "Done", "Passed", "Failed", "Apart", "Errors", "Pass rate"]
+    made_from = {row.batch.id: _made_from(row.batch) for row in rows if not isinstance(row, UnreadableBatch)}
+    columns = [
+        *("Batch", "Created (UTC)", "Status", "Sources", "Bot", "Planned", "Done"),
+        *("Passed", "Failed", "Bot errors", "Apart", "Errors", "Pass rate"),
+    ]
     if any(made_from.values()):  # the column only when some batch was made from another
         columns.append("From")
     for column in columns:
         table.add_column(column, no_wrap=column not in ("Sources", "Bot"))
+    unreadable: list[UnreadableBatch] = []
     for row in rows:
+        if not isinstance(row, BatchRow):  # a damaged row: what it is in its place, and why below
+            unreadable.append(row)
+            cells = [for_rich(row.id[:12]), for_rich((row.created_at or "-")[:16]), "unreadable", "(cannot be read: below)"]
+            table.add_row(*cells, *["-"] * (len(columns) - len(cells)))
+            continue
         b = row.batch
         cells = [
             b.id[:12],
             b.created_at.strftime("%Y-%m-%d %H:%M"),
-            b.status,
-            ", ".join(b.sources),
-            bot_label(b),
+            for_rich(b.status),
+            for_rich(", ".join(b.sources)),
+            for_rich(bot_label(b)),
             str(b.planned),
-            str(row.done),
-            str(row.passed),
-            str(row.failed),
-            str(row.unverified + row.user_faults),
-            str(row.errors),
-            _pct(pass_rate(row)),
+            str(row.summary.done),
+            str(row.summary.passed),
+            str(row.summary.failed),
+            str(row.summary.bot_errors),
+            str(row.summary.apart),
+            str(row.summary.errors),
+            _pct(row.summary.pass_rate),
         ]
-        table.add_row(*cells, *([made_from[b.id]] if len(columns) > len(cells) else []))
+        table.add_row(*cells, *([for_rich(made_from[b.id])] if len(columns) > len(cells) else []))
     out = console()
+    if not out.is_terminal:  # captured or piped: wide enough that the counts squeeze no bot name
+        out.width = max(out.width, 160)
     out.print(table)
     if len(rows) < total and not status:
         shown = f"{len(rows)} of {total} batches (--limit shows more)"
     else:
         shown = f"{len(rows)} batch{'es' if len(rows) != 1 else ''}" + (f" ({status})" if status else "")
     out.print(shown, highlight=False)
+    for row in unreadable:  # also logged, in parley.log beside the database
+        out.print(one_line(f"unreadable: batch {row.id}: {row.reason}"), highlight=False, markup=False)
+
+
+def _unreadable_json(row: UnreadableBatch) -> dict[str, Any]:
+    return {"id": row.id, "created_at": row.created_at, "status": row.status, "unreadable": row.reason}
 
 
 def _made_from(b: BatchRecord) -> str:
-    """`re-run ID` or `replay ID` for a batch made from another, else empty."""
+    """`re-run ID`, `replay ID` or `re-scored ID` for a batch made from another, else empty."""
+    if b.parent_id and b.options.rescore_of:
+        return f"re-scored {b.options.rescore_of[:8]}"
     if b.parent_id and b.options.rerun:
         return f"re-run {b.parent_id[:8]}"
     if b.options.replay_of:
@@ -166,10 +186,10 @@ def _made_from(b: BatchRecord) -> str:
 @db_option
 def show(batch_ref: str, db_path: Path | None) -> None:
     """One batch: what it ran and how, the batch it was made from, and its scored summary."""
-    from parley.core.reports.stats import summarize
-    from parley.tui.cli.run_command import summary_lines
+    from parley.core.reports import summarize
+    from parley.tui.cli.batch_summary import summary_lines
 
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         summary = summarize(store, batch_ref)
         children = store.child_batches(summary.batch.id)
     b = summary.batch
@@ -191,7 +211,15 @@ def show(batch_ref: str, db_path: Path | None) -> None:
     if made:
         lines.append(f"Made from: {made}")
     for child in children:
-        how = f"re-run ({', '.join(child.options.rerun)})" if child.options.rerun else f"replayed to bot {child.options.models.bot}"
+        if not isinstance(child, BatchRecord):
+            lines.append(f"Made into: batch {child.id} (cannot be read: {child.reason})")
+            continue
+        if child.options.rescore_of:
+            how = f"re-scored by judge {child.options.models.judge}"
+        elif child.options.rerun:
+            how = f"re-run ({', '.join(child.options.rerun)})"
+        else:
+            how = f"replayed to bot {child.options.models.bot}"
         lines.append(f"Made into: batch {child.id} ({child.status}), {how}")
     lines += ["", *summary_lines(summary), "", f"Report: parley report {b.id}   (compare: parley compare {b.id[:12]} NEW)"]
-    console().print("\n".join(lines), highlight=False, markup=False)
+    console().print(visible("\n".join(lines)), highlight=False, markup=False)

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import click
 
-from parley.tui.cli.sessions_command import db_option, open_store
+from parley.tui.cli.command_io import db_option, open_store
+from parley.tui.cli.finite_numbers import FiniteFloatRange
+from parley.tui.cli.terminal_text import visible
 
 EXIT_OK = 0
 EXIT_REGRESSED = 1
@@ -50,7 +52,7 @@ def write_atomically(path: Path, text: str) -> None:
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True),
     default=0.05,
     show_default=True,
     help="Significance level of the paired test. A regression is beyond noise when the exact McNemar test says "
@@ -68,20 +70,19 @@ def compare(
     the pass rate and pass^k of both with their intervals; whether the change is beyond noise
     (exact McNemar test); tokens, cost and latency side by side.
     """
-    from parley.core.reports.compare import compare_batches, verdict_line
-    from parley.core.reports.compare_markdown import render_comparison
+    from parley.core.reports import compare_batches, render_comparison, verdict_line
 
     if fmt is None:
         fmt = "json" if output is not None and output.suffix.lower() == ".json" else "md"
-    with open_store(db_path) as store:
+    with open_store(db_path, read_only=True) as store:
         comparison = compare_batches(store, base_ref, new_ref, alpha=alpha)
     text = comparison.model_dump_json(indent=2) + "\n" if fmt == "json" else render_comparison(comparison)
-    if output is None:
-        sys.stdout.write(text)
+    if output is None:  # the markdown, and JSON on a terminal, with control characters spelled out
+        sys.stdout.write(visible(text) if fmt == "md" or sys.stdout.isatty() else text)
         sys.stdout.flush()
     else:
         write_atomically(output, text)
         click.echo(f"wrote {output} ({fmt})", err=True)
-    click.echo(verdict_line(comparison), err=True)
+    click.echo(visible(verdict_line(comparison)), err=True)
     regressed = fail_on_regression and bool(comparison.regressed_beyond_noise)
     sys.exit(EXIT_REGRESSED if regressed else EXIT_OK)

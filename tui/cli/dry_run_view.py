@@ -7,11 +7,17 @@ would (new batch, --resume, --rerun, --replay) and prints a table per role.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from parley.tui.cli.run_modes import EXIT_OK
+from parley.tui.cli.terminal_text import for_rich, visible
+
+if TYPE_CHECKING:
+    from parley.core.engine import DryRun
+    from parley.core.store import Store
+    from parley.tui.cli.run_modes import RunRequest
 
 SPECS_SHOWN = 12
 
@@ -24,7 +30,7 @@ def _about(value: float | None) -> str:
     return "-" if value is None else f"~{value:,.0f}"
 
 
-def render(plan: Any, *, title: str) -> str:
+def render(plan: DryRun, *, title: str) -> str:
     """The dry run as text for a terminal."""
     from rich.console import Console
     from rich.table import Table
@@ -64,14 +70,14 @@ def render(plan: Any, *, title: str) -> str:
                 "script": "a playbook's script: no calls",
             }[r.kind]
             calls = str(r.calls_at_most) if r.kind == "connector" else "0"
-            table.add_row(r.role, r.model, calls, what, "$0.0000", calls if r.kind == "connector" else "0", "", "$0.0000")
+            table.add_row(r.role, for_rich(r.model), calls, what, "$0.0000", calls if r.kind == "connector" else "0", "", "$0.0000")
             continue
         expected_tokens = (
             "-" if r.expected_input_tokens is None else f"{_about(r.expected_input_tokens)} / {_about(r.expected_output_tokens)}"
         )
         table.add_row(
             r.role,
-            r.model,
+            for_rich(r.model),
             f"{r.calls_at_most:,}",
             f"{r.input_tokens_at_most:,} / {r.output_tokens_at_most:,}",
             _usd(r.cost_at_most_usd),
@@ -79,7 +85,7 @@ def render(plan: Any, *, title: str) -> str:
             expected_tokens,
             _usd(r.expected_cost_usd) if r.expected_calls is not None else "-",
         )
-    console = Console(width=200, highlight=False, no_color=True)
+    console = Console(width=200, highlight=False, no_color=True, emoji=False)
     with console.capture() as captured:
         console.print(table)
     lines += [line.rstrip() for line in captured.get().rstrip("\n").splitlines()]
@@ -103,9 +109,9 @@ def render(plan: Any, *, title: str) -> str:
     return "\n".join(lines)
 
 
-async def print_dry_run(store: Any, request: Any) -> int:
+async def print_dry_run(store: Store, request: RunRequest) -> int:
     """Plan `request` (a run_modes.RunRequest) without storing it and print its estimate."""
-    from parley.core.engine.dry_run import estimate_batch
+    from parley.core.engine import estimate_batch
 
     prepared, code = await request.prepare_or_exit(store, dry_run=True)
     if prepared is None:
@@ -117,5 +123,5 @@ async def print_dry_run(store: Any, request: Any) -> int:
         "rerun": f"a re-run of batch {prepared.batch.parent_id} ({', '.join(request.selections)})",
         "replay": f"a replay of batch {prepared.batch.parent_id}",
     }
-    click.echo(render(plan, title=titles[request.mode]))
+    click.echo(visible(render(plan, title=titles[request.mode])))
     return EXIT_OK

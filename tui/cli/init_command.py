@@ -17,7 +17,7 @@ def init(folder: Path) -> None:
     The suite holds the order-service profiles, personalities, playbooks, a scenario file with its
     prompt templates, and a connector example. FOLDER must be new or empty: nothing is overwritten.
     """
-    from parley.core.specs.shipped import copy_suite
+    from parley.core.specs import copy_suite
 
     try:
         written = copy_suite(folder)

@@ -1,41 +1,83 @@
 """The `parley` command line.
 
-Heavy imports (Textual, FastAPI, uvicorn, openai) are deferred into the commands that need
+Start-up stays fast: each command's module is imported when that command runs (or when `--help`
+lists it), from the registry COMMANDS below (click's "lazily loading subcommands"), and heavy
+imports (Textual, FastAPI, uvicorn, openai) are deferred further into the commands that need
 them, so `parley --help` is instant and a missing API key never breaks start-up.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
-from parley.core.errors import ParleyError
+from parley.core.errors import ParleyError, SettingError
 from parley.tui.cli.date_option import parse_date
 from parley.tui.cli.spec_options import personalities_option
+from parley.tui.cli.terminal_text import redacted_output, visible
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
+F = TypeVar("F", bound=Callable[..., Any])
+EXIT_USAGE = 2  # click's own exit code for a usage error
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-class ParleyGroup(click.Group):
-    """Turns our own errors into one clear line and a non-zero exit, never a traceback."""
+# Every command in the order `parley --help` lists them (most used first): where a command is
+# defined, "module:name", imported on first use; None for the two defined in this module.
+COMMANDS: dict[str, str | None] = {
+    "chat": None,
+    "run": "parley.tui.cli.run_command:run",
+    "report": "parley.tui.cli.report_command:report",
+    "init": "parley.tui.cli.init_command:init",
+    "batches": "parley.tui.cli.batches_command:batches",
+    "compare": "parley.tui.cli.compare_command:compare",
+    "rescore": "parley.tui.cli.rescore_command:rescore",
+    "profiles": "parley.tui.cli.profiles_command:profiles",
+    "sessions": "parley.tui.cli.sessions_command:sessions",
+    "rules": "parley.tui.cli.rules_command:rules",
+    "mockapi": None,
+    "serve": "parley.tui.cli.serve_command:serve",
+    "serve-bot": "parley.tui.cli.serve_bot_command:serve_bot",
+    "submit": "parley.tui.cli.service_client:submit",
+    "status": "parley.tui.cli.service_client:status",
+    "fetch": "parley.tui.cli.service_client:fetch",
+}
 
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
-        try:
-            return super().invoke(ctx)
-        except ParleyError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
+
+class ParleyGroup(click.Group):
+    """Loads each command of COMMANDS when it is first asked for, and turns our own errors into
+    one clear line and a non-zero exit (2 for a bad setting, as for a bad option), never a
+    traceback. Whatever a command writes to stdout and stderr goes through the redactor."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with redacted_output():  # no secret the command resolves reaches its terminal, however printed
+            try:
+                return super().invoke(ctx)
+            except SettingError as exc:  # a bad PARLEY_* variable: a usage error, like a bad option
+                click.echo(visible(f"error: {exc}"), err=True)
+                sys.exit(EXIT_USAGE)
+            except ParleyError as exc:  # its text may quote a file or a bot: spelled out, never acted on
+                click.echo(visible(f"error: {exc}"), err=True)
+                sys.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)  # in the order they are defined: most used first
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and COMMANDS.get(cmd_name):
+            module, name = str(COMMANDS[cmd_name]).split(":")
+            command = getattr(importlib.import_module(module), name)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
-def _app_options(command: Any) -> Any:
+def _app_options(command: F) -> F:
     """--profiles-dir and --db for the app: what it browses and where it keeps sessions."""
     command = click.option(
         "--db",
@@ -114,32 +156,6 @@ def chat(customer: str, bot_model: str, profile_dirs: tuple[Path, ...], db_path:
     ).run()
 
 
-from parley.tui.cli.init_command import init  # noqa: E402  (copy the shipped suite)
-from parley.tui.cli.report_command import report  # noqa: E402
-from parley.tui.cli.run_command import run  # noqa: E402  (the batch runner's command line)
-
-cli.add_command(run)
-cli.add_command(report)
-cli.add_command(init)
-
-
-from parley.tui.cli.batches_command import batches  # noqa: E402  (a click group of its own)
-from parley.tui.cli.compare_command import compare  # noqa: E402
-
-cli.add_command(batches)
-cli.add_command(compare)
-
-
-from parley.tui.cli.profiles_command import profiles  # noqa: E402  (a click group of its own)
-
-cli.add_command(profiles)
-
-
-from parley.tui.cli.sessions_command import sessions  # noqa: E402  (a click group of its own)
-
-cli.add_command(sessions)
-
-
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback by default).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
@@ -163,23 +179,6 @@ def mockapi(host: str, port: int, db_path: Path, today: dt.date | None, reset: b
     except DatabaseRefused as exc:  # the mock API imports nothing of parley, so not a ParleyError
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
-
-
-from parley.tui.cli.serve_command import serve  # noqa: E402  (the batch REST service)
-
-cli.add_command(serve)
-
-
-from parley.tui.cli.serve_bot_command import serve_bot  # noqa: E402  (the order bot over HTTP)
-
-cli.add_command(serve_bot)
-
-
-from parley.tui.cli.service_client import fetch, status, submit  # noqa: E402  (the batch service's client)
-
-cli.add_command(submit)
-cli.add_command(status)
-cli.add_command(fetch)
 
 
 def main() -> None:

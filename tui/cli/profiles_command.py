@@ -1,7 +1,8 @@
 """`parley profiles`: check profiles, playbooks and scenario files, and show what they expand to.
 
-parley profiles validate PATH...   every problem as `file:line:col: field: reason`, a
-                                   summary line, exit 1 when there is any problem
+parley profiles validate PATH...   every problem as `file:line:col: field: reason`, warnings
+                                   (what the offline roles will not read), a summary line,
+                                   exit 1 when there is any problem
 parley profiles expand PATH...     a table of the conversations the files make
 """
 
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import click
 
-from parley.core.records.spec import ConversationSpec
-from parley.core.specs.sources import SpecSet, load_specs
+from parley.core.records import ConversationSpec
+from parley.core.specs import SpecSet, load_specs
 from parley.tui.cli.spec_options import loader_lines, personalities_option, template_options
+from parley.tui.cli.terminal_text import for_rich, visible
 
 _PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
 
@@ -29,7 +31,14 @@ def profiles() -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Batch seed the conversations are drawn with.")
 @template_options
 @personalities_option
-def validate(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, ...], **templates: Path | None) -> None:
+def validate(
+    paths: tuple[Path, ...],
+    seed: int,
+    personality_dirs: tuple[Path, ...],
+    agent_template: Path | None,
+    client_template: Path | None,
+    evaluator_template: Path | None,
+) -> None:
     """Check files and folders; print every problem with its location.
 
     Folders are searched recursively: .yml/.yaml files are Sensei profiles or playbooks (a
@@ -37,14 +46,27 @@ def validate(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, .
     personalities, templates/ folders are skipped, and so is YAML or JSON that is clearly
     something else (each such file listed with the reason); a .txt file named explicitly is
     checked as a prompt template. Notes say which personality and prompt files were read.
-    Exits 1 when anything is wrong.
+    Warnings name, once per file, what the offline roles (parley's defaults) will not read: a
+    rubric or criteria (they need an LLM judge), goals the offline customer only states.
+    Exits 1 when anything is wrong (a warning is not).
     """
-    result = load_specs(paths, seed=seed, personality_dirs=personality_dirs, **templates)
+    from parley.core.evaluation import offline_limits
+
+    result = load_specs(
+        paths,
+        seed=seed,
+        personality_dirs=personality_dirs,
+        agent_template=agent_template,
+        client_template=client_template,
+        evaluator_template=evaluator_template,
+    )
     for error in result.errors:
-        click.echo(error.render())
+        click.echo(visible(error.render()))
     for line in loader_lines(result):
-        click.echo(line)
-    click.echo(_summary(result))
+        click.echo(visible(line))
+    for line in offline_limits(result.specs):
+        click.echo(visible(f"{line} (warning)"))
+    click.echo(visible(_summary(result)))
     if not result.ok:
         sys.exit(1)
 
@@ -54,7 +76,14 @@ def validate(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, .
 @click.option("--seed", default=0, show_default=True, type=int, help="Batch seed the conversations are drawn with.")
 @template_options
 @personalities_option
-def expand(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, ...], **templates: Path | None) -> None:
+def expand(
+    paths: tuple[Path, ...],
+    seed: int,
+    personality_dirs: tuple[Path, ...],
+    agent_template: Path | None,
+    client_template: Path | None,
+    evaluator_template: Path | None,
+) -> None:
     """Show the conversations a profile, playbook or scenario file (or folder) makes.
 
     One row per conversation: its spec id, kind, variables (or a playbook's steps) and
@@ -63,24 +92,31 @@ def expand(paths: tuple[Path, ...], seed: int, personality_dirs: tuple[Path, ...
     from rich.console import Console
     from rich.table import Table
 
-    result = load_specs(paths, seed=seed, personality_dirs=personality_dirs, **templates)
+    result = load_specs(
+        paths,
+        seed=seed,
+        personality_dirs=personality_dirs,
+        agent_template=agent_template,
+        client_template=client_template,
+        evaluator_template=evaluator_template,
+    )
     if result.errors:
         for error in result.errors:
-            click.echo(error.render(), err=True)
-        click.echo(_summary(result), err=True)
+            click.echo(visible(error.render()), err=True)
+        click.echo(visible(_summary(result)), err=True)
         sys.exit(1)
     for line in loader_lines(result):
-        click.echo(line, err=True)
+        click.echo(visible(line), err=True)
     table = Table(title=f"{len(result.specs)} conversation{_s(len(result.specs))} (seed {seed})", title_justify="left")
     table.add_column("spec id", style="bold", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("variables", ratio=3)
     table.add_column("styles", ratio=1)
     for spec in result.specs:
-        table.add_row(spec.spec_id, spec.kind, _variables(spec), _styles(spec))
-    console = Console()
+        table.add_row(for_rich(spec.spec_id), for_rich(spec.kind), for_rich(_variables(spec)), for_rich(_styles(spec)))
+    console = Console(emoji=False)
     if not console.is_terminal:  # piped or captured: do not squeeze the table into 80 columns
-        console = Console(width=max(console.width, 140))
+        console = Console(width=max(console.width, 140), emoji=False)
     console.print(table)
 
 

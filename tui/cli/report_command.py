@@ -14,33 +14,35 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 import click
 
-from parley.tui.cli.sessions_command import db_option, open_store
+from parley.tui.cli.command_io import db_option, open_store
+from parley.tui.cli.terminal_text import VisibleWriter
+
+if TYPE_CHECKING:
+    from parley.core.store import Store
 
 FORMATS = ("md", "json", "csv", "ndjson", "junit", "inspect")
 
 
-def resolve_batch(store: Any, ref: str | None) -> str:
+def resolve_batch(store: Store, ref: str | None) -> str:
     """A batch id from an id, a unique prefix of 6+ characters, `latest` (the default) or
     `latest~N`."""
     return store.resolve_batch_ref(ref or "latest")
 
 
-def write_report(store: Any, batch_id: str, fmt: str, out: TextIO) -> int:
+def write_report(store: Store, batch_id: str, fmt: str, out: TextIO) -> int:
     """Write batch `batch_id` to `out` in `fmt`; returns the conversations written (md: done)."""
     if fmt == "md":
-        from parley.core.reports.cell_escaping import without_nul
-        from parley.core.reports.markdown import render_markdown
-        from parley.core.reports.stats import summarize
+        from parley.core.reports import render_markdown, summarize, without_nul
 
         summary = summarize(store, batch_id)
         out.write(without_nul(render_markdown(summary)))
         return summary.done
     if fmt == "junit":
-        from parley.core.reports.junit import write_junit
+        from parley.core.reports import write_junit
 
         return write_junit(store, batch_id, out)
     from parley.core.reports import exports
@@ -52,7 +54,7 @@ def write_report(store: Any, batch_id: str, fmt: str, out: TextIO) -> int:
     return exports.export_csv(store, batch_id, out)
 
 
-def report_to_file(store: Any, batch_id: str, path: Path, fmt: str = "md") -> int:
+def report_to_file(store: Store, batch_id: str, path: Path, fmt: str = "md") -> int:
     """Write the report to `path` through a temporary file, so a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
@@ -101,8 +103,9 @@ def report(batch_ref: str, fmt: str | None, output: Path | None, db_path: Path |
         )
     with open_store(db_path, read_only=True) as store:
         batch_id = resolve_batch(store, batch_ref)
-        if output is None:
-            write_report(store, batch_id, fmt, sys.stdout)
+        if output is None:  # the markdown, and any format on a terminal, with control characters spelled out
+            shown = VisibleWriter(sys.stdout) if fmt == "md" or sys.stdout.isatty() else sys.stdout
+            write_report(store, batch_id, fmt, cast(TextIO, shown))  # the writers call write() and flush() only
             sys.stdout.flush()
             return
         n = report_to_file(store, batch_id, output, fmt)
@@ -114,7 +117,7 @@ def export_inspect(batch_ref: str, output: Path | None, db_path: Path | None) ->
     file's path on stdout."""
     if output is None:
         raise click.UsageError("--format inspect writes an eval log into a directory: give it with --output DIR")
-    from parley.core.interop.inspect.export import export_batch, require_inspect
+    from parley.core.interop.inspect import export_batch, require_inspect
 
     require_inspect()  # before touching the store: the install hint is all there is to say
     with open_store(db_path, read_only=True) as store:

@@ -2,7 +2,8 @@
 
 A run is one of: a new batch from PATHs, `--resume BATCH`, `--rerun WHAT BATCH` (a new batch of
 exactly the parent's conversations that WHAT picks, same seeds), `--replay BATCH` (the parent's
-customers, word for word, to a bot). `RunRequest.prepare` plans and stores it; the options a
+customers, word for word, to a bot), or `parley rescore BATCH` (the parent's stored
+conversations judged again: no bot or customer is called). `RunRequest.prepare` plans and stores it; the options a
 person typed override the parent's where that makes sense (models, cache, concurrency, budget)
 and are refused with a note where it does not (seed, trials, turn and time limits: a re-run
 that changed them would not be the same conversations).
@@ -21,9 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --help` starts
-    from parley.core.records.batch import RerunSelection
+    from parley.core.engine import PreparedBatch
+    from parley.core.records import BatchOptions, RerunSelection
+    from parley.core.reports import BatchSummary
+    from parley.core.store import Store
 
-Mode = Literal["new", "resume", "rerun", "replay"]
+Mode = Literal["new", "resume", "rerun", "replay", "rescore"]
 
 # Options a re-run or a replay may take from the command line (parameter -> where it goes).
 # `parley run`'s exit codes (and `--dry-run`'s, which shares its planning errors).
@@ -37,6 +41,7 @@ MODEL_OVERRIDES = {
     "bot_model": "bot",
     "bot_prompt": "bot_prompt",
     "bot_timeout_s": "bot_timeout_s",
+    "bot_max_reply_bytes": "bot_max_reply_bytes",
     "user_model": "user",
     "judge_model": "judge",
     "bot_context": "bot_context",
@@ -49,7 +54,7 @@ KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
 
 def parse_selection(text: str) -> list[RerunSelection]:
     """`failed`, `errors`, `unverified`, `user-faults`, or several joined by commas."""
-    from parley.core.reports.outcome_classes import RERUN_OUTCOMES
+    from parley.core.records import RERUN_OUTCOMES
 
     picked: list[RerunSelection] = []
     for part in (p.strip() for p in text.split(",")):
@@ -82,7 +87,7 @@ class RunRequest:
 
     mode: Mode
     paths: list[Path] = field(default_factory=list)
-    options: Any = None
+    options: BatchOptions | None = None
     """BatchOptions for a new batch."""
     single: str | None = None
     ref: str | None = None
@@ -94,29 +99,39 @@ class RunRequest:
     """Other option overrides for a re-run or replay."""
     budget_usd: float | None = None
     """A resumed batch's new budget."""
+    criteria_from: list[Path] = field(default_factory=list)
+    """A re-score's `--criteria-from` files."""
 
-    async def prepare(self, store: Any, *, dry_run: bool = False) -> Any:
+    async def prepare(self, store: Store, *, dry_run: bool = False) -> PreparedBatch:
         """Plan and store the batch (parley.core.engine.batch_plan.PreparedBatch); with
         `dry_run`, only plan it."""
-        from parley.core.engine.batch_lineage import prepare_replay, prepare_rerun
-        from parley.core.engine.batch_runner import prepare_batch, prepare_resume
+        from parley.core.engine import prepare_batch, prepare_replay, prepare_rerun, prepare_rescore, prepare_resume
 
         ref = self.ref or "latest"
+        if self.mode == "rescore":
+            return await prepare_rescore(
+                store,
+                ref,
+                judge=self.models.get("judge"),
+                criteria_from=self.criteria_from,
+                cache=bool(self.updates.get("cache")),
+                concurrency=self.updates.get("concurrency"),
+            )
         if self.mode == "resume":
             return await prepare_resume(store, ref, budget_usd=self.budget_usd, dry_run=dry_run)
         if self.mode == "rerun":
             return await prepare_rerun(store, ref, self.selections, models=self.models, update=self.updates, dry_run=dry_run)
         if self.mode == "replay":
             return await prepare_replay(store, ref, models=self.models, update=self.updates, dry_run=dry_run)
+        assert self.options is not None, "a new batch is planned from its options"
         return await prepare_batch(store, self.paths, self.options, single=self.single, dry_run=dry_run)
 
-    async def prepare_or_exit(self, store: Any, *, dry_run: bool = False) -> tuple[Any, int]:
+    async def prepare_or_exit(self, store: Store, *, dry_run: bool = False) -> tuple[PreparedBatch | None, int]:
         """(the prepared batch, EXIT_OK), or (None, the exit code) once the reason is printed:
         nothing to re-run (EXIT_OK), invalid inputs located line by line (EXIT_FAILED), a bad
         selection (EXIT_USAGE), any other ParleyError such as a missing key or an unknown batch
         (EXIT_FAILED)."""
-        from parley.core.engine.batch_lineage import NothingToRerun
-        from parley.core.engine.batch_plan import InvalidInputs, SelectionError
+        from parley.core.engine import InvalidInputs, NothingToRerun, SelectionError
         from parley.core.errors import ParleyError
 
         try:
@@ -171,7 +186,7 @@ def lineage_request(ctx: click.Context, mode: Mode, ref: str, selections: list[R
 # -- the CI gate --------------------------------------------------------------------------------
 
 
-def rate_gate(summary: Any, threshold: float, *, lower: bool) -> tuple[bool, str]:
+def rate_gate(summary: BatchSummary, threshold: float, *, lower: bool) -> tuple[bool, str]:
     """(held, line): whether the batch's pass rate (or its Wilson lower bound) is at least
     `threshold`, and a line saying so. No judged conversation at all never holds."""
     n = summary.pass_rate_denominator

@@ -13,6 +13,7 @@ import click
 
 from parley.core.errors import ConfigError
 from parley.tui.cli.date_option import parse_date
+from parley.tui.cli.finite_numbers import FiniteFloatRange
 
 EPILOG = """\b
 Routes:
@@ -30,7 +31,7 @@ conversation over --max-session-chars, is refused (422), as is a body over --max
 
 
 def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from parley.core.models.names import parse_model_name
+    from parley.core.models import parse_model_name
 
     try:
         parse_model_name(value)
@@ -67,7 +68,7 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option(
     "--idle",
     "idle_s",
-    type=click.FloatRange(1, None),
+    type=FiniteFloatRange(1, None),
     default=1800.0,
     show_default=True,
     metavar="SECONDS",
@@ -117,7 +118,7 @@ def serve_bot(
     """Serve the built-in order bot behind a Rasa-compatible REST webhook."""
     import uvicorn
 
-    from parley.core.bots.service import WEBHOOK_PATH, build_bot_app
+    from parley.core.bots import WEBHOOK_PATH, build_bot_app
 
     app = build_bot_app(
         model,

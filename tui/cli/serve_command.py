@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from parley.tui.cli.sessions_command import db_option
+from parley.tui.cli.batch_options import grace_option, role_model_options
+from parley.tui.cli.command_io import db_option
 from parley.tui.cli.spec_options import personalities_option
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
@@ -43,7 +44,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from parley.core.service.models import check_model_name
+    from parley.core.service import check_model_name
 
     try:
         return check_model_name(value, allow_profile=param.name == "user_model") or "offline"
@@ -53,7 +54,7 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 def _bot_host(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     from parley.core.errors import ConfigError
-    from parley.core.service.bot_hosts import parse_allowed_host
+    from parley.core.service import parse_allowed_host
 
     for value in values:
         try:
@@ -75,42 +76,8 @@ def _bot_host(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
     help="A folder clients may run profiles from by path (repeatable; default: ./profiles, else the shipped "
     "profiles). Paths outside these folders are refused.",
 )
-@click.option(
-    "--bot",
-    "bot_model",
-    default="offline",
-    show_default=True,
-    callback=_model,
-    metavar="MODEL",
-    help="The bot's model for batches that name none.",
-)
-@click.option(
-    "--user",
-    "user_model",
-    default="offline",
-    show_default=True,
-    callback=_model,
-    metavar="MODEL",
-    help="The simulated customer's model for batches that name none.",
-)
-@click.option(
-    "--judge",
-    "judge_model",
-    default="offline",
-    show_default=True,
-    callback=_model,
-    metavar="MODEL",
-    help="The judge's model for batches that name none.",
-)
-@click.option(
-    "--grace",
-    "grace_s",
-    type=click.FloatRange(0, None),
-    default=2.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="On shutdown, how long conversations in flight may finish before they are cancelled.",
-)
+@role_model_options(default="offline", where=" for batches that name none", check=_model)
+@grace_option(default=2.0, when="On shutdown")
 @personalities_option
 @click.option(
     "--allow-bot-host",
@@ -145,10 +112,10 @@ def serve(
     """
     import uvicorn
 
-    from parley.core.records.batch import RoleModels
-    from parley.core.service.app import TOKEN_ENV, create_app, default_profile_dirs
+    from parley.core.records import RoleModels
+    from parley.core.service import TOKEN_ENV, create_app, default_profile_dirs
     from parley.core.settings import settings
-    from parley.core.store.store import Store
+    from parley.core.store import Store
     from parley.tui.cli.log_file import configure_logging
 
     placement = placement_or_exit(workers, ray_address)  # Ray missing: one line saying how to install it

@@ -12,13 +12,21 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
 from parley.core.errors import ParleyError
 from parley.core.settings import DEFAULT_API_URL, settings
+from parley.tui.cli.batch_options import limit_options, prompt_version_option, role_model_options
+from parley.tui.cli.terminal_text import visible
+
+if TYPE_CHECKING:
+    import httpx
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 API_URL_ENV = "PARLEY_API_URL"
 TOKEN_ENV = "PARLEY_API_TOKEN"
@@ -48,7 +56,7 @@ class ServiceClient:
     def _down(self) -> ParleyError:
         return ParleyError(f"no parley service at {self.url} (is `parley serve` running?)")
 
-    def send(self, method: str, path: str, **kwargs: Any) -> Any:
+    def send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """The response of a request whose status is 2xx (read in full)."""
         import httpx
 
@@ -61,7 +69,7 @@ class ServiceClient:
         check(response, self.url)
         return response
 
-    def stream_to(self, path: str, params: dict[str, str], out: Any) -> Any:
+    def stream_to(self, path: str, params: dict[str, str], out: BinaryIO) -> httpx.Response:
         """Stream a GET's body into binary file `out`; returns the response (headers)."""
         import httpx
 
@@ -79,14 +87,14 @@ class ServiceClient:
             raise ParleyError(f"the service at {self.url} did not answer properly: {exc}") from exc
 
 
-def _detail(response: Any) -> Any:
+def _detail(response: httpx.Response) -> Any:
     try:
         return response.json().get("detail")
     except (ValueError, AttributeError):
         return response.text.strip() or None
 
 
-def check(response: Any, url: str) -> None:
+def check(response: httpx.Response, url: str) -> None:
     """ParleyError with the service's own words for a 4xx/5xx."""
     status = response.status_code
     if status < 400:
@@ -112,7 +120,7 @@ def _client(api_url: str) -> ServiceClient:
     return ServiceClient(api_url, settings().token)
 
 
-def api_url_option(command: Any) -> Any:
+def api_url_option(command: F) -> F:
     return click.option(
         "--api-url",
         default=lambda: settings().api_url,
@@ -142,7 +150,7 @@ def status_lines(view: dict[str, Any]) -> list[str]:
         progress += f", about {_seconds(view['eta_s'])} left"
     lines.append(progress)
     lines.append(
-        f"passed {view['passed']}, failed {view['failed']} (bot errors {view.get('bot_errors', 0)}), "
+        f"passed {view['passed']}, failed {view['failed']}, bot errors {view.get('bot_errors', 0)}, "
         f"unverified {view.get('unverified', 0)}, simulator faults {view.get('user_faults', 0)}, "
         f"errors {view['errors']} (runs broken on the simulator's or parley's side)"
     )
@@ -168,7 +176,7 @@ def status(batch_id: str, api_url: str, as_json: bool) -> None:
         click.echo(json.dumps(view, indent=2, ensure_ascii=False))
         return
     for line in status_lines(view):
-        click.echo(line)
+        click.echo(visible(line))
 
 
 # ---- fetch ------------------------------------------------------------------------------------
@@ -252,21 +260,9 @@ def submit_body(files: tuple[Path, ...], paths: tuple[str, ...]) -> dict[str, An
     metavar="PATH",
     help="A profile file or folder on the service's side, inside its profile folders (repeatable).",
 )
-@click.option("--bot", "bot_model", metavar="MODEL", help="The bot's model (default: the service's).")
-@click.option("--user", "user_model", metavar="MODEL", help="The simulated customer's model (default: the service's).")
-@click.option("--judge", "judge_model", metavar="MODEL", help="The judge's model (default: the service's).")
-@click.option("--concurrency", "-c", type=click.IntRange(1, None), help="Most conversations in flight (service default 4).")
-@click.option("--trials", "-k", type=click.IntRange(1, None), help="Runs of each conversation (pass^k).")
-@click.option("--seed", type=click.IntRange(0, None), help="Batch seed.")
-@click.option("--max-turns", type=click.IntRange(1, None), help="Bot answers per conversation.")
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(0, None, min_open=True),
-    metavar="SECONDS",
-    help="Wall-clock limit of each conversation.",
-)
-@click.option("--prompt-version", metavar="LABEL", help="A label for the bot prompt under test.")
+@role_model_options(default=None, where=" (default: the service's)")
+@limit_options(defaults=False)
+@prompt_version_option
 @click.option("--wait", is_flag=True, help="Wait until the batch ends, printing its progress; exit 1 unless it completed.")
 @api_url_option
 def submit(
@@ -310,13 +306,13 @@ def submit(
         batch_id = launched["batch_id"]
         click.echo(f"batch {batch_id} launched: {launched['total_scenarios']} conversations")
         for warning in launched.get("warnings", []):
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(visible(f"warning: {warning}"), err=True)
         if not wait:
             click.echo(f"follow it with: parley status {batch_id}", err=True)
             return
         view = _wait(client, batch_id)
     for line in status_lines(view):
-        click.echo(line)
+        click.echo(visible(line))
     sys.exit(0 if view["status"] == "completed" else 1)
 
 

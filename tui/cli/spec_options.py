@@ -4,15 +4,19 @@ templates of scenario files and the `--personalities` folders, and how what the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from parley.core.specs.sources import SpecSet
+if TYPE_CHECKING:
+    from parley.core.specs import SpecSet
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def template_options(command: Any) -> Any:
+def template_options(command: F) -> F:
     """--agent-template, --client-template, --evaluator-template."""
     for role in ("evaluator", "client", "agent"):
         command = click.option(
@@ -24,7 +28,7 @@ def template_options(command: Any) -> Any:
     return command
 
 
-def personalities_option(command: Any) -> Any:
+def personalities_option(command: F) -> F:
     """--personalities DIR (repeatable)."""
     return click.option(
         "--personalities",

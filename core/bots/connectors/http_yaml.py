@@ -9,7 +9,7 @@ The file is the chatbot-connectors library's "custom" format, with two parley ad
     headers:                              # optional: sent with every call
       Authorization: "Bearer ${BOT_TOKEN}"  # ${NAME}: an environment variable, read at each call
     send_message:                         # required
-      path: /webhooks/rest/webhook        # joined to base_url
+      path: /webhooks/rest/webhook        # joined to base_url (`?token=${BOT_TOKEN}` may follow)
       method: POST                        # GET (payload as query parameters), POST, PUT, PATCH
       headers: {}                         # optional, added to the top-level ones
       timeout: 20                         # optional, overrides the top-level timeout
@@ -27,7 +27,10 @@ The file is the chatbot-connectors library's "custom" format, with two parley ad
     fallback_message: ...                 # accepted for compatibility, not used
 
 The session id is parley's (`parley-<hex>`, one per conversation) unless `start` returns one.
-Header values are never stored: the batch records `http:FILE.yaml` and nothing else.
+`${NAME}` may stand in a header value, a path or any string of a payload template: the
+variable's value is read at each call, sent, registered with the redactor and never stored (the
+batch records `http:FILE.yaml` and nothing else). A credential written literally in a URL of the
+file is refused, as in a `rasa:URL`.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from parley.core.bots.api import BotContext
 from parley.core.bots.connectors.base import (
     DEFAULT_CALL_TIMEOUT_S,
+    DEFAULT_MAX_REPLY_BYTES,
     ConnectorError,
     HttpConnector,
     check_url,
@@ -53,8 +57,9 @@ from parley.core.bots.connectors.base import (
     resolve_env,
 )
 from parley.core.errors import ConfigError, ProfileError
-from parley.core.records.chat import ChatMessage
-from parley.core.specs.yaml_reading import read_yaml
+from parley.core.records import ChatMessage
+from parley.core.redaction import REDACTOR
+from parley.core.specs import read_yaml
 
 SCHEME = "http"
 Method = Literal["GET", "POST", "PUT", "PATCH"]
@@ -102,12 +107,15 @@ class HttpBotConfig(_Model):
             raise ValueError("a dot path such as `response.text`, `messages.0.content` or `*.text`")
         return value.strip()
 
+    def endpoints(self) -> list[Endpoint]:
+        return [self.send_message] if self.start is None else [self.start, self.send_message]
+
     def env_names(self) -> list[str]:
-        """Every environment variable a header names."""
-        headers = [*self.headers.values(), *self.send_message.headers.values()]
-        if self.start is not None:
-            headers += self.start.headers.values()
-        return list(dict.fromkeys(n for h in headers for n in env_names(h)))
+        """Every environment variable a header, a path or a payload string names."""
+        texts = list(self.headers.values())
+        for endpoint in self.endpoints():
+            texts += [*endpoint.headers.values(), endpoint.path, *_strings(endpoint.payload_template)]
+        return list(dict.fromkeys(n for text in texts for n in env_names(text)))
 
 
 def load_http_bot_config(path: str | Path) -> HttpBotConfig:
@@ -133,7 +141,37 @@ def load_http_bot_config(path: str | Path) -> HttpBotConfig:
         message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
         raise ConfigError(f"{source}: {field}: {message}") from None
     check_url(config.base_url, what=f"{source}: base_url")
+    for field, endpoint in (("send_message", config.send_message), ("start", config.start)):
+        if endpoint is not None and endpoint.path.startswith(("http://", "https://")):
+            check_url(endpoint.path, what=f"{source}: {field}.path")
+        elif endpoint is not None:
+            check_url(config.base_url.rstrip("/") + "/" + endpoint.path.lstrip("/"), what=f"{source}: {field}.path")
+    # A credential written in the file itself is not stored (the batch records the file's name),
+    # but a bot may echo it: it is redacted like the ones taken from the environment.
+    for endpoint in config.endpoints():
+        REDACTOR.register_headers({**config.headers, **endpoint.headers}, origin=f"{source}: header")
     return config
+
+
+def _strings(template: Any) -> list[str]:
+    """Every string in a payload template (keys too)."""
+    if isinstance(template, dict):
+        return [s for key, value in template.items() for s in (*_strings(key), *_strings(value))]
+    if isinstance(template, list):
+        return [s for item in template for s in _strings(item)]
+    return [template] if isinstance(template, str) else []
+
+
+def resolve_template(template: Any, env: Mapping[str, str] | None, *, what: str) -> Any:
+    """The payload template with each `${NAME}` in its strings replaced by the variable's value
+    (registered with the redactor; ConfigError naming an unset one)."""
+    if isinstance(template, dict):
+        return {key: resolve_template(value, env, what=what) for key, value in template.items()}
+    if isinstance(template, list):
+        return [resolve_template(item, env, what=what) for item in template]
+    if isinstance(template, str):
+        return resolve_env(template, env, what=what)
+    return template
 
 
 def fill_template(template: Any, values: Mapping[str, str]) -> Any:
@@ -194,22 +232,31 @@ class HttpYamlConnector(HttpConnector):
         path: str | Path,
         *,
         timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         config: HttpBotConfig | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.path = str(path)
         self.config = config or load_http_bot_config(path)
-        super().__init__(f"{SCHEME}:{path}", timeout_s=self.config.timeout or timeout_s, env=env)
+        super().__init__(f"{SCHEME}:{path}", timeout_s=self.config.timeout or timeout_s, max_reply_bytes=max_reply_bytes, env=env)
 
     @property
     def probe_url(self) -> str:
         """Where to check, before a batch, that the bot is there at all."""
         return self.config.base_url
 
+    def probe_headers(self) -> dict[str, str]:
+        """The headers the check before launch sends (those of `send_message`, resolved)."""
+        return self._headers(self.config.send_message)
+
+    def credential_names(self) -> list[str]:
+        """The environment variables the headers, paths and payloads take (names only, for messages)."""
+        return self.config.env_names()
+
     def check(self) -> None:
-        """ConfigError now for a header's environment variable that is not set."""
+        """ConfigError now for an environment variable the file names that is not set."""
         for name in self.config.env_names():
-            resolve_env("${" + name + "}", self.env, what=f"{self.path}: a header")
+            resolve_env("${" + name + "}", self.env, what=f"{self.path}: a header, path or payload")
 
     def _url(self, endpoint: Endpoint) -> str:
         if endpoint.path.startswith(("http://", "https://")):
@@ -221,7 +268,9 @@ class HttpYamlConnector(HttpConnector):
         return {k: resolve_env(v, self.env, what=f"{self.path}: header {k}") for k, v in merged.items()}
 
     async def _send(self, endpoint: Endpoint, values: Mapping[str, str]) -> Any:
-        payload = fill_template(endpoint.payload_template, values)
+        # The environment first, then the message: a customer who types `${HOME}` sends it as typed.
+        resolved = resolve_template(endpoint.payload_template, self.env, what=f"{self.path}: payload_template")
+        payload = fill_template(resolved, values)
         url = self._url(endpoint)
         headers = self._headers(endpoint)
         if endpoint.method == "GET":

@@ -23,8 +23,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from parley.core.bots.api import BotContext
-from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, ConnectorError, HttpConnector, check_url, excerpt, last_user_text
-from parley.core.records.chat import ChatMessage
+from parley.core.bots.connectors.base import (
+    DEFAULT_CALL_TIMEOUT_S,
+    DEFAULT_MAX_REPLY_BYTES,
+    ConnectorError,
+    HttpConnector,
+    check_url,
+    excerpt,
+    last_user_text,
+)
+from parley.core.records import ChatMessage
 
 SCHEME = "rasa"
 SESSION_START = "/session_start"
@@ -74,9 +82,9 @@ def _compact(value: Any) -> str:
 class RasaConnector(HttpConnector):
     """A Rasa REST channel webhook as the bot under test (see the module doc)."""
 
-    def __init__(self, url: str, *, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> None:
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_CALL_TIMEOUT_S, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self.url = check_url(url, what=f"{SCHEME}:URL")
-        super().__init__(f"{SCHEME}:{url}", timeout_s=timeout_s)
+        super().__init__(f"{SCHEME}:{url}", timeout_s=timeout_s, max_reply_bytes=max_reply_bytes)
 
     @property
     def probe_url(self) -> str:

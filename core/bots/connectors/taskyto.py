@@ -17,8 +17,16 @@ import json
 from typing import Any
 
 from parley.core.bots.api import BotContext
-from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, ConnectorError, HttpConnector, check_url, excerpt, last_user_text
-from parley.core.records.chat import ChatMessage
+from parley.core.bots.connectors.base import (
+    DEFAULT_CALL_TIMEOUT_S,
+    DEFAULT_MAX_REPLY_BYTES,
+    ConnectorError,
+    HttpConnector,
+    check_url,
+    excerpt,
+    last_user_text,
+)
+from parley.core.records import ChatMessage
 
 SCHEME = "taskyto"
 
@@ -40,9 +48,9 @@ def taskyto_message(reply: Any, *, name: str = SCHEME) -> str:
 class TaskytoConnector(HttpConnector):
     """A Taskyto server as the bot under test (see the module doc)."""
 
-    def __init__(self, url: str, *, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> None:
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_CALL_TIMEOUT_S, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self.url = check_url(url, what=f"{SCHEME}:URL").rstrip("/")
-        super().__init__(f"{SCHEME}:{url}", timeout_s=timeout_s)
+        super().__init__(f"{SCHEME}:{url}", timeout_s=timeout_s, max_reply_bytes=max_reply_bytes)
 
     @property
     def probe_url(self) -> str:

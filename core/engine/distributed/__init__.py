@@ -15,3 +15,18 @@
 Nothing here imports Ray at module level: `import ray` happens when a sharded batch starts, so
 parley's start-up and the app never load it.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from parley.core.engine.distributed.placement import Placement, import_ray
+    from parley.core.engine.distributed.pool import WorkerPool
+    from parley.core.engine.distributed.sharded_runner import ShardedRunner
+
+__all__ = ["Placement", "ShardedRunner", "WorkerPool", "import_ray"]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

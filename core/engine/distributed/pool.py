@@ -22,7 +22,7 @@ from typing import Any
 from parley.core.engine.distributed.placement import Placement, import_ray, start_ray, stop_ray
 from parley.core.engine.distributed.worker import ConversationWorker, LimitSignals
 from parley.core.errors import ParleyError
-from parley.core.records.batch import BatchOptions
+from parley.core.records import BatchOptions
 
 log = logging.getLogger("parley.engine.distributed.pool")
 

@@ -41,11 +41,9 @@ from parley.core.engine.distributed.placement import import_ray
 from parley.core.engine.distributed.pool import NoWorkers, PooledWorker, WorkerPool
 from parley.core.engine.distributed.worker import LimitSignals, WorkerReply
 from parley.core.errors import ConfigError, ParleyError
-from parley.core.models.names import OFFLINE, parse_model_name
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
-from parley.core.store.store import Store
+from parley.core.models import OFFLINE, parse_model_name
+from parley.core.records import Conversation, ConversationSpec, Verdict
+from parley.core.store import Store
 
 log = logging.getLogger("parley.engine.distributed.sharded_runner")
 

@@ -34,10 +34,8 @@ from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.errors import ParleyError
-from parley.core.models.retry import RetryEvent
-from parley.core.records.batch import BatchOptions
-from parley.core.records.conversation import Conversation
-from parley.core.records.verdict import Verdict
+from parley.core.models import RetryEvent
+from parley.core.records import BatchOptions, Conversation, Verdict
 
 log = logging.getLogger("parley.engine.distributed.worker")
 

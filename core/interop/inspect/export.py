@@ -7,7 +7,8 @@ and `read_eval_log` reads it back. The mapping:
   an eval of k epochs, and inspect's pass_k reducers give pass^k);
 - messages: the bot's system prompt, then the transcript with its tool calls; a tool call that
   failed or was refused carries inspect's tool error; output: the bot's last words;
-- scores: `passed`, `judge_score`, `checks` (see parley.core.interop.inspect.scores);
+- scores: `passed`, `judge_score`, `checks`, and one per criterion in words (`criterion: TEXT`)
+  (see parley.core.interop.inspect.scores);
 - metadata: the spec's variables and where it came from, the stop reason, turns, usage per
   parley role with cost, extracted outputs;
 - usage: `model_usage` by model name and `role_usage` by role (`bot`, `user`, and `grader` for
@@ -31,8 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from parley.core.errors import ParleyError
-from parley.core.records.batch import BatchRecord, StoredConversation
-from parley.core.records.conversation import RERUN_STOPS
+from parley.core.records import RERUN_STOPS, BatchRecord, StoredConversation
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -104,10 +104,12 @@ def build_eval_log(store: Any, batch_id: str) -> EvalLog:
     from inspect_ai.log._log import EvalMetricDefinition, EvalScorer
     from inspect_ai.model import ModelConfig, ModelUsage
 
-    from parley.core.interop.inspect.scores import SCORE_METRICS
+    from parley.core.interop.inspect.scores import CRITERION_METRICS, CRITERION_SCORE, SCORE_METRICS
+    from parley.core.store import criterion_counts
 
     batch = store.get_batch(batch_id)
-    samples = [_sample(stored) for stored in store.iter_conversations(batch_id)]
+    criteria = [c.criterion for c in criterion_counts(store, batch.id)]
+    samples = [_sample(stored, criteria) for stored in store.iter_conversations(batch_id)]
     ids: dict[str, None] = dict.fromkeys(str(s.id) for s in samples)
     models = batch.options.models
     user_names = sorted({str(s.metadata["user_simulator"]) for s in samples}) or [models.user]
@@ -157,7 +159,7 @@ def build_eval_log(store: Any, batch_id: str) -> EvalLog:
         },
         scorers=[
             EvalScorer(name=name, options={}, metrics=[EvalMetricDefinition(name=f"inspect_ai/{m}") for m in metrics])
-            for name, metrics in SCORE_METRICS.items()
+            for name, metrics in [*SCORE_METRICS.items(), *((CRITERION_SCORE + c, CRITERION_METRICS) for c in criteria)]
         ],
     )
     plan = EvalPlan(
@@ -198,12 +200,12 @@ def build_eval_log(store: Any, batch_id: str) -> EvalLog:
     return log
 
 
-def _sample(stored: StoredConversation) -> EvalSample:
+def _sample(stored: StoredConversation, criteria: list[str]) -> EvalSample:
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ModelOutput, ModelUsage
 
     from parley.core.interop.inspect.messages import INSPECT_ROLES, add_usage, messages_to_inspect
-    from parley.core.interop.inspect.scores import conversation_metadata, sample_input, spec_metadata, verdict_scores
+    from parley.core.interop.inspect.scores import conversation_metadata, criterion_scores, sample_input, spec_metadata, verdict_scores
 
     conv, verdict = stored.conversation, stored.verdict
     role_usage: dict[str, ModelUsage] = {}
@@ -225,7 +227,7 @@ def _sample(stored: StoredConversation) -> EvalSample:
         target="",
         messages=messages_to_inspect(conv.messages, system_prompt=conv.system_prompt, tool_calls=conv.tool_calls),
         output=ModelOutput.from_content(model=conv.bot_model, content=bot_texts[-1] if bot_texts else ""),
-        scores=verdict_scores(conv, verdict),
+        scores={**verdict_scores(conv, verdict), **criterion_scores(verdict, criteria)},
         metadata={**spec_metadata(stored.spec), **conversation_metadata(conv, verdict, stored.trial), "batch_id": stored.batch_id},
         model_usage=model_usage,
         role_usage=role_usage,

@@ -24,8 +24,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolCallError, ToolInfo, ToolParams
 
-from parley.core.records.chat import ChatMessage, ToolCall, ToolSpec, Usage
-from parley.core.records.tools import ToolCallRecord
+from parley.core.records import ChatMessage, ToolCall, ToolCallRecord, ToolSpec, Usage
 
 # parley's role names -> inspect's. The bot is inspect's evaluated model (no role of its own);
 # the judge is inspect's conventional `grader` role.

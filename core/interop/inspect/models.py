@@ -25,15 +25,13 @@ from typing import Any
 from inspect_ai.model import GenerateConfig as InspectConfig
 from inspect_ai.model import Model, get_model, model_roles
 
-from parley.core.bots.api import Bot
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots import Bot, OrderBot, declared_fallback, order_bot_model
 from parley.core.errors import ConfigError, ProviderError
-from parley.core.evaluation.judge import Judge, LLMJudge, OfflineJudge
+from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
 from parley.core.interop.inspect.messages import message_from_inspect, messages_to_inspect, tool_to_inspect, usage_from_inspect
-from parley.core.models.names import OFFLINE
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec
-from parley.core.records.spec import ConversationSpec
-from parley.core.users.simulator import UserSimulator
+from parley.core.models import OFFLINE
+from parley.core.records import ChatMessage, ConversationSpec, GenerateConfig, ModelReply, ToolSpec
+from parley.core.users import UserSimulator
 
 USER_ROLE = "user"
 GRADER_ROLE = "grader"
@@ -122,9 +120,7 @@ class InspectRoles:
     def __init__(self, bot: str = "model") -> None:
         self.check_bot(bot)
         if bot == OFFLINE:
-            from parley.core.models.registry import get_model as parley_model
-
-            self._bot: Bot = OrderBot(parley_model(OFFLINE, role="bot"))
+            self._bot: Bot = OrderBot(order_bot_model(OFFLINE))
         else:
             self._bot = OrderBot(InspectChatModel(get_model()))
         user = role_model(USER_ROLE)
@@ -152,13 +148,14 @@ class InspectRoles:
 
     def user(self, spec: ConversationSpec) -> UserSimulator:
         """A fresh simulated customer for one conversation of `spec`."""
+        bot_fallback = declared_fallback(self._bot)
         if self._user is None:
-            from parley.core.users.factory import make_user_simulator
+            from parley.core.users import make_user_simulator
 
-            return make_user_simulator(spec, OFFLINE)
-        from parley.core.users.llm_user import LLMUser
+            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
+        from parley.core.users import LLMUser
 
-        return LLMUser(spec, self._user)
+        return LLMUser(spec, self._user, bot_fallback=bot_fallback)
 
     def judge(self) -> Judge:
         return self._judge

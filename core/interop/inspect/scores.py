@@ -16,18 +16,23 @@ inspect's log viewer:
   explanation lists them all, a line each, and the metadata holds each check in full (kind,
   name, outcome, reason, policy_violation). A dict value keyed by check name would not
   aggregate: specs have different checks. Metric: mean.
+
+The eval-log export adds one score per criterion in words the batch has (`criterion: TEXT`):
+C when the judge found it met, I when not met, unscored otherwise (not applicable, not run, a
+judge error, or a conversation whose spec does not have it); the explanation is the judge's
+reasoning and evidence. Metric: accuracy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
+from parley.core.evaluation import CRITERION_KIND, criterion_state
 from parley.core.interop.inspect.messages import jsonable
-from parley.core.records.conversation import BROKEN_STOPS, Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import BOT_FAILURES, CheckResult, Verdict
+from parley.core.records import BOT_FAILURES, BROKEN_STOPS, CheckResult, Conversation, ConversationSpec, Verdict
 
 SCORE_METRICS: dict[str, tuple[str, ...]] = {
     "passed": ("accuracy", "stderr"),
@@ -37,6 +42,9 @@ SCORE_METRICS: dict[str, tuple[str, ...]] = {
 """Each score's name and its metrics (inspect_ai's built-in metric names)."""
 
 _MARKS = {"pass": "✅", "fail": "❌", "not_applicable": "➖", "not_run": "⏹️", "error": "⚠️"}
+CRITERION_SCORE = "criterion: "
+"""A criterion's score is named `criterion: ` and its text."""
+CRITERION_METRICS: tuple[str, ...] = ("accuracy",)
 
 
 def effective_outcome(conversation: Conversation, verdict: Verdict | None) -> str:
@@ -92,6 +100,27 @@ def verdict_scores(conversation: Conversation, verdict: Verdict | None) -> dict[
     else:
         checks_score = Score.unscored(answer="0/0", explanation=checks_text, metadata=checks_meta)
     return {"passed": passed, "judge_score": judge_score, "checks": checks_score}
+
+
+def criterion_scores(verdict: Verdict | None, criteria: Sequence[str]) -> dict[str, Score]:
+    """One score per criterion in `criteria` (see the module doc)."""
+    checks = {c.name: c for c in (verdict.checks if verdict is not None else []) if c.kind == CRITERION_KIND}
+    scores: dict[str, Score] = {}
+    for text in criteria:
+        check = checks.get(text)
+        name = CRITERION_SCORE + text
+        if check is None:
+            scores[name] = Score.unscored(answer="-", explanation="this conversation's spec does not have this criterion")
+            continue
+        state = criterion_state(check.outcome, check.details)
+        meta = {"state": state, "turn": check.details.get("turn"), "quote": check.details.get("quote")}
+        if check.outcome in ("pass", "fail"):
+            scores[name] = Score(
+                value=CORRECT if check.outcome == "pass" else INCORRECT, answer=state, explanation=check.reason, metadata=meta
+            )
+        else:
+            scores[name] = Score.unscored(answer=state, explanation=check.reason, metadata=meta)
+    return scores
 
 
 def sample_input(spec: ConversationSpec) -> str:

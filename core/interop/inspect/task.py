@@ -41,18 +41,13 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from parley.core.engine.batch_conversation import ConversationControl, WorldTemplates, run_planned
-from parley.core.engine.batch_plan import PlannedRun, trial_spec
-from parley.core.engine.harness import Limits
+from parley.core.engine import ConversationControl, Limits, PlannedRun, WorldTemplates, run_planned, trial_spec
 from parley.core.errors import ParleyError
 from parley.core.interop.inspect.messages import messages_to_inspect
 from parley.core.interop.inspect.models import InspectRoles
 from parley.core.interop.inspect.scores import conversation_metadata, sample_input, spec_metadata, verdict_scores
-from parley.core.records.conversation import Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import Verdict
-from parley.core.specs.shipped import SHIPPED_DIR
-from parley.core.specs.sources import load_specs
+from parley.core.records import Conversation, ConversationSpec, Verdict
+from parley.core.specs import SHIPPED_DIR, load_specs
 
 STORE_CONVERSATION = "parley_conversation"
 STORE_VERDICT = "parley_verdict"

@@ -7,6 +7,9 @@ The child writes each conversation to the same SQLite database as it ends (the s
 the app read meanwhile) and sends its events back through a queue; they are gathered here under
 a lock, and the pane drains them (`BatchFeed.drain`) about ten times a second, one draw however
 many conversations ended in between. stop() and cancel() are sent to the child the same way.
+The child outlives no app: closed by kill -9 or a crash, the app leaves the child's lifeline
+(a pipe only the app writes) at end-of-file, and the child cancels what is in flight, stores it,
+and exits (see run_child).
 With a placement (`parley --workers N` / `--ray ADDRESS`) the child is the coordinator of a
 sharded batch (parley.core.engine.distributed): it starts the workers, runs the batch over them
 and stores what they send back, and stops them when the batch ends. Each batch starts its own
@@ -19,11 +22,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import queue
+import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.queues import Queue
+
+    from parley.core.engine import PreparedBatch
+    from parley.core.engine.distributed import Placement, WorkerPool
+    from parley.core.records import BatchEvent, BatchFinished, BatchStarted, ConversationRow, Progress
+    from parley.core.store import Store
 
 log = logging.getLogger("parley.tui.batch_feed")
 
@@ -32,10 +48,10 @@ log = logging.getLogger("parley.tui.batch_feed")
 class FeedUpdate:
     """What happened since the last drain."""
 
-    rows: list[Any] = field(default_factory=list)  # ConversationRows of finished conversations
-    progress: Any = None  # the latest core Progress, if any came
-    started: Any = None  # BatchStarted, if it came
-    finished: Any = None  # BatchFinished, if it came
+    rows: list[ConversationRow] = field(default_factory=list)  # of finished conversations
+    progress: Progress | None = None  # the latest, if any came
+    started: BatchStarted | None = None
+    finished: BatchFinished | None = None
     concurrency: list[tuple[int, str]] = field(default_factory=list)
     last_error: str | None = None
 
@@ -47,38 +63,38 @@ class FeedUpdate:
 class BatchFeed:
     """Events from a running batch, gathered on its loop's thread, drained on the UI's."""
 
-    def __init__(self, batch_id: str, placement: Any = None) -> None:
+    def __init__(self, batch_id: str, placement: Placement | None = None) -> None:
         self.batch_id = batch_id
-        self.placement = placement  # parley.core.engine.distributed.placement.Placement, or None
+        self.placement = placement
         self._lock = threading.Lock()
         self._pending = FeedUpdate()
-        self._control: Any = None  # the child's control queue while it runs
+        self._control: Queue[str | None] | None = None  # the child's control queue while it runs
         self._asked: list[str] = []  # stop/cancel asked before the child existed
-        self.result: Any = None
+        self._lifeline: Connection | None = None  # our end of the child's lifeline while it runs
+        self.result: BatchFinished | None = None
 
     # ---- the batch's side ----------------------------------------------------------------------
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: BatchEvent) -> None:
         """The runner's callback (on the batch loop's thread): remember, never draw."""
-        kind = getattr(event, "kind", None)
         with self._lock:
             pending = self._pending
-            if kind == "progress":
+            if event.kind == "progress":
                 pending.progress = event
-            elif kind == "conversation_finished":
+            elif event.kind == "conversation_finished":
                 pending.rows.append(event.row)
-            elif kind == "conversation_failed":
+            elif event.kind == "conversation_failed":
                 if event.row is not None:
                     pending.rows.append(event.row)
                 pending.last_error = event.error
-            elif kind == "concurrency_changed":
+            elif event.kind == "concurrency_changed":
                 pending.concurrency.append((event.limit, event.reason))
-            elif kind == "batch_started":
+            elif event.kind == "batch_started":
                 pending.started = event
-            elif kind == "batch_finished":
+            elif event.kind == "batch_finished":
                 pending.finished = event
 
-    def run(self, store: Any, prepared: Any) -> Any:
+    def run(self, store: Store, prepared: PreparedBatch) -> BatchFinished:
         """Run `prepared` to its end in a child process on `store`'s database; returns the
         BatchFinished event (None if the child died without one). Blocks: call it from a
         worker thread. stop() and cancel() may be called from any thread meanwhile."""
@@ -89,17 +105,23 @@ class BatchFeed:
         captured = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = sys.__stdout__ or sys.stdout, sys.__stderr__ or sys.stderr
         try:
-            events: Any = context.Queue()
-            control: Any = context.Queue()
+            events: Queue[BatchEvent | None] = context.Queue()
+            control: Queue[str | None] = context.Queue()
+            # The lifeline: only the child holds its reading end and only this process its
+            # writing end, which the system closes however this process ends (kill -9 too), so
+            # the child reads end-of-file the moment the app is gone (see run_child).
+            lifeline, self._lifeline = context.Pipe(duplex=False)
             # Not a daemon: an app closing mid-batch cancels it and waits while it saves what
             # was in flight (as cancelled), so nothing that ran is lost.
             child = context.Process(
-                target=run_child, args=(str(store.path) if store.path else ":memory:", prepared, events, control, self.placement)
+                target=run_child,
+                args=(str(store.path) if store.path else ":memory:", prepared, events, control, self.placement, lifeline, os.getpid()),
             )
             with self._lock:
                 self._control = control
                 asked, self._asked = self._asked, []
             child.start()
+            lifeline.close()  # the child's end: kept here, it would hide this process's death from the child
         finally:
             sys.stdout, sys.stderr = captured
         for method in asked:
@@ -115,11 +137,14 @@ class BatchFeed:
             if event is None:  # the child's last word
                 break
             self.on_event(event)
-            if getattr(event, "kind", None) == "batch_finished":
+            if event.kind == "batch_finished":
                 finished = event
         child.join(timeout=10)
         with self._lock:
             self._control = None
+        if self._lifeline is not None:
+            self._lifeline.close()
+            self._lifeline = None
         self.result = finished
         if finished is None:
             raise RuntimeError(f"the batch's process ended without finishing (exit code {child.exitcode})")
@@ -153,29 +178,57 @@ class BatchFeed:
         return self._call("cancel")
 
 
-def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement: Any = None) -> None:
+def run_child(
+    db_path: str,
+    prepared: PreparedBatch,
+    events: Queue[BatchEvent | None],
+    control: Queue[str | None],
+    placement: Placement | None = None,
+    lifeline: Connection | None = None,
+    parent_pid: int | None = None,
+) -> None:
     """The batch's process: open the store, run the batch (over workers with a `placement`),
-    send every event back; "stop" and "cancel" arrive on `control`. Ends by sending None."""
-    from parley.core.store.store import Store
+    send every event back (redacted: the app shows them); "stop" and "cancel" arrive on
+    `control`. Ends by sending None.
+
+    The app decides when the batch stops: a hang-up or Ctrl-C that reaches this process too (it
+    shares the app's terminal) is left to the app, which cancels through `control` as it quits.
+    If the app is gone without a word (kill -9, a crash: `lifeline` reads end-of-file, or the
+    parent pid changes), nobody will read the events again: the batch stops launching, what is
+    in flight is stored as `cancelled` (the batch ends `cancelled`, resumable), and the process
+    exits without waiting on a pipe nobody drains."""
+    from parley.tui.cli.log_file import configure_logging
+
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+    if db_path != ":memory:":
+        configure_logging(Path(db_path))
+    orphaned = threading.Event()
 
     async def main() -> None:
-        from parley.core.engine.batch_runner import BatchRunner
+        from parley.core.engine import BatchRunner
         from parley.core.errors import ParleyError
-        from parley.core.models.openai_provider import aclose_clients
-        from parley.core.records.events import BatchFinished
+        from parley.core.models import aclose_clients
+        from parley.core.records import BatchFinished
+        from parley.core.redaction import REDACTOR
+        from parley.core.store import Store
+
+        def send(event: BatchEvent) -> None:
+            if not orphaned.is_set():
+                events.put(REDACTOR.redact_record(event))
 
         loop = asyncio.get_running_loop()
         store = await asyncio.to_thread(Store.open, db_path)
-        pool: Any = None
+        pool: WorkerPool | None = None
         runner: BatchRunner
-        if placement is None or prepared.batch.options.cache:  # the reply cache lives in this process's database
-            runner = BatchRunner(store, prepared, on_event=events.put)
+        # The reply cache lives in this process's database; a re-score calls no bot or customer.
+        if placement is None or prepared.batch.options.cache or prepared.rescores:
+            runner = BatchRunner(store, prepared, on_event=send)
         else:
-            from parley.core.engine.distributed.pool import WorkerPool
-            from parley.core.engine.distributed.sharded_runner import ShardedRunner
+            from parley.core.engine.distributed import ShardedRunner, WorkerPool
 
             pool = WorkerPool(placement)
-            runner = ShardedRunner(store, prepared, pool=pool, on_event=events.put)
+            runner = ShardedRunner(store, prepared, pool=pool, on_event=send)
 
         def listen() -> None:  # a thread: each command is run on the batch's loop
             while True:
@@ -187,12 +240,33 @@ def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement:
                 except RuntimeError:  # the loop has closed: the batch is over
                     return
 
+        def abandoned() -> None:  # on the batch's loop
+            log.warning("batch %s: the app is gone; what is in flight is stored as cancelled", prepared.id)
+            events.cancel_join_thread()  # what is still queued for the app is dropped at exit
+            runner.cancel()
+
+        def watch() -> None:  # a thread: the app's end of the lifeline closes when it dies
+            while not orphaned.is_set():
+                try:
+                    gone = _parent_gone(lifeline, parent_pid)
+                except OSError:
+                    gone = True
+                if gone:
+                    orphaned.set()
+                    try:
+                        loop.call_soon_threadsafe(abandoned)
+                    except RuntimeError:  # the batch is over already
+                        pass
+                    return
+
         threading.Thread(target=listen, daemon=True).start()
+        if lifeline is not None or parent_pid is not None:
+            threading.Thread(target=watch, daemon=True).start()
         try:
             await runner.run()
         except ParleyError as exc:  # the workers did not start: the batch is recorded failed, and why
             log.warning("batch %s: %s", prepared.id, exc)
-            events.put(
+            send(
                 BatchFinished(
                     batch_id=prepared.id,
                     status="failed",
@@ -215,6 +289,24 @@ def run_child(db_path: str, prepared: Any, events: Any, control: Any, placement:
     try:
         asyncio.run(main())
     finally:
-        events.put(None)
+        if orphaned.is_set():
+            events.cancel_join_thread()
+            control.cancel_join_thread()
+        else:
+            events.put(None)
         events.close()
         events.join_thread()
+        orphaned.set()  # the watcher's loop ends
+
+
+def _parent_gone(lifeline: Connection | None, parent_pid: int | None) -> bool:
+    """Whether the app that started this process is gone; waits up to a second to see."""
+    if lifeline is not None:
+        if lifeline.poll(1.0):  # the app never writes: readable means end-of-file
+            try:
+                lifeline.recv_bytes()
+            except EOFError:
+                return True
+    elif parent_pid is not None:
+        time.sleep(1.0)
+    return parent_pid is not None and os.getppid() != parent_pid

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parley.core.records import ConversationRow
 
 UNEVALUATED = "unevaluated"
 OUTCOME_LABELS = {"infrastructure_error": "infra error", "evaluation_error": "eval error"}
@@ -39,7 +42,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
-def outcome_of(row: Any) -> str:
+def outcome_of(row: ConversationRow) -> str:
     return row.outcome or UNEVALUATED
 
 
@@ -50,7 +53,7 @@ def outcome_label(outcome: str | None) -> str:
     return OUTCOME_LABELS.get(outcome, outcome.replace("_", " "))
 
 
-def result_cells(row: Any) -> dict[str, str]:
+def result_cells(row: ConversationRow) -> dict[str, str]:
     """A conversation as the results table shows it (durations to a tenth of a second)."""
     variables = ", ".join(f"{k}={v}" for k, v in row.variables.items()) or "-"
     return {
@@ -109,7 +112,7 @@ class ResultsFilter:
                 fields[key] = value.lower()
         return cls(text=" ".join(words), **{k: v for k, v in fields.items() if k != "trial"})
 
-    def keeps(self, row: Any) -> bool:
+    def keeps(self, row: ConversationRow) -> bool:
         if self.outcome and outcome_of(row) != self.outcome:
             return False
         if self.profile and self.profile not in row.name.lower() and self.profile not in row.spec_id.lower():
@@ -141,7 +144,7 @@ def _compare(score: int, op: str, value: int) -> bool:
     return {"=": score == value, "<": score < value, "<=": score <= value, ">": score > value, ">=": score >= value}[op]
 
 
-def _sort_key(key: str) -> Any:
+def _sort_key(key: str) -> Callable[[ConversationRow], Any]:
     if key == "run":
         return lambda r: (r.started_at, r.name, r.trial)
     if key == "score":
@@ -164,16 +167,16 @@ class BatchResults:
     """One batch's rows in run order, their totals, and the view the table shows."""
 
     batch_id: str | None = None
-    rows: list[Any] = field(default_factory=list)
+    rows: list[ConversationRow] = field(default_factory=list)
     outcomes: Counter[str] = field(default_factory=Counter)
     scores: Counter[int | None] = field(default_factory=Counter)
     trials: int = 1
     filter: ResultsFilter = field(default_factory=ResultsFilter)
     sort: str = "run"
-    view: list[Any] = field(default_factory=list)
+    view: list[ConversationRow] = field(default_factory=list)
     _ids: set[str] = field(default_factory=set)
 
-    def reset(self, batch_id: str | None, rows: Iterable[Any] = ()) -> None:
+    def reset(self, batch_id: str | None, rows: Iterable[ConversationRow] = ()) -> None:
         self.batch_id = batch_id
         self.rows, self._ids = [], set()
         self.outcomes, self.scores = Counter(), Counter()
@@ -181,7 +184,7 @@ class BatchResults:
         self.add(rows)
         self.refilter()
 
-    def add(self, rows: Iterable[Any]) -> list[Any]:
+    def add(self, rows: Iterable[ConversationRow]) -> list[ConversationRow]:
         """Add rows not seen yet; returns the ones that belong at the end of the view (all of
         them with no filter and run order; otherwise the view is recomputed and [] returned)."""
         fresh = []
@@ -233,6 +236,6 @@ class BatchResults:
         return sum(n for s, n in self.scores.items() if s not in (1, 2, 3))
 
 
-def stored_order(rows: Sequence[Any]) -> list[Any]:
+def stored_order(rows: Sequence[ConversationRow]) -> list[ConversationRow]:
     """Rows in the order they ran (the store lists newest first)."""
     return sorted(rows, key=lambda r: (r.started_at, r.name, r.trial))

@@ -3,13 +3,21 @@ conversations in a results table beside a histogram of their scores, filtered an
 asked ("N of M shown"); a running batch's progress bar and live counts. Enter on a result opens
 its transcript and verdict; `x` stops the running batch (graceful), a second `x` cancels it now.
 `b` marks the highlighted batch as the base of a comparison, `c` compares the highlighted one
-with it (parley.tui.app.screens.compare_batches).
+with it (parley.tui.app.screens.compare_batches). `R` re-scores the highlighted batch: its
+stored conversations judged again into a new batch (parley.tui.app.screens.rescore_batch), run
+here as any batch is.
 
 A batch runs on an event loop of its own in a worker thread (parley.tui.app.panes.batch_feed),
 never on the app's: its events are gathered there and drawn here at most ten times a second,
 one draw however many conversations ended in between. Counts and the histogram are kept up to
 date one row at a time (panes.batch_results), and the results table only draws the rows on
 screen (widgets.results_table), so a 10,000-conversation batch stays smooth.
+
+Batches other processes run (`parley run`, the service) show as they progress: while the pane is
+shown it looks every POLL_S seconds, in a worker, at the database's data version (one pragma that
+reads no table, parley.core.store.Store.data_version); only when another process committed since
+the last look does it list the batches again, and reload the shown batch's results if its count
+of done conversations moved.
 
 Layout, top to bottom: the list of batches; the status and progress lines; the results' filter
 line; the results table and the histogram.
@@ -18,9 +26,11 @@ line; the results table and the histogram.
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import sqlite3
 import time
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -31,7 +41,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 
 from parley.tui.app import heap
-from parley.tui.app.messages import BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
+from parley.tui.app.messages import BatchesChanged, BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batch_feed import BatchFeed, FeedUpdate
 from parley.tui.app.panes.batch_results import SORTS, BatchResults, ResultsFilter, plural, stored_order
@@ -40,6 +50,15 @@ from parley.tui.app.widgets.in_place import update_in_place
 from parley.tui.app.widgets.results_table import ResultsTable
 from parley.tui.app.widgets.row_table import Ranked, RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
+
+if TYPE_CHECKING:
+    from parley.core.engine import PreparedBatch
+    from parley.core.records import BatchFinished, BatchRecord, ConversationRow, Progress, UnreadableBatch
+    from parley.core.store import BatchRow
+
+POLL_S = 3.0
+"""How often the shown Batches pane looks for batches other processes changed."""
+log = logging.getLogger("parley.tui")
 
 HINT = "r in Profiles (or ctrl+p › Run batch) launches a batch here; from a terminal: parley run PATH."
 COLUMNS = (
@@ -51,11 +70,14 @@ COLUMNS = (
     Ranked("Done", 1, 7),
     Ranked("Passed", 2, 7),
     Ranked("Failed", 2, 7),
+    Ranked("Bot errors", 2, 10),
     Ranked("Apart", 3, 7),
     Ranked("Errors", 4, 7),
 )
-"""Failed: the bot's failures (failed checks, bot errors). Apart: unverified conversations and
-simulator faults. Errors: runs that broke on the simulator's or parley's side."""
+"""The batch's summary (parley.core.evaluation.BatchSummary), under its names. Failed: a check
+about the bot failed; Bot errors: the bot broke (with Failed, the bot's failures). Apart:
+neither, and the run did not break (unverified, simulator faults, evaluation errors,
+unevaluated). Errors: runs that broke on the simulator's or parley's side."""
 MAX_BATCHES = 500
 MAX_ROWS = 100_000  # rows read for a past batch; the counts in the list are always complete
 DRAW_INTERVAL_S = 0.1  # a running batch is drawn at most ten times a second
@@ -69,23 +91,29 @@ FILTER_PLACEHOLDER = "text profile: stop: score:<3"
 ANY_OUTCOME = "Any outcome"
 
 
-def batch_cells(row: Any) -> tuple[str, ...]:
-    b = row.batch
+def batch_cells(row: BatchRow | UnreadableBatch) -> tuple[str, ...]:
+    """A stored batch's row (parley.core.store.BatchRow): its record and its summary's counts; a
+    row that cannot be read: its id, and why, in its place."""
+    from parley.core.records import UnreadableBatch  # loaded already: the store listed the row
+
+    if isinstance(row, UnreadableBatch):  # a damaged row: what it is, and why, in its place
+        return (row.id[:12], (row.created_at or "-")[:16], "unreadable", row.reason, *["-"] * 7)
+    b, s = row.batch, row.summary
+    return _cells(b, s.done, s.passed, s.failed, s.bot_errors, s.apart, s.errors)
+
+
+def live_cells(row: BatchRow, p: Progress) -> tuple[str, ...]:
+    """The running batch's row with the runner's live counts (parley.core.records.Progress):
+    its stored summary is shown again once it ends."""
+    return _cells(row.batch, p.done, p.passed, p.failed - p.bot_errors, p.bot_errors, p.unverified + p.user_faults, p.errors, "running")
+
+
+def _cells(
+    b: BatchRecord, done: int, passed: int, failed: int, bot_errors: int, apart: int, errors: int, status: str | None = None
+) -> tuple[str, ...]:
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    sources = ", ".join(b.sources)
-    apart = row.unverified + row.user_faults
-    return (
-        b.id[:12],
-        created,
-        b.status,
-        sources,
-        str(b.planned),
-        str(row.done),
-        str(row.passed),
-        str(row.failed),
-        str(apart),
-        str(row.errors),
-    )
+    counts = (done, passed, failed, bot_errors, apart, errors)
+    return (b.id[:12], created, status or b.status, ", ".join(b.sources), str(b.planned), *(str(n) for n in counts))
 
 
 def _eta(seconds: float | None) -> str:
@@ -105,6 +133,7 @@ class BatchesPane(Pane):
         Binding("ctrl+r", "reload", "Reload"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("s", "next_sort", "Sort"),
+        Binding("R", "rescore", "Re-score"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -113,11 +142,11 @@ class BatchesPane(Pane):
         self.shown_batch: str | None = None  # whose results are shown
         self.results = BatchResults()
         self.feed: BatchFeed | None = None
-        self.feed_result: Any = None  # the last batch's BatchFinished (its own timing)
+        self.feed_result: BatchFinished | None = None  # the last batch's end (its own timing)
         self.running_batch: str | None = None
         self.stop_requests = 0
         self.last_error: str | None = None
-        self.progress: Any = None
+        self.progress: Progress | None = None
         self.base_batch: str | None = None  # marked with `b`: what `c` compares with
         self.draws = 0  # how many times a running batch was drawn (10/s at most)
         self._list_drawn = 0.0  # when the running batch's list row was last redrawn (monotonic)
@@ -128,7 +157,10 @@ class BatchesPane(Pane):
         self._debounce: Timer | None = None
         self._search_generation = 0
         self.listed = ""  # the status line's count of batches
-        self.rates = ""  # the shown batch's pass rate and pass^k, with their intervals
+        self.rates = ""  # the shown batch's pass rate and pass^k, with their intervals, and its counts
+        self.ended: tuple[str, str, bool] | None = None  # the batch that just ended: its id, last line, whether it failed
+        self.data_version: int | None = None  # the database's, when the batches were last listed
+        self._done_seen: dict[str, tuple[int, str]] = {}  # each listed batch's done count and status
 
     def compose(self) -> ComposeResult:
         yield Static(Content(HINT), id="batches-hint", classes="pane-placeholder")
@@ -150,6 +182,7 @@ class BatchesPane(Pane):
     def on_mount(self) -> None:
         self.query_one("#batch-progress-row").display = False
         self.query_one("#batch-empty").display = False
+        self.set_interval(POLL_S, self._poll)
 
     @property
     def table(self) -> RowTable:
@@ -161,8 +194,10 @@ class BatchesPane(Pane):
 
     # ---- the list of batches ----------------------------------------------------------------------
 
+    def main_widget(self) -> RowTable:
+        return self.table
+
     def load_data(self) -> None:
-        self.table.focus()
         self._list()
 
     def refresh_data(self) -> None:
@@ -172,16 +207,52 @@ class BatchesPane(Pane):
     def _list(self) -> None:
         store = self.parley.store()
         store.interrupt_orphans()  # a batch whose process was killed shows as interrupted
-        self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES)))
+        version = store.data_version()  # before the list: a change made while it is read is seen next time
+        self.post_message(BatchesListed(store.list_batches(limit=MAX_BATCHES), version))
+
+    def _poll(self) -> None:
+        if self.shown and self._activated:
+            self._look_for_changes()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batches-poll", description="looking for changed batches")
+    def _look_for_changes(self) -> None:
+        from parley.core.errors import ParleyError
+
+        try:
+            version = self.parley.store().data_version()
+        except (ParleyError, sqlite3.Error) as exc:  # the next look tries again; listing says what is wrong
+            log.info("looking for changed batches failed: %s", exc)
+            return
+        self.post_message(BatchesChanged(version))
+
+    def on_batches_changed(self, message: BatchesChanged) -> None:
+        if self.data_version is not None and message.version != self.data_version:
+            self.data_version = message.version  # one listing per change, however long it takes
+            self._list()
 
     def on_batches_listed(self, message: BatchesListed) -> None:
+        from parley.core.records import UnreadableBatch  # loaded already: the store listed the rows
+
         table = self.table
         rows = list(message.rows)
-        if self.running_batch is not None and self.progress is not None:
-            rows = [self._live(row) if row.id == self.running_batch else row for row in rows]
+        if message.version is not None:
+            self.data_version = message.version
+        seen, self._done_seen = (
+            self._done_seen,
+            {row.id: (row.summary.done, row.batch.status) for row in rows if not isinstance(row, UnreadableBatch)},
+        )
+        shown = self.shown_batch
+        if shown is not None and shown != self.running_batch and shown in seen and seen[shown] != self._done_seen.get(shown):
+            self._load_rows(shown)  # another process moved it on: its results too
+        live = self.running_batch if self.progress is not None else None
         self.batch_ids = [row.id for row in rows]
         wanted = self.running_batch or self.shown_batch
-        table.set_rows(batch_cells(row) for row in rows)
+        table.set_rows(
+            live_cells(row, self.progress)
+            if row.id == live and self.progress is not None and not isinstance(row, UnreadableBatch)
+            else batch_cells(row)
+            for row in rows
+        )
         n = len(rows)
         status = (
             "No batches yet: r in Profiles launches one."
@@ -197,20 +268,6 @@ class BatchesPane(Pane):
             self.show_batch(self.batch_ids[0])
         if table.cursor_row < max(table.size.height - 2, 1):  # the newest batches stay in view
             table.scroll_home(animate=False, immediate=True)
-
-    def _live(self, row: Any) -> Any:
-        """The running batch's list row with the counts of its latest progress."""
-        p = self.progress
-        return row.model_copy(
-            update={
-                "done": p.done,
-                "passed": p.passed,
-                "failed": p.failed,
-                "unverified": p.unverified,
-                "user_faults": p.user_faults,
-                "errors": p.errors,
-            }
-        )
 
     @on(DataTable.RowHighlighted, "#batches-table")
     def _batch_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -233,12 +290,19 @@ class BatchesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
-        from parley.core.reports.markdown import rates_line
-        from parley.core.reports.stats import summarize
+        from parley.core.reports import batch_summary, rates_line, short_counts
+        from parley.core.store import UnreadableBatchError
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
-        self.post_message(BatchRowsLoaded(batch_id, rows, rates_line(summarize(store, batch_id, max_listed=0)) if rows else ""))
+        rates = counts = ""
+        try:
+            summary = batch_summary(store, batch_id) if rows else None
+        except UnreadableBatchError as exc:  # its conversations still show; the store logged why
+            rates, summary = str(exc), None
+        if summary is not None:
+            rates, counts = rates_line(summary), short_counts(summary)
+        self.post_message(BatchRowsLoaded(batch_id, rows, rates, counts))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
         if message.batch_id != self.shown_batch:
@@ -248,12 +312,17 @@ class BatchesPane(Pane):
             rows += self.results.rows
         self.results.reset(message.batch_id, rows)
         self._show_results()
-        self.rates = message.rates
+        self.rates = f"{message.rates} · {message.counts}" if message.counts else message.rates
+        if self.ended is not None and self.ended[0] == message.batch_id:  # the run's last line, with its summary's counts
+            batch_id, text, error = self.ended
+            first, _, rest = text.partition("\n")
+            self._counts("\n".join(filter(None, [f"{first} · {message.counts}" if message.counts else first, rest])), error=error)
+            self.ended = None
         self._status()
 
     # ---- the results: filter, sort, draw ----------------------------------------------------------
 
-    def _show_results(self, *, appended: list[Any] | None = None) -> None:
+    def _show_results(self, *, appended: list[ConversationRow] | None = None) -> None:
         """Draw the results, their count line, the outcome choices and the histogram."""
         results = self.results
         table = self.results_table
@@ -343,8 +412,8 @@ class BatchesPane(Pane):
 
     # ---- running a batch --------------------------------------------------------------------------
 
-    def start(self, prepared: Any) -> None:
-        """Run a prepared batch (parley.core.engine.batch_plan.PreparedBatch) in a thread of its own."""
+    def start(self, prepared: PreparedBatch) -> None:
+        """Run a prepared batch in a thread of its own."""
         # The engine, imported to plan the batch, out of every full collection; after a batch, the
         # garbage that freeze_young() froze while it ran is collected (tui/app/heap.py).
         heap.settle(thaw=self._frozen_at > 0)
@@ -363,6 +432,10 @@ class BatchesPane(Pane):
         placement = self.parley.placement
         over = f" over {placement.describe()}" if placement is not None else ""
         self._counts(f"starting {plural(prepared.total, 'conversation')}{over}…")
+        preflight = getattr(prepared, "preflight", None)
+        checked = preflight.warnings if preflight is not None else []
+        if checked:  # the check before launch: a model its endpoint does not list
+            self.notify("\n".join(checked), title="Warnings", severity="warning", markup=False)
         self.feed = BatchFeed(prepared.id, placement=self.parley.placement)
         self._run(self.feed, prepared)
         if self._timer is None:
@@ -372,7 +445,7 @@ class BatchesPane(Pane):
         self._list()
 
     @work(thread=True, exit_on_error=False, group="batch-run", description="running the batch")
-    def _run(self, feed: BatchFeed, prepared: Any) -> None:
+    def _run(self, feed: BatchFeed, prepared: PreparedBatch) -> None:
         try:
             feed.run(self.parley.store(), prepared)
         except Exception as exc:  # the runner never raises for a conversation; this is the run itself
@@ -412,13 +485,13 @@ class BatchesPane(Pane):
                 BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error, e.unverified, e.user_faults)
             )
 
-    def _progress(self, p: Any) -> None:
+    def _progress(self, p: Progress) -> None:
         self.progress = p
         self.query_one("#batch-progress", ProgressBar).update(total=p.total, progress=p.done)
         stopping = " · stopping (x again cancels now)" if self.stop_requests == 1 else ""
         self._counts(
-            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed:,} failed · {p.unverified + p.user_faults:,} apart"
-            f" · {plural(p.errors, 'error')}"
+            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed - p.bot_errors:,} failed · {plural(p.bot_errors, 'bot error')}"
+            f" · {p.unverified + p.user_faults:,} apart · {plural(p.errors, 'error')}"
             f" · {p.rate_per_s:.1f}/s · ETA {_eta(p.eta_s)} · concurrency {p.concurrency}{stopping}"
         )
         # The list's Done, Passed... move with it: at once when Done first leaves 0, then at most
@@ -438,7 +511,14 @@ class BatchesPane(Pane):
         self._list_drawn, self._list_done = time.monotonic(), p.done
         index = self.batch_ids.index(self.running_batch)
         cells = list(self.table.full_row(index))
-        cells[5:10] = [str(p.done), str(p.passed), str(p.failed), str(p.unverified + p.user_faults), str(p.errors)]
+        cells[5:11] = [
+            str(p.done),
+            str(p.passed),
+            str(p.failed - p.bot_errors),
+            str(p.bot_errors),
+            str(p.unverified + p.user_faults),
+            str(p.errors),
+        ]
         cells[2] = "running"
         self.table.set_text_row(index, cells)
 
@@ -454,20 +534,19 @@ class BatchesPane(Pane):
         if self._timer is not None:
             self._timer.pause()
         self.query_one("#batch-progress", ProgressBar).update(total=message.total, progress=message.done)
-        text = (
-            f"{message.status}: {message.done:,}/{message.total:,} done · {message.passed:,} passed"
-            f" · {message.failed:,} failed · {message.unverified + message.user_faults:,} apart · {plural(message.errors, 'error')}"
-        )
+        # The counts follow from the batch's summary, read from the store with its rows.
+        text = f"{message.status}: {message.done:,}/{message.total:,} done"
         error = message.error or (self.last_error if message.errors else None)
         if error:
             text += f"\n{'failed' if message.status == 'failed' else 'last error'}: {error}"
-        self._counts(text, error=message.status == "failed" or bool(message.error))
+        failed = message.status == "failed" or bool(message.error)
+        self._counts(text, error=failed)
+        self.ended = (message.batch_id, text, failed)  # the counts follow with its rows (on_batch_rows_loaded)
         self.shown_batch = None  # reload its rows from the store, in the order they ran
         self.show_batch(message.batch_id)
         self.query_one("#batch-progress-row").display = True
         self._list()
-        severity = "error" if message.status == "failed" else "information"
-        self.notify(text.splitlines()[0], title="Batch finished", severity=severity)
+        self.notify(text.splitlines()[0], title="Batch finished", severity="error" if message.status == "failed" else "information")
 
     def _status(self) -> None:
         """The line under the batches: how many are listed, and the shown batch's pass rate and
@@ -549,6 +628,29 @@ class BatchesPane(Pane):
 
         compare_highlighted(self)
 
+    def action_rescore(self) -> None:
+        """The re-score form for the highlighted batch; the batch it prepares runs here."""
+        batch_id = self.highlighted_batch()
+        if batch_id is None:
+            self.notify("No batch to re-score.", severity="warning")
+            return
+        if batch_id == self.running_batch:
+            self.notify("This batch is still running: re-score it when it has ended.", severity="warning")
+            return
+        self._open_rescore(batch_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rescore", description="reading the batch")
+    def _open_rescore(self, batch_id: str) -> None:
+        from parley.tui.app.screens.rescore_batch import RescoreScreen
+
+        judge = self.parley.store().get_batch(batch_id).options.models.judge
+        self.app.call_from_thread(self.app.push_screen, RescoreScreen(batch_id, judge), self._rescore_prepared)
+
+    def _rescore_prepared(self, prepared: PreparedBatch | None) -> None:
+        if prepared is not None:
+            self.start(prepared)
+            self.results_table.focus()
+
     def action_reload(self) -> None:
         self._list()
         if self.shown_batch is not None and self.shown_batch != self.running_batch:
@@ -563,6 +665,10 @@ class BatchesPane(Pane):
         keys = list(SORTS)
         select.value = keys[(keys.index(str(select.value)) + 1) % len(keys)]
 
-    def on_unmount(self) -> None:
-        if self.feed is not None:  # the app is closing: the batch's conversations end as cancelled
+    def cancel_running(self) -> None:
+        """Cancel the running batch, if any: what is in flight is stored as cancelled."""
+        if self.feed is not None:
             self.feed.cancel()
+
+    def on_unmount(self) -> None:
+        self.cancel_running()  # the app is closing: the batch's conversations end as cancelled

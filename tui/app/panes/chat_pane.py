@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -39,6 +40,11 @@ from parley.tui.app.messages import (
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.widgets.transcript_view import ChatLog
 
+if TYPE_CHECKING:
+    from parley.core.chat import ChatSession
+    from parley.core.models import ChatModel
+    from parley.core.records import ChatExport, SessionMetrics
+
 # The chat's slash commands, for completion. Kept here (not read from parley.core.chat.commands) so
 # the app's start-up imports no engine code; tests check the two lists agree.
 COMMAND_NAMES = ["database", "orders", "order", "customer", "metrics", "reset", "export", "help", "exit", "quit"]
@@ -60,14 +66,14 @@ class ChatSidebar(Static):
         self.customer = customer
         self.bot_model = bot_model
         self.status = "starting…"
-        self.metrics: Any = None
+        self.metrics: SessionMetrics | None = None
         self.saved = "not yet"
         self.border_title = "Session"
 
     def on_mount(self) -> None:
         self._render_stats()
 
-    def show(self, *, metrics: Any = None, status: str | None = None, saved: str | None = None) -> None:
+    def show(self, *, metrics: SessionMetrics | None = None, status: str | None = None, saved: str | None = None) -> None:
         if metrics is not None:
             self.metrics = metrics
             self.customer = metrics.customer_id
@@ -142,15 +148,16 @@ class ChatPane(Pane):
         Binding("ctrl+end", "follow", "Follow new messages", show=False),
     ]
 
-    def __init__(self, *, customer: str, bot_model: Any, id: str | None = None) -> None:
+    def __init__(self, *, customer: str, bot_model: str | ChatModel, id: str | None = None) -> None:
         super().__init__(id=id)
         self.customer = customer
         self.bot_model = bot_model
-        self.session: Any = None  # parley.core.chat.session.ChatSession once started
+        self.session: ChatSession | None = None  # once started
         self.busy = False
         self._started_at: datetime.datetime | None = None
         self._tools_expanded = False
         self._start_error: str | None = None
+        self._not_saved: str | None = None  # why chats are not saved (a read-only database)
         self._ended = False
 
     @property
@@ -209,12 +216,11 @@ class ChatPane(Pane):
         if event.widget is not None and event.widget.id == "chat-new-below":
             self.log_view.follow()
 
-    def load_data(self) -> None:
-        self.input.focus()
-        self._start_session(self.customer)
+    def main_widget(self) -> Input:
+        return self.input
 
-    def refresh_data(self) -> None:
-        self.input.focus()
+    def load_data(self) -> None:
+        self._start_session(self.customer)
 
     def _start_session(self, customer: str) -> None:
         self._build_session(customer, asyncio.get_running_loop())
@@ -223,7 +229,7 @@ class ChatPane(Pane):
     def _build_session(self, customer: str, loop: asyncio.AbstractEventLoop) -> None:
         # In a thread: the first session imports the order API (FastAPI) and builds its World;
         # an LLM bot's SDK is imported and its client (SSL context and all) built here too.
-        from parley.core.chat.session import ChatSession
+        from parley.core.chat import ChatSession
         from parley.core.errors import ParleyError
 
         try:
@@ -235,14 +241,26 @@ class ChatPane(Pane):
             session.prepare(loop)
         except ParleyError:
             pass  # a missing key: check_ready says so, with what to do
-        self.post_message(ChatSessionStarted(session))
+        self.post_message(ChatSessionStarted(session, not_saved=self._why_not_saved()))
+
+    def _why_not_saved(self) -> str | None:
+        """Why this chat cannot be saved (a read-only database), else None. In a worker thread."""
+        from parley.core.errors import ParleyError
+
+        try:
+            store = self.parley.store()
+        except ParleyError as exc:  # saving after the first turn says what is wrong
+            logging.getLogger("parley.tui").info("the chat's database did not open: %s", exc)
+            return None
+        return f"{store.path} is read-only" if store.read_only else None
 
     def on_chat_session_started(self, message: ChatSessionStarted) -> None:
+        self._not_saved = message.not_saved
         self.sidebar.show(status="checking…")
         self._check_session(message.session)
 
     @work(exclusive=True, exit_on_error=False, group="chat-check", description="checking the chat")
-    async def _check_session(self, session: Any) -> None:
+    async def _check_session(self, session: ChatSession) -> None:
         from parley.core.errors import ParleyError
 
         try:
@@ -259,12 +277,14 @@ class ChatPane(Pane):
         self._started_at = datetime.datetime.now(datetime.UTC)
         self.log_view.user_name = f"You · {self.session.customer_id}"
         self.log_view.bot_name = f"Bot · {self.session.bot_model}"
-        self.sidebar.show(metrics=self.session.metrics(), status="ready", saved="not yet")
+        self.sidebar.show(metrics=self.session.metrics(), status="ready", saved="no (read-only)" if self._not_saved else "not yet")
         self.log_view.add_notice(
             f"Chatting as {self.session.customer_id} with the {self.session.bot_model} bot; orders as of "
             f"{self.session.today.isoformat()}. Type a message, or /help for the commands.",
             kind="hint",
         )
+        if self._not_saved:
+            self.log_view.add_notice(f"This chat will not be saved: {self._not_saved}.", kind="warning", title="not saved")
 
     def on_chat_session_failed_to_start(self, message: ChatSessionFailedToStart) -> None:
         self._start_error = message.reason
@@ -315,10 +335,11 @@ class ChatPane(Pane):
 
     @work(exclusive=True, exit_on_error=False, group="chat-turn", description="the bot's turn")
     async def _send(self, text: str) -> None:
-        from parley.core.bots.api import TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
-        from parley.core.chat.commands import CommandResult
+        from parley.core.bots import TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
+        from parley.core.chat import CommandResult
 
         session = self.session
+        assert session is not None, "send() is offered only once the session is ready"
         async for event in session.send_stream(text):
             if isinstance(event, TextDelta):
                 self.post_message(BotTextReceived(event.text))
@@ -353,6 +374,7 @@ class ChatPane(Pane):
         if result.command in ("/reset", "/customer") and result.kind == "text":
             # Cleared means cleared on screen too: the conversation so far stays saved as it
             # was, and what follows is a new session with its own counts.
+            assert self.session is not None, "a command ran in this session"
             self.session.id = uuid.uuid4().hex
             self._started_at = datetime.datetime.now(datetime.UTC)
             self.log_view.clear_log()
@@ -367,7 +389,7 @@ class ChatPane(Pane):
         elif result.kind == "exit":
             self._end_chat()
 
-    def _turn_done(self, metrics: Any) -> None:
+    def _turn_done(self, metrics: SessionMetrics) -> None:
         self.busy = False
         self.sidebar.show(metrics=metrics, status="ready")
         self._save()
@@ -385,12 +407,12 @@ class ChatPane(Pane):
     # ---- saving -----------------------------------------------------------------------------------
 
     def _save(self) -> None:
-        if self.session is None or not self.session.transcript:
+        if self.session is None or not self.session.transcript or self._not_saved:
             return
         self._write_session(self.session.snapshot(), self._started_at)
 
     @work(thread=True, exit_on_error=False, group="chat-save", description="saving the chat")
-    def _write_session(self, snapshot: Any, started_at: datetime.datetime | None) -> None:
+    def _write_session(self, snapshot: ChatExport, started_at: datetime.datetime | None) -> None:
         self.parley.store().save_chat_session(snapshot, started_at=started_at)
         self.post_message(ChatSessionSaved(snapshot.session_id, len(snapshot.messages)))
 
@@ -420,7 +442,7 @@ class ChatPane(Pane):
         self.input.focus()
 
     @work(exit_on_error=False, group="chat-close", description="closing the chat")
-    async def _close_session(self, session: Any) -> None:
+    async def _close_session(self, session: ChatSession) -> None:
         await session.aclose()
 
     def action_export_chat(self) -> None:
@@ -435,7 +457,8 @@ class ChatPane(Pane):
             view.collapsed = not self._tools_expanded
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        super().on_worker_state_changed(event)
+        # Pane's own handler (which reports failures) runs too: Textual calls the handler of
+        # every class up the MRO, so calling super() here reported each failure twice.
         if event.worker.group == "chat-turn" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             self.busy = False
             self.sidebar.show(status="ready")

@@ -14,7 +14,7 @@ import shlex
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -28,6 +28,12 @@ from textual.widgets.option_list import Option
 from parley.tui.app.messages import ProfileFilesListed, ProfileLoaded
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.widgets.source_view import SourceView
+
+if TYPE_CHECKING:
+    from textual.widgets.tree import TreeNode
+
+    from parley.core.errors import ProfileError
+    from parley.core.records import ConversationSpec
 
 log = logging.getLogger("parley.tui.profiles")
 
@@ -74,7 +80,7 @@ def _clip(text: str, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def spec_cells(spec: Any) -> tuple[str, str, str, str]:
+def spec_cells(spec: ConversationSpec) -> tuple[str, str, str, str]:
     """A conversation as one table row: spec id, kind, variables (or steps), interaction styles."""
     if spec.kind == "playbook":
         steps = spec.extra.get("steps", [])
@@ -102,7 +108,7 @@ class ProfileTree(Tree[Path]):
         self.clear()
         for label, root, files in roots:
             top = self.root.add(Text(f"{label}/", style="bold"), data=root, expand=True)
-            folders: dict[Path, Any] = {Path("."): top}
+            folders: dict[Path, TreeNode[Path]] = {Path("."): top}
             for rel in files:
                 parent = folders[Path(".")]
                 built = Path(".")
@@ -113,11 +119,11 @@ class ProfileTree(Tree[Path]):
                     parent = folders[built]
                 parent.add_leaf(Text(rel.name), data=root / rel)
 
-    def find_file(self, path: Path) -> Any:
+    def find_file(self, path: Path) -> TreeNode[Path] | None:
         """The node of `path`, or None."""
         target = path.resolve()
 
-        def search(node: Any) -> Any:
+        def search(node: TreeNode[Path]) -> TreeNode[Path] | None:
             for child in node.children:
                 if child.data is not None and not child.allow_expand and Path(child.data).resolve() == target:
                     return child
@@ -154,8 +160,8 @@ class ProfilesPane(Pane):
         self.personality_dirs = list(personality_dirs)
         self.path: Path | None = None
         self.shown_as = ""
-        self.errors: list[Any] = []
-        self.specs: list[Any] = []
+        self.errors: list[ProfileError] = []
+        self.specs: list[ConversationSpec] = []
         self._roots: dict[Path, str] = {}
 
     def compose(self) -> ComposeResult:
@@ -177,8 +183,10 @@ class ProfilesPane(Pane):
 
     # ---- loading ----------------------------------------------------------------------------------
 
+    def main_widget(self) -> ProfileTree:
+        return self.query_one(ProfileTree)
+
     def load_data(self) -> None:
-        self.query_one(ProfileTree).focus()
         self._list_files()
 
     def refresh_data(self) -> None:
@@ -226,7 +234,7 @@ class ProfilesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="profile-load", description="loading the profile")
     def _load(self, path: Path, shown_as: str) -> None:
-        from parley.core.specs.sources import load_specs
+        from parley.core.specs import load_specs
 
         try:
             text = path.read_text(encoding="utf-8")
@@ -283,7 +291,7 @@ class ProfilesPane(Pane):
         if message.errors:
             self.go_to_error(0)
 
-    def _error_line(self, error: Any, path: Path) -> str:
+    def _error_line(self, error: ProfileError, path: Path) -> str:
         where = f"line {error.line}" if error.line is not None else "file"
         if error.line is not None and error.column is not None:
             where += f", col {error.column}"

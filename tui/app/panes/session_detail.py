@@ -4,7 +4,7 @@ its verdict with each check's outcome."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,12 +15,20 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
+from parley.core.users import only_stated_note_of
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
+
+if TYPE_CHECKING:
+    from parley.core.records import ChatMessage, CheckResult, ToolCallRecord
+    from parley.tui.app.panes.session_listing import SessionDetail
+
+Turn = tuple[Literal["bot", "user"], int] | tuple[Literal["call"], str]
+"""A turn of a transcript: ("bot", n) the n-th bot message, ("call", call_id) a tool call."""
 
 CHECK_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "– n/a", "not_run": "· not run", "error": "! error"}
 
 
-def verdict_summary(detail: Any) -> str:
+def verdict_summary(detail: SessionDetail) -> str:
     """The verdict in a few lines (or why there is none)."""
     verdict = detail.verdict
     if detail.item_kind == "chat":
@@ -39,14 +47,24 @@ def verdict_summary(detail: Any) -> str:
         lines.append(f"Policy violations: {len(verdict.policy_violations)}")
     for output in verdict.outputs:
         lines.append(f"Output {output.name}: {output.value if output.found else 'not found'}")
+    conversation = getattr(detail.record, "conversation", None)
+    note = only_stated_note_of(conversation.metadata if conversation is not None else None)
+    if note is not None:
+        lines.append(f"Note: {note}")
     return "\n".join(lines)
 
 
-def check_target(check: Any, messages: Sequence[Any], tool_calls: Sequence[Any]) -> tuple[str, Any] | None:
+def check_target(check: CheckResult, messages: Sequence[ChatMessage], tool_calls: Sequence[ToolCallRecord]) -> Turn | None:
     """The turn a check refers to: ("call", call_id) for a tool call, ("bot", n) for the n-th
-    (1-based) bot message, or None when no single turn is to blame (a tool never called, no
-    message that matched)."""
+    (1-based) bot message, ("user", n) for the customer's n-th, or None when no single turn is
+    to blame (a tool never called, no message that matched). A criterion in words goes to what
+    the judge quoted."""
     details = check.details or {}
+    call_id, user_message = details.get("call_id"), details.get("user_message")
+    if isinstance(call_id, str):
+        return ("call", call_id)
+    if isinstance(user_message, int):
+        return ("user", user_message)
     if isinstance(details.get("messages"), list) and details["messages"]:
         return ("bot", int(details["messages"][0]))
     if isinstance(details.get("message"), int):
@@ -79,14 +97,14 @@ class CheckView(Static, can_focus=True):
     BINDINGS = [Binding("enter", "go_to_turn", "Go to its turn")]
 
     class TurnWanted(Message):
-        def __init__(self, check: Any) -> None:
+        def __init__(self, check: CheckResult) -> None:
             super().__init__()
             self.check = check
 
     def action_go_to_turn(self) -> None:
         self.post_message(self.TurnWanted(self.check))
 
-    def __init__(self, check: Any) -> None:
+    def __init__(self, check: CheckResult) -> None:
         self.check = check
         mark = CHECK_MARKS.get(check.outcome, check.outcome)
         text = Content(f"{mark}  ").stylize("bold") + Content(check.name) + Content(f"\n   {check.reason}").stylize("dim")
@@ -104,7 +122,7 @@ class SessionScreen(Screen[None]):
         Binding("c", "focus_checks", "Checks"),
     ]
 
-    def __init__(self, detail: Any, *, export: Callable[[str, str], None] | None = None) -> None:
+    def __init__(self, detail: SessionDetail, *, export: Callable[[str, str], None] | None = None) -> None:
         super().__init__(id="session-screen")
         self.detail = detail
         self._export = export
@@ -146,7 +164,7 @@ class SessionScreen(Screen[None]):
     def on_check_view_turn_wanted(self, message: CheckView.TurnWanted) -> None:
         self.go_to_turn(message.check)
 
-    def go_to_turn(self, check: Any) -> Widget | None:
+    def go_to_turn(self, check: CheckResult) -> Widget | None:
         """Scroll the transcript to the turn `check` refers to and mark it; None (and a note)
         when no single turn is to blame."""
         log = self.query_one("#detail-log", ChatLog)
@@ -157,8 +175,9 @@ class SessionScreen(Screen[None]):
             if isinstance(widget, ToolCallView):
                 widget.collapsed = False
         elif target is not None:
-            bots = [m for m in log.messages if m.role == "bot"]
-            widget = bots[target[1] - 1] if 0 < target[1] <= len(bots) else None
+            role = "user" if target[0] == "user" else "bot"
+            said = [m for m in log.messages if m.role == role]
+            widget = said[target[1] - 1] if 0 < target[1] <= len(said) else None
         for marked in log.query(".-target"):
             marked.remove_class("-target")
         if widget is None:

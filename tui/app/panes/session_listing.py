@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from parley.tui.app.panes.batch_results import outcome_label, plural
 
 if TYPE_CHECKING:
-    from parley.core.store.session_queries import SessionItem, SessionKind
+    from parley.core.records import ChatMessage, StoredChatSession, StoredConversation, ToolCallRecord, Verdict
+    from parley.core.store import SessionItem, SessionKind, Store
 
 
 _DATE_RANGE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})?\s*(?:\.\.\s*(\d{4}-\d{2}-\d{2})?)?\s*$")
@@ -67,22 +68,22 @@ class SessionDetail:
     id: str
     title: str
     facts: list[tuple[str, str]]
-    messages: list[Any]
-    tool_calls: list[Any]
-    verdict: Any = None  # parley.core.records.verdict.Verdict, None for chats and unevaluated conversations
-    record: Any = None  # StoredConversation / StoredChatSession
+    messages: list[ChatMessage]
+    tool_calls: list[ToolCallRecord]
+    verdict: Verdict | None = None  # None for chats and unevaluated conversations
+    record: StoredConversation | StoredChatSession | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def load_detail(store: Any, kind: SessionKind, session_id: str) -> SessionDetail:
+def load_detail(store: Store, kind: SessionKind, session_id: str) -> SessionDetail:
     """Load one session (a batch conversation or a live chat) in full."""
     if kind == "chat":
-        stored = store.load_chat_session(session_id)
-        chat = stored.chat
+        chat_stored = store.load_chat_session(session_id)
+        chat = chat_stored.chat
         m = chat.metrics
         facts = [
             ("Session", chat.session_id[:16]),
-            ("Started", stored.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")),
+            ("Started", chat_stored.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")),
             ("Customer", chat.customer_id),
             ("Bot model", chat.bot_model),
             ("Today (orders)", chat.today.isoformat()),
@@ -91,7 +92,7 @@ def load_detail(store: Any, kind: SessionKind, session_id: str) -> SessionDetail
             ("Tool calls", f"{m.tool_calls} ({m.refused} refused, {plural(m.tool_errors, 'error')})"),
         ]
         return SessionDetail(
-            "chat", chat.session_id, f"Live chat as {chat.customer_id}", facts, chat.messages, chat.tool_calls, None, stored
+            "chat", chat.session_id, f"Live chat as {chat.customer_id}", facts, chat.messages, chat.tool_calls, None, chat_stored
         )
     stored = store.load_conversation(session_id)
     conv, spec, verdict = stored.conversation, stored.spec, stored.verdict
@@ -114,18 +115,18 @@ def load_detail(store: Any, kind: SessionKind, session_id: str) -> SessionDetail
     return SessionDetail("conversation", conv.id, f"{spec.name} · {spec.spec_id}", facts, conv.messages, conv.tool_calls, verdict, stored)
 
 
-def export_detail(store: Any, kind: SessionKind, session_id: str, directory: Path) -> Path:
+def export_detail(store: Store, kind: SessionKind, session_id: str, directory: Path) -> Path:
     """Write one session as JSON under `directory`; returns the path (never overwrites)."""
     if kind == "chat":
-        stored = store.load_chat_session(session_id)
-        data: Any = stored.chat.model_dump(mode="json")
-        stem = f"chat-{stored.chat.session_id[:12]}"
+        chat_stored = store.load_chat_session(session_id)
+        data: Any = chat_stored.chat.model_dump(mode="json")
+        stem = f"chat-{chat_stored.chat.session_id[:12]}"
     else:
-        from parley.core.reports.exports import result_record
+        from parley.core.reports import result_record
 
         stored = store.load_conversation(session_id)
         data = result_record(stored)
         stem = f"conversation-{stored.conversation.id[:12]}"
-    from parley.core.chat.session import write_new_json
+    from parley.core.chat import write_new_json
 
     return write_new_json(directory, stem, json.dumps(data, indent=2, ensure_ascii=False))

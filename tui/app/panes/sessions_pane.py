@@ -8,7 +8,7 @@ from what is stored.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
 from parley.tui.app.messages import SessionExported, SessionOpened, SessionsPageLoaded
@@ -23,6 +24,9 @@ from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.session_listing import COLUMNS, parse_date_filter
 from parley.tui.app.widgets.row_table import Ranked, RowTable, clip_option
+
+if TYPE_CHECKING:
+    from parley.core.store import SessionCursor, SessionItem
 
 EMPTY_TEXT = "No sessions yet: chat in the Chat pane or run `parley run profiles/`"
 LOAD_AHEAD = 20  # rows from the end at which the next page is fetched
@@ -53,8 +57,8 @@ class SessionsPane(Pane):
         super().__init__(id=id)
         self.page_size = page_size
         self.filters: dict[str, Any] = dict(NO_FILTERS)
-        self.cursor: Any = None  # session_queries.SessionCursor of the rows shown
-        self.items: list[Any] = []
+        self.cursor: SessionCursor | None = None  # of the rows shown
+        self.items: list[SessionItem] = []
         self.total = 0
         # Not `loading`: that is Textual's own reactive, which covers the pane with a spinner
         # (and takes the focus away from the search box while a person types in it).
@@ -75,7 +79,9 @@ class SessionsPane(Pane):
         yield Static(Content(EMPTY_TEXT), id="sessions-empty")
 
     def on_mount(self) -> None:
-        self.query_one("#sessions-empty").display = False
+        empty = self.query_one("#sessions-empty")
+        empty.display = False
+        empty.can_focus = True
         self.watch(self.table, "scroll_y", self._scrolled, init=False)
 
     @property
@@ -84,8 +90,13 @@ class SessionsPane(Pane):
 
     # ---- loading ----------------------------------------------------------------------------------
 
+    def main_widget(self) -> Widget:
+        """The table, or the message saying how to fill it when nothing is stored (it takes the
+        keyboard so that the pane's keys, ctrl+r and /, still work)."""
+        empty = self.query_one("#sessions-empty")
+        return empty if empty.display else self.table
+
     def load_data(self) -> None:
-        self.table.focus()
         self.reload()
 
     def refresh_data(self) -> None:
@@ -106,10 +117,10 @@ class SessionsPane(Pane):
         self._load_page(self._generation, dict(self.filters), self.cursor)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions-page", description="reading the sessions")
-    def _load_page(self, generation: int, filters: dict[str, Any], cursor: Any) -> None:
+    def _load_page(self, generation: int, filters: dict[str, Any], cursor: SessionCursor | None) -> None:
         """The next page of `cursor`, or the first page of a new cursor for `filters`. The
         cursor is handed back in the message: only the current generation's is kept."""
-        from parley.core.store.session_queries import CHATS, SessionCursor, SessionFilters, outcome_names, profile_names
+        from parley.core.store import CHATS, SessionCursor, SessionFilters, outcome_names, profile_names
         from parley.tui.app.panes.session_listing import session_cells
 
         store = self.parley.store()
@@ -151,8 +162,13 @@ class SessionsPane(Pane):
         self.total = message.total
         table.add_text_rows(message.cells)  # row i is self.items[i]
         empty = message.first_page and message.total == 0 and self.filters == NO_FILTERS
-        self.query_one("#sessions-empty").display = empty
+        message_widget = self.query_one("#sessions-empty")
+        had_keyboard = self.app.focused in (None, table, message_widget)
+        changed = message_widget.display != empty
+        message_widget.display = empty
         table.display = not empty
+        if changed:
+            self.main_widget_changed(had_keyboard)
         self._status(message)
 
     def _set_options(self, name: str, options: list[tuple[str, str]] | None) -> None:
@@ -232,7 +248,7 @@ class SessionsPane(Pane):
 
     # ---- opening and exporting --------------------------------------------------------------------
 
-    def _current(self) -> Any:
+    def _current(self) -> SessionItem | None:
         table = self.table
         if not self.items or table.cursor_row is None or not (0 <= table.cursor_row < len(self.items)):
             return None

@@ -24,7 +24,9 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker
 
 if TYPE_CHECKING:
+    from parley.core.reports import BatchComparison, PairChange, Rate
     from parley.tui.app.app import ParleyApp
+    from parley.tui.app.panes.batches_pane import BatchesPane
 
 COLUMNS = ("Change", "Spec", "Trial", "Base", "New", "Score", "Checks")
 KIND_LABELS = {
@@ -39,24 +41,24 @@ KIND_STYLES = {"regression": "bold red", "fix": "green"}
 
 @dataclass
 class ComparisonLoaded(Message):
-    """The worker computed the comparison (parley.core.reports.compare.BatchComparison)."""
+    """The worker computed the comparison."""
 
-    comparison: Any
+    comparison: BatchComparison
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
-def _rate(rate: Any) -> str:
+def _rate(rate: Rate) -> str:
     interval = rate.interval
     bounds = f" [{interval.low * 100:.0f}–{interval.high * 100:.0f}%]" if interval is not None else ""
     return f"{_pct(rate.value)} ({rate.successes}/{rate.n}){bounds}"
 
 
-def summary_text(c: Any) -> str:
+def summary_text(c: BatchComparison) -> str:
     """The comparison's head, in a few lines."""
-    from parley.core.reports.compare import verdict_line
+    from parley.core.reports import verdict_line
 
     base, new = c.base.batch, c.new.batch
     lines = [
@@ -79,7 +81,7 @@ def summary_text(c: Any) -> str:
     return "\n".join(lines)
 
 
-def change_cells(change: Any) -> tuple[Text, ...]:
+def change_cells(change: PairChange) -> tuple[Text, ...]:
     """A changed conversation as the table shows it."""
     kind = change.kind
     score = "-"
@@ -99,7 +101,7 @@ def change_cells(change: Any) -> tuple[Text, ...]:
     )
 
 
-def mark_base(pane: Any) -> None:
+def mark_base(pane: BatchesPane) -> None:
     """`b` in the Batches pane: the highlighted batch becomes the base of the next comparison."""
     batch_id = pane.highlighted_batch()
     if batch_id is None:
@@ -110,7 +112,7 @@ def mark_base(pane: Any) -> None:
     pane.notify(f"Base for comparisons: {batch_id[:12]}", title="Compare")
 
 
-def compare_highlighted(pane: Any) -> None:
+def compare_highlighted(pane: BatchesPane) -> None:
     """`c` in the Batches pane (or the palette's "Compare batches"): the highlighted batch
     against the base, or, with no base marked, against the batch before it."""
     new = pane.highlighted_batch()
@@ -148,7 +150,7 @@ class CompareScreen(Screen[None]):
         super().__init__(id="compare-screen")
         self.base_id = base_id
         self.new_id = new_id
-        self.comparison: Any = None
+        self.comparison: BatchComparison | None = None
 
     @property
     def parley(self) -> ParleyApp:
@@ -170,7 +172,7 @@ class CompareScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", description="comparing the batches")
     def _compare(self) -> None:
-        from parley.core.reports.compare import compare_batches
+        from parley.core.reports import compare_batches
 
         self.post_message(ComparisonLoaded(compare_batches(self.parley.store(), self.base_id, self.new_id)))
 

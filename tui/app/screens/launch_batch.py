@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,6 +21,9 @@ from textual.worker import Worker
 from parley.tui.app.messages import BatchLaunchRefused, BatchPrepared
 
 if TYPE_CHECKING:
+    from parley.core.engine import PreparedBatch
+    from parley.core.errors import ProfileError
+    from parley.core.records import BatchOptions
     from parley.tui.app.app import ParleyApp
 
 MAX_PROBLEMS_SHOWN = 8
@@ -35,8 +38,8 @@ def parse_sources(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-class LaunchBatchScreen(ModalScreen[Any]):
-    """Dismissed with a parley.core.engine.batch_runner.PreparedBatch, or None when closed."""
+class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
+    """Dismissed with the PreparedBatch it checked, or None when closed."""
 
     BINDINGS = [
         Binding("escape", "close", "Close"),
@@ -82,19 +85,21 @@ class LaunchBatchScreen(ModalScreen[Any]):
 
     def show_error(self, text: str) -> None:
         """The reason the batch did not start, in the form."""
+        from parley.core.redaction import redact
+
         error = self.query_one("#launch-error", Static)
-        error.update(Content(text))
+        error.update(Content(redact(text)))  # an endpoint's refusal may quote the key it was sent
         error.display = bool(text)
 
     @property
     def error_text(self) -> str:
         return str(self.query_one("#launch-error", Static).render()) if self.query_one("#launch-error").display else ""
 
-    def options(self) -> Any:
-        """The form as parley.core.records.batch.BatchOptions; ValueError says which field is wrong."""
+    def options(self) -> BatchOptions:
+        """The form as BatchOptions; ValueError says which field is wrong."""
         from pydantic import ValidationError
 
-        from parley.core.records.batch import BatchOptions, LoadOptions, RoleModels
+        from parley.core.records import BatchOptions, LoadOptions, RoleModels
 
         numbers: dict[str, int] = {}
         for name, least in (("concurrency", 1), ("trials", 1), ("seed", 0)):
@@ -144,15 +149,14 @@ class LaunchBatchScreen(ModalScreen[Any]):
         self._prepare(sources, options)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="launch-prepare", description="checking the batch")
-    def _prepare(self, sources: list[str], options: Any) -> None:
+    def _prepare(self, sources: list[str], options: BatchOptions) -> None:
         # In a thread, on a loop of its own: the engine's first import and reading the files
         # (or a model generating a variable's values) never hold up the screen.
-        from parley.core.engine.batch_plan import InvalidInputs
-        from parley.core.engine.batch_runner import prepare_batch
+        from parley.core.engine import InvalidInputs, prepare_batch
         from parley.core.errors import ParleyError
-        from parley.core.models.openai_provider import aclose_clients
+        from parley.core.models import aclose_clients
 
-        async def prepare() -> Any:
+        async def prepare() -> PreparedBatch:
             try:
                 return await prepare_batch(self.parley.store(), sources, options)
             finally:
@@ -161,7 +165,7 @@ class LaunchBatchScreen(ModalScreen[Any]):
         try:
             prepared = asyncio.run(prepare())
         except InvalidInputs as exc:
-            problems = [_problem_line(e) for e in exc.errors]
+            problems = [problem_line(e) for e in exc.errors]
             self.post_message(BatchLaunchRefused(str(exc), problems))
             return
         except ParleyError as exc:  # ConfigError (missing key, unknown model), no conversations
@@ -199,7 +203,7 @@ class LaunchBatchScreen(ModalScreen[Any]):
         self.dismiss(None)
 
 
-def _problem_line(error: Any) -> str:
+def problem_line(error: ProfileError) -> str:
     where = getattr(error, "file", None) or ""
     line = getattr(error, "line", None)
     if line is not None:

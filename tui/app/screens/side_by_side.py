@@ -5,7 +5,7 @@ checks that failed on that side."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from textual import work
 from textual.app import ComposeResult
@@ -21,6 +21,8 @@ from parley.tui.app.panes.session_detail import CheckView
 from parley.tui.app.widgets.transcript_view import ChatLog
 
 if TYPE_CHECKING:
+    from parley.core.records import StoredConversation
+    from parley.core.reports import PairChange, SideOfPair
     from parley.tui.app.app import ParleyApp
 
 SIDES = ("base", "new")
@@ -28,13 +30,13 @@ SIDES = ("base", "new")
 
 @dataclass
 class PairLoaded(Message):
-    """Both stored conversations of a change (parley.core.records.batch.StoredConversation)."""
+    """Both stored conversations of a change."""
 
-    base: Any
-    new: Any
+    base: StoredConversation
+    new: StoredConversation
 
 
-def side_title(side: str, part: Any) -> str:
+def side_title(side: str, part: SideOfPair) -> str:
     score = part.score if part.score is not None else "-"
     divergence = f" · diverged at turn {part.first_divergence}" if part.first_divergence is not None else ""
     return f"{side.capitalize()}: {part.outcome} · score {score} · {part.stop_reason}{divergence}"
@@ -54,7 +56,7 @@ class SideBySideScreen(Screen[None]):
     SideBySideScreen .check { height: auto; }
     """
 
-    def __init__(self, change: Any) -> None:
+    def __init__(self, change: PairChange) -> None:
         super().__init__(id="side-by-side-screen")
         self.change = change
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.segment import Segment
 from textual import events
@@ -20,6 +20,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from parley.tui.app.panes.batch_results import result_cells
+
+if TYPE_CHECKING:
+    from parley.core.records import ConversationRow
 
 
 @dataclass(frozen=True)
@@ -131,19 +134,19 @@ class ResultsTable(ScrollView, can_focus=True):
     class Opened(Message):
         """Enter (or a click on the highlighted row) on a result."""
 
-        def __init__(self, row: Any) -> None:
+        def __init__(self, row: ConversationRow) -> None:
             super().__init__()
             self.row = row
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.rows: list[Any] = []
+        self.rows: list[ConversationRow] = []
         self.trials = False
         self._fitted_at = 0.0  # when the virtual size last followed the rows (monotonic)
 
     # ---- data --------------------------------------------------------------------------------
 
-    def show(self, rows: Sequence[Any], *, trials: bool | None = None, keep: str | None = None) -> None:
+    def show(self, rows: Sequence[ConversationRow], *, trials: bool | None = None, keep: str | None = None) -> None:
         """Show `rows` (ConversationRows in display order). The cursor stays on the row with id
         `keep` when it is still there, else on the same position."""
         self.rows = list(rows)
@@ -158,7 +161,7 @@ class ResultsTable(ScrollView, can_focus=True):
         self.cursor_row = min(self.cursor_row, max(len(self.rows) - 1, 0))
         self.refresh()
 
-    def append(self, rows: Sequence[Any]) -> None:
+    def append(self, rows: Sequence[ConversationRow]) -> None:
         """Add rows at the end (a running batch's), without touching the cursor. Rows that land
         below the screen only move the scrollbar, and that once a second: a change of virtual size
         repaints every visible line."""
@@ -185,7 +188,7 @@ class ResultsTable(ScrollView, can_focus=True):
         return len(self.rows)
 
     @property
-    def current(self) -> Any:
+    def current(self) -> ConversationRow | None:
         """The highlighted row, or None when there are none."""
         return self.rows[self.cursor_row] if 0 <= self.cursor_row < len(self.rows) else None
 

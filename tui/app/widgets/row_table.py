@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 CELL_PADDING = 2  # DataTable's padding around each cell
@@ -78,13 +79,13 @@ class RowTable(DataTable[Any]):
 
     def add_text_rows(self, rows: Iterable[Sequence[str]]) -> None:
         """Append rows of strings."""
-        rows = [tuple(str(c) for c in r) for r in rows]
+        texts = [tuple(str(c) for c in r) for r in rows]
         if not self.ranked:
-            self.add_rows([[Text(c) for c in r] for r in rows])
+            self.add_rows([[Text(c) for c in r] for r in texts])
             return
-        self.data.extend(rows)
+        self.data.extend(texts)
         widened = False
-        for r in rows:
+        for r in texts:
             for i, cell in enumerate(r):
                 if len(cell) > self._widths[i] and self._widths[i] < self.ranked[i].cap:
                     self._widths[i] = min(len(cell), self.ranked[i].cap)
@@ -92,30 +93,30 @@ class RowTable(DataTable[Any]):
         if widened or self._choose() != self.shown:
             self._rebuild()
         else:
-            self.add_rows([self._cells(r) for r in rows])
+            self.add_rows([self._cells(r) for r in texts])
 
     def set_text_row(self, index: int, row: Sequence[str]) -> None:
         """Change row `index` in place (a running batch's counts)."""
-        row = tuple(str(c) for c in row)
+        texts = tuple(str(c) for c in row)
         if self.ranked:
-            self.data[index] = row
+            self.data[index] = texts
             widened = False
-            for i, cell in enumerate(row):
-                if len(cell) > self._widths[i] and self._widths[i] < self.ranked[i].cap:
-                    self._widths[i] = min(len(cell), self.ranked[i].cap)
+            for i, text in enumerate(texts):
+                if len(text) > self._widths[i] and self._widths[i] < self.ranked[i].cap:
+                    self._widths[i] = min(len(text), self.ranked[i].cap)
                     widened = True
             if widened or self._choose() != self.shown:
                 self._rebuild()
                 return
-            cells = self._cells(row)
+            cells = self._cells(texts)
         else:
-            cells = [Text(c) for c in row]
+            cells = [Text(c) for c in texts]
         for column, cell in enumerate(cells):
-            current = self.get_cell_at((index, column))
+            current = self.get_cell_at(Coordinate(index, column))
             if str(current) == str(cell):
                 continue  # unchanged cells cost nothing (a change of width re-lays the table out)
             widen = cell.cell_len > self.ordered_columns[column].get_render_width(self) - 2 * self.cell_padding
-            self.update_cell_at((index, column), cell, update_width=widen)
+            self.update_cell_at(Coordinate(index, column), cell, update_width=widen)
 
     def full_row(self, index: int) -> tuple[str, ...]:
         """Every cell of row `index`, shown or not."""

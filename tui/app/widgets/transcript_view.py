@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.containers import VerticalScroll
@@ -22,6 +22,10 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from parley.tui.app.widgets.command_table import CommandTable
+
+if TYPE_CHECKING:
+    from parley.core.chat import CommandResult
+    from parley.core.records import ChatMessage, ToolCallRecord
 
 MAX_ARGUMENTS_IN_TITLE = 60
 
@@ -50,7 +54,7 @@ def _parse_arguments(raw: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def tool_status(record: Any) -> tuple[str, str]:
+def tool_status(record: ToolCallRecord) -> tuple[str, str]:
     """(label, css class) for a finished tool call: refused by the order API, an error, or ok."""
     if record.refused:
         code = f"{record.http_status} {record.error}" if record.http_status else (record.error or "")
@@ -89,14 +93,14 @@ class ToolCallView(Collapsible):
         self.call_id = call_id
         self.tool_name = name
         self.arguments_raw = arguments_raw
-        self.record: Any = None
+        self.record: ToolCallRecord | None = None
         self.status = "running"
         self._arguments_view = Static(Content(""), classes="tool-arguments")
         self._result_view = Static(Content("(waiting for the result)"), classes="tool-result")
         super().__init__(self._arguments_view, self._result_view, title=self._title_for(None), collapsed=True, classes="tool-call -running")
         self._show_arguments(_parse_arguments(arguments_raw), arguments_raw)
 
-    def _title_for(self, record: Any) -> str:
+    def _title_for(self, record: ToolCallRecord | None) -> str:
         arguments = record.arguments if record is not None else _parse_arguments(self.arguments_raw)
         status = tool_status(record)[0] if record is not None else "running…"
         return escape(f"tool {self.tool_name}({_arguments_summary(arguments, self.arguments_raw)}) · {status}")
@@ -105,7 +109,7 @@ class ToolCallView(Collapsible):
         shown = json.dumps(arguments, indent=2, ensure_ascii=False) if arguments is not None else raw
         self._arguments_view.update(Content(f"arguments: {shown}"))
 
-    def finish(self, record: Any) -> None:
+    def finish(self, record: ToolCallRecord) -> None:
         """Show the finished call: its result and whether it was refused."""
         self.record = record
         label, css = tool_status(record)
@@ -246,7 +250,7 @@ class ChatLog(VerticalScroll):
         self._add(view)
         return view
 
-    def finish_tool(self, record: Any) -> ToolCallView:
+    def finish_tool(self, record: ToolCallRecord) -> ToolCallView:
         self._streaming = None
         view = self._calls.get(record.call_id)
         if view is None or view.record is not None:
@@ -260,8 +264,8 @@ class ChatLog(VerticalScroll):
         self._add(notice)
         return notice
 
-    def add_command_result(self, result: Any) -> Widget:
-        """Render a parley.core.chat.commands.CommandResult by its kind."""
+    def add_command_result(self, result: CommandResult) -> Widget:
+        """Render a slash command's result by its kind."""
         self._streaming = None
         title = " ".join(part for part in (result.command, result.title and f"· {result.title}") if part) or None
         if result.kind == "table":
@@ -296,7 +300,7 @@ class ChatLog(VerticalScroll):
 
     # ---- a stored transcript ----------------------------------------------------------------------
 
-    def show_transcript(self, messages: Sequence[Any], tool_calls: Iterable[Any]) -> None:
+    def show_transcript(self, messages: Sequence[ChatMessage], tool_calls: Iterable[ToolCallRecord]) -> None:
         """Fill the log from stored ChatMessages and ToolCallRecords (tool results are shown in
         their call's block, not as messages of their own)."""
         records = {r.call_id: r for r in tool_calls}

@@ -1,4 +1,4 @@
-"""`evaluate`: a finished conversation and its spec in, a Verdict out.
+"""Verdicts: a finished conversation and its spec in, a Verdict out (`evaluate`).
 
 The checks, the output extraction, the user-fault detectors and the verdict's assembly are pure
 (parley.core.evaluation.checks, .extraction, .user_faults, `assemble_verdict`); the judge is the
@@ -20,7 +20,18 @@ decided; the others are not_run. With an LLM judge and no `expect.judge`, the ju
 check too (min score `DEFAULT_MIN_SCORE`); its failure leaves that check not applicable (a judge
 error is counted on the side, never a score), except a conversation that does not fit the
 judge's context: that check is `error`, the outcome evaluation_error. The offline judge's score is derived from the
-checks, so it is not a check of its own.
+checks, so it is not a check of its own, and it reads no rubric: an `expect.judge` under it is
+`not_run` ("needs an LLM judge"), never passed.
+
+Criteria in words (`expect.criteria`, parley.core.evaluation.criteria) are decided by the
+judge's criteria judge in one call per conversation, after the score: each is a check named by
+its text; with an LLM judge, the built-in criterion (what the bot says it did, it did) is asked
+too, by default. Offline, and in a run cut short, they are `not_run`, never passed.
+
+Rule 6 in full: a conversation passes only when at least one check its author asked for (an
+`expect:` key, a playbook assertion, the score of the LLM judge the user chose) was decided and
+held. The checks parley adds by default (the conversation completed; no other order changed
+when the profile did not say) may fail a conversation, never make it pass.
 """
 
 from __future__ import annotations
@@ -36,13 +47,26 @@ from parley.core.evaluation.checks import (
     conversation_completed_check,
     judge_score_check,
     settle_unfinished,
+    unfinished_reason,
 )
+from parley.core.evaluation.criteria import CriteriaJudgement, criteria_checks, criteria_of, undecided_criteria
+from parley.core.evaluation.criteria_judge import CriteriaJudge
 from parley.core.evaluation.extraction import extract_outputs
-from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME, Judge, OfflineJudge
+from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
 from parley.core.evaluation.user_faults import detect_user_faults
-from parley.core.records.conversation import BROKEN_STOPS, Conversation
-from parley.core.records.spec import ConversationSpec
-from parley.core.records.verdict import CheckResult, ExtractedOutput, JudgeResult, Outcome, UserFault, Verdict
+from parley.core.records import (
+    BROKEN_STOPS,
+    UNFINISHED_STOPS,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    ExtractedOutput,
+    JudgeResult,
+    Outcome,
+    Usage,
+    UserFault,
+    Verdict,
+)
 
 __all__ = ["DEFAULT_MIN_SCORE", "assemble_verdict", "broken_run", "broken_verdict", "evaluate", "world_today"]
 
@@ -78,6 +102,33 @@ async def _ask(judge: Judge, conversation: Conversation, spec: ConversationSpec,
     if not isinstance(result, JudgeResult):
         return JudgeResult(judge=name, error=f"the judge returned {type(result).__name__}, not a JudgeResult")
     return result
+
+
+async def _criteria(
+    judge: Judge | None, conversation: Conversation, spec: ConversationSpec, broke: str | None
+) -> tuple[list[CheckResult], Usage]:
+    """The criteria in words, as checks, and what deciding them cost: asked of the judge's
+    criteria judge in one call (an LLM judge's; the offline judge has none), or not run."""
+    decider: CriteriaJudge | None = getattr(judge, "criteria_judge", None) if judge is not None else None
+    criteria = criteria_of(spec, builtin=decider is not None)
+    if not criteria:
+        return [], Usage()
+    if broke is not None:
+        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), Usage()
+    if conversation.stop_reason in UNFINISHED_STOPS:
+        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), Usage()
+    if decider is None:
+        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), Usage()
+    name = str(getattr(decider, "name", type(decider).__name__))
+    try:
+        judgement = await decider.judge_criteria(conversation, spec, criteria)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a judge's bug is its error, never a decision
+        judgement = CriteriaJudgement(judge=name, error=f"{type(err).__name__}: {err}")
+    if not isinstance(judgement, CriteriaJudgement):
+        judgement = CriteriaJudgement(judge=name, error=f"the criteria judge returned {type(judgement).__name__}")
+    return criteria_checks(criteria, judgement, conversation), judgement.usage
 
 
 def assemble_verdict(
@@ -151,7 +202,9 @@ async def evaluate(
     broke = broken_run(conversation)
     judge_result = None if broke is not None else await _ask(judge or OfflineJudge(), conversation, spec, checks)
     judge_spec = spec.expect.judge if spec.expect is not None else None
-    if judge_spec is not None:
+    if judge_spec is not None and judge_result is not None and judge_result.judge == OFFLINE_JUDGE_NAME:
+        checks.append(rubric_not_read(judge_spec.min_score))
+    elif judge_spec is not None:
         check = judge_score_check(judge_result, judge_spec.min_score, not_judged=f"Not run: the run itself broke ({broke}).")
         if judge_result is None:
             check = check.model_copy(update={"outcome": "not_run"})
@@ -163,5 +216,9 @@ async def evaluate(
         if check.outcome == "error" and judge_result.prompt_fit != "too_long":
             check = check.model_copy(update={"outcome": "not_applicable"})
         checks.append(check.model_copy(update={"name": f"{check.name} (default)"}))
+    decided, usage = await _criteria(judge, conversation, spec, broke)
+    checks += decided
+    if judge_result is not None and usage.calls:
+        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + usage})
     faults = detect_user_faults(conversation, spec) if broke is None else []
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.prompts.tokens import estimate_messages
 from parley.core.prompts.tool_results import KEY_FIELDS, LONG_TOOL_RESULT_CHARS, shorten_tool_result
-from parley.core.records.chat import ChatMessage
+from parley.core.records import ChatMessage
 
 __all__ = ["Condensed", "Turn", "condense", "fit_messages", "split_turns", "turn_list"]
 

@@ -17,8 +17,8 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from parley.core.models.api import ChatModel
-from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolSpec, Usage
+from parley.core.models import ChatModel
+from parley.core.records import ChatMessage, GenerateConfig, ModelReply, ToolSpec, Usage
 from parley.core.store.rows import cache_key
 from parley.core.store.store import Store
 

@@ -1,0 +1,199 @@
+"""Re-scoring a stored batch: its conversations judged again, without calling the bot or the
+customer, into a new batch that names it as its parent (`parley rescore BATCH`).
+
+- `prepare_rescore(store, parent)`: plans one run per stored conversation of the parent, with
+  the expectations stored with its spec, or (`criteria_from`) the `expect:` blocks re-read from
+  those files, matched by spec id; the judge is the parent's unless another is given. The new
+  batch keeps the parent's sources, seed and options, and says what it re-scored
+  (`BatchOptions.rescore_of`, `criteria_from`).
+- The batch runner runs it as any batch (progress, Ctrl-C, `--resume`, the app's feed): each
+  run loads its stored conversation (`rescore_planned`) and evaluates a copy of it, as the
+  parent's bot was evaluated (a bot without parley's World is judged on what parley saw of it).
+  The copy keeps the transcript, tool calls, final state and timings; its usage is only what the
+  judging cost (no bot or customer was called), and its metadata names the conversation it
+  copies (`rescored_from`).
+- With `cache`, the judge's replies go through the store's reply cache: a second re-score with
+  the same judge and expectations makes no model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parley.core.bots import BotSpec, bot_kind
+from parley.core.engine.batch_conversation import ConversationControl
+from parley.core.engine.batch_models import BatchModels
+from parley.core.engine.batch_plan import InvalidInputs, PreparedBatch, RunKey
+from parley.core.errors import ParleyError
+from parley.core.evaluation import evaluate_observed
+from parley.core.records import BatchOptions, BatchRecord, Conversation, ConversationSpec, Expectations, RoleModels, Verdict
+from parley.core.specs import load_specs_as
+from parley.core.store import Store, running_elsewhere
+
+__all__ = ["RescorePlan", "load_rescore", "prepare_rescore", "rescore_models", "rescore_planned", "resume_rescore"]
+
+UNMATCHED_SHOWN = 5
+
+
+def rescore_models(options: BatchOptions, store: Store | None = None) -> BatchModels:
+    """The models a re-score calls: its judge alone (its bot and customers are stored)."""
+    return BatchModels(RoleModels(judge=options.models.judge), store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
+
+
+@dataclass
+class RescorePlan:
+    """What a re-score runs: the stored conversation of each run and the spec it is judged on."""
+
+    specs: list[ConversationSpec] = field(default_factory=list)
+    exact_specs: dict[RunKey, ConversationSpec] = field(default_factory=dict)
+    sources: dict[RunKey, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _expectations(paths: Sequence[str], parent: BatchRecord) -> dict[str, Expectations | None]:
+    """The `expect:` block of every spec the files make, by spec id (InvalidInputs for files
+    with problems: expectations cannot come from a file that does not read)."""
+    loaded = load_specs_as(list(paths), parent.options.loading, seed=parent.options.seed)
+    if loaded.errors:
+        raise InvalidInputs(loaded.errors)
+    if not loaded.specs:
+        raise ParleyError(f"--criteria-from {', '.join(paths)}: no profile, playbook or scenario file found")
+    return {spec.spec_id: spec.expect for spec in loaded.specs}
+
+
+def load_rescore(store: Store, parent: BatchRecord, criteria_from: Sequence[str] | None = None) -> RescorePlan:
+    """The parent's stored conversations as a re-score plan (see the module doc)."""
+    plan = RescorePlan()
+    runs = store.stored_runs(parent.id)
+    if not runs:
+        raise ParleyError(f"batch {parent.id} has no stored conversation to re-score")
+    expectations = _expectations(criteria_from, parent) if criteria_from else None
+    unmatched: dict[str, None] = {}
+    seen: set[str] = set()
+    for spec_id, trial, conversation_id, spec in runs:
+        if expectations is not None:
+            if spec_id in expectations:
+                spec = spec.model_copy(update={"expect": expectations[spec_id]})
+            else:
+                unmatched.setdefault(spec_id, None)
+        if spec_id not in seen:
+            seen.add(spec_id)
+            plan.specs.append(spec)
+        plan.exact_specs[(spec_id, trial)] = spec
+        plan.sources[(spec_id, trial)] = conversation_id
+    if expectations is not None and len(unmatched) == len(seen):
+        shown = ", ".join(list(unmatched)[:UNMATCHED_SHOWN])
+        raise ParleyError(
+            f"none of batch {parent.id}'s specs ({shown}{', ...' if len(unmatched) > UNMATCHED_SHOWN else ''}) is made by "
+            f"--criteria-from {', '.join(criteria_from or [])}: spec ids are the test name and its index"
+        )
+    if unmatched:
+        shown = ", ".join(list(unmatched)[:UNMATCHED_SHOWN]) + (", ..." if len(unmatched) > UNMATCHED_SHOWN else "")
+        plan.warnings.append(
+            f"{len(unmatched)} spec(s) of batch {parent.id} are not made by --criteria-from ({shown}): their stored expectations are used"
+        )
+    return plan
+
+
+async def prepare_rescore(
+    store: Store,
+    parent_ref: str,
+    *,
+    judge: str | None = None,
+    criteria_from: Sequence[str | Path] = (),
+    cache: bool = False,
+    concurrency: int | None = None,
+) -> PreparedBatch:
+    """Plan and store a re-score of the parent's stored conversations (see the module doc).
+
+    Raises, with nothing stored: ParleyError (an unknown batch, one still running, one with no
+    stored conversation, --criteria-from files that make none of its specs), InvalidInputs
+    (--criteria-from files with problems), ConfigError (a judge name that is not one, or its
+    missing key), UnreachableEndpoint / CredentialsRefused (the check before launch of the
+    judge's endpoint, parley.core.engine.reachability)."""
+    await asyncio.to_thread(store.interrupt_orphans)
+    parent = await asyncio.to_thread(store.get_batch, parent_ref)
+    if parent.status in ("pending", "running"):
+        owner = await asyncio.to_thread(store.batch_owner, parent.id)
+        if owner is not None and running_elsewhere(owner):
+            raise ParleyError(f"batch {parent.id} is still running ({owner.describe()}); re-score it when it has ended")
+    paths = [str(p) for p in criteria_from]
+    plan = await asyncio.to_thread(load_rescore, store, parent, paths or None)
+    update: dict[str, object] = {
+        "models": parent.options.models.model_copy(update={"judge": judge or parent.options.models.judge}),
+        "cache": cache,
+        "rescore_of": parent.id,
+        "criteria_from": paths or None,
+        "rerun": None,
+        "replay_of": None,
+        "budget_usd": None,
+        "pairs": list(plan.sources),
+        "only": None,
+    }
+    if concurrency is not None:
+        update["concurrency"] = concurrency
+    options = parent.options.model_copy(update=update)
+    models = rescore_models(options, store)
+    models.check_keys()
+    preflight = await models.preflight(plan.specs)  # the judge's endpoint, checked before anything is stored
+    record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(plan.sources), parent_id=parent.id)
+    await asyncio.to_thread(store.create_batch, record)
+    return PreparedBatch(
+        batch=record,
+        specs=plan.specs,
+        warnings=[*plan.warnings, *preflight.warnings],
+        exact_specs=plan.exact_specs,
+        rescores=plan.sources,
+        preflight=preflight,
+    )
+
+
+async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
+    """A stored re-score's plan again, to run what it has not yet judged (`parley run --resume`)."""
+    assert batch.options.rescore_of is not None
+    parent = await asyncio.to_thread(store.get_batch, batch.options.rescore_of)
+    plan = await asyncio.to_thread(load_rescore, store, parent, batch.options.criteria_from)
+    models = rescore_models(batch.options, store)
+    models.check_keys()
+    preflight = await models.preflight(plan.specs)
+    return PreparedBatch(
+        batch=batch,
+        specs=plan.specs,
+        warnings=[*plan.warnings, *preflight.warnings],
+        exact_specs=plan.exact_specs,
+        rescores=plan.sources,
+        resumed=True,
+        preflight=preflight,
+    )
+
+
+async def rescore_planned(
+    control: ConversationControl, *, store: Store, models: BatchModels, parent_bot: RoleModels
+) -> tuple[Conversation, Verdict]:
+    """Judge one stored conversation again: a copy of it under this run's conversation id,
+    evaluated as its bot was (`parent_bot`: the parent batch's models)."""
+    run = control.run
+    assert run.rescore_of is not None
+    stored = await asyncio.to_thread(store.load_conversation, run.rescore_of)
+    original = stored.conversation
+    conversation = original.model_copy(
+        update={
+            "id": control.conversation_id,
+            "usage": {},  # no bot or customer was called: the copy costs what judging it costs
+            "metadata": {**original.metadata, "rescored_from": {"batch_id": stored.batch_id, "conversation_id": original.id}},
+        }
+    )
+    bot = BotSpec(name=parent_bot.bot, kind=bot_kind(parent_bot.bot, bot_prompt=parent_bot.bot_prompt), target=parent_bot.bot)
+    control.phase = "judging"
+    verdict = await evaluate_observed(
+        conversation,
+        run.spec,
+        judge=models.judge(),
+        uses_world=bot.uses_world,
+        has_tools=bot.kind != "prompt",
+        bot_name=conversation.bot_model,
+    )
+    return conversation, verdict

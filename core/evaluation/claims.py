@@ -1,0 +1,480 @@
+"""Claims held against actions: a bot message that says an action is done (an order cancelled,
+a refund issued, an order changed, something sent) must be backed by what happened.
+
+Detection (`find_claims`) reads a message clause by clause with the reviewed phrase table
+(parley.core.evaluation.claim_phrases): English and Spanish, skipping questions, negations,
+conditions, hedges and modals ("can be cancelled", "was not cancelled", "I will cancel once you
+confirm", "if you want I can cancel"). Each claim names the orders of its clause (or sentence).
+
+Holding (`hold_claims`, `claims_check`): a claim about an order is backed by a successful tool
+call of the action's kind for that order (a call the playbook injected counts: the bot was shown
+it as its own), or by the order's final state (it ends cancelled; it changed). A claim that names
+no order is backed when one of the orders the conversation mentioned so far is. Messages a
+playbook injected (`inject_bot_response`) are the experimenter's words, never judged.
+
+It reads only records and parley's shared reading of order ids (parley.core.reading): nothing
+of any one bot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict
+
+from parley.core.evaluation import claim_phrases as table
+from parley.core.evaluation.claim_phrases import BACKING, Action
+from parley.core.reading import extract_order_ids  # parley's one order-id reader, below every bot
+from parley.core.records import CheckResult, Conversation
+
+__all__ = ["CLAIMS_KIND", "Claim", "HeldClaim", "claims_check", "find_claims", "hold_claims"]
+
+CLAIMS_KIND = "claims_match_actions"
+_NAME = "claims match actions"
+_QUOTE_CHARS = 200
+# A reason quotes this many claims, the verdict keeps this many: a bot repeating itself a
+# thousand times still makes a verdict a person can read and the store can hold.
+_MAX_CLAIMS_QUOTED = 5
+_MAX_CLAIMS_KEPT = 50
+
+_NOT_SEEN = (
+    "Not checked: parley sees neither this bot's tool calls nor an order database it acted on, so what it says "
+    "it did cannot be held against what it did."
+)
+
+
+class Claim(BaseModel):
+    """One statement that an action is done. `orders`: the ids its clause (else its sentence)
+    names, empty when it names none. `quote`: its sentence; `words`: the words that made it one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: Action
+    orders: tuple[str, ...] = ()
+    quote: str
+    words: str
+
+
+class HeldClaim(BaseModel):
+    """A claim of one bot message, held against the conversation. `message`: 1-based among the
+    bot's messages (as other checks count them); `turn`: how many customer messages came before
+    it (0: the opening message). `why`: what backs it, or why nothing does."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claim: Claim
+    message: int
+    turn: int
+    backed: bool
+    why: str
+
+
+# -- the table, compiled ----------------------------------------------------------------------
+
+
+def _alternation(words: Iterable[str]) -> str:
+    return "|".join(words)
+
+
+def _adverbs(words: Sequence[str]) -> str:
+    return "(?:(?:" + _alternation(w.replace(" ", r"\s+") for w in words) + r")\s+)*"
+
+
+_ADV = _adverbs(table.ADVERBS)
+_ADV_ES = _adverbs(table.ADVERBS_ES)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    action: Action | None
+    regex: re.Pattern[str]
+
+
+def _fill(pattern: str, forms: dict[str, str] | None) -> str:
+    out = pattern.replace("{ADV}", _ADV).replace("{ADV_ES}", _ADV_ES)
+    if forms is not None:
+        out = (
+            out.replace("{P}", f"(?:{forms['en']})")
+            .replace("{P_ES}", f"(?:{forms['es']})")
+            .replace("{PRET_ES}", forms["pret_es"])
+            .replace("{PRET3_ES}", forms["pret3_es"])
+            .replace("{INF_ES}", forms["inf_es"])
+        )
+    return out
+
+
+_NOUN_GROUP = "noun"
+
+
+@dataclass(frozen=True)
+class _Table:
+    templates: dict[Action, list[_Compiled]]
+    nouns: list[_Compiled]
+
+
+@cache
+def _compiled() -> _Table:
+    """The table's phrases compiled once, on first use."""
+    flags = re.IGNORECASE
+    templates = {
+        action: [_Compiled(action, re.compile(_fill(t.pattern, table.PARTICIPLES[action]), flags)) for t in table.TEMPLATES]
+        for action in table.ACTIONS
+    }
+    nouns = [_Compiled(None, re.compile(_fill(p.pattern, None), flags)) for p in table.NOUN_PHRASES]
+    return _Table(templates=templates, nouns=nouns)
+
+
+def _stems_in(text: str) -> set[str]:
+    """The actions (and "noun") whose stems the text holds: a substring test, cheap enough to
+    run on every message, so that only the clauses that may hold a claim are parsed."""
+    lowered = text.lower()
+    return {group for group, stems in table.STEMS.items() if any(stem in lowered for stem in stems)}
+
+
+def _any(patterns: Sequence[str]) -> re.Pattern[str]:
+    return re.compile(_alternation(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+_NEGATOR = _any(table.NEGATORS)
+_HEDGE = _any(table.HEDGES)
+_MODAL = _any([m.replace("{ADV}", _ADV) for m in table.MODALS])
+_LATER = _any(table.LATER_CONDITIONS)
+_CARRIER = _any(table.ABOUT_THE_CARRIER)
+
+# Sentences end at . ! ? followed by space, or at a line break (bulleted answers).
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n\s*")
+# Clauses: at , ; : and dashes between spaces, before "but"-like words, and before "and"/"y"
+# when a new subject follows ("I checked and it has been cancelled"), so that a negation or a
+# condition in one clause does not reach the claim of the next. (One space before each word,
+# not `\s+`: a run of spaces would be backtracked from every one of its positions.)
+_CLAUSE_END = re.compile(
+    r"[,;:]\s+|\s[-—–]\s|\s(?=(?:but|however|although|though|pero|aunque|sin\s+embargo)\b)"
+    r"|\s(?:and|y)\s+(?=(?:your|the|it|i|we|this|that|my|su|tu|el|la|los|las|ya|se)\b)",
+    re.IGNORECASE,
+)
+
+
+def _spans(text: str, splitter: re.Pattern[str], start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    end = len(text) if end is None else end
+    spans, at = [], start
+    for match in splitter.finditer(text, start, end):
+        if match.start() > at:
+            spans.append((at, match.start()))
+        at = match.end()
+    if at < end:
+        spans.append((at, end))
+    return spans
+
+
+def _is_question(sentence: str) -> bool:
+    stripped = sentence.strip()
+    return stripped.endswith("?") or stripped.startswith("¿")
+
+
+# How far before and after a phrase its clause is read for negations, hedges and conditions:
+# far enough for any sentence a bot writes, and bounded so that a clause repeating a phrase
+# many times costs time in proportion to its length.
+_CONTEXT_CHARS = 200
+
+
+def _ignored(clause: str, start: int, end: int, action: Action) -> bool:
+    """Whether the phrase at clause[start:end] is not a claim (see the table's docstring)."""
+    before, after = clause[max(0, start - _CONTEXT_CHARS) : start], clause[end : end + _CONTEXT_CHARS]
+    if _NEGATOR.search(before) or _HEDGE.search(before) or _MODAL.search(before):
+        return True
+    if _LATER.search(after):
+        return True
+    return action in ("change", "send") and _CARRIER.search(clause, max(0, start - _CONTEXT_CHARS), end + _CONTEXT_CHARS) is not None
+
+
+def _quote(sentence: str) -> str:
+    text = " ".join(sentence.split())
+    return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1] + "…"
+
+
+def _read_clause(clause: str, hits: set[str], compiled: _Table) -> dict[Action, str]:
+    """The claims of one clause: action -> the words that made it one."""
+    # Noun phrases first: their words name the action ("I've sent your refund" is a refund),
+    # and a template matching inside them is not a second claim.
+    phrases = (compiled.nouns if _NOUN_GROUP in hits else []) + [p for a in table.ACTIONS if a in hits for p in compiled.templates[a]]
+    found: dict[Action, str] = {}
+    taken: list[tuple[int, int]] = []
+    for phrase in phrases:
+        for match in phrase.regex.finditer(clause):
+            action = phrase.action or table.NOUNS[" ".join(match.group(_NOUN_GROUP).lower().split())]
+            if any(match.start() < end and start < match.end() for start, end in taken):
+                continue
+            if action in found or _ignored(clause, match.start(), match.end(), action):
+                continue
+            found[action] = match.group(0).strip()
+            if phrase.action is None:
+                taken.append(match.span())
+    return found
+
+
+def find_claims(text: str) -> list[Claim]:
+    """Every claim in a bot message that an action is done, in order, one per action and clause."""
+    if not _stems_in(text):
+        return []
+    compiled = _compiled()
+    claims: list[Claim] = []
+    for s_start, s_end in _spans(text, _SENTENCE_END):
+        sentence = text[s_start:s_end]
+        if not _stems_in(sentence) or _is_question(sentence):
+            continue
+        sentence_ids: list[str] | None = None
+        quote: str | None = None  # once per sentence: a long one with many claims costs its length once, not per claim
+        for c_start, c_end in _spans(text, _CLAUSE_END, s_start, s_end):
+            clause = text[c_start:c_end]
+            hits = _stems_in(clause)
+            if not hits:
+                continue
+            found = _read_clause(clause, hits, compiled)
+            if not found:
+                continue
+            if sentence_ids is None:
+                sentence_ids = extract_order_ids(sentence)
+            ids = tuple(extract_order_ids(clause) or sentence_ids)
+            quote = _quote(sentence) if quote is None else quote
+            for action, phrase_words in found.items():
+                claims.append(Claim(action=action, orders=ids, quote=quote, words=phrase_words))
+    return claims
+
+
+# -- holding claims against the conversation ----------------------------------------------------
+
+
+def _order_key(raw: str) -> str:
+    """An order id as tool arguments and messages write it, in the one form (ORD-1004)."""
+    ids = extract_order_ids(raw)
+    return ids[0] if ids else raw.strip().upper()
+
+
+@dataclass
+class _Evidence:
+    calls: list[tuple[str, str]]  # (tool name, order) of successful calls
+    misses: list[tuple[str, str, str]]  # (tool name, order, "refused (too_old)" / "failed") of the others
+    injected: list[tuple[str, str]]  # (tool name, order) of calls a playbook injected
+    statuses: dict[str, str]
+    changed: set[str]
+    has_state: bool
+
+
+def _injected_positions(conversation: Conversation) -> set[int]:
+    raw = conversation.metadata.get("injected_messages") or []
+    return {n for n in raw if isinstance(n, int) and not isinstance(n, bool)} if isinstance(raw, list) else set()
+
+
+def _failed_result(text: str) -> bool:
+    """An injected tool result that reads as a failure: the order tools' own ERROR/REFUSED
+    lines, or a JSON object carrying an error."""
+    stripped = text.strip()
+    if stripped.upper().startswith(("ERROR", "REFUSED")):
+        return True
+    try:
+        body = json.loads(stripped)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and any(k in body for k in ("error", "detail"))
+
+
+def _evidence(conversation: Conversation, injected: set[int]) -> _Evidence:
+    calls = [(r.name, _order_key(r.order_id)) for r in conversation.tool_calls if r.ok and r.order_id]
+    misses = [
+        (r.name, _order_key(r.order_id), ("refused" if r.refused else "failed") + (f": {r.error}" if r.error else ""))
+        for r in conversation.tool_calls
+        if not r.ok and r.order_id
+    ]
+    results = {m.tool_call_id: m.content or "" for m in conversation.messages if m.role == "tool" and m.tool_call_id}
+    injected_calls: list[tuple[str, str]] = []
+    for position in sorted(injected):
+        if not 0 <= position < len(conversation.messages):
+            continue
+        for call in conversation.messages[position].tool_calls:
+            try:
+                arguments = json.loads(call.arguments)
+            except ValueError:
+                continue
+            order = arguments.get("order_id") if isinstance(arguments, dict) else None
+            if isinstance(order, str) and not _failed_result(results.get(call.id, "")):
+                injected_calls.append((call.name, _order_key(order)))
+    state = conversation.final_state
+    return _Evidence(
+        calls=calls,
+        misses=misses,
+        injected=injected_calls,
+        statuses=dict(state.statuses) if state is not None else {},
+        changed={row.order_id for row in state.audit} if state is not None else set(),
+        has_state=state is not None,
+    )
+
+
+@cache
+def _tool_regex(action: Action) -> re.Pattern[str]:
+    return re.compile(BACKING[action].tools, re.IGNORECASE)
+
+
+def _backing(action: Action, order: str, evidence: _Evidence) -> str | None:
+    """What backs `action` done on `order`, in words; None when nothing does."""
+    backing, tools = BACKING[action], _tool_regex(action)
+    for name, called in evidence.calls:
+        if called == order and tools.search(name):
+            return f"{name} {order} succeeded"
+    for name, called in evidence.injected:
+        if called == order and tools.search(name):
+            return f"the playbook injected {name} {order}"
+    status = evidence.statuses.get(order)
+    if status is not None and status in backing.statuses:
+        return f"{order} ends {status}"
+    if backing.changed and order in evidence.changed:
+        return f"{order} changed (the audit trail has it)"
+    return None
+
+
+def _unbacked(action: Action, order: str, evidence: _Evidence) -> str:
+    backing, tools = BACKING[action], _tool_regex(action)
+    tried = [f"{name} was {how}" for name, called, how in evidence.misses if called == order and tools.search(name)]
+    what = f"no {backing.tool_text} for {order} succeeded"
+    if tried:
+        what += f" ({'; '.join(dict.fromkeys(tried))})"
+    if not evidence.has_state:
+        return what
+    status = evidence.statuses.get(order)
+    if status is None:
+        return f"{what}, and {order} is not in the order database"
+    return f"{what}, and {order} ends {status}"
+
+
+def _hold(claim: Claim, mentioned: Sequence[str], evidence: _Evidence) -> tuple[bool, str]:
+    if claim.orders:
+        misses = []
+        backs = []
+        for order in claim.orders:
+            why = _backing(claim.action, order, evidence)
+            if why is None:
+                misses.append(_unbacked(claim.action, order, evidence))
+            else:
+                backs.append(why)
+        return (not misses, "; ".join(misses) if misses else "; ".join(backs))
+    for order in mentioned:
+        why = _backing(claim.action, order, evidence)
+        if why is not None:
+            return True, f"it names no order; {why}"
+    done = BACKING[claim.action].done
+    if mentioned:
+        listed = ", ".join(mentioned)
+        return False, f"it names no order, and none the conversation mentions ({listed}) was {done}"
+    for order in sorted({o for _, o in evidence.calls + evidence.injected} | evidence.changed):
+        why = _backing(claim.action, order, evidence)
+        if why is not None:
+            return True, f"it names no order; {why}"
+    return False, f"it names no order, and nothing was {done} in the conversation"
+
+
+def hold_claims(conversation: Conversation) -> tuple[list[HeldClaim], int]:
+    """Every claim of the bot's own messages, held against the conversation; and how many bot
+    messages were skipped as injected by a playbook."""
+    injected = _injected_positions(conversation)
+    evidence = _evidence(conversation, injected)
+    held: list[HeldClaim] = []
+    mentioned: dict[str, None] = {}
+    number = turn = skipped = 0
+    for position, message in enumerate(conversation.messages):
+        for call in message.tool_calls:
+            order = _call_order(call.arguments)
+            if order is not None:
+                mentioned.setdefault(order, None)
+        if message.role == "user":
+            turn += 1
+        if message.role not in ("user", "assistant") or not message.content:
+            continue
+        for order in extract_order_ids(message.content):
+            mentioned.setdefault(order, None)
+        if message.role == "user":
+            continue
+        number += 1
+        if position in injected:
+            skipped += 1
+            continue
+        for claim in find_claims(message.content):
+            backed, why = _hold(claim, list(mentioned), evidence)
+            held.append(HeldClaim(claim=claim, message=number, turn=turn, backed=backed, why=why))
+    return held, skipped
+
+
+def _call_order(arguments: str) -> str | None:
+    try:
+        body = json.loads(arguments)
+    except ValueError:
+        return None
+    order = body.get("order_id") if isinstance(body, dict) else None
+    return _order_key(order) if isinstance(order, str) else None
+
+
+def _where(claim: HeldClaim, total: int) -> str:
+    turn = "the opening message" if claim.turn == 0 else f"turn {claim.turn}"
+    return f"{turn} (bot message {claim.message} of {total})"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def sees_actions(conversation: Conversation) -> bool:
+    """Whether parley saw what this bot could do: it acted on parley's order world (a final
+    state) or parley recorded its tool calls. A deployed bot or a prompt bot has neither."""
+    return conversation.final_state is not None or bool(conversation.tool_calls)
+
+
+def claims_check(conversation: Conversation) -> CheckResult:
+    """The built-in check `claims_match_actions`: fails on any claim nothing backs, quoting it
+    and naming its turn; passes otherwise (also when the bot claims nothing); not applicable
+    when parley sees none of the bot's actions. Nobody asks for it, so it is `by_default`: it
+    can fail a conversation, never make one pass."""
+    if not sees_actions(conversation):
+        return CheckResult(kind=CLAIMS_KIND, name=_NAME, outcome="not_applicable", reason=_NOT_SEEN, by_default=True)
+    held, skipped = hold_claims(conversation)
+    total = len(conversation.bot_texts)
+    skipped_note = f" Not judged: {_plural(skipped, 'bot message')} the playbook injected." if skipped else ""
+    unbacked = [h for h in held if not h.backed]
+    # The unbacked claims first, so a verdict that keeps only some of them keeps those.
+    kept = (unbacked + [h for h in held if h.backed])[:_MAX_CLAIMS_KEPT]
+    details: dict[str, object] = {
+        "claims": [
+            {
+                "message": h.message,
+                "turn": h.turn,
+                "action": h.claim.action,
+                "orders": list(h.claim.orders),
+                "quote": h.claim.quote,
+                "backed": h.backed,
+                "why": h.why,
+            }
+            for h in kept
+        ],
+        "claims_total": len(held),
+        "injected_skipped": skipped,
+    }
+    if unbacked:
+        lines = [_capital(f'{_where(h, total)} says "{h.claim.quote}", but {h.why}') for h in unbacked[:_MAX_CLAIMS_QUOTED]]
+        more = len(unbacked) - len(lines)
+        verb = "is" if len(unbacked) == 1 else "are"
+        reason = f"{len(unbacked)} of the bot's {_plural(len(held), 'claim')} {verb} not backed by what it did. " + "; ".join(lines)
+        reason += f"; and {more} more." if more else "."
+        details["messages"] = list(dict.fromkeys(h.message for h in unbacked))[:_MAX_CLAIMS_KEPT]
+        return CheckResult(kind=CLAIMS_KIND, name=_NAME, by_default=True, outcome="fail", reason=reason + skipped_note, details=details)
+    if not held:
+        reason = "No bot message says an action was done."
+    else:
+        backs = "; ".join(f"{_where(h, total)}: {h.why}" for h in held[:_MAX_CLAIMS_QUOTED])
+        more = len(held) - _MAX_CLAIMS_QUOTED
+        reason = f"Every claim the bot made is backed ({len(held)}). {_capital(backs)}" + (f"; and {more} more." if more > 0 else ".")
+    return CheckResult(kind=CLAIMS_KIND, name=_NAME, by_default=True, outcome="pass", reason=reason + skipped_note, details=details)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,224 @@
+"""What the criteria judge is sent: one prompt that decides every criterion of a conversation.
+
+The judge sees the whole trace: every message, numbered by turn (parley.core.evaluation.
+transcript_turns: turn N starts at the customer's N-th message); every tool call with its
+arguments and its result, refusals and failures included; the final state of the orders the
+conversation touched; and the criteria, numbered. It answers with one JSON object, a decision per
+criterion with the turns it rests on, a short quote and one sentence of reasoning
+(parley.core.evaluation.criteria reads it).
+
+`fit_criteria_prompt` is the one place the prompt is built. Given a budget (the judge model's
+context less room for the answer), it condenses the transcript with parley.core.prompts (long
+tool results shortened, repeats pointing back, the middle omitted), says so in the prompt and
+keeps every turn's number, so the evidence still names real turns. Each message is clipped at
+`MAX_MESSAGE_CHARS` and each tool result at `MAX_TOOL_RESULT_CHARS` in any case.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from parley.core.evaluation.checks import changed_orders
+from parley.core.evaluation.claims import sees_actions
+from parley.core.evaluation.criteria import Criterion
+from parley.core.prompts import Condensed, condense, estimate_messages, split_turns
+from parley.core.reading import extract_order_ids
+from parley.core.records import ChatMessage, Conversation, ConversationSpec
+
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "MAX_TOOL_RESULT_CHARS",
+    "REMINDER",
+    "criteria_messages",
+    "fit_criteria_prompt",
+    "orders_touched",
+    "render_transcript",
+]
+
+MAX_MESSAGE_CHARS = 4000
+MAX_TOOL_RESULT_CHARS = 2000
+
+SYSTEM = """\
+You check a conversation between a customer-service chatbot (the Assistant) and a customer (the \
+Customer, played by a simulator) against criteria, one by one. Judge only the Assistant: nothing \
+the Customer does wrong is the Assistant's failure.
+
+For each criterion decide one of:
+- "met": the conversation satisfies it;
+- "not met": it does not;
+- "not applicable": what it is about never came up in this conversation.
+
+Give your evidence: the number of the turn (or turns) the decision rests on, and a short quote \
+(a few words, at most 25) copied exactly from that turn: the Customer's or the Assistant's words, \
+or a tool call's arguments or result. When what decides it is something the Assistant never \
+did, name the turn where it should have happened and quote what the Assistant said instead; \
+when no single turn is to blame, give no turns and an empty quote. Then one sentence of \
+reasoning.
+
+Messages marked "injected by the test" were written by the person running the test, not by the \
+Assistant: never hold them against it. When the transcript shows no tool calls because they are \
+not visible, judge claims of actions only by whether the Assistant could have taken them.
+
+Reply with only a JSON object, no other text, of exactly this form:
+{"criteria": [{"criterion": 1, "verdict": "met", "turns": [2], "quote": "words copied from turn 2", \
+"reasoning": "one sentence saying why"}]}
+with one entry for every criterion, by its number; verdict is "met", "not met" or "not applicable"."""
+
+REMINDER = (
+    "Your reply could not be read in full ({why}). Answer again with only the JSON object "
+    '{{"criteria": [{{"criterion": N, "verdict": "met" | "not met" | "not applicable", "turns": [...], '
+    '"quote": "...", "reasoning": "..."}}]}}, one entry for each of criteria 1-{count}, and nothing else.'
+)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _arguments(raw: str) -> str:
+    try:
+        args = json.loads(raw or "{}")
+    except ValueError:
+        return raw
+    if isinstance(args, dict):
+        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return raw
+
+
+def _injected(conversation: Conversation) -> set[int]:
+    raw = conversation.metadata.get("injected_messages") or []
+    return {p for p in raw if isinstance(p, int)} if isinstance(raw, list) else set()
+
+
+def render_transcript(conversation: Conversation, fitted: Condensed | None = None) -> str:
+    """The transcript as the criteria judge reads it: a `Turn N:` line opening each turn, then
+    `Customer:` and `Assistant:` lines, each tool call with its arguments and how it went on its
+    own line under the message that made it. `fitted`: the turns as condensed (a tool result
+    shortened or pointing back is shown so; the turns left out as one line); None: whole."""
+    records = {r.call_id: r for r in conversation.tool_calls}
+    results = {m.tool_call_id: m.content or "" for m in conversation.messages if m.role == "tool" and m.tool_call_id}
+    # the condenser copies only the tool results it changes: messages are the conversation's own
+    injected = {id(conversation.messages[p]) for p in _injected(conversation) if 0 <= p < len(conversation.messages)}
+    if fitted is None:
+        head, turns = split_turns([m for m in conversation.messages if m.role != "system"])
+        fitted = Condensed(head=head, turns=turns, budget=0)
+    lines: list[str] = []
+    gap_shown = fitted.omitted is None
+    for turn in fitted.turns:
+        if not gap_shown and fitted.omitted is not None and turn.number > fitted.omitted[1]:
+            first, last = fitted.omitted
+            lines.append(f"(turn {first} omitted)" if first == last else f"(turns {first}-{last} omitted)")
+            gap_shown = True
+        lines.append(f"Turn {turn.number}:")
+        condensed = {
+            m.tool_call_id: m.content or ""
+            for m in turn.messages
+            if m.role == "tool" and m.tool_call_id and (m.content or "") != results.get(m.tool_call_id)
+        }
+        for message in turn.messages:
+            if message.role == "user":
+                lines.append(f"Customer: {_clip(message.content or '', MAX_MESSAGE_CHARS)}")
+            elif message.role == "assistant":
+                who = "Assistant (injected by the test)" if id(message) in injected else "Assistant"
+                if message.content:
+                    lines.append(f"{who}: {_clip(message.content, MAX_MESSAGE_CHARS)}")
+                for call in message.tool_calls:
+                    record = records.get(call.id)
+                    full = record.result if record is not None else results.get(call.id, "")
+                    result = _clip(condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS)
+                    if record is None:
+                        how = f"result: {result}" if result else "no result recorded"
+                    elif record.ok:
+                        how = f"ok: {result}"
+                    elif record.refused:
+                        how = f"refused: {result}"
+                    else:
+                        how = f"failed: {result}"
+                    lines.append(f"  [tool call {call.name}({_arguments(call.arguments)}) -> {how}]")
+    return "\n".join(lines) if lines else "(no messages)"
+
+
+def orders_touched(conversation: Conversation) -> list[str]:
+    """The orders the conversation touched, in the order it first did: named in a tool call's
+    arguments or result or in a message, or changed."""
+    state = conversation.final_state
+    seen: dict[str, None] = {}
+    for record in conversation.tool_calls:
+        for order in extract_order_ids(f"{record.arguments_raw} {record.result}"):
+            seen.setdefault(order, None)
+    for message in conversation.messages:
+        for order in extract_order_ids(message.content or ""):
+            seen.setdefault(order, None)
+    if state is not None:
+        for order in changed_orders(state):
+            seen.setdefault(order, None)
+        return [o for o in seen if o in state.statuses]
+    return list(seen)
+
+
+def _final_state(conversation: Conversation) -> str:
+    state = conversation.final_state
+    if state is None:
+        if sees_actions(conversation):
+            return "The final state of the orders is not known (the bot does not use parley's order database)."
+        return "This bot's tool calls and the order database it acts on are not visible: none are shown."
+    touched = orders_touched(conversation)
+    if not touched:
+        return "Final state of the orders: the conversation touched no order."
+    changes = changed_orders(state)
+    lines = []
+    for order in touched:
+        change = changes.get(order)
+        was = f"(was {change.initial})" if change is not None else "(unchanged)"
+        lines.append(f"- {order}: {state.statuses[order]} {was}")
+    return "Final state of the orders the conversation touched:\n" + "\n".join(lines)
+
+
+def criteria_messages(conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> list[ChatMessage]:
+    """The system and user messages that ask a judge to decide `criteria` on `conversation`,
+    the transcript whole."""
+    return fit_criteria_prompt(conversation, spec, criteria)[0]
+
+
+def fit_criteria_prompt(
+    conversation: Conversation,
+    spec: ConversationSpec,
+    criteria: Sequence[Criterion],
+    *,
+    budget: int | None = None,
+    tail: Sequence[ChatMessage] = (),
+) -> tuple[list[ChatMessage], Condensed]:
+    """The messages that ask a judge to decide `criteria` (followed by `tail`, a reminder's
+    exchange), the transcript condensed until they take at most `budget` tokens (None: no
+    limit), and what the condensing did (`fits` False: not even condensed)."""
+    about = []
+    if conversation.final_state is not None:
+        about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
+    about.append(f"Signed-in customer: {conversation.customer_id}.")
+    before = [" ".join(about)]
+    if spec.goals:
+        before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
+    ended = f"The conversation ended: {conversation.stop_reason}"
+    after = [
+        ended + (f" ({conversation.error})." if conversation.error else "."),
+        _final_state(conversation),
+        "Criteria:\n" + "\n".join(f"{c.number}. {c.text}" for c in criteria),
+        "Now give your decision on every criterion as the JSON object.",
+    ]
+    system = ChatMessage(role="system", content=SYSTEM)
+
+    def build(fitted: Condensed) -> list[ChatMessage]:
+        transcript = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
+        if fitted.note:
+            transcript += fitted.note + "\n"
+        transcript += render_transcript(conversation, fitted)
+        return [system, ChatMessage(role="user", content="\n\n".join([*before, transcript, *after])), *tail]
+
+    fitted = condense(
+        [m for m in conversation.messages if m.role != "system"],
+        budget if budget is not None else 2**62,
+        measure=lambda candidate: estimate_messages(build(candidate)),
+        answering=False,  # every turn is history to a judge
+    )
+    return build(fitted), fitted

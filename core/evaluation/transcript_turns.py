@@ -1,0 +1,85 @@
+"""A transcript split into numbered turns, and the texts of each turn a judge may quote.
+
+Turn 0 holds what the bot says before the customer's first message (a bot that opens the
+conversation; there is no turn 0 otherwise); turn N starts at the customer's N-th message and
+holds everything up to the next one: the bot's answers, its tool calls and their results. The
+criteria judge's prompt numbers the transcript this way, its evidence names these numbers, and
+the quote it gives is looked for in that turn's texts (`turn_texts`). It is the numbering of the
+claims check ("turn N": N customer messages came before) and of the judge-context condenser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from parley.core.records import ChatMessage, Conversation, ToolCallRecord
+
+__all__ = ["QuotedText", "TranscriptTurn", "transcript_turns", "turn_texts"]
+
+Speaker = Literal["customer", "bot", "call"]
+
+
+@dataclass(frozen=True)
+class TranscriptTurn:
+    """One turn: its number and its messages, each with its position in the conversation."""
+
+    number: int
+    messages: list[tuple[int, ChatMessage]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QuotedText:
+    """A text of the transcript a quote may come from: a customer message, a bot message, or
+    one tool call (its arguments and its result). `message` numbers customer messages among the
+    customer's and bot messages among the bot's that have text (1-based, as the app lists
+    them); `call_id` names the tool call."""
+
+    turn: int
+    speaker: Speaker
+    text: str
+    message: int | None = None
+    call_id: str | None = None
+
+
+def transcript_turns(messages: Sequence[ChatMessage]) -> list[TranscriptTurn]:
+    """The messages in turns (see the module doc), in order."""
+    turns: list[TranscriptTurn] = []
+    current: TranscriptTurn | None = None
+    number = 0
+    for position, message in enumerate(messages):
+        if message.role == "system":
+            continue
+        if message.role == "user":
+            number += 1
+            current = TranscriptTurn(number=number)
+            turns.append(current)
+        elif current is None:
+            current = TranscriptTurn(number=0)
+            turns.append(current)
+        current.messages.append((position, message))
+    return turns
+
+
+def turn_texts(conversation: Conversation, records: Sequence[ToolCallRecord] | None = None) -> list[QuotedText]:
+    """Every text of the transcript, with its turn: each customer and bot message, each tool
+    call's arguments and result (the result the bot received, as recorded)."""
+    by_call = {r.call_id: r for r in (conversation.tool_calls if records is None else records)}
+    results = {m.tool_call_id: m.content or "" for m in conversation.messages if m.role == "tool" and m.tool_call_id}
+    out: list[QuotedText] = []
+    customer = bot = 0
+    for turn in transcript_turns(conversation.messages):
+        for _, message in turn.messages:
+            if message.role == "user":
+                customer += 1
+                out.append(QuotedText(turn.number, "customer", message.content or "", message=customer))
+            elif message.role == "assistant":
+                if message.content:
+                    bot += 1
+                    out.append(QuotedText(turn.number, "bot", message.content, message=bot))
+                for call in message.tool_calls:
+                    record = by_call.get(call.id)
+                    result = record.result if record is not None else results.get(call.id, "")
+                    out.append(QuotedText(turn.number, "call", f"{call.name}({call.arguments})\n{result}", call_id=call.id))
+    return out

@@ -1,0 +1,121 @@
+"""A stored batch's scored summary as terminal lines: policy violations, outcome counts, pass rate
+and pass^k, scores, the first failures (parley.core.reports.BatchReport), and the line on
+how the run went. `parley run` prints them when a batch ends, `parley batches show` for any
+stored batch."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from parley.core.engine import BatchResult
+    from parley.core.evaluation import Interval
+    from parley.core.reports import BatchReport
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _interval(interval: Interval | None) -> str:
+    return "" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
+
+
+def counts_lines(summary: BatchReport) -> list[str]:
+    """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
+    as terminal lines."""
+    from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, counts_line
+
+    def n(count: int, one: str, many: str | None = None) -> str:
+        return f"{count} {one if count == 1 else (many or one + 's')}"
+
+    lines = [f"Conversations: {counts_line(summary)}"]
+    if summary.unverified:
+        lines.append(f"Unverified: {n(summary.unverified, 'conversation')} had no check about the bot: {UNVERIFIED_HINT}")
+    if summary.legacy_errors:
+        lines.append(f"Legacy errors: {LEGACY_ERROR_NOTE}")
+    shown_k = summary.pass_k if len(summary.pass_k) <= 4 else [*summary.pass_k[:2], summary.pass_k[-1]]
+    pass_k = "  ".join(f"pass^{p.k} {_pct(p.value)}" + (f" ({_interval(p.interval)})" if p.interval is not None else "") for p in shown_k)
+    rate = f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator}"
+    if summary.pass_rate_interval is not None:
+        rate += f", 95% interval {_interval(summary.pass_rate_interval)}"
+    lines.append(f"{rate})   {pass_k}")
+    if summary.flaky_specs:
+        shown = ", ".join(f"{f.spec_id} ({f.passed} of {f.trials} passed)" for f in summary.flaky_specs[:5])
+        more = f", ... and {len(summary.flaky_specs) - 5} more" if len(summary.flaky_specs) > 5 else ""
+        lines.append(f"Flaky specs ({len(summary.flaky_specs)}): {shown}{more}")
+    elif summary.batch.options.trials >= 2:
+        lines.append("Flaky specs: none (every spec's trials agree)")
+    return lines
+
+
+def summary_lines(summary: BatchReport) -> list[str]:
+    """A batch's scored summary for a terminal (parley.core.reports.BatchReport): policy
+    violations, counts, pass rate and pass^k, scores, the first failures. `parley run` prints it
+    when a batch ends, `parley batches show` for any stored batch."""
+    lines: list[str] = []
+    if summary.policy_violations_total:
+        lines.append(f"POLICY VIOLATIONS: {summary.policy_violations_total} (data the policy protects was changed)")
+        for v in summary.policy_violations[:10]:
+            lines.append(f"  - {v.spec_id} trial {v.trial} ({v.conversation_id[:12]}): {v.check}: {v.reason}")
+    else:
+        lines.append("Policy violations: none")
+    if summary.not_applicable_checks:
+        total = sum(c.checks for c in summary.not_applicable_checks)
+        kinds = ", ".join(dict.fromkeys(c.kind for c in summary.not_applicable_checks))
+        lines.append(
+            f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided; "
+            f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
+        )
+    lines += counts_lines(summary)
+    s = summary.score_statistics
+    if s.count:
+        lines.append(
+            f"Scores: mean {s.mean:.2f}, median {s.median:.1f}, std {s.std:.2f}, min {s.min}, max {s.max} "
+            f"({s.count} scored" + (f"; {summary.judge_errors} judge errors, unscored" if summary.judge_errors else "") + ")"
+        )
+    else:
+        lines.append("Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else ""))
+    if summary.judge_prompts:
+        lines.append(judge_context_line(summary))
+    if summary.failures_total:
+        lines.append(f"Not passed (failed, broke or faulty): {summary.failures_total}")
+        for f in summary.failures[:10]:
+            reason = f.reasons[0] if f.reasons else "(no reason recorded)"
+            lines.append(f"  - {f.spec_id} trial {f.trial} ({f.outcome}, {f.stop_reason}): {reason}")
+        if summary.failures_total > 10:
+            lines.append(f"  ... and {summary.failures_total - 10} more (see the report)")
+    return lines
+
+
+def judge_context_line(summary: BatchReport) -> str:
+    """How the LLM judge's prompts met its context: how many were condensed to fit, how many
+    could not fit even condensed (judge errors)."""
+    from parley.core.prompts import context_tokens
+
+    models = summary.batch.options.models
+    size = context_tokens(models.judge_context, models.endpoint_context.get("judge"))
+    n = summary.judge_prompts
+    line = (
+        f"Judge context ({size} tokens): {n} judge prompt{'s' if n != 1 else ''}, {summary.judge_prompts_condensed} condensed to fit, "
+        f"{summary.judge_prompts_too_long} could not fit even condensed"
+    )
+    if summary.judge_prompts_too_long:
+        line += " (judge errors: no score; a larger --judge-context, if the model has one, lets them be judged)"
+    return line
+
+
+def run_lines(result: BatchResult, report_line: str) -> list[str]:
+    lines: list[str] = []
+    rate = result.ran / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    extras = []
+    if result.rate_limited:
+        extras.append(f"{result.rate_limited} rate limits (429) absorbed, concurrency went down to {result.lowest_limit}")
+    if result.cache_hits or result.cache_misses:
+        extras.append(f"cache: {result.cache_hits} replies replayed, {result.cache_misses} new")
+    lines.append(
+        f"Ran {result.ran} conversation{'s' if result.ran != 1 else ''} in {result.elapsed_s:.1f} s ({rate:.1f}/s); "
+        f"batch {result.status}" + (f": {result.error}" if result.error else "") + ("; " + "; ".join(extras) if extras else "")
+    )
+    lines.append(report_line)
+    return lines

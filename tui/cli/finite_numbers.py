@@ -1,0 +1,47 @@
+"""Numbers a command line takes: finite ones only.
+
+click's FloatRange takes `inf`, `nan` and `1e309` (which Python reads as inf): `nan` passes
+every bound (each comparison with it is false) and `inf` passes an open upper bound, so a
+`--timeout inf` used to reach the engine and the database (as null, which no listing could read
+back). `FiniteFloatRange` refuses them as the usage error any other bad value is (exit 2).
+`TokenCount` takes a whole number of tokens only (a context length): `inf`, `nan`, `8.5k`, 0
+and negative numbers are usage errors too.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+
+class FiniteFloatRange(click.FloatRange):
+    """A FloatRange that takes finite numbers only."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):  # before the bounds, which nan passes and -inf fails with a vaguer message
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+class TokenCount(click.ParamType):
+    """A whole number of tokens, 1 to parley.core.settings.MAX_CONTEXT_TOKENS: anything else
+    (inf, nan, 0, -5, 8.5k) is a usage error saying what to give."""
+
+    name = "tokens"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from parley.core.settings import MAX_CONTEXT_TOKENS  # the settings' own bound, loaded when a value is read
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip().replace("_", "")
+            if not text.isascii() or not text.isdigit():
+                self.fail(f"{value!r} is not a number of tokens: give a whole number such as 8192", param, ctx)
+            number = int(text)
+        if not 1 <= number <= MAX_CONTEXT_TOKENS:
+            self.fail(f"{number} tokens is not a context length: give 1 to {MAX_CONTEXT_TOKENS}", param, ctx)
+        return number
