@@ -130,6 +130,9 @@ class FakeOpenAIServer:
         # What GET /models lists: none by default (the fake serves any model name it is asked
         # for); a test of the check before launch lists some.
         self.listed_models: list[str] = []
+        # The context length GET /models reports for each listed model, as vLLM's max_model_len
+        # (None: not reported, as llama-cpp-python's server).
+        self.reported_context: int | None = None
         # A model's context: prompts longer than this many tokens are refused (None: no limit).
         self.context_tokens: int | None = None
         self.chars_per_token = 4.0
@@ -179,6 +182,7 @@ class FakeOpenAIServer:
         self.script.clear()
         self.requests.clear()
         self.listed_models = []
+        self.reported_context = None
         self.default = TextReply("ok")
         self.fixed_delay_ms = 0
         self.stream_usage = "honour"
@@ -256,7 +260,9 @@ class FakeOpenAIServer:
 
         @app.get("/v1/models")
         async def models() -> dict[str, Any]:
-            return {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "parley-tests"} for m in self.listed_models]}
+            reported = {} if self.reported_context is None else {"max_model_len": self.reported_context}
+            listed = [{"id": m, "object": "model", "owned_by": "parley-tests", **reported} for m in self.listed_models]
+            return {"object": "list", "data": listed}
 
         @app.post("/v1/chat/completions")
         async def chat(request: Request) -> Response:

@@ -119,3 +119,24 @@ def test_parley_run_names_what_could_not_fit_and_scores_nothing_for_it(judge_end
         [row] = db.list_batches()
         outcomes = {s.verdict.outcome for s in db.iter_conversations(row.id)}
     assert outcomes == {"evaluation_error"}
+
+
+def test_the_context_the_judges_endpoint_reports_before_launch_is_the_one_its_prompts_fit(judge_endpoint, tmp_path):
+    # the endpoint says its model takes 3,000 tokens (vLLM's max_model_len) and refuses more:
+    # without --judge-context, the prompts are fitted to that, not to the 4,096 default
+    judge_endpoint.listed_models, judge_endpoint.reported_context = ["judge"], 3000
+    judge_endpoint.context_tokens, judge_endpoint.chars_per_token = 3000, 2.4
+    result = run(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "Judge context (3000 tokens): 2 judge prompts, 1 condensed to fit, 0 could not fit even condensed" in result.stdout
+    assert judge_endpoint.refused_for_length == 0
+    with Store.open(tmp_path / "p.db") as db:
+        [row] = db.list_batches()
+        assert db.get_batch(row.id).options.models.endpoint_context == {"judge": 3000}  # kept for a resume and the report
+
+
+def test_a_judge_context_given_wins_over_what_the_endpoint_reports(judge_endpoint, tmp_path):
+    judge_endpoint.listed_models, judge_endpoint.reported_context = ["judge"], 3000
+    result = run(tmp_path, "--judge-context", "700")
+    assert "Judge context (700 tokens): 2 judge prompts, 0 condensed to fit, 2 could not fit even condensed" in result.stdout
+    assert judge_endpoint.requests == []

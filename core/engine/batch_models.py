@@ -33,6 +33,7 @@ from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, 
 from parley.core.models import OFFLINE, ChatModel, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.prompts import context_tokens
 from parley.core.records import (
+    BatchOptions,
     ChatMessage,
     CheckResult,
     Conversation,
@@ -169,6 +170,8 @@ class BatchModels:
         self._on_success: Any = None
         self.retries = 0
         self.rate_limited = 0
+        self.reported_context: dict[str, int] = {}
+        """Role -> the context length its endpoint reported at the check before launch (`preflight`)."""
 
     # -- wiring to the adaptive limit ----------------------------------------------------------
 
@@ -209,7 +212,7 @@ class BatchModels:
     def context_tokens(self, role: str) -> int:
         """The context length `role`'s prompts are fitted to (see the module doc)."""
         explicit = {"bot": self.names.bot_context, "user": self.names.user_context, "judge": self.names.judge_context}.get(role)
-        return context_tokens(explicit, self.names.endpoint_context.get(role))
+        return context_tokens(explicit, self.reported_context.get(role) or self.names.endpoint_context.get(role))
 
     def user_model_name(self, spec: ConversationSpec) -> str:
         name = self.names.user
@@ -348,7 +351,22 @@ class BatchModels:
         CredentialsRefused (one line: the role, the URL, the key's variable, the status) when an
         endpoint the batch will call does not answer or refuses its key; else what each endpoint
         said (the models it lists, the context length it reports) and the warnings to show."""
-        return await run_preflight(self.reachability_targets(specs))
+        report = await run_preflight(self.reachability_targets(specs))
+        self.reported_context = {role: n for role, n in report.context_lengths().items() if n is not None}
+        # a bot or judge built before the check (loading may build them) is built again on its
+        # model's reported context; a connector is not refitted (parley builds no prompt for it)
+        if "bot" in self.reported_context and self.bot_spec.kind in ("model", "prompt"):
+            self._bot = None
+        if "judge" in self.reported_context:
+            self._judge = None
+        return report
+
+    def with_reported_context(self, options: BatchOptions) -> BatchOptions:
+        """`options` with the context lengths the check before launch found kept in its models
+        (`RoleModels.endpoint_context`), for its report and a resume. They replace what a parent
+        batch found: a re-run's roles may be other models."""
+        found = dict(self.reported_context)
+        return options.model_copy(update={"models": options.models.model_copy(update={"endpoint_context": found})})
 
     # -- cache statistics ----------------------------------------------------------------------
 

@@ -163,6 +163,7 @@ async def prepare_batch(
             f"at most {max_planned:,} may be planned at once: split it into smaller batches"
         )
     preflight = None if dry_run else await models.preflight(specs)
+    options = models.with_reported_context(options)
     record = BatchRecord(id=batch_id, status="pending", sources=[str(s) for s in sources], options=options, planned=planned)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
