@@ -5,17 +5,21 @@ a judge error saying so, never a score and never "the judge model failed"."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
 import pytest
 
+from parley.core.evaluation.criteria import criteria_of
+from parley.core.evaluation.criteria_prompt import criteria_messages, fit_criteria_prompt
 from parley.core.evaluation.judge import LLMJudge, fit_judge_prompt
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
-from parley.core.prompts import prompt_budget
+from parley.core.prompts import estimate_messages, prompt_budget
+from parley.core.records.chat import ChatMessage, ToolCall
 from parley.core.records.profile import Expectations, JudgeSpec
-from tests.test_eval_checks import converse, make_spec
+from tests.test_eval_checks import converse, make_conversation, make_spec
 
 # Six turns with the order bot's tools: three full order lists (the same each time), a tracking
 # lookup and a refused cancellation. Whole, the judge's prompt is about 11,000 characters: some
@@ -154,3 +158,67 @@ async def test_a_conversation_that_fits_is_sent_whole_with_its_turns_numbered(se
     assert "condensed" not in user and "shortened" not in user
     assert turn_lines(user) == {1: "Customer: Where is ORD-1003?", 2: "Customer: Thanks, bye"}
     assert '"tracking_number":"1Z999AA10123456784"' in user  # a tool result that fits is shown whole
+
+
+# -- the criteria judge's call: the same context, the same condensing --------------------------------
+
+
+def criteria_spec():
+    return make_spec(Expectations(criteria=["The bot says which orders can be cancelled"]))
+
+
+async def test_the_criteria_judges_prompt_is_condensed_to_the_same_context_and_keeps_its_turn_numbers(server, long_conversation):
+    server.context_tokens, server.chars_per_token = CONTEXT, SMOLLM2_CHARS_PER_TOKEN
+    criteria = criteria_of(criteria_spec(), builtin=True)
+    whole = criteria_messages(long_conversation, criteria_spec(), criteria)
+    assert server.prompt_tokens({"messages": [m.to_openai() for m in whole]}) > CONTEXT  # sent whole, it would be refused
+
+    server.push_text(GOOD)  # the score
+    server.push_text(
+        json.dumps({"criteria": [{"criterion": n, "verdict": "met", "turns": [5], "quote": "", "reasoning": "ok"} for n in (1, 2)]})
+    )
+    verdict = await evaluate(long_conversation, criteria_spec(), judge=judge(server, CONTEXT))
+
+    assert server.refused_for_length == 0 and len(server.requests) == 2
+    assert verdict.judge.prompt_fit == "condensed"
+    criteria_request = server.requests[1]
+    assert server.prompt_tokens(criteria_request.body) <= CONTEXT
+    user = criteria_request.messages[1]["content"]
+    assert "To fit the model's context, the conversation is condensed:" in user
+    assert "Criteria:\n1. The bot says which orders can be cancelled" in user
+    for number, first_line in turn_lines(user).items():
+        assert first_line == f"Customer: {LINES[number - 1]}"
+    assert {c.outcome for c in verdict.checks if c.kind == "criterion"} == {"pass"}
+
+
+async def test_criteria_that_cannot_fit_are_judge_errors_saying_so_and_nothing_is_sent(server, long_conversation):
+    verdict = await evaluate(long_conversation, criteria_spec(), judge=judge(server, 900))
+    assert server.requests == []
+    [authored] = [c for c in verdict.checks if c.kind == "criterion" and not c.by_default]
+    assert authored.outcome == "error"
+    assert authored.reason.startswith("judge_error: the conversation does not fit the judge's 900-token context (about ")
+    assert verdict.outcome == "evaluation_error"
+
+
+def test_condensing_keeps_the_mark_on_messages_the_test_injected():
+    # a playbook's injected bot message is still marked so when the tool results around it are shortened
+    orders = json.dumps([{"id": f"ORD-{n}", "status": "shipped", "items": ["a long item name"] * 8} for n in range(1000, 1012)])
+    messages = [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="Injected hello")]
+    for turn in range(4):
+        call = ToolCall(id=f"c{turn}", name="list_my_orders", arguments="{}")
+        messages += [
+            ChatMessage(role="user", content=f"list {turn}"),
+            ChatMessage(role="assistant", content=None, tool_calls=[call]),
+            ChatMessage(role="tool", content=orders, tool_call_id=f"c{turn}"),
+            ChatMessage(role="assistant", content=f"Here they are ({turn})"),
+        ]
+    conv = make_conversation([]).model_copy(update={"messages": messages, "metadata": {"injected_messages": [1]}})
+    spec = criteria_spec()
+    criteria = criteria_of(spec, builtin=False)
+    whole = criteria_messages(conv, spec, criteria)
+    budget = estimate_messages(whole) // 2
+    fitted_messages, fitted = fit_criteria_prompt(conv, spec, criteria, budget=budget)
+    assert fitted.condensed and fitted.fits and fitted.tokens_after < fitted.tokens_before
+    text = fitted_messages[1].content
+    assert "Assistant (injected by the test): Injected hello" in text
+    assert "Assistant: Here they are (3)" in text
