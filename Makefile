@@ -41,16 +41,17 @@ test: check
 # The gates: lint and format (ruff), types (mypy on the engine, the mock API and the app and CLI), and the layering
 # (import-linter contracts in pyproject.toml). Static tools cannot follow setuptools' editable
 # import hook, so they read the sources through a view that puts core/, tui/, mockapi/ and
-# profiles/ under parley/ (symlinks in .venv/src-view).
+# profiles/ under parley/, and core/api/ as parley/api/ (symlinks in .venv/src-view).
 VIEW := $(VENV)/src-view
-$(VIEW)/parley/core: | $(BIN)/python
+$(VIEW)/parley/api: | $(BIN)/python
 	mkdir -p $(VIEW)/parley
 	for d in core tui mockapi profiles; do ln -sfn ../../../$$d $(VIEW)/parley/$$d; done
+	ln -sfn ../../../core/api $(VIEW)/parley/api
 
-check: $(VENV)/.installed-dev $(VIEW)/parley/core
+check: $(VENV)/.installed-dev $(VIEW)/parley/api
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.core -p parley.mockapi -p parley.tui
+	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.api -p parley.core -p parley.mockapi -p parley.tui
 	PYTHONPATH=$(VIEW) $(BIN)/lint-imports
 
 # Property-based tests with fresh randomness and FUZZ_SCALE times the examples (`make test` runs

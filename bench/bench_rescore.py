@@ -91,12 +91,10 @@ async def rescore(store: Store, parent: str, *, judge: str = "offline", concurre
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     if result.status != "completed" or result.done != prepared.total:
         raise SystemExit(f"the re-score did not complete: {result}")
-    rows = store.read_sql(
-        "SELECT COALESCE(SUM(u.calls), 0) AS n FROM usage u JOIN conversations c ON c.id = u.conversation_id "
-        "WHERE c.batch_id = ? AND u.role = 'judge'",
-        [result.batch_id],
-    )
-    return wall, cpu, result.done, int(rows[0]["n"])
+    from parley.core.store import role_usage
+
+    judge_calls = sum(u.calls for u in role_usage(store, result.batch_id) if u.role == "judge")
+    return wall, cpu, result.done, judge_calls
 
 
 def main() -> None:

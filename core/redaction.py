@@ -161,8 +161,11 @@ class Redactor:
     def _guessed(self) -> list[str]:
         env = os.environ if self._environ is None else self._environ
         found: set[str] = set()
-        for name, value in env.items():
-            if _SECRET_VARIABLE.search(name) and len(value.strip()) >= ENV_GUESS_MIN_CHARS:
+        for name in list(env):
+            # by name, then get: another thread may unset a variable meanwhile (pytest sets and
+            # unsets PYTEST_CURRENT_TEST while `pytest --parley` stores conversations)
+            value = env.get(name)
+            if value is not None and _SECRET_VARIABLE.search(name) and len(value.strip()) >= ENV_GUESS_MIN_CHARS:
                 found |= _variants(value.strip())
         return sorted(found)
 
@@ -264,6 +267,13 @@ class StreamRedactor:
         pending = self._held + piece
         redacted = self._redact(pending)
         keep = self.redactor.unfinished(redacted)
+        # A whole secret just before the held tail waits with it: whether a short one stands alone
+        # (and is redacted) depends on what the tail turns out to be ("sk-ab12" + "sk-live-...").
+        while keep:
+            whole = next((x for x in self.redactor.secrets() if redacted[: len(redacted) - keep].endswith(x)), None)
+            if whole is None:
+                break
+            keep += len(whole)
         shown, self._held = redacted[: len(redacted) - keep], redacted[len(redacted) - keep :]
         if shown:
             self._before = shown[-1]

@@ -39,8 +39,8 @@ class AppWithBatch(ParleyApp):
 
 
 if __name__ == "__main__":
+    from parley.core.log_file import configure_logging
     from parley.core.settings import settings
-    from parley.tui.cli.log_file import configure_logging
 
     configure_logging(settings().db_path)  # as `parley` does before it opens the app
     AppWithBatch(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:5]).run()

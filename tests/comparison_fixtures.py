@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from parley.core.evaluation import CRITERION_KIND
 from parley.core.records.batch import BatchOptions, BatchRecord, RoleModels
 from parley.core.records.chat import Usage
 from parley.core.store.store import Store
@@ -24,6 +25,8 @@ class Result:
     stop_reason: str | None = None
     cost_usd: float | None = 0.001
     tokens: tuple[int, int] = (100, 20)
+    met: tuple[str, ...] = ()
+    """Criteria in words the judge found met."""
 
 
 PASS = Result()
@@ -57,6 +60,7 @@ def make_batch(
         conv = conversation("track", started=T0 + dt.timedelta(minutes=minutes, seconds=trial), usage=usage, stop_reason=result.stop_reason)
         checks = [check(name, "fail", "it did not") for name in result.failed]
         checks += [check("conversation completed", kind="conversation_completed")]
+        checks += [check(text, "pass", "Met.", kind=CRITERION_KIND) for text in result.met]
         store.save_conversation(
             batch.id, spec(name, int(index or 0)), conv, verdict(conv, result.outcome, result.score, checks=checks), trial
         )

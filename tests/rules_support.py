@@ -10,6 +10,39 @@ from typing import Any
 from parley.core.rules import RuleReport, evaluate_rules, load_rules, parse_conversation
 from parley.core.rules.model_helpers import RuleModel
 
+# A Sensei profile as Sensei users write them: goals with a variable, typed outputs, no `expect:`.
+TRACKING_PROFILE = """\
+test_name: tracking
+llm:
+  model: gpt-4o-mini
+user:
+  language: English
+  role: you are a customer who wants to know where an order is
+  context:
+    - your name is Maya
+  goals:
+    - "track order {{order}}"
+    - order:
+        function: forward()
+        type: string
+        data:
+          - ORD-1003
+          - ORD-1001
+chatbot:
+  is_starter: false
+  fallback: I'm sorry, I didn't understand that.
+  output:
+    - tracking:
+        type: str
+        description: the tracking number of the order
+conversation:
+  number: 2
+  goal_style:
+    steps: 3
+  interaction_style:
+    - single question
+"""
+
 
 def conversation_text(
     *,

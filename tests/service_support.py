@@ -97,6 +97,8 @@ class ServeProcess:
     env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    args: tuple[str, ...] = ()
+    """More options of `parley serve` (e.g. --allow-python-bots)."""
 
     @property
     def url(self) -> str:
@@ -119,6 +121,7 @@ class ServeProcess:
             "0.5",
             "--log-level",
             "warning",
+            *self.args,
         ]
         env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **self.env}
         with self.log.open("wb") as out:

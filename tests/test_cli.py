@@ -15,6 +15,7 @@ EXPECTED_COMMANDS = [
     "chat",
     "run",
     "report",
+    "summarise",
     "init",
     "batches",
     "compare",

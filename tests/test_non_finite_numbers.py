@@ -27,8 +27,8 @@ def parley(*args: object, env: dict[str, str] | None = None):
 
 def assert_usage_error(result, option: str) -> None:
     assert result.exit_code == 2, result.output
-    errors = [line for line in result.output.splitlines() if "rror" in line]
-    assert len(errors) == 1 and option in errors[0] and "not a finite number" in errors[0], result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "not a finite number" in lines[0], result.output
     assert "Traceback" not in result.output
 
 

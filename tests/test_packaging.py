@@ -78,7 +78,9 @@ def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
     # Every module of the checkout is in the wheel (a new subpackage must be listed in pyproject).
     for top in ("core", "tui", "mockapi"):
         for module in (ROOT / top).rglob("*.py"):
-            assert f"parley/{module.relative_to(ROOT).as_posix()}" in names, module
+            path = module.relative_to(ROOT).as_posix()
+            path = path.replace("core/api/", "api/", 1) if path.startswith("core/api/") else path  # installed as parley.api
+            assert f"parley/{path}" in names, module
     for shipped in (
         "parley/profiles/track_shipped_order.yaml",
         "parley/profiles/personalities/formal-user.yml",
@@ -88,6 +90,8 @@ def test_the_wheel_installs_one_top_level_package_with_its_data(wheel):
         "parley/tui/app/app.tcss",
         "parley/mockapi/fixtures/orders.json",
         "parley/core/engine/batch_runner.py",
+        "parley/api/py.typed",  # mypy reads a user's use of parley.api (PEP 561)
+        "parley/core/py.typed",
     ):
         assert shipped in names, shipped
 
@@ -114,3 +118,60 @@ def test_a_new_user_inits_validates_and_runs_the_shipped_suite_offline(installed
 
     mockapi = _run(installed, tmp_path, "parley", "mockapi", "--help")
     assert mockapi.returncode == 0 and "Serve the mock order API" in mockapi.stdout
+
+
+USER_CODE = '''\
+"""A user's test module, outside parley, typed against parley.api."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parley.api import CheckResult, ConversationResult, RunResult, Tools, conversation, expect_tool, run_sync, say
+
+
+def my_bot(messages: list[dict[str, Any]], tools: Tools) -> str:
+    tracking = tools.track_order("ORD-1003")
+    status: str = tracking.data["status"] if tracking.ok else "unknown"
+    return f"ORD-1003 is {status}."
+
+
+def test_tracking() -> None:
+    spec = conversation("track", steps=[say("Where is ORD-1003?"), expect_tool("track_order")], tools_called=["track_order"])
+    result: RunResult = run_sync(spec, bot=my_bot, trials=2, db="parley.db")
+    first: ConversationResult = result.conversations[0]
+    failed: list[CheckResult] = first.failed_checks
+    rate: float | None = result.summary.pass_rate
+    assert result.passed and not failed and rate == 1.0, result.explain()
+'''
+
+
+def test_mypy_checks_a_users_code_against_the_installed_api(installed, tmp_path):
+    """The wheel ships py.typed: mypy --strict passes a user's correct code and names a wrong call."""
+    (tmp_path / "test_user.py").write_text(USER_CODE, encoding="utf-8")
+    (tmp_path / "test_wrong.py").write_text(
+        USER_CODE.replace("trials=2", 'trials="2"').replace("first.failed_checks", "first.failed_check"), encoding="utf-8"
+    )
+
+    def mypy(name: str) -> subprocess.CompletedProcess[str]:
+        command = [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--python-executable",
+            str(installed / "bin" / "python"),
+            name,
+        ]
+        env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "PYTHONPATH")}
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+    right = mypy("test_user.py")
+    assert right.returncode == 0, right.stdout + right.stderr
+    wrong = mypy("test_wrong.py")
+    assert wrong.returncode == 1, wrong.stdout
+    assert 'Argument "trials" to "run_sync" has incompatible type "str"; expected "int"' in wrong.stdout
+    assert '"ConversationResult" has no attribute "failed_check"' in wrong.stdout
+    ran = _run(installed, tmp_path, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py")
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr

@@ -121,8 +121,8 @@ def test_load_playbook_raises_one_error_listing_all(tmp_path):
     ("text", "reason"),
     [
         ("steps:\n  - user: hi\n", "missing required key 'name'"),
-        ("name: x\nsteps:\n  - expect_tool: track_order\n  - user: hi\n", "expect_tool comes before any `user` step"),
-        ("name: x\nsteps:\n  - inject_bot_response: hello\n", "needs at least one `user` step"),
+        ("name: x\nsteps:\n  - expect_tool: track_order\n  - user: hi\n", "expect_tool comes before any `user` or `simulate` step"),
+        ("name: x\nsteps:\n  - inject_bot_response: hello\n", "needs at least one `user` or `simulate` step"),
         ("name: x\nsteps:\n  - user: hi\n    expect_tool: track_order\n", "one step per list item"),
         ("name: x\nsteps:\n  - just text\n", "expected a step such as"),
         ("name: x\ncustomer_id: 100\nsteps:\n  - user: hi\n", "expected a customer id like C-100"),

@@ -11,7 +11,7 @@ import datetime as dt
 import io
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 
 import httpx
 import pytest
@@ -82,6 +82,28 @@ def test_a_variable_named_like_a_secret_is_covered_before_anything_resolves_it_w
     assert r.redact("acme-key-0042 1 /root/home-dir") == f"{REDACTED} 1 /root/home-dir"
 
 
+class _Vanishing(Mapping[str, str]):
+    """os.environ as another thread unsets a variable between its listing and its reading (as
+    pytest does with PYTEST_CURRENT_TEST while `pytest --parley` stores conversations)."""
+
+    def __init__(self, data: dict[str, str]) -> None:
+        self.data = data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.data, "PYTEST_CURRENT_TEST"])
+
+    def __len__(self) -> int:
+        return len(self.data) + 1
+
+    def __getitem__(self, key: str) -> str:
+        return self.data[key]  # PYTEST_CURRENT_TEST: listed, then gone (KeyError)
+
+
+def test_a_variable_unset_while_the_environment_is_read_is_no_error_and_the_secrets_are_still_covered():
+    r = Redactor(environ=_Vanishing({"ACME_API_KEY": "acme-key-0042"}))
+    assert r.redact("key acme-key-0042") == f"key {REDACTED}"
+
+
 @settings(max_examples=examples(300))
 @given(
     st.lists(st.sampled_from(["hello ", KEY7, LONG, "x", "-", " ", "sk-", "ab1", "2\n", LONG[:9]]), max_size=12),
@@ -98,6 +120,15 @@ def test_text_in_pieces_never_shows_a_secret_whatever_the_cut(words, cuts):
     assert r.redact(shown) == shown  # nothing left that stands alone as the short key
     if KEY7 not in text and LONG not in text:
         assert shown == text  # text without secrets passes unchanged, however cut
+
+
+def test_a_short_secret_right_before_a_long_one_is_redacted_wherever_the_text_is_cut():
+    # "sk-ab12" stands alone once the long key after it is redacted: the stream must wait to know
+    text = KEY7 + LONG
+    for cut in range(len(text) + 1):
+        stream = fresh(KEY7, LONG).stream()
+        shown = stream.feed(text[:cut]) + stream.feed(text[cut:]) + stream.end()
+        assert shown == REDACTED * 2, (cut, shown)
 
 
 def test_a_held_piece_comes_out_as_soon_as_it_cannot_be_a_secret():

@@ -193,3 +193,14 @@ def test_evaluation_agrees_with_python(text: str) -> None:
     except Exception as exc:
         got = type(exc)
     assert got == expected or (isinstance(got, float) and isinstance(expected, float) and operator.eq(got, expected))
+
+
+def test_a_compiled_expression_pickles_and_still_computes_and_refuses_as_before():
+    # The app runs a batch in a child process: its rules cross over pickled.
+    import pickle
+
+    back = pickle.loads(pickle.dumps(compile_expression("len(answer) * 2 if 'x' in answer else -1", FUNCTION_NAMES)))
+    assert back.evaluate(scope(answer="xyz")) == 6 and back.evaluate(scope(answer="abc")) == -1
+    assert back.functions == frozenset({"len"})
+    narrow = pickle.loads(pickle.dumps(compile_expression("len(answer)", frozenset({"len"}))))
+    assert narrow.evaluate(scope(answer="ab")) == 2

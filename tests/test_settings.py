@@ -74,7 +74,7 @@ def test_run_takes_concurrency_from_the_environment_and_a_bad_one_is_one_line(tm
 def test_log_records_go_to_a_file_beside_the_database_never_the_terminal(tmp_path, capsys):
     import logging
 
-    from parley.tui.cli.log_file import configure_logging
+    from parley.core.log_file import configure_logging
 
     db = tmp_path / "data" / "p.db"
     path = configure_logging(db)

@@ -338,3 +338,21 @@ def test_two_connections_writing_at_once_wait_their_turn(tmp_path, monkeypatch):
     assert errors == []
     with Store.open(path, read_only=True) as store:
         assert store.count_conversations(target.id) == 1 and store.count_batches() == 2
+
+
+# ---- processes creating one new file ----------------------------------------------------------
+
+OPEN_NEW = "import sys\nfrom parley.core.store import Store\nStore.open(sys.argv[1]).close()\n"
+
+
+def test_processes_opening_one_new_file_at_once_all_get_it(tmp_path):
+    """pytest-xdist's workers open one new database together (`pytest -n 2 --parley`): one of them
+    saw the other's version table before its first migration and refused the file as not
+    parley's. Each round starts several processes on a new file at the same moment."""
+    for round_ in range(4):
+        path = tmp_path / f"new{round_}.db"
+        openers = [subprocess.Popen([sys.executable, "-c", OPEN_NEW, str(path)], stderr=subprocess.PIPE, text=True) for _ in range(6)]
+        failures = [p.communicate(timeout=120)[1] for p in openers if p.wait(timeout=120) != 0]
+        assert not failures, failures[0]
+        with Store.open(path, read_only=True) as store:
+            assert query(store, "SELECT COUNT(*) AS n FROM schema_version")[0]["n"] >= 4

@@ -1,4 +1,4 @@
-"""Bots under test: the order bot and its tools, the offline bot, prompt bots, serve-bot."""
+"""Bots under test: the order bot and its tools, the offline bot, prompt bots, Python bots, serve-bot."""
 
 from __future__ import annotations
 
@@ -23,9 +23,12 @@ if TYPE_CHECKING:
     from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS, OrderBot
     from parley.core.bots.order_tools import OrderTools
     from parley.core.bots.prompt_bot import PromptBot, check_prompt_variables, prompt_variables
+    from parley.core.bots.python_bot import PYTHON_FORM, PythonBot, PythonBotError, python_bot_name
+    from parley.core.bots.python_tools import AsyncTools, Tools, ToolsClosed
     from parley.core.bots.service import WEBHOOK_PATH, build_bot_app
 
 __all__ = [
+    "AsyncTools",
     "Bot",
     "BotContext",
     "BotEvent",
@@ -35,8 +38,13 @@ __all__ = [
     "OfflineOrderModel",
     "OrderBot",
     "OrderTools",
+    "PYTHON_FORM",
     "PromptBot",
+    "PythonBot",
+    "PythonBotError",
     "TextDelta",
+    "Tools",
+    "ToolsClosed",
     "ToolCallFinished",
     "ToolCallStarted",
     "TurnCompleted",
@@ -50,6 +58,7 @@ __all__ = [
     "order_bot_model",
     "parse_bot_spec",
     "prompt_variables",
+    "python_bot_name",
     "uses_world",
 ]
 

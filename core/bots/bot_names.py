@@ -6,11 +6,13 @@ chatbot deployed elsewhere.
     rasa:URL                            a Rasa REST channel webhook (parley.core.bots.connectors.rasa)
     taskyto:URL                         a Taskyto server (parley.core.bots.connectors.taskyto)
     http:FILE.yaml                      an HTTP API described in YAML (parley.core.bots.connectors.http_yaml)
+    python:PACKAGE.MODULE:NAME          a Python callable called in-process (parley.core.bots.python_bot)
 
 `parse_bot_spec` validates a name without opening a connection (it reads the prompt or YAML
 file): every mistake is one ConfigError line naming the file and field. `build_bot` turns a
-valid spec into the `Bot`. Only the built-in order bot uses parley's World; the others run
-without it and their world checks are reported as not applicable.
+valid spec into the `Bot` (a Python bot's module is imported then, once). The built-in order bot
+and a Python bot (whose `tools` are the World's) use parley's World; the others run without it
+and their world checks are reported as not applicable.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from parley.core.errors import ConfigError
 from parley.core.models import OFFLINE, ChatModel, parse_model_name
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS
 
-BotKind = Literal["model", "prompt", "rasa", "taskyto", "http"]
+BotKind = Literal["model", "prompt", "rasa", "taskyto", "http", "python"]
 CONNECTOR_SCHEMES: tuple[str, ...] = ("rasa", "taskyto", "http")
 CONNECTOR_FORMS = "rasa:URL, taskyto:URL, http:FILE.yaml"
+PYTHON_SCHEME = "python"
 
 
 class BotSpec(BaseModel):
@@ -39,17 +42,18 @@ class BotSpec(BaseModel):
     name: str
     kind: BotKind
     target: str
-    """The model name, the URL or the YAML file."""
+    """The model name, the URL, the YAML file, or a Python bot's MODULE:NAME."""
     prompt: str | None = None
     timeout_s: float = DEFAULT_CALL_TIMEOUT_S
-    """Per call, for connectors (an http: file's own `timeout` wins)."""
+    """Per call, for connectors (an http: file's own `timeout` wins) and Python bots."""
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     """Per reply, for connectors: the most of a body that is read."""
 
     @property
     def uses_world(self) -> bool:
-        """Only the built-in order bot reads and changes parley's order database."""
-        return self.kind == "model"
+        """The built-in order bot and a Python bot (through its `tools`) read and change parley's
+        order database; a connector or a prompt bot does not."""
+        return self.kind in ("model", "python")
 
     @property
     def model_name(self) -> str | None:
@@ -79,15 +83,26 @@ def parse_bot_spec(
     timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> BotSpec:
-    """Validate a `--bot` value (and `--bot-prompt`); ConfigError, one line, when it is wrong."""
+    """Validate a `--bot` value (and `--bot-prompt`); ConfigError, one line, when it is wrong.
+    A Python bot's form is checked, its module not imported (`build_bot` imports it)."""
     limits = {"timeout_s": timeout_s, "max_reply_bytes": max_reply_bytes}
     name = (name or OFFLINE).strip()
-    scheme, _, rest = name.partition(":")
+    scheme, sep, rest = name.partition(":")
+    if sep and scheme == PYTHON_SCHEME:
+        from parley.core.bots.python_bot import split_python_target
+
+        if bot_prompt:
+            raise ConfigError(f"--bot-prompt goes with a model (a prompt bot), not with the Python bot {name}")
+        split_python_target(name)
+        return BotSpec(name=name, kind="python", target=rest.strip(), **limits)
     is_connector = _connector_scheme(name) is not None
     if is_connector and rest.startswith("//"):
         raise ConfigError(f"{name!r} is a URL, not a bot: say which API it speaks ({CONNECTOR_FORMS}), e.g. rasa:{name}")
     if is_connector and scheme not in CONNECTOR_SCHEMES:
-        raise ConfigError(f"unknown connector {scheme + ':'!r} in {name!r}; connectors are {CONNECTOR_FORMS}, or give a model name")
+        raise ConfigError(
+            f"unknown connector {scheme + ':'!r} in {name!r}; connectors are {CONNECTOR_FORMS}, a Python bot is "
+            "python:PACKAGE.MODULE:NAME, or give a model name"
+        )
     if is_connector:
         if bot_prompt:
             raise ConfigError(f"--bot-prompt goes with a model (a prompt bot), not with the connector {name}")
@@ -132,6 +147,10 @@ def build_bot(
 
         assert spec.prompt is not None
         return PromptBot(chat_model(spec.target), PromptTemplate.read(spec.prompt), context_tokens=context_tokens)
+    if spec.kind == "python":
+        from parley.core.bots.python_bot import PythonBot
+
+        return PythonBot.load(spec.name, timeout_s=spec.timeout_s)
     if spec.kind == "rasa":
         from parley.core.bots.connectors.rasa import RasaConnector
 

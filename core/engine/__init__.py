@@ -9,8 +9,17 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.engine.batch_conversation import ConversationControl, WorldTemplates, run_planned
     from parley.core.engine.batch_lineage import NothingToRerun, prepare_replay, prepare_rerun
+    from parley.core.engine.batch_models import BatchModels
     from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, SelectionError, trial_spec
-    from parley.core.engine.batch_runner import BatchResult, BatchRunner, TooManyConversations, prepare_batch, prepare_resume
+    from parley.core.engine.batch_runner import (
+        BatchResult,
+        BatchRunner,
+        NotRun,
+        TooManyConversations,
+        prepare_batch,
+        prepare_resume,
+        prepare_specs,
+    )
     from parley.core.engine.dry_run import DryRun, estimate_batch
     from parley.core.engine.harness import Limits
     from parley.core.engine.reachability import (
@@ -23,6 +32,7 @@ if TYPE_CHECKING:
     from parley.core.engine.rescore import prepare_rescore
 
 __all__ = [
+    "BatchModels",
     "BatchResult",
     "BatchRunner",
     "ConversationControl",
@@ -32,6 +42,7 @@ __all__ = [
     "EndpointFacts",
     "InvalidInputs",
     "Limits",
+    "NotRun",
     "NothingToRerun",
     "PlannedRun",
     "PreflightReport",
@@ -46,6 +57,7 @@ __all__ = [
     "prepare_rerun",
     "prepare_rescore",
     "prepare_resume",
+    "prepare_specs",
     "run_planned",
     "trial_spec",
 ]

@@ -48,7 +48,7 @@ from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, evaluate_observed, no_world_client
 from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, Verdict
-from parley.core.specs import PLAYBOOK_USER
+from parley.core.specs import PLAYBOOK_USER, simulates, spec_steps
 from parley.core.users import GOALS_ONLY_STATED, GoalReporter, ReplayUser, StatesGoals, UserSimulator, UserTurn, finish_replay
 
 log = logging.getLogger("parley.engine.batch_conversation")
@@ -302,7 +302,7 @@ async def run_planned(
     try:
         spec_today = spec.world.today or today
         bot = BatchBot(models.bot(), control, on_step, variables=prompt_variables(spec, spec_today))
-        if spec.kind != "playbook":
+        if spec.kind != "playbook" or simulates(spec_steps(spec)):  # a playbook's `simulate` steps need a customer too
             inner_user = ReplayUser(run.replay) if run.replay is not None else models.user(spec)
         stage = "world"
         world = worlds.new_world(run, today) if bot.uses_world else None
@@ -318,6 +318,7 @@ async def run_planned(
                 limits=limits,
                 conversation_id=control.conversation_id,
                 metadata=_metadata(run),
+                user=BatchUser(inner_user, control, on_step) if inner_user is not None else None,
             )
         else:
             assert inner_user is not None

@@ -21,8 +21,9 @@ from typing import Any
 
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PreparedBatch, RunKey, batch_today, load_batch_specs
+from parley.core.engine.batch_rules import load_batch_rules
 from parley.core.errors import ParleyError
-from parley.core.records import BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
+from parley.core.records import PYTHON_SOURCE, BatchOptions, BatchRecord, ConversationSpec, RerunSelection, rerun_outcomes
 from parley.core.store import ACTIVE_STATUSES, Store
 from parley.core.users import REPLAY_USER, ReplayScript, bot_replies
 
@@ -32,7 +33,13 @@ class NothingToRerun(ParleyError):
 
 
 def missing_sources(batch: BatchRecord, verb: str) -> None:
-    """ParleyError when a batch's source files are not where it found them."""
+    """ParleyError when a batch's source files are not where it found them (a batch run from
+    Python never has them)."""
+    if PYTHON_SOURCE in batch.sources:
+        raise ParleyError(
+            f"cannot {verb} batch {batch.id}: it was run from Python (parley.api or `pytest --parley`), "
+            "whose conversations are built in code, not read from files: run them there again"
+        )
     missing = [s for s in batch.sources if not Path(s).exists()]
     if missing:
         raise ParleyError(
@@ -84,6 +91,7 @@ async def prepare_rerun(
         models or {},
     )
     batch_models = BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if not dry_run:
         batch_models.check_keys()
     scope = await asyncio.to_thread(any_scope, store, parent)
@@ -104,7 +112,11 @@ async def prepare_rerun(
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
     return PreparedBatch(
-        batch=record, specs=specs, warnings=[*loaded.warnings, *(preflight.warnings if preflight else [])], preflight=preflight
+        batch=record,
+        specs=specs,
+        warnings=[*rule_warnings, *loaded.warnings, *(preflight.warnings if preflight else [])],
+        preflight=preflight,
+        rules=rules,
     )
 
 
@@ -186,6 +198,7 @@ async def _replay(
         {**(models or {}), "user": REPLAY_USER},
     )
     batch_models = BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if not dry_run:
         batch_models.check_keys(plan.specs)
     batch_models.check_budget(options.budget_usd, plan.specs)
@@ -199,8 +212,9 @@ async def _replay(
         specs=plan.specs,
         exact_specs=plan.exact_specs,
         replays=plan.scripts,
-        warnings=[*partly, *(preflight.warnings if preflight else [])],
+        warnings=[*partly, *rule_warnings, *(preflight.warnings if preflight else [])],
         preflight=preflight,
+        rules=rules,
     )
 
 

@@ -12,8 +12,10 @@ simulator per conversation, and the judge:
   (a prompt bot's placeholders against every spec, an http: connector's header variables);
   `preflight` then asks each endpoint once (parley.core.engine.reachability): is it there, is
   the key accepted, which models and context lengths does it report;
-- the bot may be a connector or a prompt bot (parley.core.bots.bot_names): `bot_spec` says which,
-  and whether it uses parley's World;
+- the bot may be a connector, a prompt bot or a Python bot (parley.core.bots.bot_names):
+  `bot_spec` says which, and whether it uses parley's World; a bot built elsewhere (a callable
+  handed to the Python API) may be given whole. A Python bot's module is imported by
+  `check_keys`, once, before anything runs.
 - each LLM role gets its context length (`context_tokens`: the role's option, else what its
   endpoint reported before launch, else the default), to which the prompts parley builds for
   it are condensed (parley.core.prompts).
@@ -147,7 +149,10 @@ class BatchModels:
         cache: bool = False,
         judge_timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S,
         env: Any = None,
+        bot: Bot | None = None,
     ) -> None:
+        """`bot`: the bot under test itself, when it is not built from its name (`models.bot`
+        still names it, for the record)."""
         # ConfigError for a name that is not one (a bad connector spec or prompt file too)
         self.bot_spec: BotSpec = parse_bot_spec(
             models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
@@ -164,7 +169,7 @@ class BatchModels:
         self.env = env
         self._models: dict[tuple[str, str], ChatModel] = {}
         self._cached: list[CachedModel] = []
-        self._bot: Bot | None = None
+        self._bot: Bot | None = bot
         self._judge: Judge | None = None
         self._on_retry: Any = None
         self._on_success: Any = None
@@ -283,7 +288,7 @@ class BatchModels:
             check = getattr(model, "check", None)
             if callable(check):
                 check()
-        bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto") else None
+        bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto", "python") else None  # a Python bot's import, now
         check = getattr(bot, "check", None)
         if callable(check):
             check()

@@ -18,6 +18,7 @@ import datetime
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from parley.core.engine.reachability import PreflightReport
 from parley.core.errors import ParleyError, ProfileError
@@ -26,6 +27,9 @@ from parley.core.records import BatchRecord, ConversationSpec, LoadOptions, Prof
 from parley.core.specs import SpecSet, load_specs_as, read_profile
 from parley.core.store import Store, cache_key
 from parley.core.users import PROFILE_MODEL, ReplayScript
+
+if TYPE_CHECKING:
+    from parley.core.rules import CompiledRule
 
 RunKey = tuple[str, int]
 
@@ -227,6 +231,8 @@ class PreparedBatch:
     reports: `preflight.context_length("judge")`); None when nothing was checked (--dry-run)."""
     rescores: dict[RunKey, str] = field(default_factory=dict)
     """A re-score: the stored conversation (its id) each run judges again."""
+    rules: list[CompiledRule] = field(default_factory=list)
+    """The Sensei rules of `--rules`, loaded and checked (parley.core.engine.batch_rules)."""
 
     @property
     def id(self) -> str:

@@ -11,8 +11,20 @@ Launch, watch, stop and resume a batch:
     runner.cancel()    # in-flight conversations are cancelled now (saved as cancelled)
     result = await task
 
-`stop()` and `cancel()` must be called on the loop's thread (from another thread, through
-`loop.call_soon_threadsafe`). Several runners may share one loop (a service running batches side
+A batch built in code (parley's Python API, the pytest plugin) is prepared from its specs
+(`prepare_specs`, its source `python`) and may be open-ended: it runs what it planned, then every
+conversation `submit(spec, trial)` adds while it runs, each awaited through the future `submit`
+returns (the stored conversation and its verdict), until `close()`:
+
+    prepared = await prepare_specs(store, [], BatchOptions())
+    runner = BatchRunner(store, prepared, open_ended=True)
+    task = asyncio.create_task(runner.run())
+    stored = await runner.submit(spec)     # a StoredConversation
+    runner.close()                         # no more: run() ends once the last one is stored
+    result = await task
+
+`stop()`, `cancel()`, `submit()` and `close()` must be called on the loop's thread (from another
+thread, through `loop.call_soon_threadsafe`). Several runners may share one loop (a service running batches side
 by side); each adapts its own limit. The caller closes the shared HTTP clients at shutdown
 (`parley.core.models.openai_provider.aclose_clients()`).
 
@@ -42,13 +54,14 @@ import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_conversation import (
+    CANCELLED_TEXT,
     STAGE_TEXT,
     ConversationControl,
     StepCallback,
@@ -59,7 +72,8 @@ from parley.core.engine.batch_conversation import (
 )
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
-from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single
+from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single, trial_spec
+from parley.core.engine.batch_rules import BatchRules, load_batch_rules
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
@@ -67,6 +81,7 @@ from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, offline_limits_by_file
 from parley.core.records import (
     BOT_FAILURES,
+    PYTHON_SOURCE,
     RERUN_STOPS,
     BatchFinished,
     BatchOptions,
@@ -80,10 +95,14 @@ from parley.core.records import (
     ConversationSpec,
     ConversationStarted,
     Progress,
+    StoredConversation,
     TranscriptEvent,
     Verdict,
 )
 from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
+
+if TYPE_CHECKING:
+    from parley.core.rules import CompiledRule
 
 log = logging.getLogger("parley.engine.batch_runner")
 
@@ -92,9 +111,11 @@ __all__ = [
     "BatchRunner",
     "DEFAULT_GRACE_S",
     "InvalidInputs",
+    "NotRun",
     "TooManyConversations",
     "prepare_batch",
     "prepare_resume",
+    "prepare_specs",
     "result_row",
 ]
 
@@ -103,6 +124,10 @@ DEFAULT_GRACE_S = 5.0
 
 class TooManyConversations(ParleyError):
     """A batch plans more conversations than its caller allows at once (the service's cap)."""
+
+
+class NotRun(ParleyError):
+    """A conversation submitted to an open-ended batch that never ran (the batch was stopped first)."""
 
 
 EventCallback = Callable[[Any], object]
@@ -138,6 +163,7 @@ async def prepare_batch(
     """
     batch_id = uuid.uuid4().hex
     models = models or BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if not dry_run:
         models.check_keys()  # the bot's and the judge's endpoints, before any any() generation
     loaded = await load_batch_specs(
@@ -153,6 +179,45 @@ async def prepare_batch(
     if single is not None:
         specs = [select_single(specs, single)]
         options = options.model_copy(update={"only": [specs[0].spec_id]})
+    prepared = await _checked_and_stored(
+        store, BatchRecord(id=batch_id, sources=[str(s) for s in sources], options=options), specs, models, dry_run, max_planned, rules
+    )
+    prepared.warnings[:0] = [*rule_warnings, *loaded.warnings]
+    prepared.notes, prepared.left_out = loaded.notes, loaded.left_out
+    return prepared
+
+
+async def prepare_specs(
+    store: Store,
+    specs: Sequence[ConversationSpec],
+    options: BatchOptions,
+    *,
+    models: BatchModels | None = None,
+    dry_run: bool = False,
+) -> PreparedBatch:
+    """A new batch of specs built in code (parley's Python API, the pytest plugin), stored with
+    the source `python` (it has no files to resume from). The checks are prepare_batch's: the
+    models' keys (a Python bot's import), the budget, the check before launch. An open-ended
+    batch may start with no spec at all (BatchRunner.submit adds them)."""
+    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
+    record = BatchRecord(sources=[PYTHON_SOURCE], options=options)
+    prepared = await _checked_and_stored(store, record, list(specs), models, dry_run, None, rules)
+    prepared.warnings[:0] = rule_warnings
+    return prepared
+
+
+async def _checked_and_stored(
+    store: Store,
+    record: BatchRecord,
+    specs: list[ConversationSpec],
+    models: BatchModels,
+    dry_run: bool,
+    max_planned: int | None,
+    rules: list[CompiledRule],
+) -> PreparedBatch:
+    """The checks every new batch goes through before it is stored (see prepare_batch), then its record."""
+    options = record.options
     if not dry_run:
         models.check_keys(specs)
     models.check_budget(options.budget_usd, specs)
@@ -164,16 +229,15 @@ async def prepare_batch(
         )
     preflight = None if dry_run else await models.preflight(specs)
     options = models.with_reported_context(options)
-    record = BatchRecord(id=batch_id, status="pending", sources=[str(s) for s in sources], options=options, planned=planned)
+    record = record.model_copy(update={"status": "pending", "planned": planned, "options": options})
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
     return PreparedBatch(
         batch=record,
         specs=specs,
-        warnings=[*loaded.warnings, *(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
-        notes=loaded.notes,
-        left_out=loaded.left_out,
+        warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
         preflight=preflight,
+        rules=rules,
     )
 
 
@@ -205,6 +269,7 @@ async def prepare_resume(
         prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
         return prepared
     models = models or BatchModels(options.models, store=store, cache=options.cache)
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
         if not dry_run:
@@ -234,6 +299,8 @@ async def prepare_resume(
             models.check_keys(specs)
         warnings = loaded.warnings + await _offline_limits(specs, options)
         prepared = PreparedBatch(batch=batch, specs=specs, warnings=warnings, resumed=True, notes=loaded.notes, left_out=loaded.left_out)
+    prepared.rules = rules
+    prepared.warnings[:0] = rule_warnings
     if budget_usd is not None:
         models.check_budget(budget_usd, prepared.specs)
         options = options.model_copy(update={"budget_usd": budget_usd})
@@ -290,6 +357,8 @@ class BatchResult:
     """Of `failed`, the conversations the bot broke."""
     unverified: int = 0
     user_faults: int = 0
+    rule_failures: int = 0
+    """Pair and batch rules (`--rules`) that failed: a pair of conversations, or the batch."""
 
     @property
     def all_passed(self) -> bool:
@@ -298,7 +367,7 @@ class BatchResult:
     def ok(self, *, strict: bool = False) -> bool:
         """Nothing failed and nothing broke: the exit code is 0. Unverified conversations and
         the simulator's faults are counted apart, and fail it only when `strict`."""
-        if self.status != "completed" or self.done < self.total or self.failed or self.errors:
+        if self.status != "completed" or self.done < self.total or self.failed or self.errors or self.rule_failures:
             return False
         return not strict or not (self.unverified or self.user_faults)
 
@@ -371,6 +440,7 @@ class BatchRunner:
         concurrency: int | None = None,
         grace_s: float = DEFAULT_GRACE_S,
         stream_transcripts: bool = False,
+        open_ended: bool = False,
     ) -> None:
         self.store = store
         self.prepared = prepared
@@ -402,6 +472,89 @@ class BatchRunner:
         self.spent_usd = 0.0
         """Measured cost of the batch's stored conversations (earlier runs of it included)."""
         self._budget_reached = False
+        self.rules = (
+            BatchRules(prepared.rules, self.models, prepared.specs, self.batch_id, threads=concurrency or options.concurrency)
+            if prepared.rules
+            else None
+        )
+        self._rules_task: asyncio.Task[Any] | None = None
+        self._rules_undecided = False
+        """Pair or batch rules the run did not get to decide (it was stopped): the batch is not completed."""
+        self.rule_failures = 0
+        """Pair and batch rules that failed (a pair, or the batch) in this run's decision."""
+        self.open_ended = open_ended
+        self._wake = asyncio.Event()
+        self._added = 0
+        self._added_stored = 0
+        self._closed = False
+        self._waiting: dict[str, asyncio.Future[StoredConversation]] = {}
+        """Futures of submitted conversations, by conversation id (ConversationControl's)."""
+        self._queued: list[tuple[PlannedRun, asyncio.Future[StoredConversation], BatchModels | None]] = []
+        self._run_models: dict[str, BatchModels] = {}
+
+    @property
+    def total(self) -> int:
+        """Conversations the batch plans: its plan's (counted once the run starts), and those submitted to it."""
+        return (self._total if self._total is not None else self.prepared.total) + self._added
+
+    # -- an open-ended batch -------------------------------------------------------------------
+
+    def submit(self, spec: ConversationSpec, trial: int = 1, *, models: BatchModels | None = None) -> asyncio.Future[StoredConversation]:
+        """Add one conversation to this open-ended batch: trial `trial` of `spec` (its seed
+        derived as `--trials` derives it), run with `models` (default: the batch's) under the
+        batch's adaptive limit. The future gives the stored conversation and its verdict; NotRun
+        when the batch stops before it starts. On the loop's thread."""
+        if not self.open_ended:
+            raise RuntimeError("submit() is for an open-ended batch (BatchRunner(..., open_ended=True))")
+        if self._closed or self._stopping or self._finished:
+            raise NotRun(f"batch {self.batch_id} takes no more conversations: it was closed or stopped")
+        if models is not None:
+            models.attach(on_retry=self.limiter.on_retry, on_success=self.limiter.call_succeeded)
+        future: asyncio.Future[StoredConversation] = asyncio.get_running_loop().create_future()
+        run = PlannedRun(spec=trial_spec(spec, trial), trial=trial, position=self.total)
+        self._added += 1
+        self._queued.append((run, future, models))
+        self._wake.set()
+        return future
+
+    def close(self) -> None:
+        """No more submissions: `run()` ends once what was submitted is stored. On the loop's thread."""
+        self._closed = True
+        self._wake.set()
+
+    async def _launches(self) -> AsyncGenerator[tuple[PlannedRun, asyncio.Future[StoredConversation] | None, BatchModels | None]]:
+        """What to launch, in order: the plan's pending runs, then (open-ended) each submitted one
+        as it comes, the stored plan's size kept up with them, until closed or stopped. Submitted
+        runs it never got to hand out stay queued (for `_not_run`)."""
+        for run in self.prepared.pending():
+            yield run, None, None
+        while self.open_ended and not self._stopping:
+            if self._added != self._added_stored:  # several submitted at once: one update for all of them
+                # before waiting or returning too: those submitted during the update's own await count
+                self._added_stored = self._added
+                await asyncio.to_thread(self.store.update_batch, self.batch_id, planned=self.total)
+                continue
+            if not self._queued:
+                if self._closed:
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            ready, self._queued = self._queued, []
+            handed = 0
+            try:
+                for item in ready:
+                    handed += 1
+                    yield item
+            finally:
+                self._queued[:0] = ready[handed:]
+
+    def _not_run(self, why: str) -> None:
+        """Submitted conversations that will never start: their futures say so."""
+        ready, self._queued = self._queued, []
+        for _, future, _ in ready:
+            if not future.done():
+                future.set_exception(NotRun(why))
 
     # -- watching ------------------------------------------------------------------------------
 
@@ -452,7 +605,7 @@ class BatchRunner:
         """Where the batch is now."""
         elapsed = max(time.monotonic() - self._started, 1e-9) if self._started else 0.0
         rate = self._ran / elapsed if elapsed else 0.0
-        total = self._total if self._total is not None else self.prepared.total
+        total = self.total
         remaining = max(0, total - self._tally.done)
         return Progress(
             batch_id=self.batch_id,
@@ -484,6 +637,7 @@ class BatchRunner:
             return
         self._stopping = True
         self.limiter.close()
+        self._wake.set()  # an open-ended batch waiting for submissions stops waiting
         grace = self.grace_s if grace_s is None else grace_s
         loop = asyncio.get_running_loop()
         self._grace_handle = loop.call_later(max(0.0, grace), self._interrupt_all)
@@ -495,11 +649,16 @@ class BatchRunner:
             return
         self._stopping = True
         self.limiter.close()
+        self._wake.set()
         if self._grace_handle is not None:
             self._grace_handle.cancel()
         self._interrupt_all()
 
     def _interrupt_all(self) -> None:
+        if self._rules_task is not None and not self._rules_task.done():
+            assert self.rules is not None
+            self.rules.close()  # the thread's next question fails at once; its decisions are not stored
+            self._rules_task.cancel()
         for control in list(self._in_flight.values()):
             if control.phase == "waiting" and control.task is not None:
                 control.task.cancel()  # it had not started: nothing to save, resume runs it
@@ -527,31 +686,41 @@ class BatchRunner:
         self._emit(
             BatchStarted(
                 batch_id=self.batch_id,
-                total=prepared.total,
+                total=self.total,
                 already_done=self._tally.done,
                 resumed=prepared.resumed,
                 concurrency=self.limiter.limit,
             )
         )
         self._emit(self.progress())
+        if self.rules is not None and prepared.remaining:
+            await self.rules.forget_groups(self.store, self.batch_id)  # decided again once every conversation is in
         tasks: set[asyncio.Task[Any]] = set()
         launched_all = True
         own_cancel: asyncio.CancelledError | None = None
+        launches = self._launches()
         try:
-            for run in prepared.pending():
+            async for run, future, models in launches:
                 if self._stopping or not await self.limiter.acquire():
                     launched_all = False
+                    self._requeue(run, future, models)
                     break
                 if self._stopping:
                     self.limiter.release()
                     launched_all = False
+                    self._requeue(run, future, models)
                     break
                 if self.budget_usd is not None and self.spent_usd >= self.budget_usd:
                     self.limiter.release()  # no more launches; what is in flight finishes and is stored
                     self._budget_reached = True
                     launched_all = False
+                    self._requeue(run, future, models)
                     break
                 control = ConversationControl(run=run)
+                if future is not None:
+                    self._waiting[control.conversation_id] = future
+                if models is not None:
+                    self._run_models[control.conversation_id] = models
                 self._in_flight[control.conversation_id] = control
                 task = asyncio.create_task(self._one(control), name=f"parley-{run.spec.spec_id}-{run.trial}")
                 control.task = task
@@ -560,6 +729,7 @@ class BatchRunner:
                 task.add_done_callback(functools.partial(self._task_done, control=control, tasks=tasks))
             while tasks:
                 await asyncio.wait(set(tasks))
+            await self._decide_group_rules()
         except asyncio.CancelledError as exc:
             # The runner's own task was cancelled (an app closing): cancel what is in flight,
             # save it as cancelled, record the batch's end, then let the cancellation through.
@@ -569,18 +739,29 @@ class BatchRunner:
             while tasks:
                 await asyncio.wait(set(tasks))
         finally:
+            await launches.aclose()
             if self._grace_handle is not None:
                 self._grace_handle.cancel()
+            self._not_run(f"batch {self.batch_id} was stopped before this conversation started")
         result = await self._finish(launched_all)
         if own_cancel is not None:
             raise own_cancel
         return result
 
+    def _requeue(self, run: PlannedRun, future: asyncio.Future[StoredConversation] | None, models: BatchModels | None) -> None:
+        """A submitted run taken from the queue but not launched (the batch stopped): NotRun, as the rest."""
+        if future is not None:
+            self._queued.insert(0, (run, future, models))
+
     def _task_done(self, task: asyncio.Task[Any], control: ConversationControl, tasks: set[asyncio.Task[Any]]) -> None:
         tasks.discard(task)
         self._in_flight.pop(control.conversation_id, None)
+        self._run_models.pop(control.conversation_id, None)
         self.limiter.release()
         control.phase = "done"
+        future = self._waiting.pop(control.conversation_id, None)
+        if future is not None and not future.done():  # cancelled before it started, or never stored
+            future.set_exception(NotRun(self._fatal or f"batch {self.batch_id} was stopped before this conversation was stored"))
 
     async def _initial_counts(self) -> None:
         """The outcomes and the cost of a resumed batch's completed conversations (those it will not run again)."""
@@ -594,11 +775,13 @@ class BatchRunner:
 
     async def _finish(self, launched_all: bool) -> BatchResult:
         self._finished = True
+        if self.rules is not None:
+            self.rules.shutdown()
         if self._fatal is not None:
             status = "failed"
         elif self._budget_reached and not self._stopping:
             status = "stopped_budget"
-        elif self._stopping and (not launched_all or self._interrupted_any or self._tally.done < self.prepared.total):
+        elif self._stopping and (not launched_all or self._interrupted_any or self._rules_undecided or self._tally.done < self.total):
             status = "cancelled"
         else:
             status = "completed"
@@ -613,7 +796,7 @@ class BatchRunner:
             BatchFinished(
                 batch_id=self.batch_id,
                 status=status,
-                total=self.prepared.total,
+                total=self.total,
                 **self._tally.counts(),
                 elapsed_s=elapsed,
                 error=self._fatal,
@@ -622,7 +805,7 @@ class BatchRunner:
         return BatchResult(
             batch_id=self.batch_id,
             status=status,
-            total=self.prepared.total,
+            total=self.total,
             **self._tally.counts(),
             elapsed_s=elapsed,
             ran=self._ran,
@@ -632,7 +815,34 @@ class BatchRunner:
             cache_hits=self.models.cache_hits,
             cache_misses=self.models.cache_misses,
             error=self._fatal,
+            rule_failures=self.rule_failures,
         )
+
+    async def _decide_group_rules(self) -> None:
+        """The pair and batch rules, once every planned conversation is stored (a batch stopped
+        before that decides them when it is resumed)."""
+        rules = self.rules
+        if rules is None or not rules.groups or self._fatal is not None or self._budget_reached:
+            return
+        if self._tally.done < self.prepared.total:
+            return
+        if self._stopping:
+            self._rules_undecided = True
+            return
+        self._rules_task = asyncio.create_task(rules.decide_groups(self.store, self.batch_id), name=f"parley-rules-{self.batch_id}")
+        try:
+            reports = await asyncio.shield(self._rules_task)
+        except asyncio.CancelledError:
+            if not self._rules_task.cancelled():  # the runner's own task was cancelled: pass it on
+                self._rules_task.cancel()
+                raise
+            self._rules_undecided = True
+            return
+        except Exception as exc:  # a store or evaluation failure: said, and the batch is not completed
+            log.exception("batch %s: deciding the pair and batch rules failed", self.batch_id)
+            self._fatal = f"deciding the pair and batch rules failed: {describe_error(exc)}"
+            return
+        self.rule_failures = sum(1 for report in reports if report.count("fail"))
 
     def _step_callback(self, control: ConversationControl) -> StepCallback | None:
         if not self.stream_transcripts:
@@ -660,7 +870,7 @@ class BatchRunner:
         worker process: parley.core.engine.distributed)."""
         return await run_planned(
             control,
-            models=self.models,
+            models=self._run_models.get(control.conversation_id, self.models),
             worlds=self._worlds,
             limits=self.limits,
             today=self.prepared.today,
@@ -695,11 +905,18 @@ class BatchRunner:
                     control, stop_reason="infrastructure_error", error=f"{STAGE_TEXT['run']}: {describe_error(exc)}"
                 )
                 verdict = broken_verdict(conversation)
+            if self.rules is not None:
+                conversation, verdict = await self._judge_rules(control, conversation, verdict)
             control.phase = "saving"
             stored = await self._store(control, conversation, verdict)
             if stored is None:
                 return
             conversation, verdict = stored
+            future = self._waiting.pop(control.conversation_id, None)
+            if future is not None and not future.done():
+                future.set_result(
+                    StoredConversation(spec=spec, conversation=conversation, verdict=verdict, trial=run.trial, batch_id=self.batch_id)
+                )
             row = result_row(self.batch_id, spec, conversation, verdict, run.trial)
             self.spent_usd += row.cost_usd or 0.0
             self._ran += 1
@@ -735,6 +952,24 @@ class BatchRunner:
             self._emit(self.progress())
         finally:
             control.phase = "done"
+
+    async def _judge_rules(
+        self, control: ConversationControl, conversation: Conversation, verdict: Verdict
+    ) -> tuple[Conversation, Verdict]:
+        """The conversation's per-conversation rules, as checks of its verdict (interruptible, as
+        the judge is: an interrupted one is saved as cancelled, and `--resume` runs it again)."""
+        assert self.rules is not None
+        control.phase = "judging"
+        try:
+            return conversation, await self.rules.judge(control.run.spec, conversation, verdict)
+        except asyncio.CancelledError:
+            control.absorb()
+            cancelled = conversation.model_copy(update={"stop_reason": "cancelled", "error": CANCELLED_TEXT})
+            return cancelled, broken_verdict(cancelled)
+        except Exception as exc:  # parley's own failure (rules' errors are their verdicts): stored as such
+            log.warning("%s trial %s: evaluating its rules failed", control.run.spec.spec_id, control.run.trial, exc_info=True)
+            broke = broke_at(conversation, "evaluation", exc)
+            return broke, broken_verdict(broke)
 
     async def _store(
         self, control: ConversationControl, conversation: Conversation, verdict: Verdict

@@ -80,6 +80,8 @@ class Session:
         self.limits = limits
         self.transcript: list[ChatMessage] = []
         self.turns: list[TurnTiming] = []
+        self.last_turn: BotTurn | None = None
+        """The bot's last answer."""
         self.user_usage = Usage()
         self.metadata: dict[str, Any] = {}
         self.role: Role | None = None
@@ -92,6 +94,7 @@ class Session:
         self.role = "bot"
         turn = await self.bot.respond(self.transcript, self.ctx)
         self.role = None
+        self.last_turn = turn
         self.turns.append(
             TurnTiming(
                 index=len(self.turns) + 1,
@@ -233,20 +236,24 @@ async def run_script(
 
 
 class SimulatedCustomer:
-    """The script of a simulated user: ask it for a move, let the bot answer, until a stop."""
+    """The script of a simulated user: ask it for a move, let the bot answer, until a stop.
+    `turn_limit` ends it with max_turns once the bot has answered that many times in all, sooner
+    than the conversation's own limit (a playbook's `simulate` step)."""
 
-    def __init__(self, user: UserSimulator, *, bot_starts: bool = False) -> None:
+    def __init__(self, user: UserSimulator, *, bot_starts: bool = False, turn_limit: int | None = None) -> None:
         self.user = user
         self.user_name = user.name
         self.bot_starts = bot_starts
+        self.turn_limit = turn_limit
 
     async def run(self, session: Session) -> StopReason:
         if self.bot_starts:
             turn = await session.bot_turn()
             if turn.ends_conversation:
                 return "bot_stop"
+        limit = session.limits.max_turns if self.turn_limit is None else min(self.turn_limit, session.limits.max_turns)
         while True:
-            if len(session.turns) >= session.limits.max_turns:
+            if len(session.turns) >= limit:
                 return "max_turns"
             move, latency = await session.user_move(self.user)
             if move.stop and move.stop_reason == "user_error":

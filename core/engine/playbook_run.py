@@ -1,8 +1,10 @@
 """Running a playbook (parley.core.specs.playbook) on the one conversation harness.
 
-The playbook's steps are a script: each `user` step is one bot turn, injected messages go into
-the transcript as context, and each expect_* step is checked against the bot's answer to the
-most recent `user` step. Assertions never stop a playbook: each is recorded in
+The playbook's steps are a script: each `user` step is one bot turn, a `simulate` step hands the
+conversation to the simulated customer for up to N turns (the harness's own loop for a
+simulated user: `SimulatedCustomer`, its stop rules included), injected messages go into the
+transcript as context, and each expect_* step is checked against the bot's last answer (to a
+`user` step or a simulated turn). Assertions never stop a playbook: each is recorded in
 `conversation.metadata["assertions"]` (see PlaybookAssertion), and the steps a stop kept from
 running are recorded as not checked (`ran: false`).
 """
@@ -17,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from parley.core.bots import Bot, BotTurn
-from parley.core.engine.harness import DEFAULT_LIMITS, Limits, Session, run_script
+from parley.core.engine.harness import DEFAULT_LIMITS, Limits, Session, SimulatedCustomer, run_script
+from parley.core.errors import ParleyError
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, StopReason, ToolCall, ToolCallRecord
 from parley.core.specs import (
     PLAYBOOK_USER,
@@ -27,6 +30,7 @@ from parley.core.specs import (
     InjectToolStep,
     PlaybookAssertion,
     PlaybookStep,
+    SimulateStep,
     TooLongToMatch,
     UserStep,
     compile_pattern,
@@ -34,15 +38,20 @@ from parley.core.specs import (
 )
 
 if TYPE_CHECKING:
+    from parley.core.users import UserSimulator
     from parley.core.world import World
 
 
 class PlaybookScript:
-    """A playbook's steps as the customer's side of a conversation."""
+    """A playbook's steps as the customer's side of a conversation; `user` is the simulated
+    customer its `simulate` steps hand the conversation to."""
 
     user_name = PLAYBOOK_USER
 
-    def __init__(self, steps: Sequence[PlaybookStep]) -> None:
+    def __init__(self, steps: Sequence[PlaybookStep], *, user: UserSimulator | None = None) -> None:
+        if user is None and any(isinstance(step, SimulateStep) for step in steps):
+            raise ParleyError("the playbook has `simulate` steps, and no simulated customer was given to run them")
+        self.user = user
         self.steps = list(steps)
         self.assertions: list[PlaybookAssertion] = []
         self.injected: list[int] = []
@@ -63,6 +72,20 @@ class PlaybookScript:
                 last_user_step = number
                 last_turn = await session.bot_turn()
                 bot_closed = last_turn.ends_conversation
+            elif isinstance(step, SimulateStep):
+                if bot_closed:
+                    return "bot_stop"
+                assert self.user is not None
+                turns = len(session.turns)
+                stop = await SimulatedCustomer(self.user, turn_limit=turns + step.turns).run(session)
+                if len(session.turns) > turns:
+                    last_user_step = number
+                    last_turn = session.last_turn
+                if stop == "bot_stop":
+                    bot_closed = True
+                elif stop == "user_error" or (stop == "max_turns" and len(session.turns) >= session.limits.max_turns):
+                    return stop
+                # otherwise the customer stopped, or the step's turns are done: the playbook goes on
             elif isinstance(step, InjectBotResponseStep):
                 self.injected.append(len(transcript))
                 transcript.append(ChatMessage(role="assistant", content=step.text))
@@ -94,6 +117,7 @@ async def run_playbook(
     client: httpx.AsyncClient | None = None,
     conversation_id: str | None = None,
     metadata: dict[str, Any] | None = None,
+    user: UserSimulator | None = None,
 ) -> Conversation:
     """Run a playbook's steps against `bot` and return the conversation; never raises for a
     failed run (the harness records it, see parley.core.engine.harness).
@@ -101,11 +125,11 @@ async def run_playbook(
     `stop_reason` is user_stop when every step ran; bot_stop when the bot closed the
     conversation with `user` steps still to come; max_turns when more `user` steps than
     `limits.max_turns`; otherwise the harness's (timeout, bot_error...). `customer_id` defaults
-    to the playbook's.
+    to the playbook's; `user` is the simulated customer of its `simulate` steps.
     """
     today = None if world is not None else (spec.world.today or datetime.date.today())
     return await run_script(
-        PlaybookScript(spec_steps(spec)),
+        PlaybookScript(spec_steps(spec), user=user),
         world=world,
         bot=bot,
         customer_id=customer_id or spec.world.customer_id,

@@ -14,6 +14,9 @@ customer, into a new batch that names it as its parent (`parley rescore BATCH`).
   copies (`rescored_from`).
 - With `cache`, the judge's replies go through the store's reply cache: a second re-score with
   the same judge and expectations makes no model call.
+- Sensei rule files (`rules`, else the parent's `--rules`) decide each copy as they decide a
+  batch's conversations (parley.core.engine.batch_rules): `conversations: 1` rules as checks of
+  its verdict, pair and batch rules once every copy is in, stored with the new batch.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from parley.core.bots import BotSpec, bot_kind
 from parley.core.engine.batch_conversation import ConversationControl
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import InvalidInputs, PreparedBatch, RunKey
+from parley.core.engine.batch_rules import load_batch_rules
 from parley.core.errors import ParleyError
 from parley.core.evaluation import evaluate_observed
 from parley.core.records import BatchOptions, BatchRecord, Conversation, ConversationSpec, Expectations, RoleModels, Verdict
+from parley.core.rules import CompiledRule
 from parley.core.specs import load_specs_as
 from parley.core.store import Store, running_elsewhere
 
@@ -106,12 +111,13 @@ async def prepare_rescore(
     criteria_from: Sequence[str | Path] = (),
     cache: bool = False,
     concurrency: int | None = None,
+    rules: str | Path | None = None,
 ) -> PreparedBatch:
     """Plan and store a re-score of the parent's stored conversations (see the module doc).
 
     Raises, with nothing stored: ParleyError (an unknown batch, one still running, one with no
-    stored conversation, --criteria-from files that make none of its specs), InvalidInputs
-    (--criteria-from files with problems), ConfigError (a judge name that is not one, or its
+    stored conversation, --criteria-from files that make none of its specs, a rules folder that
+    is not there), InvalidInputs (--criteria-from or rule files with problems), ConfigError (a judge name that is not one, or its
     missing key), UnreachableEndpoint / CredentialsRefused (the check before launch of the
     judge's endpoint, parley.core.engine.reachability)."""
     await asyncio.to_thread(store.interrupt_orphans)
@@ -132,10 +138,12 @@ async def prepare_rescore(
         "budget_usd": None,
         "pairs": list(plan.sources),
         "only": None,
+        "rules": str(rules) if rules is not None else parent.options.rules,
     }
     if concurrency is not None:
         update["concurrency"] = concurrency
     options = parent.options.model_copy(update=update)
+    compiled, rule_warnings = await asyncio.to_thread(_rescore_rules, options, parent, given=rules is not None)
     models = rescore_models(options, store)
     models.check_keys()
     preflight = await models.preflight(plan.specs)  # the judge's endpoint, checked before anything is stored
@@ -144,11 +152,23 @@ async def prepare_rescore(
     return PreparedBatch(
         batch=record,
         specs=plan.specs,
-        warnings=[*plan.warnings, *preflight.warnings],
+        warnings=[*rule_warnings, *plan.warnings, *preflight.warnings],
         exact_specs=plan.exact_specs,
         rescores=plan.sources,
         preflight=preflight,
+        rules=compiled,
     )
+
+
+def _rescore_rules(options: BatchOptions, parent: BatchRecord, *, given: bool) -> tuple[list[CompiledRule], list[str]]:
+    """The rules a re-score decides: those given, else the parent's (read again from its
+    `--rules`: a folder since moved is said so, with how to name it)."""
+    if not given and options.rules is not None and not Path(options.rules).exists():
+        raise ParleyError(
+            f"batch {parent.id} was run with --rules {options.rules}, which is no longer there (from {Path.cwd()}): "
+            "name the rule files with --rules DIR"
+        )
+    return load_batch_rules(options)
 
 
 async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
@@ -156,13 +176,15 @@ async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
     assert batch.options.rescore_of is not None
     parent = await asyncio.to_thread(store.get_batch, batch.options.rescore_of)
     plan = await asyncio.to_thread(load_rescore, store, parent, batch.options.criteria_from)
+    compiled, rule_warnings = await asyncio.to_thread(load_batch_rules, batch.options)
     models = rescore_models(batch.options, store)
     models.check_keys()
     preflight = await models.preflight(plan.specs)
     return PreparedBatch(
         batch=batch,
         specs=plan.specs,
-        warnings=[*plan.warnings, *preflight.warnings],
+        warnings=[*rule_warnings, *plan.warnings, *preflight.warnings],
+        rules=compiled,
         exact_specs=plan.exact_specs,
         rescores=plan.sources,
         resumed=True,

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
-    from parley.core.evaluation.verdicts import broken_verdict, evaluate
+    from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
     "CLAIMS_CRITERION",
@@ -69,12 +69,12 @@ __all__ = [
     "FlakySpec",
     "Interval",
     "Judge",
-    "NEEDS_LLM_JUDGE",
     "NumberStatistics",
     "LLMJudge",
     "OfflineJudge",
     "PassAtK",
     "ScoreStatistics",
+    "assemble_verdict",
     "bootstrap_pass_hat_k",
     "broken_verdict",
     "evaluate",

@@ -319,48 +319,21 @@ def _tool_summary(tool_calls: Sequence[ToolCallRecord]) -> str:
 def tool_checks(expect: Expectations, tool_calls: Sequence[ToolCallRecord]) -> list[CheckResult]:
     """`tools_called` and `tools_not_called`, with counts in the reasons."""
     checks: list[CheckResult] = []
-    for tool in expect.tools_called:
-        records = [r for r in tool_calls if r.name == tool]
-        if records:
+    for kind, tools, suffix, wanted in (
+        ("tool_called", expect.tools_called, "called", True),
+        ("tool_not_called", expect.tools_not_called, "not called", False),
+    ):
+        for tool in tools:
+            records = [r for r in tool_calls if r.name == tool]
             checks.append(
                 CheckResult(
-                    kind="tool_called",
-                    name=f"{tool} called",
-                    outcome="pass",
+                    kind=kind,
+                    name=f"{tool} {suffix}",
+                    outcome="pass" if bool(records) == wanted else "fail",
                     details={"tool": tool, "count": len(records)},
-                    reason=f"{tool} was called {_times(len(records))} ({_how_it_went(records)}).",
-                )
-            )
-        else:
-            checks.append(
-                CheckResult(
-                    kind="tool_called",
-                    name=f"{tool} called",
-                    outcome="fail",
-                    details={"tool": tool, "count": 0},
-                    reason=f"{tool} was never called ({_tool_summary(tool_calls)}).",
-                )
-            )
-    for tool in expect.tools_not_called:
-        records = [r for r in tool_calls if r.name == tool]
-        if records:
-            checks.append(
-                CheckResult(
-                    kind="tool_not_called",
-                    name=f"{tool} not called",
-                    outcome="fail",
-                    details={"tool": tool, "count": len(records)},
-                    reason=f"{tool} was called {_times(len(records))} ({_how_it_went(records)}).",
-                )
-            )
-        else:
-            checks.append(
-                CheckResult(
-                    kind="tool_not_called",
-                    name=f"{tool} not called",
-                    outcome="pass",
-                    details={"tool": tool, "count": 0},
-                    reason=f"{tool} was never called ({_tool_summary(tool_calls)}).",
+                    reason=f"{tool} was called {_times(len(records))} ({_how_it_went(records)})."
+                    if records
+                    else f"{tool} was never called ({_tool_summary(tool_calls)}).",
                 )
             )
     return checks

@@ -56,6 +56,7 @@ from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Ju
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
+    DEFAULT_MIN_SCORE,
     UNFINISHED_STOPS,
     CheckResult,
     Conversation,
@@ -69,10 +70,6 @@ from parley.core.records import (
 )
 
 __all__ = ["DEFAULT_MIN_SCORE", "assemble_verdict", "broken_run", "broken_verdict", "evaluate", "world_today"]
-
-DEFAULT_MIN_SCORE = 2
-"""The score an LLM judge must give when the spec names no minimum (1 means the request was not
-handled, or handled wrongly)."""
 
 
 def world_today(conversation: Conversation, spec: ConversationSpec) -> datetime.date | None:

@@ -22,6 +22,14 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENROUTER_DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 
+_HOSTED: dict[str, tuple[str, str, str | None]] = {
+    "openai": ("OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL, "OPENAI_API_KEY"),
+    "openrouter": ("OPENROUTER_BASE_URL", OPENROUTER_DEFAULT_BASE_URL, "OPENROUTER_API_KEY"),
+    "ollama": ("OLLAMA_BASE_URL", OLLAMA_DEFAULT_BASE_URL, None),
+}
+"""provider -> (the variable for its base URL, its default base URL, the variable for its API key;
+None: it takes none)."""
+
 # Sent when an endpoint needs no key: the SDK insists on one, and an explicit placeholder keeps
 # it from falling back to OPENAI_API_KEY and leaking that key to a local server.
 NO_KEY_PLACEHOLDER = "no-key-needed"
@@ -141,34 +149,16 @@ def parse_model_name(name: str) -> EndpointSpec:
 
     if not rest.strip("/"):
         raise ConfigError(f"model name {raw!r} has no model after {provider}/; {_forms()}")
-    if provider == "openai":
+    hosted = _HOSTED.get(provider)
+    if hosted is not None:
+        base_url_env, default_base_url, api_key_env = hosted
         return EndpointSpec(
             name=name,
             provider=provider,
             model=rest,
-            base_url_env="OPENAI_BASE_URL",
-            default_base_url=OPENAI_DEFAULT_BASE_URL,
-            api_key_env="OPENAI_API_KEY",
-            api_key_required=True,
-        )
-    if provider == "openrouter":
-        return EndpointSpec(
-            name=name,
-            provider=provider,
-            model=rest,
-            base_url_env="OPENROUTER_BASE_URL",
-            default_base_url=OPENROUTER_DEFAULT_BASE_URL,
-            api_key_env="OPENROUTER_API_KEY",
-            api_key_required=True,
-        )
-    if provider == "ollama":
-        return EndpointSpec(
-            name=name,
-            provider=provider,
-            model=rest,
-            base_url_env="OLLAMA_BASE_URL",
-            default_base_url=OLLAMA_DEFAULT_BASE_URL,
-            api_key_env=None,
-            api_key_required=False,
+            base_url_env=base_url_env,
+            default_base_url=default_base_url,
+            api_key_env=api_key_env,
+            api_key_required=api_key_env is not None,
         )
     raise ConfigError(f"unknown model provider {provider!r} in {raw!r}; {_forms()}")

@@ -30,6 +30,10 @@ BATCH_STATUSES: tuple[BatchStatus, ...] = (
     "stopped_budget",
 )
 
+PYTHON_SOURCE = "python"
+"""The one source of a batch run from Python (parley.api, the pytest plugin): its specs were
+built in code or collected by pytest, so it has no files to resume or re-run from."""
+
 RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
 """What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.records.outcome_classes)."""
 
@@ -118,6 +122,10 @@ class BatchOptions(BaseModel):
     today: datetime.date | None = None
     """The date order ages count from for specs that pin none; None: the day the batch was
     created. A re-run or replay takes its parent's, so it runs in the same world."""
+    rules: str | None = None
+    """`--rules`: a Sensei rule file or a folder of them, read again by `--resume`. Its
+    `conversations: 1` rules are checks of each conversation; its pair and batch rules are
+    decided once every conversation is in. None: no rules."""
 
 
 class BatchRecord(BaseModel):

@@ -18,6 +18,14 @@ UNEVALUATED = "unevaluated"
 """The outcome of a conversation stored without a verdict whose run did not break."""
 
 
+def effective_outcome(outcome: str | None, stop_reason: str | None) -> str:
+    """A conversation's outcome as every summary counts it: its verdict's; without a verdict, the
+    stop reason of a run that broke, else unevaluated."""
+    if outcome:
+        return outcome
+    return stop_reason if stop_reason in BROKEN_STOPS else UNEVALUATED
+
+
 class SummaryRow(BaseModel):
     """One conversation as a batch's summary counts it (parley.core.evaluation.BatchSummary):
     plain enough to be read back from an exported file (JSON, NDJSON or CSV: extra fields are
@@ -55,9 +63,7 @@ class SummaryRow(BaseModel):
         for ours, theirs in (("turns", "total_turns"), ("duration_s", "duration_seconds"), ("name", "scenario")):
             if ours not in row and theirs in row:
                 row[ours] = row[theirs]
-        if row.get("outcome") is None:
-            stop = row.get("stop_reason")
-            row["outcome"] = stop if stop in BROKEN_STOPS else UNEVALUATED
+        row["outcome"] = effective_outcome(row.get("outcome"), row.get("stop_reason"))
         verdict = row.get("verdict")
         if "judge_error" not in row and isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
             row["judge_error"] = verdict["judge"].get("error") is not None

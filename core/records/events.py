@@ -91,8 +91,10 @@ class ConcurrencyChanged(_Event):
     """How long new launches wait (the server's Retry-After), 0 when they do not."""
 
 
-class Progress(_Event):
-    kind: Literal["progress"] = "progress"
+class _Counts(_Event):
+    """The batch's counts as the runner keeps them, live (its summary,
+    parley.core.evaluation.BatchSummary, says them in the words every report uses)."""
+
     done: int
     """Conversations stored, those of earlier runs of a resumed batch included."""
     total: int
@@ -102,12 +104,6 @@ class Progress(_Event):
     errors: int
     """Runs that broke on the simulator's or parley's side and evaluation errors: counted apart,
     never as the bot's failures."""
-    in_flight: int
-    rate_per_s: float
-    """Conversations finished per second in this run."""
-    eta_s: float | None
-    concurrency: int
-    """The current (adaptive) limit of conversations in flight."""
     unverified: int = 0
     """Nothing about the bot was checked: counted apart."""
     user_faults: int = 0
@@ -116,23 +112,22 @@ class Progress(_Event):
     """Of `failed`, the conversations the bot under test broke."""
 
 
-class BatchFinished(_Event):
+class Progress(_Counts):
+    kind: Literal["progress"] = "progress"
+    in_flight: int
+    rate_per_s: float
+    """Conversations finished per second in this run."""
+    eta_s: float | None
+    concurrency: int
+    """The current (adaptive) limit of conversations in flight."""
+
+
+class BatchFinished(_Counts):
     kind: Literal["batch_finished"] = "batch_finished"
     status: str
     """completed, cancelled or failed."""
-    done: int
-    total: int
-    passed: int
-    failed: int
-    errors: int
     elapsed_s: float
     error: str | None = None
-    unverified: int = 0
-    user_faults: int = 0
-    bot_errors: int = 0
-    """Of `failed`, the conversations the bot under test broke. The batch's counts, in the words
-    every report uses, are its summary's (parley.core.evaluation.BatchSummary): these are the
-    runner's own, live."""
 
 
 class TranscriptEvent(_Event):

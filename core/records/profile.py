@@ -1,18 +1,57 @@
-"""The validated user profile: the Sensei YAML format plus parley's `world:` and `expect:` keys.
+"""The user profile: the Sensei YAML format plus parley's `world:` and `expect:` keys, declared once.
 
-These models hold data that `parley.core.specs.profile_loader` has already checked, with every range,
-list function and personality file resolved. They carry no positions except where a later
-step (any() resolution, expansion) may still need to point at the YAML that caused a problem.
+Each record below is both the value the rest of parley uses and the schema of the YAML that
+makes it. Validated with a `ProfileReading` as context (parley.core.specs.profile_loader does
+that for a file), a record takes the shapes Sensei's format allows and reports every problem
+with the message people read, found where it was written (see parley.core.records.yaml_fields);
+built in code, it holds the same constraints. What only a reader of files can do (personality
+files, list functions, "today" for the date generator) the records ask of the reading.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: annotations evaluated as each class is made spare
+# pydantic evaluating every annotation string again (a sixth of this module's import).
 
 import datetime
-from typing import Any, Literal, get_args
+import math
+import re
+from abc import abstractmethod
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
-from parley.core.errors import ProfileError
+from parley.core.records.goal_variables import Variable, VariableReading, read_goals
+from parley.core.records.tools import TOOL_NAMES
+from parley.core.records.yaml_fields import (
+    Keyed,
+    Problems,
+    Reading,
+    YamlRecord,
+    as_text,
+    below,
+    boolean,
+    check_keys,
+    checked,
+    date,
+    derived,
+    describe,
+    did_you_mean,
+    expect_mapping,
+    fail,
+    integer,
+    is_int,
+    matching,
+    number,
+    one_of,
+    plain_value,
+    read_choice,
+    read_mapping,
+    read_text,
+    reading_of,
+    text_list,
+    yaml_only,
+    yaml_under,
+)
+from parley.mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN
 
 # Sensei's defaults for the `llm:` block.
 DEFAULT_LLM_MODEL = "gpt-4o"
@@ -22,9 +61,8 @@ DEFAULT_CUSTOMER_ID = "C-100"
 DEFAULT_ALL_ANSWERED_LIMIT = 30
 MAX_STEPS = 19
 """Sensei refuses `steps` and `random steps` of 20 or more."""
+MAX_CONVERSATIONS = 10_000
 
-VariableType = Literal["int", "float", "string"]
-FunctionKind = Literal["default", "random", "another", "forward"]
 OutputType = Literal["int", "float", "money", "str", "time", "date"]
 StyleName = Literal[
     "long phrases",
@@ -40,93 +78,104 @@ OrderStatus = Literal["pending", "processing", "shipped", "delivered", "cancelle
 ToolName = Literal["get_order", "track_order", "list_my_orders", "check_cancellation", "cancel_order"]
 FormatType = Literal["text", "speech"]
 
-VARIABLE_TYPES: tuple[str, ...] = get_args(VariableType)
 OUTPUT_TYPES: tuple[str, ...] = get_args(OutputType)
 STYLE_NAMES: tuple[str, ...] = get_args(StyleName)
 ORDER_STATUSES: tuple[str, ...] = get_args(OrderStatus)
 FORMAT_TYPES: tuple[str, ...] = get_args(FormatType)
+# The goal style's key: the kind as Sensei writes it ("random steps" with a space).
+GOAL_STYLES = tuple(kind.replace("_steps", " steps") for kind in get_args(GoalStyleKind))
 
-Scalar = int | float | str
+ORDER_ID_RE = re.compile(ORDER_ID_PATTERN)
+_GOAL_STYLE_ALIASES = {"random_steps": "random steps", "all answered": "all_answered"}
+_STYLE_ALIASES = {"long phrase": "long phrases"}
+_SAMPLE_RE = re.compile(r"^\s*sample\s*\(\s*([^()]*?)\s*\)\s*$")
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# -- the YAML keys, said once: each model's fields are its section's keys -------------------------
-#
-# A field is written in YAML under its own name unless its metadata says otherwise:
-# `yaml_key(...)` names the YAML key it is read from, `filled_by_loader(...)` marks what the
-# loader works out (positions, resolved paths, warnings), and `yaml_under(...)` a key written one
-# level down (goal_style's `all_answered: {export, limit}`). `yaml_keys(Model)` lists them.
+CustomerId = Annotated[str, matching(CUSTOMER_ID_PATTERN, "a customer id like C-100")]
+OrderId = Annotated[str, matching(ORDER_ID_PATTERN, "an order id like ORD-1001")]
 
 
-def yaml_key(name: str, default: Any = ..., **kwargs: Any) -> Any:
-    """A field read from the YAML key `name`."""
-    return Field(default, json_schema_extra={"yaml": name}, **kwargs)
+def read_order_status(value: Any) -> str:
+    return read_choice(value, ORDER_STATUSES, what="an order status", noun="order status")
 
 
-def filled_by_loader(default: Any = ..., **kwargs: Any) -> Any:
-    """A field the loader works out; no YAML key of its own."""
-    return Field(default, json_schema_extra={"yaml": None}, **kwargs)
+def known_tool(written: str) -> str:
+    """A tool of the order bot's, by name (stripped); a near miss gets a suggestion."""
+    name = written.strip()
+    if name not in TOOL_NAMES:
+        fail(f"unknown tool '{name}'{did_you_mean(name, TOOL_NAMES) or '; tools are ' + ', '.join(TOOL_NAMES)}")
+    return name
 
 
-def yaml_under(parent: str, default: Any = ..., **kwargs: Any) -> Any:
-    """A field written under the key `parent` (e.g. `all_answered: {limit: 8}`)."""
-    return Field(default, json_schema_extra={"yaml_under": parent}, **kwargs)
+class ProfileReading(VariableReading):
+    """What profile records ask of the reader of a profile file (parley.core.specs.profile_validation)."""
+
+    @abstractmethod
+    def personality(self, entry: dict[Any, Any], written: str, *, missing_ok: bool) -> tuple[list[str], str] | None:
+        """The context lines and path of the personality file `entry["personality"]` names
+        (`written`); problems are raised at `("personality",)`. None when it is not found and
+        `missing_ok` (after a warning)."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def count(self, section: dict[Any, Any], number: "ConversationNumber", variables: list[Variable]) -> None:
+        """Check `all_combinations` / `sample(f)` (written in `section`, the `conversation:`
+        mapping) against the combinations of `variables`; problems are raised at `("number",)`."""
+        raise NotImplementedError
 
 
-def yaml_keys(model: type[BaseModel], *, under: str | None = None) -> tuple[str, ...]:
-    """The YAML keys of `model`'s section (or of its `under:` sub-mapping), in field order."""
-    keys: list[str] = []
-    for name, field in model.model_fields.items():
-        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        if extra.get("yaml_under") != under:
-            continue
-        key = extra.get("yaml", name)
-        if key is not None:
-            keys.append(str(key))
-    return tuple(keys)
+def _profile_reading(reading: Reading) -> ProfileReading:
+    if not isinstance(reading, ProfileReading):
+        raise TypeError(f"a profile is read with a ProfileReading, not {type(reading).__name__}")
+    return reading
 
 
-class SourceLocation(_Model):
-    """Where something was written: enough to raise a ProfileError pointing at it later."""
-
-    file: str
-    line: int | None = None
-    column: int | None = None
-    field_path: str | None = None
-
-    def error(self, reason: str) -> ProfileError:
-        """A ProfileError at this place."""
-        return ProfileError(reason, file=self.file, line=self.line, column=self.column, field_path=self.field_path)
-
-    def render(self, reason: str) -> str:
-        """`file:line:col: field: reason`: how warnings about this place are written."""
-        return self.error(reason).render()
+# -- llm -------------------------------------------------------------------------------------------------
 
 
-class LlmFormat(_Model):
+class LlmFormat(YamlRecord):
     """`llm.format` (the user-simulator fork of Sensei): text, or speech with a config file.
-    parley simulates text only; a speech format is kept and warned about."""
+    parley simulates text only; a speech format is kept and warned about. `format: speech`
+    names the type alone."""
 
-    type: FormatType = "text"
-    config: str | None = None
+    yaml_sensei = True
+
+    type: Annotated[FormatType, one_of(FORMAT_TYPES, what=f"a format type ({', '.join(FORMAT_TYPES)})", noun="format type")] = "text"
+    config: Annotated[str | None, as_text("the path of a speech configuration", optional=True)] = None
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        if not isinstance(data, dict):
+            return handler({"type": data})
+        return read_mapping(cls, data, handler, reading)
 
 
-class LlmSettings(_Model):
+class LlmSettings(YamlRecord):
     """The `llm:` block: the model Sensei would run the user simulator on.
 
     parley simulates users offline unless told otherwise; these settings are kept as data and
     used only when the user-simulator role is asked to follow the profile's model.
     """
 
-    model: str = DEFAULT_LLM_MODEL
+    yaml_sensei = True
+
+    model: Annotated[str, as_text("a model name such as gpt-4o", strip=True)] = DEFAULT_LLM_MODEL
     """The name as written in the profile, e.g. `gpt-4o`."""
-    temperature: float = DEFAULT_LLM_TEMPERATURE
+    temperature: Annotated[float, number(0.0, 2.0)] = DEFAULT_LLM_TEMPERATURE
     format: LlmFormat = LlmFormat()
-    qualified_model: str = filled_by_loader(f"openai/{DEFAULT_LLM_MODEL}")
+    qualified_model: str = derived(f"openai/{DEFAULT_LLM_MODEL}")
     """The same model as parley names models (`openai/gpt-4o`); names with a `/` are kept."""
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        mapping = expect_mapping(data, cls.yaml_what)
+        model = mapping.get("model")
+        extra = {"qualified_model": qualify_model_name(model)} if isinstance(model, str) and model.strip() else {}
+        settings = read_mapping(cls, mapping, handler, reading, extra=extra)
+        if settings.format.type == "speech":
+            written = mapping.get("format")
+            where = (written, ("type",)) if isinstance(written, dict) else (mapping, ("format",))
+            reading.warn(*where, "parley simulates text conversations only: the speech format is ignored")
+        return settings
 
 
 def qualify_model_name(name: str) -> str:
@@ -137,67 +186,219 @@ def qualify_model_name(name: str) -> str:
     return f"openai/{name}"
 
 
-class VariableFunction(_Model):
-    """A parsed `function:` of a goal variable.
-
-    `count` is N of `random(N)`; `rand` is set for `random(rand)`; `nests` names the variable
-    a `forward(x)` nests (x turns fastest, like the last wheel of an odometer).
-    """
-
-    kind: FunctionKind
-    text: str
-    """The function as written (`default()` when the profile left it blank)."""
-    count: int | None = None
-    rand: bool = False
-    nests: str | None = None
+# -- user --------------------------------------------------------------------------------------------------
 
 
-class Variable(_Model):
-    """A goal variable with its data resolved to concrete values.
+class Personality(YamlRecord):
+    """A personality file: an optional name and the context lines it adds to a profile."""
 
-    `values` come from a plain list, a min/max range or a list function. `any_prompts` are the
-    `any(...)` items still waiting for a model to generate them (see
-    `parley.core.specs.expansion.resolve_any_items`); an empty list means nothing is pending.
-    """
+    yaml_what = "a personality (name and context)"
+    yaml_sensei = True
 
-    name: str = filled_by_loader()
-    """The variable's key in the goals list."""
-    function: VariableFunction
-    type: VariableType
-    values: list[Scalar] = yaml_key("data")
-    any_prompts: list[str] = filled_by_loader(default_factory=list)
-    data_form: Literal["list", "range", "list_function", "date"] = filled_by_loader("list")
-    location: SourceLocation = filled_by_loader()
-    function_location: SourceLocation = filled_by_loader()
-    data_location: SourceLocation = filled_by_loader()
+    name: Annotated[str | None, as_text("a name", optional=True)] = None
+    context: Annotated[list[str], BeforeValidator(lambda v: text_list(v, "context lines", non_empty=True))]
 
 
-class OutputField(_Model):
-    """One `chatbot.output` entry: a typed value to extract from the finished conversation."""
+class UserSection(YamlRecord):
+    """The `user:` block. `context` has personalities already resolved into lines; `goals` are
+    the goal texts with their `{{var}}` placeholders (variable definitions moved to `variables`).
+    `ask_about` is the name older Sensei versions gave to `goals`."""
 
-    name: str = filled_by_loader()
+    yaml_sensei = True
+
+    language: Annotated[str, as_text("a language such as English")] = DEFAULT_LANGUAGE
+    role: Annotated[str, as_text("a role prompt")]
+    context: list[str] = Field(default_factory=list)
+    personalities: list[str] = derived(default_factory=list)
+    """Paths of the personality files that were read, in order."""
+    goals: list[str]
+    variables: list[Variable] = derived(default_factory=list)
+    """The variable definitions written among the goals."""
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        reading = _profile_reading(reading)
+        mapping = expect_mapping(data, cls.yaml_what)
+        problems = Problems()
+        check_keys(mapping, (*cls.yaml_keys(), "ask_about"), reading, problems, sensei=True, required=("role",))
+        goals_key = "goals"
+        if "ask_about" in mapping:
+            if "goals" in mapping:
+                problems.add("give either goals or ask_about (its old name), not both", at=("ask_about",), at_key=True)
+                problems.raise_if_any()
+            goals_key = "ask_about"
+        elif "goals" not in mapping:
+            problems.add("missing required key 'goals'", at_key=True)
+        fields: dict[str, Any] = {key: mapping[key] for key in ("language", "role") if key in mapping}
+        if "language" in fields and fields["language"] is None:
+            del fields["language"]  # the default, as Sensei reads it
+        personalities: list[str] = []
+        if mapping.get("context") is not None:
+            lines = problems.check(_read_context, mapping["context"], reading, personalities, at=("context",))
+            fields["context"] = lines or []
+        fields["personalities"] = personalities
+        if goals_key in mapping:
+            goals = problems.check(read_goals, mapping[goals_key], reading, at=(goals_key,))
+            fields["goals"], fields["variables"] = goals or ([], [])
+        return problems.then(handler, fields, reported=("role", "goals"))
+
+
+def _read_context(value: Any, reading: ProfileReading, personalities: list[str]) -> list[str]:
+    """Context lines; a `personality:` entry adds its file's lines where it stands. Sensei also
+    takes the context written as one mapping, `context: {personality: FILE}`."""
+    problems = Problems()
+    if isinstance(value, dict):
+        if not check_keys(value, ("personality",), reading, problems, required=("personality",)):
+            problems.raise_if_any()
+        # Sensei ignores a personality it cannot find when the context is a mapping.
+        lines = problems.check(_personality, value, reading, personalities, missing_ok=True)
+        problems.raise_if_any()
+        return lines
+    if not isinstance(value, list):
+        fail(f"expected a list of context lines and personality: entries, got {describe(value)}")
+    lines = []
+    entries = 0
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            line = problems.check(read_text, item, "a context line", at=(i,))
+            lines += [line] if line is not None else []
+        elif isinstance(item, dict):
+            if not check_keys(item, ("personality",), reading, problems, required=("personality",), at=(i,)):
+                continue
+            entries += 1
+            if entries > 1:
+                problems.add("Sensei takes one personality: entry per context; merge the files or keep one", at=(i,), at_key=True)
+                continue
+            lines += problems.check(_personality, item, reading, personalities, missing_ok=False, at=(i,)) or []
+        else:
+            problems.add(f"expected a context line or 'personality: <file>', got {describe(item)}", at=(i,))
+    problems.raise_if_any()
+    return lines
+
+
+def _personality(entry: dict[Any, Any], reading: ProfileReading, personalities: list[str], *, missing_ok: bool) -> list[str]:
+    written = below(("personality",), read_text, entry["personality"], "the path of a personality file")
+    found = reading.personality(entry, written, missing_ok=missing_ok)
+    if found is None:
+        return []
+    lines, path = found
+    personalities.append(path)
+    return lines
+
+
+# -- chatbot --------------------------------------------------------------------------------------------------
+
+
+class OutputField(YamlRecord):
+    """One `chatbot.output` entry, `name: {type, description}`: a typed value to extract from
+    the finished conversation. A type Sensei does not know is extracted as str, as Sensei does."""
+
+    yaml_what = "type and description"
+    yaml_entry = True
+
+    name: str = derived()
     """The entry's key (`price:`)."""
-    type: OutputType
-    description: str
+    type: Annotated[OutputType, one_of(OUTPUT_TYPES, what="an output type", noun="output type")]
+    description: Annotated[str, as_text("a description")]
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        assert isinstance(data, Keyed)  # read from the output list (see ChatbotSection)
+        mapping = expect_mapping(data.body, cls.yaml_what)
+        extra: dict[str, Any] = {"name": data.name}
+        written = mapping.get("type")
+        if isinstance(written, str) and written.strip() and written.strip().lower() not in OUTPUT_TYPES:
+            if all(key in mapping for key in cls.yaml_keys()):
+                reason = f"output type '{written}' is not one of {', '.join(OUTPUT_TYPES)}: extracted as str, as Sensei does"
+                reading.warn(mapping, ("type",), reason)
+            extra["type"] = "str"  # Sensei's data extraction warns and reads it as text
+        return read_mapping(cls, mapping, handler, reading, extra=extra)
 
 
-class InteractionStyle(_Model):
-    """One interaction style; `languages` only for `change language`."""
+def _read_outputs(value: Any, reading: Reading) -> list[OutputField]:
+    if not isinstance(value, list):
+        fail(f"expected a list of outputs (name: type/description), got {describe(value)}", at_key=value is None)
+    outputs: list[OutputField] = []
+    seen: set[str] = set()
+    problems = Problems()
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or not item:
+            problems.add(f"expected an output like 'price: {{type: money, description: ...}}', got {describe(item)}", at=(i,))
+            continue
+        for name, body in item.items():
+            if not isinstance(name, str):
+                problems.add(f"output name {describe(name)} must be text", at=(i, name), at_key=True)
+            elif name in seen:
+                problems.add(f"output '{name}' is defined twice", at=(i, name), at_key=True)
+            else:
+                seen.add(name)
+                output = problems.check(OutputField.model_validate, Keyed(name, body), context=reading, at=(i, name))
+                outputs += [output] if output is not None else []
+    problems.raise_if_any()
+    return outputs
 
-    name: StyleName
-    languages: list[str] = Field(default_factory=list)
+
+class ChatbotSection(YamlRecord):
+    """The `chatbot:` block."""
+
+    yaml_sensei = True
+
+    is_starter: Annotated[bool, boolean()] = False
+    fallback: Annotated[str | None, as_text("the chatbot's fallback message", optional=True)] = None
+    outputs: Annotated[list[OutputField], yaml_only(_read_outputs)] = Field(default_factory=list, validation_alias="output")
 
 
-class RandomStyles(_Model):
-    """A `random:` entry: each conversation applies a random non-empty subset of `choices`."""
-
-    choices: list[InteractionStyle]
+# -- conversation -------------------------------------------------------------------------------------------------
 
 
-_DEFAULT_STYLE: InteractionStyle | RandomStyles = InteractionStyle(name="default")
+class ConversationNumber(YamlRecord):
+    """`conversation.number`: a count, `all_combinations`, or `sample(fraction)`."""
+
+    kind: Literal["count", "all_combinations", "sample"]
+    count: int | None = None
+    fraction: Annotated[float | None, Field(gt=0.0, le=1.0)] = None
+
+    @field_validator("count")
+    @classmethod
+    def _count_in_range(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            fail(f"must be at least 1 conversation, got {value}")
+        if value is not None and value > MAX_CONVERSATIONS:
+            fail(f"{value} conversations is more than the limit of {MAX_CONVERSATIONS}")
+        return value
+
+    @model_validator(mode="after")
+    def _settings_of_the_kind(self) -> "ConversationNumber":
+        wanted = {"count": ("count",), "sample": ("fraction",), "all_combinations": ()}[self.kind]
+        given = tuple(name for name in ("count", "fraction") if getattr(self, name) is not None)
+        if given != wanted:
+            fail(f"{self.kind} takes {' and '.join(wanted) or 'no setting'}, got {', '.join(given) or 'none'}")
+        return self
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        value = data
+        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+            value = int(value.strip())
+        if is_int(value):
+            return handler({"kind": "count", "count": int(value)})
+        if isinstance(value, str) and value.strip() == "all_combinations":
+            return handler({"kind": "all_combinations"})
+        sample = _SAMPLE_RE.match(value) if isinstance(value, str) else None
+        if sample is not None:
+            arg = sample.group(1)
+            try:
+                fraction = float(arg)
+            except ValueError:
+                fraction = math.nan
+            if not (0.0 < fraction <= 1.0):
+                fail(f"sample() takes a fraction above 0 and at most 1, such as sample(0.2); got '{arg}'")
+            return handler({"kind": "sample", "fraction": fraction})
+        hint = did_you_mean(str(value), ("all_combinations", "sample()")) if isinstance(value, str) else ""
+        fail(f"expected a number of conversations, all_combinations or sample(fraction), got {describe(value)}{hint}", at_key=value is None)
 
 
-class GoalStyle(_Model):
+class GoalStyle(YamlRecord):
     """How a conversation ends.
 
     - `steps`: after `steps` interactions;
@@ -205,130 +406,428 @@ class GoalStyle(_Model):
       ConversationSpec carries the drawn number in `steps`);
     - `all_answered`: when every goal has been asked and answered, or after `limit` interactions;
     - `default`: Sensei's default, i.e. all_answered with export off and limit 30.
+
+    Written `goal_style: default`, `{steps: 5}`, `{random steps: 5}`, `all_answered` or
+    `{all_answered: {export, limit}}`.
     """
 
-    kind: GoalStyleKind = filled_by_loader()
+    kind: GoalStyleKind = derived()
     """The style's key: `steps`, `random steps`, `all_answered` or `default`."""
-    steps: int | None = filled_by_loader(None)
-    max_steps: int | None = filled_by_loader(None)
-    export: bool = yaml_under("all_answered", False)
-    limit: int = yaml_under("all_answered", DEFAULT_ALL_ANSWERED_LIMIT)
+    steps: Annotated[int | None, integer(1, MAX_STEPS, optional=True)] = derived(None)
+    max_steps: Annotated[int | None, integer(1, MAX_STEPS, optional=True)] = derived(None)
+    export: Annotated[bool, boolean()] = yaml_under("all_answered", False)
+    limit: Annotated[int, integer(1)] = yaml_under("all_answered", DEFAULT_ALL_ANSWERED_LIMIT)
+
+    @model_validator(mode="after")
+    def _steps_of_the_kind(self) -> "GoalStyle":
+        if self.kind == "steps" and self.steps is None:
+            fail("'steps' needs a number, e.g. 'steps: 5'")
+        if self.kind == "random_steps" and self.max_steps is None:
+            fail("'random steps' needs a number, e.g. 'random steps: 5'")
+        return self
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        styles_hint = f"; use one of {', '.join(GOAL_STYLES)}"
+        if isinstance(data, str):
+            word = _GOAL_STYLE_ALIASES.get(data.strip(), data.strip())
+            if word in ("default", "all_answered"):
+                return handler({"kind": word})
+            if word in ("steps", "random steps"):
+                fail(f"'{word}' needs a number, e.g. '{word}: 5'")
+            fail(f"unknown goal style '{data}'{did_you_mean(word, GOAL_STYLES) or styles_hint}")
+        if not isinstance(data, dict) or not data:
+            fail(f"expected a goal style ({', '.join(GOAL_STYLES)}), got {describe(data)}", at_key=True)
+        if len(data) > 1:
+            fail(f"give one goal style, got {' and '.join(str(k) for k in data)}", at_key=True)
+        ((key, value),) = data.items()
+        word = _GOAL_STYLE_ALIASES.get(str(key).strip(), str(key).strip())
+        if word == "steps":
+            return Problems().then(handler, {"kind": "steps", "steps": value}, rename={"steps": (key,)})
+        if word == "random steps":
+            return Problems().then(handler, {"kind": "random_steps", "max_steps": value}, rename={"max_steps": (key,)})
+        if word == "default":
+            if value is not None:
+                fail(f"default takes no settings, got {describe(value)}", at=(key,))
+            return handler({"kind": "default"})
+        if word == "all_answered":
+            if value is None:
+                return handler({"kind": "all_answered"})
+            if not isinstance(value, dict):
+                fail(f"expected a mapping, got {describe(value)}", at=(key,))
+            problems = Problems()
+            keys = cls.yaml_keys(under="all_answered")
+            check_keys(value, keys, reading, problems, at=(key,))
+            settings = {k: v for k, v in value.items() if k in keys and v is not None}
+            return problems.then(handler, {"kind": "all_answered", **settings}, rename={name: (key, name) for name in settings})
+        fail(f"unknown goal style '{key}'{did_you_mean(word, GOAL_STYLES) or styles_hint}", at=(key,), at_key=True)
 
 
-class ConversationNumber(_Model):
-    """`conversation.number`: a count, `all_combinations`, or `sample(fraction)`."""
+class InteractionStyle(YamlRecord):
+    """One interaction style; `languages` only for `change language`, which needs them."""
 
-    kind: Literal["count", "all_combinations", "sample"]
-    count: int | None = None
-    fraction: float | None = None
+    name: StyleName
+    languages: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _languages_for_change_language(self) -> "InteractionStyle":
+        if self.name == "change language" and not self.languages:
+            fail("change language needs a list of languages, e.g. 'change language: [italian, chinese]'")
+        if self.name != "change language" and self.languages:
+            fail(f"'{self.name}' takes no settings, got {describe(self.languages)}")
+        return self
 
 
-class OrderOverride(_Model):
+class RandomStyles(YamlRecord):
+    """A `random:` entry: each conversation applies a random non-empty subset of `choices`."""
+
+    choices: list[InteractionStyle] = Field(min_length=1)
+
+
+_DEFAULT_STYLE: InteractionStyle | RandomStyles = InteractionStyle(name="default")
+
+
+def _read_styles(value: Any, reading: Reading) -> list[InteractionStyle | RandomStyles]:
+    """A list of interaction styles; a single style may be written without the list."""
+    if isinstance(value, str):
+        return [_read_style(value, in_random=False)]
+    if not isinstance(value, list):
+        fail(f"expected a list of interaction styles, got {describe(value)}", at_key=value is None)
+    if not value:
+        fail("must not be empty", at_key=True)
+    problems = Problems()
+    styles = [problems.check(_read_style, item, in_random=False, at=(i,)) for i, item in enumerate(value)]
+    problems.raise_if_any()
+    return styles
+
+
+def _read_style(value: Any, *, in_random: bool) -> InteractionStyle | RandomStyles:
+    known = STYLE_NAMES if in_random else (*STYLE_NAMES, "random")
+    known_hint = f"; use one of {', '.join(known)}"
+    if isinstance(value, str):
+        word = " ".join(value.split()).lower()
+        word = _STYLE_ALIASES.get(word, word)
+        if word == "change language":
+            fail("change language needs a list of languages, e.g. 'change language: [italian, chinese]'")
+        if word == "random":
+            fail("random needs a list of styles to choose from, e.g. 'random: [long phrases, all questions]'")
+        if word not in STYLE_NAMES:
+            fail(f"unknown interaction style '{value}'{did_you_mean(word, known) or known_hint}")
+        return InteractionStyle(name=word)
+    if not isinstance(value, dict) or not value:
+        fail(f"expected an interaction style, got {describe(value)}")
+    if len(value) > 1:
+        fail("write one interaction style per list item", at_key=True)
+    ((key, setting),) = value.items()
+    word = " ".join(str(key).split()).lower()
+    if word == "change language":
+        languages = below((key,), text_list, setting, "language names", non_empty=True)
+        return InteractionStyle(name="change language", languages=[language.strip() for language in languages])
+    if word == "random":
+        if in_random:
+            fail("random cannot be nested inside random", at=(key,), at_key=True)
+        if not isinstance(setting, list):
+            fail(f"expected a list of interaction styles, got {describe(setting)}", at=(key,), at_key=setting is None)
+        if not setting:
+            fail("must not be empty", at=(key,), at_key=True)
+        problems = Problems()
+        choices = [problems.check(_read_style, item, in_random=True, at=(key, j)) for j, item in enumerate(setting)]
+        problems.raise_if_any()
+        return RandomStyles(choices=choices)
+    word = _STYLE_ALIASES.get(word, word)
+    if word in STYLE_NAMES:
+        fail(f"'{word}' takes no settings, got {describe(setting)}", at=(key,), at_key=True)
+    fail(f"unknown interaction style '{key}'{did_you_mean(word, known) or known_hint}", at=(key,), at_key=True)
+
+
+class ConversationSection(YamlRecord):
+    """The `conversation:` block."""
+
+    yaml_sensei = True
+
+    number: ConversationNumber = ConversationNumber(kind="count", count=1)
+    goal_style: GoalStyle = GoalStyle(kind="default")
+    interaction_style: Annotated[list[InteractionStyle | RandomStyles], yaml_only(_read_styles)] = Field(
+        default_factory=lambda: [_DEFAULT_STYLE]
+    )
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        if isinstance(data, list):
+            fail(
+                "expected a mapping, got a list: write number, goal_style and interaction_style as keys of one "
+                "mapping, not as list items (Sensei's older layout; its current code rejects the list too)",
+                at_key=True,
+            )
+        return read_mapping(cls, data, handler, reading)
+
+
+def _number_alone(written: Any, reading: Reading) -> ConversationNumber | None:
+    """The number of a section that is wrong elsewhere (its own problems are reported there)."""
+    try:
+        return ConversationNumber.model_validate(written, context=reading)
+    except ValueError:
+        return None
+
+
+# -- world (parley) ----------------------------------------------------------------------------------------------
+
+
+def _order_items(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        fail(f"expected a list of items (name, qty, unit_price, currency), got {describe(value)}", at_key=value is None)
+    if not value:
+        fail("must not be empty", at_key=True)
+    problems = Problems()
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            problems.add(f"expected an item mapping, got {describe(item)}", at=(i,))
+    problems.raise_if_any()
+    return plain_value(value)
+
+
+def _tracking(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        fail(f"expected a tracking mapping or null, got {describe(value)}")
+    return plain_value(value)
+
+
+class OrderOverride(YamlRecord):
     """A partial order merged onto the shipped fixture (keyed by `id`)."""
 
-    id: str
-    customer_id: str | None = None
-    placed_days_ago: int | None = None
-    status: OrderStatus | None = None
-    currency: str | None = None
-    total: float | None = None
-    items: list[dict[str, Any]] | None = None
-    tracking: dict[str, Any] | None = None
+    yaml_what = "an order override like {id: ORD-1001, status: shipped}"
+    yaml_entry = True
+    yaml_keeps_null = frozenset({"customer_id", "placed_days_ago", "status", "currency", "total", "items", "tracking"})
+
+    id: OrderId
+    customer_id: Annotated[str | None, matching(CUSTOMER_ID_PATTERN, "a customer id like C-100", optional=True)] = None
+    placed_days_ago: Annotated[int | None, integer(0, optional=True)] = None
+    status: Annotated[OrderStatus | None, checked(read_order_status, optional=True)] = None
+    currency: Annotated[str | None, as_text("a currency code like USD", optional=True)] = None
+    total: Annotated[float | None, number(0, optional=True)] = None
+    items: Annotated[list[dict[str, Any]] | None, checked(_order_items, optional=True)] = None
+    tracking: Annotated[dict[str, Any] | None, checked(_tracking)] = None
 
     def as_override(self) -> dict[str, Any]:
         """Only the fields the profile wrote, as the fixture's `apply_overrides` takes them."""
         return self.model_dump(exclude_unset=True)
 
 
-class WorldSpec(_Model):
+def _read_overrides(value: Any, reading: Reading) -> list[OrderOverride]:
+    if not isinstance(value, list):
+        fail(f"expected a list of order overrides (id plus fields), got {describe(value)}", at_key=value is None)
+    problems = Problems()
+    overrides: list[OrderOverride] = []
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        override = problems.check(OrderOverride.model_validate, item, context=reading, at=(i,))
+        written = item.get("id") if isinstance(item, dict) else None
+        order_id = written.strip() if isinstance(written, str) and ORDER_ID_RE.match(written.strip()) else None
+        if order_id is not None and order_id in seen:
+            problems.add(f"order {order_id} is overridden twice", at=(i, "id"))
+        elif override is not None:
+            overrides.append(override)
+        if order_id is not None:
+            seen.add(order_id)
+    problems.raise_if_any()
+    return overrides
+
+
+class WorldSpec(YamlRecord):
     """parley's `world:` key: who the customer is, the pinned date, fixture overrides.
 
-    `today` None means "the runner's pinned default date".
+    `today` None means "the runner's pinned default date". Read from YAML, the World must be
+    able to date every order (year 1 to 9999) from its today.
     """
 
-    customer_id: str = DEFAULT_CUSTOMER_ID
-    today: datetime.date | None = None
-    orders: list[OrderOverride] = Field(default_factory=list)
+    yaml_keeps_null = frozenset({"customer_id"})
+
+    customer_id: CustomerId = DEFAULT_CUSTOMER_ID
+    today: Annotated[datetime.date | None, date(optional=True)] = None
+    orders: Annotated[list[OrderOverride], yaml_only(_read_overrides)] = Field(default_factory=list)
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        world = read_mapping(cls, data, handler, reading)
+        overrides = [order.as_override() for order in world.orders]
+        problem = reading.world_date_problem(world.today or datetime.date.today(), overrides)
+        if problem is not None:
+            fail(problem, at=("today",) if "today" in data else (), at_key="today" not in data)
+        return world
 
 
-class JudgeSpec(_Model):
+# -- expect (parley) ----------------------------------------------------------------------------------------------
+
+
+def _expected_orders(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        fail(f"expected a mapping of order ids to statuses, e.g. {{ORD-1004: cancelled}}, got {describe(value)}")
+    problems = Problems()
+    orders: dict[str, str] = {}
+    for key, status in value.items():
+        if not isinstance(key, str) or not ORDER_ID_RE.match(key):
+            problems.add(f"expected an order id like ORD-1001, got {describe(key)}", at=(key,), at_key=True)
+            continue
+        word = problems.check(read_order_status, status, at=(key,))
+        if word is not None:
+            orders[key] = word
+    problems.raise_if_any()
+    return orders
+
+
+def _tools(value: Any) -> list[str]:
+    names = text_list(value, "tool names", non_empty=False)
+    problems = Problems()
+    tools = [problems.check(known_tool, written, at=(i,)) for i, written in enumerate(names)]
+    problems.raise_if_any()
+    return list(dict.fromkeys(tools))
+
+
+def _regexes(value: Any, reading: Reading) -> list[str]:
+    """Regular expressions that compile. Only a file's are refused: a spec built another way
+    keeps a bad one, and evaluating it makes that check an evaluation error, not a crash."""
+    patterns = text_list(value, "regular expressions", non_empty=False)
+    problems = Problems()
+    for i, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            problems.add(f"invalid regular expression {pattern!r}: {exc}", at=(i,))
+    problems.raise_if_any()
+    return patterns
+
+
+MAX_CRITERION_CHARS = 500
+
+
+def read_criteria(value: Any) -> list[str]:
+    """`criteria:` (in `expect:`, or a scenario file's entry): sentences, each its own check
+    named by its text, so each is written once; a criterion is a sentence or two, not a rubric.
+    Every item is checked, whatever is wrong with the others; spaces are collapsed."""
+    if not isinstance(value, list):
+        fail(f"expected a list of criteria in words (one sentence each), got {describe(value)}", at_key=value is None)
+    problems = Problems()
+    seen: dict[str, int] = {}
+    sentences: list[str] = []
+    for i, item in enumerate(value):
+        text = problems.check(read_text, item, "a criterion in words (one sentence)", at=(i,))
+        if text is None:
+            continue
+        sentence = " ".join(text.split())
+        if len(sentence) > MAX_CRITERION_CHARS:
+            problems.add(
+                f"a criterion is a sentence or two, at most {MAX_CRITERION_CHARS} characters; this one has {len(sentence)}", at=(i,)
+            )
+        elif sentence.casefold() in seen:
+            problems.add(
+                f"criterion {i + 1} repeats criterion {seen[sentence.casefold()]}: each is its own check, named by its text", at=(i,)
+            )
+        else:
+            seen[sentence.casefold()] = i + 1
+            sentences.append(sentence)
+    problems.raise_if_any()
+    return sentences
+
+
+class JudgeSpec(YamlRecord):
     """A rubric for the judge and the lowest score (1..3) that passes."""
 
-    rubric: str
-    min_score: Literal[1, 2, 3] = 2
+    yaml_entry = True
+
+    rubric: Annotated[str, as_text("a rubric for the judge")]
+    min_score: Annotated[Literal[1, 2, 3], integer(1, 3)] = 2
 
 
-class Expectations(_Model):
+class Expectations(YamlRecord):
     """parley's `expect:` key: what must be true when the conversation ends."""
 
-    orders: dict[str, OrderStatus] = Field(default_factory=dict)
-    unchanged_others: bool | None = None
+    orders: Annotated[dict[str, OrderStatus], checked(_expected_orders)] = Field(default_factory=dict)
+    unchanged_others: Annotated[bool | None, boolean(optional=True)] = None
     """True: the author asks that no other order change; False: other orders may change; None
     (not written): parley checks it by default, a check that may fail a conversation but never
     makes one pass."""
-    tools_called: list[ToolName] = Field(default_factory=list)
-    tools_not_called: list[ToolName] = Field(default_factory=list)
-    bot_says: list[str] = Field(default_factory=list)
-    bot_never_says: list[str] = Field(default_factory=list)
+    tools_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    tools_not_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    bot_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
+    bot_never_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     judge: JudgeSpec | None = None
-    criteria: list[str] = Field(default_factory=list)
+    criteria: Annotated[list[str], checked(read_criteria)] = Field(default_factory=list)
     """Checks written in words ("the bot apologises for the delay"), each its own check named by
     its text, decided by an LLM judge with evidence (parley.core.evaluation.criteria); under the
     offline judge they are not run."""
 
-
-class UserSection(_Model):
-    """The `user:` block. `context` has personalities already resolved into lines; `goals` are
-    the goal texts with their `{{var}}` placeholders (variable definitions moved to `variables`)."""
-
-    language: str = DEFAULT_LANGUAGE
-    role: str
-    context: list[str] = Field(default_factory=list)
-    personalities: list[str] = filled_by_loader(default_factory=list)
-    """Paths of the personality files that were read, in order."""
-    goals: list[str]
-    variables: list[Variable] = filled_by_loader(default_factory=list)
-    """The variable definitions written among the goals."""
+    @model_validator(mode="after")
+    def _tools_apart(self) -> "Expectations":
+        both = sorted(set(self.tools_called) & set(self.tools_not_called))
+        if both:
+            problems = Problems()
+            for tool in both:
+                problems.add(f"{tool} is in both tools_called and tools_not_called", at=("tools_not_called",), at_key=True)
+            problems.raise_if_any()
+        return self
 
 
-class Personality(_Model):
-    """A personality file: an optional name and the context lines it adds to a profile."""
-
-    name: str | None = None
-    context: list[str]
+ExpectBlock = Annotated[Expectations | None, yaml_only(lambda value, reading: {} if value is None else value)]
+"""An `expect:` block; written with nothing after it, the defaults."""
 
 
-class ChatbotSection(_Model):
-    """The `chatbot:` block."""
-
-    is_starter: bool = False
-    fallback: str | None = None
-    outputs: list[OutputField] = yaml_key("output", default_factory=list)
+# -- the profile ----------------------------------------------------------------------------------------------------
 
 
-class ConversationSection(_Model):
-    """The `conversation:` block."""
+class Profile(YamlRecord):
+    """A loaded, valid profile. `source` is the file path as it was given to the loader.
 
-    number: ConversationNumber = ConversationNumber(kind="count", count=1)
-    goal_style: GoalStyle = GoalStyle(kind="default")
-    interaction_style: list[InteractionStyle | RandomStyles] = Field(default_factory=lambda: [_DEFAULT_STYLE])
+    Its sections are read in this order: `world` before `user`, whose date generators count
+    from the world's `today`."""
 
+    yaml_what = "a mapping of sections"
+    yaml_sensei = True
+    yaml_keeps_null = frozenset({"expect"})
 
-class Profile(_Model):
-    """A loaded, valid profile. `source` is the file path as it was given to the loader."""
-
-    source: str = filled_by_loader()
-    test_name: str
+    source: str = derived()
+    test_name: Annotated[str, as_text()]
     llm: LlmSettings = LlmSettings()
+    world: WorldSpec = WorldSpec()
     user: UserSection
     chatbot: ChatbotSection = ChatbotSection()
     conversation: ConversationSection = ConversationSection()
-    world: WorldSpec = WorldSpec()
-    expect: Expectations | None = None
-    warnings: list[str] = filled_by_loader(default_factory=list)
+    expect: ExpectBlock = None
+    warnings: list[str] = derived(default_factory=list)
     """Located warnings (`file:line:col: field: reason`): what was accepted but deserves a look."""
-    notes: list[str] = filled_by_loader(default_factory=list)
+    notes: list[str] = derived(default_factory=list)
     """Located notes: where a personality or list-function file was found."""
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        return read_mapping(cls, data, handler, reading, extra={"source": reading.file})
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _today_from_world(cls, value: Any, info: ValidationInfo) -> Any:
+        reading = reading_of(info)
+        world = info.data.get("world")
+        if isinstance(reading, ProfileReading) and isinstance(world, WorldSpec) and world.today is not None:
+            reading.today = world.today
+        return value
+
+    @field_validator("conversation", mode="wrap")
+    @classmethod
+    def _counted(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        """`number` counted against the user's variables (checked even when the rest of the
+        section is wrong)."""
+        reading = reading_of(info)
+        if not isinstance(reading, ProfileReading) or not isinstance(value, dict) or value.get("number") is None:
+            return handler(value)
+        problems = Problems()
+        section = problems.check(handler, value)
+        number = section.number if section is not None else _number_alone(value["number"], reading)
+        user = info.data.get("user")
+        if isinstance(user, UserSection) and number is not None and number.kind != "count":
+            problems.check(reading.count, value, number, user.variables)
+        problems.raise_if_any()
+        return section
 
     def variable(self, name: str) -> Variable | None:
         """The goal variable called `name`, if there is one."""

@@ -3,6 +3,7 @@ offered), and the record of one executed call. Executing them is parley.core.bot
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -90,3 +91,14 @@ class ToolCallRecord(BaseModel):
     def order_id(self) -> str | None:
         value = (self.arguments or {}).get("order_id")
         return value if isinstance(value, str) else None
+
+    @property
+    def data(self) -> Any:
+        """A successful call's result as JSON (the API's body); None for a refusal, an error or
+        a result that is not JSON."""
+        if not self.ok:
+            return None
+        try:
+            return json.loads(self.result)
+        except ValueError:
+            return None

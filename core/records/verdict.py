@@ -48,6 +48,10 @@ BOT_FAILURES: frozenset[str] = frozenset({"failed", "bot_error"})
 APART: tuple[Outcome, ...] = tuple(o for o in OUTCOMES if o not in JUDGED)
 """Outcomes counted apart from the pass rate, each under its own name."""
 
+DEFAULT_MIN_SCORE = 2
+"""The score an LLM judge must give when the spec names no minimum (1 means the request was not
+handled, or handled wrongly)."""
+
 UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
 
 

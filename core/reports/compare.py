@@ -317,6 +317,16 @@ def _spec_regressions(pairs: Sequence[tuple[_Row, _Row]], batch_worse: bool, alp
     return out
 
 
+def _counted(pairs: Iterable[tuple[Iterable[str], Iterable[str]]]) -> tuple[Counter[str], Counter[str]]:
+    """How often each name stands on the left of the pairs, and how often on the right."""
+    left: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for names_left, names_right in pairs:
+        left.update(names_left)
+        right.update(names_right)
+    return left, right
+
+
 def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float = DEFAULT_ALPHA) -> BatchComparison:
     """Compare batch `new_ref` with batch `base_ref` (ids, prefixes, `latest`, `latest~N`)."""
     if not 0.0 < alpha <= 1.0:
@@ -335,20 +345,12 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
     changes = [c for c in (_change(b, n) for b, n in pairs) if c is not None]
     changes.sort(key=lambda c: CHANGE_ORDER.index(c.kind))  # stable: spec order kept within a kind
 
-    started: Counter[str] = Counter()
-    stopped: Counter[str] = Counter()
-    for change in changes:
-        started.update(change.started_failing)
-        stopped.update(change.stopped_failing)
+    started, stopped = _counted((c.started_failing, c.stopped_failing) for c in changes)
     check_changes = [
         CheckChange(check=name, started_failing=started[name], stopped_failing=stopped[name])
         for name in sorted(started.keys() | stopped.keys(), key=lambda n: (-(started[n] - stopped[n]), -started[n], n))
     ]
-    met: Counter[str] = Counter()
-    unmet: Counter[str] = Counter()
-    for change in changes:
-        met.update(change.started_being_met)
-        unmet.update(change.stopped_being_met)
+    met, unmet = _counted((c.started_being_met, c.stopped_being_met) for c in changes)
     criterion_changes = [
         CriterionChange(criterion=name, started_being_met=met[name], stopped_being_met=unmet[name])
         for name in sorted(met.keys() | unmet.keys(), key=lambda n: (-(unmet[n] - met[n]), -unmet[n], n))

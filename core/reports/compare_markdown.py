@@ -71,6 +71,20 @@ def _capped(rows: Sequence[Sequence[object]], header: Sequence[str]) -> list[str
     return lines
 
 
+def verdict_head(c: BatchComparison) -> str:
+    """The verdict in a few words, from the paired test (the markdown and the HTML comparison)."""
+    t = c.paired_test
+    if c.same_batch or c.no_change:
+        return "No change"
+    if t.discordant == 0:
+        return "No change in passes and failures"
+    if t.worse_beyond_noise:
+        return "Worse, beyond noise"
+    if t.beyond_noise and t.direction == "better":
+        return "Better, beyond noise"
+    return "Changed, within noise"
+
+
 def _verdict(c: BatchComparison) -> list[str]:
     t = c.paired_test
     if c.same_batch:
@@ -81,14 +95,7 @@ def _verdict(c: BatchComparison) -> list[str]:
             "",
         ]
     regressions, fixes = t.regressions, t.fixes
-    if t.discordant == 0:
-        head = "**No change in passes and failures**"
-    elif t.worse_beyond_noise:
-        head = "**Worse, beyond noise**"
-    elif t.beyond_noise and t.direction == "better":
-        head = "**Better, beyond noise**"
-    else:
-        head = "**Changed, within noise**"
+    head = f"**{verdict_head(c)}**"
     lines = [
         f"{head}: {regressions} regression{'s' if regressions != 1 else ''}, {fixes} fix{'es' if fixes != 1 else ''} "
         f"({t.discordant} discordant pair{'s' if t.discordant != 1 else ''}); {t.method}: p = {t.p_value:.4g} two-sided, "

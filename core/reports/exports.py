@@ -10,7 +10,9 @@ The shapes follow the batch simulation service parley replaces (seed 003), then 
   not run, judge error; empty for a conversation whose spec does not have it);
 - each JSON/NDJSON result lists its criteria with their evidence (`criteria`: the state, the
   turn and quote the judge gave, its reasoning), besides every check in `verdict`;
-- the JSON document starts with 003's batch status fields, then the summary and `results`.
+- the JSON document starts with 003's batch status fields, then the summary, `rules` (the pair
+  and batch rules of a batch run with `--rules`, each decision listed in sensei-check's shape,
+  conversations by their `session_id`) and `results`.
 
 Differences from 003, on purpose: a missing score is left empty (003 wrote 1: a judge failure
 is never a score here); an unknown cost is null / an empty cell, never 0; no export timestamp
@@ -33,7 +35,7 @@ from parley.core.evaluation import CRITERION_KIND, criterion_summary
 from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
 from parley.core.reports.cell_escaping import spreadsheet_row, without_nul
 from parley.core.reports.stats import summarize
-from parley.core.store import JUDGE_ROLE, Store, criterion_counts
+from parley.core.store import JUDGE_ROLE, Store, batch_rule_summaries, criterion_counts, iter_rule_results
 
 ExportFormat = Literal["json", "ndjson", "csv"]
 ROLES = ("bot", "user", JUDGE_ROLE)
@@ -219,6 +221,7 @@ def write_json(store: Store, batch_id: str, out: TextIO) -> int:
     batch = summary.batch
     head = _batch_header(batch, summary.done, summary.broken)
     head["summary"] = summary.model_dump(mode="json", exclude={"batch"})
+    head["rules"] = rules_document(store, batch.id)
     text = _dumps(head, indent=2)
     out.write(text[: text.rindex("}")].rstrip() + ',\n  "results": [')
     n = 0
@@ -227,6 +230,29 @@ def write_json(store: Store, batch_id: str, out: TextIO) -> int:
         n += 1
     out.write(("\n  " if n else "") + f'],\n  "total_results": {n}\n}}\n')
     return n
+
+
+def rules_document(store: Store, batch_id: str) -> dict[str, Any]:
+    """The batch's pair and batch rules, by rule file: sensei-check's results (`pass`, `fail`,
+    `not_applicable`, and `not_run` with its reasons), each conversation by its session_id, a
+    pair as [first, second], a batch decision as the list it was decided over; then each
+    failure with its `yields` text. Empty when the batch has none."""
+    out: dict[str, Any] = {}
+    for rule in batch_rule_summaries(store, batch_id, failures_kept=0):
+        entry: dict[str, Any] = {"name": rule.name, "description": rule.description, "conversations": rule.conversations}
+        entry.update({outcome: [] for outcome in ("pass", "fail", "not_applicable", "not_run")})
+        failures: list[dict[str, Any]] = []
+        reasons: dict[str, None] = {}
+        for result in iter_rule_results(store, batch_id, rule.rule_file):
+            entry[result.outcome].append(result.sensei_item())
+            if result.outcome == "fail":
+                failures.append({"conversations": result.conversations, "yields": result.yields, "reason": result.reason})
+            elif result.outcome == "not_run":
+                reasons[result.reason or ""] = None
+        entry["not_run_reasons"] = list(reasons)
+        entry["failures"] = failures
+        out[rule.rule_file] = entry
+    return out
 
 
 def export_json(store: Store, batch_id: str) -> str:

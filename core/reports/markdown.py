@@ -5,19 +5,21 @@ Sections, in this order: title (batch, sources, models per role), policy violati
 rate with its 95% interval and denominator and pass^k with its bootstrap interval, flaky specs
 (with 2+ trials), checks not applicable (only when some were: a bot without parley's World or
 visible tool calls, a judge that failed; one row per kind and reason), criteria in words (only when the batch has some: how often each was met),
-scores with a text histogram, per profile, tokens and cost, bot response
-time, stop reasons, failures with reasons.
+scores with a text histogram, per profile, tokens and cost, bot response time, stop reasons, the
+pair and batch rules (only when the batch was run with `--rules` and has some), failures with
+reasons.
 
 The same summary always renders to the same text: the only times in it are the batch's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from parley.core.evaluation import BatchSummary, Interval
 from parley.core.records import RoleUsage
 from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport
+from parley.core.rules import RuleResult, RuleSummary
 from parley.core.users import only_stated_advice, only_stated_note
 
 BAR = "█"
@@ -101,14 +103,19 @@ def _when(value: object) -> str:
     return "-" if value is None else value.isoformat(timespec="seconds")  # type: ignore[attr-defined]
 
 
-def histogram(distribution: dict[int, int], width: int = BAR_WIDTH) -> list[str]:
-    """`3 | ████████ 12` lines, highest score first; bars scaled to the largest count."""
-    top = max(distribution.values(), default=0)
+def histogram(distribution: dict[int, int], width: int = BAR_WIDTH, *, unscored: int | None = None) -> list[str]:
+    """`3 | ████████ 12` lines, highest score first; bars scaled to the largest count. With
+    `unscored`, a last `no score` bar on the same scale."""
+    rows: list[tuple[str, int]] = [(str(score), distribution[score]) for score in sorted(distribution, reverse=True)]
+    if unscored is not None:
+        rows.append(("no score", unscored))
+    top = max((n for _, n in rows), default=0)
+    pad = max((len(label) for label, _ in rows), default=1)
     lines = []
-    for score in sorted(distribution, reverse=True):
-        n = distribution[score]
+    for label, n in rows:
         bar = BAR * (max(1, round(n / top * width)) if n and top else 0)
-        lines.append(f"{score} | {bar} {n}" if bar else f"{score} | {n}")
+        label = label.rjust(pad) if unscored is not None else label
+        lines.append(f"{label} | {bar} {n}" if bar else f"{label} | {n}")
     return lines
 
 
@@ -122,6 +129,53 @@ def _usage_row(u: RoleUsage) -> list[object]:
         u.output_tokens,
         _cost(u.cost_usd),
     ]
+
+
+SCOPES = {2: "each ordered pair", "all": "the batch"}
+
+
+def rule_outcome_counts(rule: RuleSummary) -> str:
+    """`pass 3, fail 1, not applicable 8` (and `not run N` when any was not)."""
+    text = f"pass {rule.count('pass')}, fail {rule.count('fail')}, not applicable {rule.count('not_applicable')}"
+    return text + (f", not run {rule.count('not_run')}" if rule.count("not_run") else "")
+
+
+def rule_result_line(result: RuleResult, labels: Mapping[str, str]) -> str:
+    """What one failed decision was about and why: `A → B: yields (reason)`, each conversation
+    by its label (`SPEC_ID trial N`) when `labels` has it, else by the start of its id."""
+    names = [labels.get(cid, cid[:12]) for cid in result.conversations]
+    about = " → ".join(names) if result.kind == "pair" else f"the batch of {len(names)}" if result.kind == "batch" else ", ".join(names)
+    why = result.yields or result.reason or "oracle violated"
+    if result.yields and result.reason and result.reason != "oracle violated":
+        why = f"{result.yields} ({result.reason})"
+    return f"{about}: {why}"
+
+
+def rules_section(summary: BatchReport) -> list[str]:
+    """The pair and batch rules: a row each, then each failed decision listed (capped), and why
+    any was not run. Nothing when the batch has none."""
+    if not summary.rules:
+        return []
+    out = ["## Rules over pairs and the batch", ""]
+    out += _table(
+        ["Rule file", "Name", "Over", "Pass", "Fail", "Not applicable", "Not run"],
+        [
+            [r.rule_file, r.name, SCOPES[r.conversations], r.count("pass"), r.count("fail"), r.count("not_applicable"), r.count("not_run")]
+            for r in summary.rules
+        ],
+    )
+    out.append("")
+    listed: list[str] = []
+    for rule in summary.rules:
+        for result in rule.failures:
+            listed.append(
+                f"- `{_cell(rule.rule_file)}` ({_cell(rule.name)}) failed: {_cell(rule_result_line(result, summary.rule_labels))}"
+            )
+        if rule.count("fail") > len(rule.failures):
+            listed.append(f"- `{_cell(rule.rule_file)}`: ... and {rule.count('fail') - len(rule.failures)} more failures.")
+        for reason in rule.not_run_reasons:
+            listed.append(f"- `{_cell(rule.rule_file)}` ({_cell(rule.name)}) not run: {_cell(reason)}")
+    return out + ([*listed, ""] if listed else [])
 
 
 def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
@@ -138,6 +192,7 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         + f", user `{o.models.user}`, judge `{o.models.judge}`",
         f"- Trials {o.trials}, seed {o.seed}, concurrency {o.concurrency}, max turns {o.max_turns}, "
         f"timeout {o.timeout_s:g} s, cache {'on' if o.cache else 'off'}",
+        *([f"- Rules: `{_cell(o.rules)}` (`rule:` checks of each conversation; pairs and the batch below)"] if o.rules else []),
         "",
     ]
 
@@ -329,6 +384,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
     else:
         out.append("No conversations yet.")
     out.append("")
+
+    out += rules_section(summary)
 
     out += ["## Failures", ""]
     if not summary.failures_total:

@@ -1,7 +1,8 @@
 """A batch's report, read from the store: its summary (parley.core.evaluation.BatchSummary, the
 one place its counts, rates, scores, turns, time and cost are computed) and what only a report
-lists: per profile, tokens and cost per role, stop reasons, the bot's response time, failures,
-policy violations, failed and not-applicable checks, criteria in words.
+lists: per profile and per spec, tokens and cost per role, stop reasons, the bot's response
+time, how turns and response times spread (parley.core.reports.distributions), failures, policy
+violations, failed and not-applicable checks, criteria in words.
 
 The store gives one light row per conversation (parley.core.store.outcome_rows: a batch may
 hold 10,000 conversations, which read and count in a fraction of a second, a page at a time)
@@ -19,6 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -36,9 +38,12 @@ from parley.core.records import (
     RoleUsage,
     StatedGoals,
 )
+from parley.core.reports.distributions import Histogram
+from parley.core.rules import RuleSummary
 from parley.core.store import (
     JUDGE_ROLE,
     Store,
+    batch_rule_summaries,
     criterion_counts,
     failed_check_counts,
     failure_entries,
@@ -57,6 +62,7 @@ UNVERIFIED_HINT = "add an `expect:` block or use an LLM judge (`--judge MODEL`)"
 ROLE_ORDER = ("bot", "user", JUDGE_ROLE)
 DEFAULT_MAX_LISTED = 100
 _JUDGED = frozenset({"passed"}) | BOT_FAILURES
+_S = TypeVar("_S", bound="ProfileStats")
 
 
 class ProfileStats(BaseModel):
@@ -73,6 +79,13 @@ class ProfileStats(BaseModel):
     mean_score: float | None
     mean_turns: float
     pass_rate_interval: Interval | None = None
+
+
+class SpecStats(ProfileStats):
+    """One spec (a profile's conversation, a playbook, a scenario) over its trials; `name` is
+    its profile's."""
+
+    spec_id: str
 
 
 class LatencyStats(BaseModel):
@@ -104,8 +117,26 @@ class BatchReport(BatchSummary):
     """Each criterion in words the batch's conversations were checked on, the authors' first."""
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
+    specs: list[SpecStats] = Field(default_factory=list, exclude=True)
+    """Per spec, in spec order, when asked for (`summarize(..., per_spec=True)`: the HTML report):
+    its trials' counts and pass rate with its interval. Never in a dump: a batch of one trial per
+    spec would make the JSON document's head as long as its results, which already give each
+    conversation's spec and outcome."""
+    turn_histogram: Histogram = Field(default_factory=Histogram)
+    """Conversations by their number of turns."""
+    latency_histogram: Histogram = Field(default_factory=Histogram)
+    """Conversations that got an answer, by the bot's mean response time in them (seconds)."""
     goals_only_stated: list[StatedGoals] = Field(default_factory=list)
     """The specs whose offline customer only stated some goals (the first `max_listed`)."""
+    rules: list[RuleSummary] = Field(default_factory=list)
+    """The batch's pair and batch rules (`--rules`), as they were last decided: none when it had none."""
+    rule_labels: dict[str, str] = Field(default_factory=dict)
+    """`SPEC_ID trial N` of each conversation the rules' listed decisions name, by its id."""
+
+    @property
+    def rules_failed(self) -> int:
+        """Pair and batch rules that failed (a pair, or the batch)."""
+        return sum(1 for rule in self.rules if rule.failed)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -125,14 +156,20 @@ class _Details:
     """What the report lists beside the summary, gathered in the same pass over the rows: per
     profile, stop reasons, the bot's latency, policy violations."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, per_spec: bool = False) -> None:
+        self.per_spec = per_spec
         self.profiles: dict[str, _Profile] = defaultdict(_Profile)
+        self.specs: dict[str, _Profile] = defaultdict(_Profile)
+        self.spec_order: dict[str, tuple[int, str]] = {}
+        self.turns: list[int] = []
+        self.mean_latencies: list[float] = []
         self.stop_reasons: Counter[str] = Counter()
         self.violations = 0
         self.answered_turns = 0
         self.latency: list[float] = []
         self.latency_lows: list[float] = []
         self.latency_highs: list[float] = []
+        self.labels: dict[str, str] = {}
 
     def counted(self, rows: Iterator[OutcomeRow]) -> Iterator[OutcomeRow]:
         """The rows as they are, each noted on the way through."""
@@ -141,18 +178,25 @@ class _Details:
             yield row
 
     def add(self, r: OutcomeRow) -> None:
+        self.labels[r.id] = f"{r.spec_id} trial {r.trial}"
         self.stop_reasons[r.stop_reason] += 1
         self.violations += r.policy_violations
-        p = self.profiles[r.name]
-        p.runs += 1
-        p.passed += r.outcome == "passed"
-        p.failed += r.outcome == "failed"
-        p.bot_errors += r.outcome == "bot_error"
-        p.errors += r.outcome not in _JUDGED
-        p.turns.append(r.turns)
-        if r.score is not None:
-            p.scores.append(r.score)
+        tallies = [self.profiles[r.name]]
+        if self.per_spec:
+            self.spec_order.setdefault(r.spec_id, (r.spec_index, r.name))
+            tallies.append(self.specs[r.spec_id])
+        for p in tallies:
+            p.runs += 1
+            p.passed += r.outcome == "passed"
+            p.failed += r.outcome == "failed"
+            p.bot_errors += r.outcome == "bot_error"
+            p.errors += r.outcome not in _JUDGED
+            p.turns.append(r.turns)
+            if r.score is not None:
+                p.scores.append(r.score)
+        self.turns.append(r.turns)
         if r.turns > 0:
+            self.mean_latencies.append(r.bot_latency_s / r.turns)
             self.answered_turns += r.turns
             self.latency.append(r.bot_latency_s)
             if r.bot_latency_min_s is not None:
@@ -161,25 +205,11 @@ class _Details:
                 self.latency_highs.append(r.bot_latency_max_s)
 
     def profile_stats(self) -> list[ProfileStats]:
-        out = []
-        for name in sorted(self.profiles):
-            p = self.profiles[name]
-            judged = p.passed + p.failed + p.bot_errors
-            out.append(
-                ProfileStats(
-                    name=name,
-                    runs=p.runs,
-                    passed=p.passed,
-                    failed=p.failed,
-                    bot_errors=p.bot_errors,
-                    errors=p.errors,
-                    pass_rate=p.passed / judged if judged else None,
-                    pass_rate_interval=wilson_interval(p.passed, judged),
-                    mean_score=_mean(p.scores),
-                    mean_turns=_mean(p.turns) or 0.0,
-                )
-            )
-        return out
+        return [_stats(ProfileStats, self.profiles[name], name=name) for name in sorted(self.profiles)]
+
+    def spec_stats(self) -> list[SpecStats]:
+        ordered = sorted(self.specs, key=lambda spec_id: (self.spec_order[spec_id][0], spec_id))
+        return [_stats(SpecStats, self.specs[s], name=self.spec_order[s][1], spec_id=s) for s in ordered]
 
     def ordered_stop_reasons(self) -> dict[str, int]:
         """Counts in STOP_REASONS order (any other reason after them)."""
@@ -197,6 +227,22 @@ class _Details:
             min_s=min(self.latency_lows),
             max_s=max(self.latency_highs),
         )
+
+
+def _stats(cls: type[_S], p: _Profile, **names: str) -> _S:
+    judged = p.passed + p.failed + p.bot_errors
+    return cls(
+        **names,
+        runs=p.runs,
+        passed=p.passed,
+        failed=p.failed,
+        bot_errors=p.bot_errors,
+        errors=p.errors,
+        pass_rate=p.passed / judged if judged else None,
+        pass_rate_interval=wilson_interval(p.passed, judged),
+        mean_score=_mean(p.scores),
+        mean_turns=_mean(p.turns) or 0.0,
+    )
 
 
 def _usage(store: Store, bid: str) -> tuple[list[RoleUsage], RoleUsage]:
@@ -223,18 +269,20 @@ def batch_summary(store: Store, batch_id: str) -> BatchSummary:
     )
 
 
-def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LISTED) -> BatchReport:
+def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LISTED, per_spec: bool = False) -> BatchReport:
     """The report of a batch (id or unique prefix): its summary and its lists. Lists of failures
     and policy violations keep the first `max_listed` (in spec order); their totals are always
-    complete."""
+    complete. `per_spec` fills `specs` too."""
     batch = store.get_batch(batch_id)
     bid = batch.id
-    details = _Details()
+    details = _Details(per_spec=per_spec)
     summary = BatchSummary.from_rows(
         details.counted(outcome_rows(store, bid)), planned=batch.planned, trials=batch.options.trials, seed=batch.options.seed
     )
     usage, total = _usage(store, bid)
     not_applicable, passed_with_na = not_applicable_checks(store, bid)
+    rules = batch_rule_summaries(store, bid)
+    named = {cid for rule in rules for result in [*rule.failures, *filter(None, [rule.decision])] for cid in result.conversations}
     return summary.extended(
         BatchReport,
         batch=batch,
@@ -251,5 +299,10 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         not_applicable_checks=not_applicable,
         criteria=criterion_counts(store, bid),
         passed_with_not_applicable=passed_with_na,
+        rules=rules,
+        rule_labels={cid: details.labels[cid] for cid in named if cid in details.labels},
+        specs=details.spec_stats(),
+        turn_histogram=Histogram.of(details.turns, whole=True),
+        latency_histogram=Histogram.of(details.mean_latencies),
         goals_only_stated=goals_only_stated(store, bid, max_listed),
     )

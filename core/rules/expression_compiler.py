@@ -173,14 +173,19 @@ Evaluator = Callable[[Frame], Any]
 
 
 class CompiledExpression:
-    """A checked expression, ready to evaluate against any scope."""
+    """A checked expression, ready to evaluate against any scope. It pickles as its text and the
+    names it may call, compiled again when unpickled (the app runs a batch in a child process)."""
 
-    __slots__ = ("text", "functions", "_run")
+    __slots__ = ("text", "functions", "_run", "_allowed")
 
-    def __init__(self, text: str, run: Evaluator, functions: frozenset[str]) -> None:
+    def __init__(self, text: str, run: Evaluator, functions: frozenset[str], allowed: frozenset[str] = frozenset()) -> None:
         self.text = text
         self.functions = functions
         self._run = run
+        self._allowed = allowed
+
+    def __reduce__(self) -> tuple[Any, tuple[str, frozenset[str]]]:
+        return compile_expression, (self.text, self._allowed)
 
     def evaluate(self, scope: Scope, budget: EvaluationBudget | None = None) -> Any:
         """The expression's value in `scope`. Raises what the expression raises (NameError,
@@ -212,7 +217,7 @@ def compile_expression(text: str, functions: frozenset[str]) -> CompiledExpressi
         raise ExpressionRefused(f"not a Python expression: {str(exc) or type(exc).__name__}") from None
     compiler = _Compiler(functions)
     run = compiler.compile(tree.body, 0)
-    return CompiledExpression(text, run, frozenset(compiler.called))
+    return CompiledExpression(text, run, frozenset(compiler.called), frozenset(functions))
 
 
 def _refuse(node: ast.AST, reason: str) -> ExpressionRefused:

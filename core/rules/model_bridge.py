@@ -4,19 +4,22 @@ Rules are evaluated synchronously (an expression's helpers call the model in the
 it), so evaluation runs off the event loop and each question is sent to the loop that owns
 the model's client with `run_coroutine_threadsafe`. A command with no loop of its own starts
 one in a thread for as long as it needs it (`model_loop`). Answers are kept per prompt for the
-run, so a rule's `yields` does not ask again what its oracle just asked.
+run, so a rule's `yields` does not ask again what its oracle just asked; the tokens of the
+questions asked are summed in `usage`, so a batch counts what its rules cost. `close()` makes
+every later question fail at once (a batch being stopped does not wait for them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from parley.core.errors import ProviderError
 from parley.core.models import ChatModel
-from parley.core.records import ChatMessage, GenerateConfig
+from parley.core.records import ChatMessage, GenerateConfig, Usage
 
 DEFAULT_TIMEOUT_S = 300.0
 """The longest one question may take, retries included."""
@@ -32,11 +35,19 @@ class ChatModelAsker:
         self.timeout_s = timeout_s
         self._answers: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._closed = False
+        self.usage = Usage()
+
+    def close(self) -> None:
+        """No more questions: each later one fails at once (the rule is then not run)."""
+        self._closed = True
 
     def ask(self, prompt: str) -> str:
         with self._lock:
             if prompt in self._answers:
                 return self._answers[prompt]
+        if self._closed:
+            raise ProviderError("the run was stopped before the model was asked", retryable=False)
         if _running_loop() is self.loop:
             raise RuntimeError("a rule model was asked from its own event loop: evaluate rules in a worker thread")
         messages = [ChatMessage(role="user", content=prompt)]
@@ -46,9 +57,12 @@ class ChatModelAsker:
         except TimeoutError:
             future.cancel()
             raise ProviderError(f"no answer within {self.timeout_s:g} s", retryable=True) from None
+        except concurrent.futures.CancelledError:  # the loop stopped it (a run being stopped): not the rule's doing
+            raise ProviderError("the question was cancelled: the run was stopped", retryable=False) from None
         answer = reply.text or ""
         with self._lock:
             self._answers[prompt] = answer
+            self.usage = self.usage + reply.usage
         return answer
 
 

@@ -72,3 +72,27 @@ class RuleReport(BaseModel):
             entry["not_run"] = [result.sensei_item() for result in not_run]
             entry["not_run_reason"] = not_run[0].reason
         return entry
+
+
+class RuleSummary(BaseModel):
+    """A pair or batch rule as a batch's report shows it: how its decisions came out, the first
+    failures (with `yields`), and why any was not run. The decisions themselves may number one
+    per ordered pair of conversations: a report reads this, an export streams them."""
+
+    rule_file: str
+    name: str
+    description: str
+    conversations: RuleCount
+    needs_model: list[str] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict, description="Decisions per outcome (pass, fail, not_applicable, not_run).")
+    decision: RuleResult | None = Field(default=None, description="A batch rule's one decision about the batch.")
+    failures: list[RuleResult] = Field(default_factory=list, description="The first failures, in order.")
+    not_run_reasons: list[str] = Field(default_factory=list, description="Why decisions were not run, each reason once.")
+
+    def count(self, outcome: RuleOutcome) -> int:
+        return self.counts.get(outcome, 0)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the rule failed: a pair failed, or the batch did."""
+        return self.count("fail") > 0

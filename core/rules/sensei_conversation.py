@@ -14,13 +14,13 @@ name and prefixed (`data_output_cost`, nested keys joined with `_`), `interactio
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
+from parley.core.records import plain_value
 from parley.core.specs import read_yaml_documents
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -207,29 +207,14 @@ def _check_variables(conversation: SenseiConversation, metadata: dict[Any, Any],
 
 
 def _plain(value: Any, source: str) -> Any:
-    """ruamel's round-trip values as the plain values PyYAML gives."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, datetime.datetime):
-        return datetime.datetime(
-            value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond, tzinfo=value.tzinfo
-        )
-    if isinstance(value, datetime.date | bytes):
-        return value
-    if isinstance(value, dict):
-        return {_plain(key, source): _plain(item, source) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item, source) for item in value]
-    if isinstance(value, set):
-        return {_plain(item, source) for item in value}
-    tag = getattr(getattr(value, "tag", None), "value", None) or type(value).__name__
-    raise ConversationFileError(f"a value tagged {tag}, which Sensei's reader (PyYAML's safe loader) refuses", file=source)
+    """ruamel's round-trip values as the plain values PyYAML gives; a value PyYAML's safe loader
+    would refuse is a ConversationFileError."""
+
+    def refuse(other: Any) -> Any:
+        tag = getattr(getattr(other, "tag", None), "value", None) or type(other).__name__
+        raise ConversationFileError(f"a value tagged {tag}, which Sensei's reader (PyYAML's safe loader) refuses", file=source)
+
+    return plain_value(value, refuse)
 
 
 def _line(container: Any, key: Any) -> int | None:

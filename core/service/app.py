@@ -65,13 +65,15 @@ def create_app(
     personality_dirs: Sequence[str | os.PathLike[str]] = (),
     allowed_bot_hosts: Sequence[str] = (),
     placement: Placement | None = None,
+    allow_python_bots: bool = False,
 ) -> FastAPI:
     """The service over the database at `db_path` (default as `Store.open`), reading profiles
     only inside `profile_dirs` (default: see default_profile_dirs), keeping request inputs in
     `inputs_dir` (default: service-inputs/ beside the database). `token` (default
     $PARLEY_API_TOKEN; "" for none) guards every route but /health. A profile's personality and
     list-function files are read beside it, else in `personality_dirs` (`--personalities`).
-    `allowed_bot_hosts` (HOST or HOST:PORT) are the hosts connector bots named in requests may be on.
+    `allowed_bot_hosts` (HOST or HOST:PORT) are the hosts connector bots named in requests may be on;
+    `allow_python_bots` lets requests name python:MODULE:NAME bots (code run on the server: 403 otherwise).
     With `placement`, batches run sharded over worker processes (`parley serve --workers N`)."""
     token = settings().token if token is None else token
     register_secret(token, origin=TOKEN_ENV)  # whatever a batch's bot or model echoes, the service's token is never shown
@@ -90,7 +92,14 @@ def create_app(
         manager = BatchManager(batch_store, grace_s=grace_s, placement=placement)
         await manager.start()
         app.state.service = ServiceState(
-            store, manager, roots, folder.resolve(), defaults, [str(Path(d).resolve()) for d in personality_dirs], bot_hosts
+            store,
+            manager,
+            roots,
+            folder.resolve(),
+            defaults,
+            [str(Path(d).resolve()) for d in personality_dirs],
+            bot_hosts,
+            allow_python_bots,
         )
         try:
             yield

@@ -1,5 +1,7 @@
-"""Which deployed bots the batch service may call: connector URLs named over the API must be on
-a host its operator allows (`parley serve --allow-bot-host HOST[:PORT]`, none by default).
+"""Which bots the batch service may run: connector URLs named over the API must be on a host its
+operator allows (`parley serve --allow-bot-host HOST[:PORT]`, none by default), and a Python bot
+(`python:MODULE:NAME`) is run only when the operator says so (`parley serve --allow-python-bots`):
+it imports a module and calls its code on the server, which is code execution.
 
 A client that names `rasa:URL` or `taskyto:URL` makes the service post to that URL and read an
 excerpt of the reply back in the results: without this list, anyone who can reach the API could
@@ -16,6 +18,7 @@ from urllib.parse import urlsplit
 from parley.core.errors import ConfigError
 
 ALLOW_OPTION = "--allow-bot-host"
+ALLOW_PYTHON_OPTION = "--allow-python-bots"
 
 
 @dataclass(frozen=True)
@@ -74,4 +77,22 @@ def bot_host_problem(bot: str | None, allowed: Sequence[AllowedHost]) -> str | N
     return (
         f"this service does not call bots at {shown}: connector URLs must be on a host its operator allows "
         f"(none is allowed by default). To allow this one, start the service with `parley serve {ALLOW_OPTION} {shown}`"
+    )
+
+
+def python_bot_problem(bot: str | None, allowed: bool) -> str | None:
+    """Why the service may not run `bot`, a Python bot, or None (any other bot, or allowed)."""
+    from parley.core.bots import parse_bot_spec
+
+    if allowed:
+        return None
+    try:
+        spec = parse_bot_spec(bot)
+    except ConfigError:
+        return None  # not a bot name at all: the request's validation says so
+    if spec.kind != "python":
+        return None
+    return (
+        f"this service does not run Python bots ({bot}): a python: bot imports a module and runs its code on the server. "
+        f"Its operator allows them by starting it with `parley serve {ALLOW_PYTHON_OPTION}`"
     )

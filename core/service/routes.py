@@ -21,7 +21,7 @@ from parley.core.engine import EndpointCheckFailed
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.ingress import StrictJsonRoute
 from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels
-from parley.core.service.bot_hosts import AllowedHost, bot_host_problem
+from parley.core.service.bot_hosts import AllowedHost, bot_host_problem, python_bot_problem
 from parley.core.service.health import health_report
 from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs
 from parley.core.service.jobs import BatchManager, JobConflict
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 _ERRORS = {
     400: "A body that cannot be read (not UTF-8 JSON), or a Content-Length that is not a number.",
     401: "No bearer token, or the wrong one (only when the service has PARLEY_API_TOKEN set).",
-    403: "A profile path outside the service's profile folders.",
+    403: "A profile path outside the service's profile folders, or a Python bot (python:MODULE:NAME) on a service not started with --allow-python-bots.",
     404: "No batch with this id (or unique prefix of 6+ characters).",
     409: "The batch's state does not allow this (e.g. resuming a completed batch).",
     413: "The request body is larger than the service accepts.",
@@ -72,6 +72,8 @@ class ServiceState:
     defaults: RoleModels
     personality_dirs: list[str] = field(default_factory=list)
     allowed_bot_hosts: list[AllowedHost] = field(default_factory=list)
+    allow_python_bots: bool = False
+    """`parley serve --allow-python-bots`: requests may name python:MODULE:NAME bots."""
 
     def __post_init__(self) -> None:
         self.scrub = PathScrubber(self.roots, self.inputs_dir)
@@ -206,6 +208,9 @@ def build_router(*, guarded: bool) -> APIRouter:
             # A profile's files are read beside it, never from the service's working directory.
             loading=LoadOptions(from_working_dir=False, personality_dirs=state.personality_dirs),
         )
+        refused_python = python_bot_problem(options.models.bot, state.allow_python_bots)
+        if refused_python is not None:  # code execution on the server: refused before anything is read
+            raise HTTPException(403, refused_python)
         refused_bot = bot_host_problem(options.models.bot, state.allowed_bot_hosts)
         if refused_bot is not None:
             raise _unprocessable([(["body", "models", "bot"], refused_bot)])
@@ -354,7 +359,9 @@ def build_router(*, guarded: bool) -> APIRouter:
                     f"batch {record.id} was started from files outside the service's profile folders "
                     f"({', '.join(outside)}); resume it with `parley run --resume {record.id}`"
                 )
-            refused_bot = bot_host_problem(record.options.models.bot, state.allowed_bot_hosts)
+            refused_bot = python_bot_problem(record.options.models.bot, state.allow_python_bots) or bot_host_problem(
+                record.options.models.bot, state.allowed_bot_hosts
+            )
             if refused_bot is not None:
                 raise InputRefused(f"batch {record.id}: {refused_bot}; or resume it with `parley run --resume {record.id}`")
 

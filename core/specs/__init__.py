@@ -18,9 +18,13 @@ if TYPE_CHECKING:
         InjectToolStep,
         PlaybookAssertion,
         PlaybookStep,
+        SimulateStep,
         UserStep,
+        simulates,
         spec_steps,
+        steps_problem,
     )
+    from parley.core.specs.profile_loader import check_profile_text, load_profile, read_personality
     from parley.core.specs.profile_validation import CUSTOMER_ID_RE, did_you_mean
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
@@ -35,6 +39,8 @@ if TYPE_CHECKING:
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "check_profile_text",
+    "load_profile",
     "BACKTRACKING_MAX_CHARS",
     "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",
@@ -46,6 +52,7 @@ __all__ = [
     "PlaybookAssertion",
     "PlaybookStep",
     "SHIPPED_DIR",
+    "SimulateStep",
     "SpecSet",
     "TextMatch",
     "TextPattern",
@@ -58,11 +65,14 @@ __all__ = [
     "load_specs",
     "load_specs_as",
     "parse_scenarios",
+    "read_personality",
     "read_profile",
     "read_yaml",
     "read_yaml_documents",
     "resolve_any_items",
+    "simulates",
     "spec_steps",
+    "steps_problem",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

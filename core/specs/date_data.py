@@ -21,8 +21,9 @@ from __future__ import annotations
 import datetime
 import random
 import re
+from typing import Any
 
-from parley.core.specs.profile_validation import Checker, Node, describe
+from parley.core.records import Problems, Reading, check_keys, describe, expect_mapping, fail, read_integer, read_text
 
 DATE_KEYS = ("custom", "random", "set", "range", "fake")
 RANGE_KEYS = ("min", "max", "step", "random")
@@ -33,50 +34,42 @@ _SET_RE = re.compile(r"^\s*([<>])\s*today\s*\(\s*(\d+)\s*\)\s*$")
 _STEP_RE = re.compile(r"^\s*(linspace|day|month|year)\s*\(\s*(\d+)\s*\)\s*$")
 
 
-def date_values(checker: Checker, node: Node, *, today: datetime.date, seed: str) -> list[str] | None:
-    """The dates `node` (the mapping under `date:`) makes; None after reporting its errors."""
-    if not checker.mapping(node, DATE_KEYS, what=f"a date generator ({', '.join(DATE_KEYS)})", sensei=True):
-        return None
+def date_values(reading: Reading, data: Any, *, today: datetime.date, seed: str) -> list[str]:
+    """The dates `data` (the mapping under `date:`) makes; problems are raised below it."""
+    mapping = expect_mapping(data, f"a date generator ({', '.join(DATE_KEYS)})")
+    problems = Problems()
+    check_keys(mapping, DATE_KEYS, reading, problems, sensei=True)
     rng = random.Random(f"parley-dates:{seed}")
-    generated: list[str] = []
-    ok = True
-    if node.has("random"):
-        count = _count(checker, node.child("random"))
-        ok &= count is not None
-        generated += [_random_date(rng) for _ in range(count or 0)]
-    if node.has("set"):
-        dates = _set_dates(checker, node.child("set"), today, rng)
-        ok &= dates is not None
-        generated += dates or []
-    if node.has("range"):
-        dates = _range_dates(checker, node.child("range"), rng)
-        ok &= dates is not None
-        generated += dates or []
-    if node.has("fake"):
-        count = _count(checker, node.child("fake"))
-        ok &= count is not None
-        generated += [_fake_date(rng) for _ in range(count or 0)]
-    custom: list[str] = []
-    if node.has("custom"):
-        custom_node = node.child("custom")
-        items = custom_node.items() if custom_node.is_seq else [custom_node]
-        for item in items:
-            text = checker.string(item, what="a date written as text (quote it)")
-            if text is None:
-                ok = False
-            else:
-                custom.append(text)
-    if not ok:
-        return None
-    dates = generated + custom
+    made: list[list[str] | None] = []  # each form's dates; None where the form is wrong
+    if "random" in mapping:
+        count = problems.check(_count, mapping["random"], at=("random",))
+        made.append(None if count is None else [_random_date(rng) for _ in range(count)])
+    if "set" in mapping:
+        made.append(problems.check(_set_dates, mapping["set"], today, rng, at=("set",)))
+    if "range" in mapping:
+        made.append(problems.check(_range_dates, reading, mapping["range"], rng, at=("range",)))
+    if "fake" in mapping:
+        count = problems.check(_count, mapping["fake"], at=("fake",))
+        made.append(None if count is None else [_fake_date(rng) for _ in range(count)])
+    if "custom" in mapping:
+        written = mapping["custom"]
+        items = list(enumerate(written)) if isinstance(written, list) else [(None, written)]
+        texts = [
+            problems.check(read_text, item, "a date written as text (quote it)", at=("custom",) if i is None else ("custom", i))
+            for i, item in items
+        ]
+        made.append(None if None in texts else texts)
+    if None in made:
+        problems.raise_if_any()
+    dates = [date for dates in made for date in dates or []]
     if not dates:
-        checker.error(node, "the date generator makes no dates", at_key=True)
-        return None
+        problems.add("the date generator makes no dates", at_key=True)
+    problems.raise_if_any()
     return dates
 
 
-def _count(checker: Checker, node: Node) -> int | None:
-    return checker.integer(node, minimum=0, maximum=MAX_DATES)
+def _count(value: Any) -> int:
+    return read_integer(value, minimum=0, maximum=MAX_DATES)
 
 
 def _random_date(rng: random.Random) -> str:
@@ -93,83 +86,73 @@ def _fake_date(rng: random.Random) -> str:
     return f"{rng.randint(29, 99)}/{rng.randint(13, 99)}/{rng.randint(2000, 2099)}"
 
 
-def _set_dates(checker: Checker, node: Node, today: datetime.date, rng: random.Random) -> list[str] | None:
-    text = checker.string(node, what="'>today(N)' or '<today(N)'")
-    if text is None:
-        return None
+def _set_dates(value: Any, today: datetime.date, rng: random.Random) -> list[str]:
+    text = read_text(value, "'>today(N)' or '<today(N)'")
     match = _SET_RE.match(text)
     if match is None:
-        checker.error(node, f"expected '>today(N)' (N dates after today) or '<today(N)' (before), got {describe(text)}")
-        return None
+        fail(f"expected '>today(N)' (N dates after today) or '<today(N)' (before), got {describe(text)}")
     direction = 1 if match.group(1) == ">" else -1
     count = int(match.group(2))
     if count > MAX_DATES:
-        checker.error(node, f"{count} dates is more than the limit of {MAX_DATES}")
-        return None
+        fail(f"{count} dates is more than the limit of {MAX_DATES}")
     return [(today + datetime.timedelta(days=direction * rng.randint(1, 365))).strftime(DATE_FORMAT) for _ in range(count)]
 
 
-def _parse(checker: Checker, node: Node) -> datetime.date | None:
-    text = checker.string(node, what="a date written dd/mm/yyyy")
-    if text is None:
-        return None
+def _parse(value: Any) -> datetime.date:
+    text = read_text(value, "a date written dd/mm/yyyy")
     try:
         return datetime.datetime.strptime(text.strip(), DATE_FORMAT).date()
     except ValueError:
-        checker.error(node, f"expected a date written dd/mm/yyyy, got {describe(text)}")
-        return None
+        fail(f"expected a date written dd/mm/yyyy, got {describe(text)}")
 
 
-def _range_dates(checker: Checker, node: Node, rng: random.Random) -> list[str] | None:
-    if not checker.mapping(node, RANGE_KEYS, required=("min", "max"), what="a date range (min, max, step or random)"):
-        return None
-    if not (node.has("min") and node.has("max")):
-        return None
-    start, end = _parse(checker, node.child("min")), _parse(checker, node.child("max"))
+def _range_dates(reading: Reading, value: Any, rng: random.Random) -> list[str]:
+    mapping = expect_mapping(value, "a date range (min, max, step or random)")
+    problems = Problems()
+
+    if not check_keys(mapping, RANGE_KEYS, reading, problems, required=("min", "max")):
+        problems.raise_if_any()
+    start = problems.check(_parse, mapping["min"], at=("min",))
+    end = problems.check(_parse, mapping["max"], at=("max",))
     if start is None or end is None:
-        return None
-    if node.has("step") and node.has("random"):
-        checker.error(node, "give step or random, not both", at_key=True)
-        return None
-    if node.has("random"):
-        count = _count(checker, node.child("random"))
-        if count is None:
-            return None
+        problems.raise_if_any()
+    if "step" in mapping and "random" in mapping:
+        problems.stop("give step or random, not both", at_key=True)
+    if "random" in mapping:
+        count = problems.check(_count, mapping["random"], at=("random",))
+        problems.raise_if_any()
         span = max(0, (end - start).days)
         return [(start + datetime.timedelta(days=rng.randint(0, span))).strftime(DATE_FORMAT) for _ in range(count)]
-    if not node.has("step"):
-        checker.error(node, "a date range needs step (day(N), month(N), year(N), linspace(N)) or random: N", at_key=True)
-        return None
-    step_node = node.child("step")
-    text = checker.string(step_node, what="day(N), month(N), year(N) or linspace(N)")
+    if "step" not in mapping:
+        problems.stop("a date range needs step (day(N), month(N), year(N), linspace(N)) or random: N", at_key=True)
+    text = problems.check(read_text, mapping["step"], "day(N), month(N), year(N) or linspace(N)", at=("step",))
     if text is None:
-        return None
+        problems.raise_if_any()
     match = _STEP_RE.match(text)
     if match is None:
-        checker.error(step_node, f"expected day(N), month(N), year(N) or linspace(N), got {describe(text)}")
-        return None
+        problems.stop(f"expected day(N), month(N), year(N) or linspace(N), got {describe(text)}", at=("step",))
     unit, amount = match.group(1), int(match.group(2))
     if unit == "linspace":
         if amount > MAX_DATES:
-            checker.error(step_node, f"{amount} dates is more than the limit of {MAX_DATES}")
-            return None
+            problems.stop(f"{amount} dates is more than the limit of {MAX_DATES}", at=("step",))
+        problems.raise_if_any()
         seconds = (end - start).total_seconds()
         interval = seconds / (amount - 1) if amount > 1 else 0
         begin = datetime.datetime.combine(start, datetime.time())
         return [(begin + datetime.timedelta(seconds=interval * i)).strftime(DATE_FORMAT) for i in range(amount)]
     if amount < 1:
-        checker.error(step_node, f"{unit}() needs a step of at least 1, got {amount}")
-        return None
+        problems.stop(f"{unit}() needs a step of at least 1, got {amount}", at=("step",))
     step = datetime.timedelta(days=STEP_UNITS[unit] * amount)
     if end > start and (end - start) // step > MAX_DATES:
-        checker.error(step_node, f"the range makes more than {MAX_DATES} dates")
-        return None
+        problems.stop(f"the range makes more than {MAX_DATES} dates", at=("step",))
+    problems.raise_if_any()
     dates = [start]
     while end > dates[-1]:
         dates.append(dates[-1] + step)
     if dates[-1] > end:
-        checker.warn(
-            step_node,
+        reading.warn(
+            mapping,
+            ("step",),
             f"the last date, {dates[-1].strftime(DATE_FORMAT)}, lies after max: Sensei steps from min "
             "until it reaches or passes max, and parley does the same",
         )

@@ -14,8 +14,8 @@ from typing import Any
 from parley.core.errors import ProfileError
 from parley.core.records import SourceLocation
 from parley.core.specs.json_positions import load_positioned
-from parley.core.specs.profile_validation import Node
 from parley.core.specs.yaml_reading import read_yaml
+from parley.core.specs.yaml_validation import Node
 
 __all__ = ["FilePlaces"]
 

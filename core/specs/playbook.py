@@ -8,18 +8,21 @@ A playbook is a YAML file:
     today: 2026-11-21                  # optional, the date order ages count from
     steps:                             # required, run in order
       - user: "Please cancel ORD-1002"             # the customer says this; the bot answers it
+      - simulate: 3                                # the simulated customer goes on for up to 3
+                                                   #   turns (it may stop sooner), pursuing the
+                                                   #   playbook's `user` lines as its goals
       - inject_bot_response: "text"                # an assistant message put in the transcript
                                                    #   as context; no model is called
       - inject_tool:                               # a tool call and its result, as if the bot
           name: check_cancellation                 #   had made it (the tools are not run)
           arguments: {order_id: ORD-1002}          #   optional, default {}
           result: {eligible: true}                 #   text, or a mapping/list sent as JSON
-      - expect_tool: check_cancellation            # the bot called this tool while answering
-      - expect_tool:                               #   the most recent `user` step; the long
+      - expect_tool: check_cancellation            # the bot called this tool in its last answer
+      - expect_tool:                               #   (to a `user` step or a simulated turn); the long
           name: cancel_order                       #   form also checks arguments (those
           arguments: {order_id: ORD-1002}          #   given must match, case-insensitively)
-      - expect_bot_regex: "(?i)cancell?ed"         # the bot's answer to the most recent `user`
-                                                   #   step matches (re.search, case-insensitive)
+      - expect_bot_regex: "(?i)cancell?ed"         # the bot's last answer matches (re.search,
+                                                   #   case-insensitive)
     expect:                            # optional: parley's `expect:` block, as in profiles
       orders: {ORD-1002: cancelled}    #   (final order statuses, tools, bot_says, ...)
 
@@ -35,68 +38,146 @@ from __future__ import annotations
 import datetime
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter, field_validator
 
 from parley.core.errors import ProfileError
-from parley.core.records import DEFAULT_CUSTOMER_ID, TOOL_NAMES, ConversationSpec, Expectations, WorldSpec, derive_seed, make_spec_id
-from parley.core.specs.profile_loader import InvalidProfile
-from parley.core.specs.profile_validation import (
-    CUSTOMER_ID_RE,
-    Checker,
-    Node,
-    SectionParser,
+from parley.core.records import (
+    DEFAULT_CUSTOMER_ID,
+    ConversationSpec,
+    CustomerId,
+    ExpectBlock,
+    Keyed,
+    Problems,
+    Reading,
+    WorldSpec,
+    YamlRecord,
+    as_text,
+    below,
+    checked,
+    date,
+    derive_seed,
+    derived,
     describe,
     did_you_mean,
+    fail,
+    known_tool,
+    make_spec_id,
     plain_value,
+    read_mapping,
+    read_text,
+    yaml_only,
 )
+from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.yaml_reading import read_yaml
+from parley.core.specs.yaml_validation import YamlReading
 from parley.mockapi.fixture import date_problem
 
-PLAYBOOK_KEYS = ("name", "description", "customer_id", "today", "steps", "expect")
-STEP_KINDS = ("user", "inject_bot_response", "inject_tool", "expect_tool", "expect_bot_regex")
-INJECT_TOOL_KEYS = ("name", "arguments", "result")
-EXPECT_TOOL_KEYS = ("name", "arguments")
+MAX_SIMULATED_TURNS = 100
+"""The most turns one `simulate` step may ask for (a conversation's own --max-turns still applies)."""
 PLAYBOOK_USER = "playbook"
 
 AssertionKind = Literal["expect_tool", "expect_bot_regex"]
+ToolCalled = Annotated[str, checked(lambda value: known_tool(read_text(value, "a tool name")))]
 
 
 # -- the model ----------------------------------------------------------------------------------
+#
+# Each step is written `- kind: what follows` (see the module doc). A step record reads what
+# follows its kind (a `Keyed`: the kind and its body); `line` is filled in by the playbook.
 
 
-class _Step(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    line: int | None = None
+class _Step(YamlRecord):
+    line: int | None = derived(None)
     """Where the step was written, for messages that point back at the playbook."""
+
+    yaml_body_field: ClassVar[str | None] = None
+    """The field a step written with a value alone (`user: hi`) fills; None for a step written
+    as a mapping of its keys."""
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        assert isinstance(data, Keyed)  # read from the steps list (see Playbook)
+        if cls.yaml_body_field is None:
+            return read_mapping(cls, data.body, handler, reading)
+        return Problems().then(handler, {cls.yaml_body_field: data.body}, rename={cls.yaml_body_field: ()})
 
 
 class UserStep(_Step):
-    kind: Literal["user"] = "user"
-    text: str
+    yaml_body_field = "text"
+    kind: Literal["user"] = derived("user")
+    text: Annotated[str, as_text("what the customer says")]
+
+
+class SimulateStep(_Step):
+    """The simulated customer goes on for up to `turns` turns (the spec's goals and personality,
+    the batch's --user model); it may stop sooner, and the playbook then goes on."""
+
+    yaml_body_field = "turns"
+    kind: Literal["simulate"] = derived("simulate")
+    turns: int
+
+    @field_validator("turns", mode="before")
+    @classmethod
+    def _a_number_of_turns(cls, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIMULATED_TURNS:
+            fail(f"expected how many turns the simulated customer goes on for, 1 to {MAX_SIMULATED_TURNS}, got {describe(value)}")
+        return value
 
 
 class InjectBotResponseStep(_Step):
-    kind: Literal["inject_bot_response"] = "inject_bot_response"
-    text: str
+    yaml_body_field = "text"
+    kind: Literal["inject_bot_response"] = derived("inject_bot_response")
+    text: Annotated[str, as_text("the assistant message to inject")]
+
+
+def _arguments(value: Any, reading: Reading) -> dict[str, Any] | None:
+    """Tool arguments: a mapping (nothing after `arguments:` is none)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        fail(f"expected a mapping of arguments such as {{order_id: ORD-1003}}, got {describe(value)}")
+    return {str(k): v for k, v in plain_value(value).items()}
+
+
+def _result(value: Any, reading: Reading) -> str:
+    """A tool's result as text; a mapping or list is written as JSON."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(plain_value(value), separators=(",", ":"), ensure_ascii=False)
+    fail(f"expected the tool's result as text or a mapping, got {describe(value)}", at_key=value is None)
 
 
 class InjectToolStep(_Step):
-    kind: Literal["inject_tool"] = "inject_tool"
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    result: str
+    yaml_what = "a tool call to inject: {name, arguments, result}"
+    yaml_entry = True
+
+    kind: Literal["inject_tool"] = derived("inject_tool")
+    name: ToolCalled
+    arguments: Annotated[dict[str, Any], yaml_only(_arguments)] = Field(default_factory=dict)
+    result: Annotated[str, yaml_only(_result)]
     """The text the bot sees as the tool's result (a mapping or list is written as JSON)."""
 
 
 class ExpectToolStep(_Step):
-    kind: Literal["expect_tool"] = "expect_tool"
-    name: str
-    arguments: dict[str, Any] | None = None
+    yaml_what = "a tool name or {name, arguments}"
+    yaml_entry = True
+    yaml_body_field = "name"
+
+    kind: Literal["expect_tool"] = derived("expect_tool")
+    name: ToolCalled
+    arguments: Annotated[dict[str, Any] | None, yaml_only(lambda v, r: _arguments(v, r) or None)] = None
     """When given, the call must also carry these arguments (others may be there too)."""
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        if isinstance(data.body, dict):  # {name, arguments}
+            return read_mapping(cls, data.body, handler, reading)
+        return super().read_yaml(data, handler, reading)
 
     @property
     def expected(self) -> str:
@@ -107,29 +188,102 @@ class ExpectToolStep(_Step):
 
 
 class ExpectBotRegexStep(_Step):
-    kind: Literal["expect_bot_regex"] = "expect_bot_regex"
-    pattern: str
+    yaml_body_field = "pattern"
+    kind: Literal["expect_bot_regex"] = derived("expect_bot_regex")
+    pattern: Annotated[str, as_text("a regular expression")]
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value, re.IGNORECASE)  # matched case-insensitively
+        except re.error as exc:
+            fail(f"invalid regular expression {value!r}: {exc}")
+        return value
 
 
 PlaybookStep = Annotated[
-    UserStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep,
+    UserStep | SimulateStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep,
     Field(discriminator="kind"),
 ]
 _STEPS = TypeAdapter(list[PlaybookStep])
+_STEP_RECORDS: dict[str, type[_Step]] = {
+    "user": UserStep,
+    "simulate": SimulateStep,
+    "inject_bot_response": InjectBotResponseStep,
+    "inject_tool": InjectToolStep,
+    "expect_tool": ExpectToolStep,
+    "expect_bot_regex": ExpectBotRegexStep,
+}
+STEP_KINDS = tuple(_STEP_RECORDS)
 
 
-class Playbook(BaseModel):
+def _read_steps(value: Any, reading: Reading) -> list[Any]:
+    if not isinstance(value, list):
+        fail(f"expected a list of steps such as {{user: ...}}, got {describe(value)}", at_key=value is None)
+    if not value:
+        fail("must not be empty", at_key=True)
+    problems = Problems()
+    steps: list[Any] = []
+    seen_user = False
+    for i, item in enumerate(value):
+        step = problems.check(_read_step, item, seen_user, reading, at=(i,))
+        if step is not None:
+            seen_user |= isinstance(step, (UserStep, SimulateStep))
+            steps.append(step.model_copy(update={"line": reading.location(value, (i,)).line}))
+    if not problems and not seen_user:
+        problems.add("a playbook needs at least one `user` or `simulate` step (nothing would reach the bot)", at_key=True)
+    problems.raise_if_any()
+    return steps
+
+
+def _read_step(item: Any, seen_user: bool, reading: Reading) -> _Step:
+    if not isinstance(item, dict) or not item:
+        fail(f"expected a step such as {{user: 'Where is ORD-1003?'}} or {{expect_tool: track_order}}, got {describe(item)}")
+    if len(item) > 1:
+        keys = ", ".join(str(k) for k in item)
+        fail(f"one step per list item, got {len(item)} keys ({keys}); start each step with '- '")
+    ((kind, body),) = item.items()
+    if kind not in STEP_KINDS:
+        fail(
+            f"unknown step kind '{kind}'{did_you_mean(str(kind), STEP_KINDS) or '; steps are ' + ', '.join(STEP_KINDS)}",
+            at=(kind,),
+            at_key=True,
+        )
+    if kind in ("expect_tool", "expect_bot_regex") and not seen_user:
+        fail(f"{kind} comes before any `user` or `simulate` step: the bot has not answered anything yet", at=(kind,), at_key=True)
+    return below((kind,), _STEP_RECORDS[kind].model_validate, Keyed(kind, body), context=reading)
+
+
+class Playbook(YamlRecord):
     """A loaded, valid playbook."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    yaml_what = "a playbook (name, steps, ...)"
 
-    source: str
-    name: str
-    description: str | None = None
-    customer_id: str = DEFAULT_CUSTOMER_ID
-    today: datetime.date | None = None
-    steps: list[PlaybookStep]
-    expect: Expectations | None = None
+    source: str = derived()
+    name: Annotated[str, as_text("the playbook's name", strip=True)]
+    description: Annotated[str | None, as_text("a description", allow_empty=True, optional=True)] = None
+    customer_id: CustomerId = DEFAULT_CUSTOMER_ID
+    today: Annotated[datetime.date | None, date(optional=True)] = None
+    steps: Annotated[list[PlaybookStep], yaml_only(_read_steps)]
+    expect: ExpectBlock = None
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        return read_mapping(cls, data, handler, reading, extra={"source": reading.file})
+
+    @field_validator("today")
+    @classmethod
+    def _a_world_can_hold(cls, value: datetime.date | None) -> datetime.date | None:
+        problem = date_problem(value) if value is not None else None
+        if problem is not None:
+            fail(problem)
+        return value
+
+
+PLAYBOOK_KEYS = Playbook.yaml_keys()
+INJECT_TOOL_KEYS = InjectToolStep.yaml_keys()
+EXPECT_TOOL_KEYS = ExpectToolStep.yaml_keys()
 
 
 class PlaybookAssertion(BaseModel):
@@ -167,10 +321,10 @@ def check_playbook_text(text: str, *, source: str = "<playbook>") -> tuple[Playb
 
 def check_playbook_data(data: Any, *, source: str) -> tuple[Playbook | None, list[ProfileError]]:
     """As check_playbook_text, from YAML already parsed (round-trip, with positions)."""
-    builder = _PlaybookBuilder(source)
-    playbook = builder.build(data)
-    errors = sorted(builder.checker.errors, key=lambda e: (e.line or 0, e.column or 0))
-    return (None if errors else playbook), errors
+    if data is None:
+        return None, [ProfileError("the playbook is empty; expected a mapping with name and steps", file=source, line=1, column=1)]
+    playbook, errors = YamlReading(source, data).validate(Playbook)
+    return playbook, sorted(errors, key=lambda e: (e.line or 0, e.column or 0))
 
 
 def validate_playbook(path: str | Path) -> list[ProfileError]:
@@ -196,8 +350,27 @@ def _check_file(path: str | Path) -> tuple[Playbook | None, list[ProfileError]]:
     return check_playbook_text(text, source=source)
 
 
+def steps_problem(steps: Sequence[PlaybookStep]) -> str | None:
+    """What is wrong with steps written in code (parley's Python API), as the YAML checker says
+    it of a file's; None when they can run."""
+    seen_user = False
+    for number, step in enumerate(steps, start=1):
+        if isinstance(step, (ExpectToolStep, ExpectBotRegexStep)) and not seen_user:
+            return f"step {number}: {step.kind} comes before any `user` or `simulate` step: the bot has not answered anything yet"
+        seen_user |= isinstance(step, (UserStep, SimulateStep))
+    if not seen_user:
+        return "a playbook needs at least one `user` or `simulate` step (nothing would reach the bot)"
+    return None
+
+
+def simulates(steps: Sequence[PlaybookStep]) -> bool:
+    """Whether a playbook's steps hand the conversation to the simulated customer at some point."""
+    return any(isinstance(step, SimulateStep) for step in steps)
+
+
 def playbook_spec(playbook: Playbook, seed: int = 0) -> ConversationSpec:
-    """The one conversation a playbook makes. Its steps travel in `extra["steps"]`."""
+    """The one conversation a playbook makes. Its steps travel in `extra["steps"]`; its `user`
+    lines are the goals a `simulate` step's customer pursues."""
     user_lines = [s.text for s in playbook.steps if isinstance(s, UserStep)]
     return ConversationSpec(
         spec_id=make_spec_id(playbook.name, 0),
@@ -222,165 +395,3 @@ def spec_steps(spec: ConversationSpec) -> list[PlaybookStep]:
     if spec.kind != "playbook":
         raise ValueError(f"{spec.spec_id} is a {spec.kind}, not a playbook")
     return _STEPS.validate_python(spec.extra.get("steps", []))
-
-
-class _PlaybookBuilder(SectionParser):
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.checker = Checker(source)
-
-    def build(self, data: Any) -> Playbook | None:
-        c = self.checker
-        root = Node.root(data)
-        if data is None:
-            c.error(root, "the playbook is empty; expected a mapping with name and steps")
-            return None
-        if not c.mapping(root, PLAYBOOK_KEYS, required=("name", "steps"), what="a playbook (name, steps, ...)"):
-            return None
-        fields: dict[str, Any] = {"source": self.source}
-        ok = True
-        if root.has("name"):
-            fields["name"] = c.string(root.child("name"), what="the playbook's name")
-            ok &= fields["name"] is not None
-            if fields["name"] is not None:
-                fields["name"] = fields["name"].strip()
-        if root.has("description") and root.value["description"] is not None:
-            fields["description"] = c.string(root.child("description"), allow_empty=True, what="a description")
-        if root.has("customer_id") and root.value["customer_id"] is not None:
-            fields["customer_id"] = self._pattern(root.child("customer_id"), CUSTOMER_ID_RE, "a customer id like C-100")
-            ok &= fields["customer_id"] is not None
-        if root.has("today") and root.value["today"] is not None:
-            fields["today"] = c.date(root.child("today"))
-            ok &= fields["today"] is not None
-            problem = date_problem(fields["today"]) if fields["today"] is not None else None
-            if problem is not None:
-                c.error(root.child("today"), problem)
-                ok = False
-        if root.has("steps"):
-            fields["steps"] = self._steps(root.child("steps"))
-            ok &= fields["steps"] is not None
-        if root.has("expect"):
-            fields["expect"] = self._expect(root.child("expect"))
-            ok &= fields["expect"] is not None
-        if not ok or c.errors:
-            return None
-        return Playbook(**fields)
-
-    def _steps(self, node: Node) -> list[Any] | None:
-        c = self.checker
-        if not c.sequence(node, what="a list of steps such as {user: ...}"):
-            return None
-        steps: list[Any] = []
-        ok = True
-        seen_user = False
-        for item in node.items():
-            step = self._step(item, seen_user)
-            if step is None:
-                ok = False
-                continue
-            seen_user |= isinstance(step, UserStep)
-            steps.append(step)
-        if ok and not seen_user:
-            c.error(node, "a playbook needs at least one `user` step (nothing would reach the bot)", at_key=True)
-            ok = False
-        return steps if ok else None
-
-    def _step(self, item: Node, seen_user: bool) -> Any:
-        c = self.checker
-        example = "a step such as {user: 'Where is ORD-1003?'} or {expect_tool: track_order}"
-        if not item.is_map or not item.value:
-            c.error(item, f"expected {example}, got {describe(item.value)}")
-            return None
-        if len(item.value) > 1:
-            keys = ", ".join(str(k) for k in item.value)
-            c.error(item, f"one step per list item, got {len(item.value)} keys ({keys}); start each step with '- '")
-            return None
-        ((kind, child),) = item.entries()
-        if kind not in STEP_KINDS:
-            hint = did_you_mean(str(kind), STEP_KINDS) or f"; steps are {', '.join(STEP_KINDS)}"
-            c.error(child, f"unknown step kind '{kind}'{hint}", at_key=True)
-            return None
-        line = item.line
-        if kind in ("expect_tool", "expect_bot_regex") and not seen_user:
-            c.error(child, f"{kind} comes before any `user` step: the bot has not answered anything yet", at_key=True)
-            return None
-        if kind == "user":
-            text = c.string(child, what="what the customer says")
-            return None if text is None else UserStep(text=text, line=line)
-        if kind == "inject_bot_response":
-            text = c.string(child, what="the assistant message to inject")
-            return None if text is None else InjectBotResponseStep(text=text, line=line)
-        if kind == "inject_tool":
-            return self._inject_tool(child, line)
-        if kind == "expect_tool":
-            return self._expect_tool(child, line)
-        pattern = c.string(child, what="a regular expression")
-        if pattern is None:
-            return None
-        try:
-            re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
-            c.error(child, f"invalid regular expression {pattern!r}: {exc}")
-            return None
-        return ExpectBotRegexStep(pattern=pattern, line=line)
-
-    def _tool_name(self, node: Node) -> str | None:
-        c = self.checker
-        text = c.string(node, what="a tool name")
-        if text is None:
-            return None
-        name = text.strip()
-        if name not in TOOL_NAMES:
-            hint = did_you_mean(name, TOOL_NAMES) or f"; tools are {', '.join(TOOL_NAMES)}"
-            c.error(node, f"unknown tool '{name}'{hint}")
-            return None
-        return name
-
-    def _arguments(self, node: Node) -> dict[str, Any] | None:
-        if node.value is None:
-            return {}
-        if not node.is_map:
-            self.checker.error(node, f"expected a mapping of arguments such as {{order_id: ORD-1003}}, got {describe(node.value)}")
-            return None
-        return {str(k): v for k, v in plain_value(node.value).items()}
-
-    def _inject_tool(self, node: Node, line: int | None) -> InjectToolStep | None:
-        c = self.checker
-        what = "a tool call to inject: {name, arguments, result}"
-        if not c.mapping(node, INJECT_TOOL_KEYS, required=("name", "result"), what=what):
-            return None
-        if "name" not in node.value or "result" not in node.value:
-            return None
-        name = self._tool_name(node.child("name"))
-        arguments = self._arguments(node.child("arguments")) if node.has("arguments") else {}
-        result_node = node.child("result")
-        result: str | None
-        if isinstance(result_node.value, str):
-            result = str(result_node.value)
-        elif isinstance(result_node.value, (dict, list)):
-            result = json.dumps(plain_value(result_node.value), separators=(",", ":"), ensure_ascii=False)
-        else:
-            c.error(
-                result_node,
-                f"expected the tool's result as text or a mapping, got {describe(result_node.value)}",
-                at_key=result_node.value is None,
-            )
-            result = None
-        if name is None or arguments is None or result is None:
-            return None
-        return InjectToolStep(name=name, arguments=arguments, result=result, line=line)
-
-    def _expect_tool(self, node: Node, line: int | None) -> ExpectToolStep | None:
-        if not node.is_map:
-            name = self._tool_name(node)
-            return None if name is None else ExpectToolStep(name=name, line=line)
-        c = self.checker
-        if not c.mapping(node, EXPECT_TOOL_KEYS, required=("name",), what="a tool name or {name, arguments}"):
-            return None
-        if "name" not in node.value:
-            return None
-        name = self._tool_name(node.child("name"))
-        arguments = self._arguments(node.child("arguments")) if node.has("arguments") else None
-        if name is None or (node.has("arguments") and arguments is None):
-            return None
-        return ExpectToolStep(name=name, arguments=arguments or None, line=line)

@@ -40,34 +40,47 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
-from parley.core.records import DEFAULT_CUSTOMER_ID, ConversationSpec, Expectations, SourceLocation, WorldSpec, derive_seed, make_spec_id
-from parley.core.specs.json_positions import load_positioned
-from parley.core.specs.profile_loader import InvalidProfile
-from parley.core.specs.profile_validation import (
-    CUSTOMER_ID_RE,
-    Checker,
-    Node,
-    SectionParser,
+from parley.core.records import (
+    DEFAULT_CUSTOMER_ID,
+    ConversationSpec,
+    Expectations,
+    Problems,
+    Reading,
+    SourceLocation,
+    WorldSpec,
+    YamlRecord,
+    as_text,
+    check_keys,
+    checked,
+    derive_seed,
+    derived,
     describe,
     did_you_mean,
+    fail,
     is_int,
+    make_spec_id,
     plain_value,
+    read_criteria,
+    read_mapping,
+    yaml_only,
 )
+from parley.core.specs.json_positions import load_positioned
+from parley.core.specs.profile_loader import InvalidProfile
+from parley.core.specs.profile_validation import CUSTOMER_ID_RE
 from parley.core.specs.shipped import SHIPPED_TEMPLATES_DIR
 from parley.core.specs.yaml_reading import MAX_DEPTH, YamlLimitError, check_depth
+from parley.core.specs.yaml_validation import YamlReading
 from parley.mockapi.fixture import date_problem
 
 TemplateRole = Literal["agent", "client", "evaluator"]
 TEMPLATE_ROLES: tuple[TemplateRole, ...] = ("agent", "client", "evaluator")
 
 FILE_KEYS = ("scenarios",)
-SCENARIO_KEYS = ("name", "variables", "criteria")
-REQUIRED_SCENARIO_KEYS = ("name", "variables")
 BUILTIN_FIELDS = ("session_id",)
 LEVEL_VARIABLES = {"PATIENCE": "0 very impatient ... 3 very patient", "AMB_LEVEL": "0 clear ... 3 contradicts itself"}
 MAX_SEED = 2**63 - 1
@@ -136,16 +149,54 @@ class PromptTemplates(_Model):
         return [self.agent, self.client, self.evaluator]
 
 
-class Scenario(_Model):
+def _read_variables(value: Any, reading: Reading) -> dict[str, Any]:
+    """A scenario's variables: plain JSON values, those with a meaning to parley checked."""
+    if not isinstance(value, dict):
+        fail(f'expected a mapping of variables such as {{"PATIENCE": 2}}, got {describe(value)}', at_key=value is None)
+    problems = Problems()
+    variables: dict[str, Any] = {}
+    for key, written in value.items():
+        if not isinstance(key, str) or not _VARIABLE_NAME.match(key):
+            problems.add(f"variable name {describe(key)} must be letters, digits and _ (a Python identifier)", at=(key,), at_key=True)
+            continue
+        variable = plain_value(written)
+        if variable is None:
+            problems.add(f"variable '{key}' has no value", at=(key,), at_key=True)
+        elif key == "SEED" and not (is_int(variable) and 0 <= variable <= MAX_SEED):
+            problems.add(f"SEED must be a whole number from 0 to {MAX_SEED}, got {describe(variable)}", at=(key,))
+        elif key in LEVEL_VARIABLES and not (is_int(variable) and 0 <= variable <= 3):
+            problems.add(f"{key} must be a whole number from 0 to 3 ({LEVEL_VARIABLES[key]}), got {describe(variable)}", at=(key,))
+        elif key == "CURRENT_DATE" and isinstance(variable, str) and (problem := _current_date_problem(variable)):
+            problems.add(problem, at=(key,))
+        elif key == "CUSTOMER_ID" and not (isinstance(variable, str) and CUSTOMER_ID_RE.match(variable.strip())):
+            problems.add(f"CUSTOMER_ID must be a customer id like C-100, got {describe(variable)}", at=(key,))
+        else:
+            variables[key] = variable
+    problems.raise_if_any()
+    return variables
+
+
+class Scenario(YamlRecord):
     """One scenario as written: its name, position and variables (plain JSON values)."""
 
-    name: str
-    index: int
-    variables: dict[str, Any]
-    criteria: list[str] = Field(default_factory=list)
+    yaml_what = 'a scenario ({"name": ..., "variables": {...}})'
+    yaml_entry = True
+
+    name: Annotated[str, as_text("the scenario's name", strip=True)]
+    index: int = derived(0)
+    variables: Annotated[dict[str, Any], yaml_only(_read_variables)]
+    criteria: Annotated[list[str], checked(read_criteria)] = Field(default_factory=list)
     """Checks in words for the judge (as a profile's `expect.criteria`)."""
-    location: SourceLocation
+    location: SourceLocation = derived()
     """The scenario's `variables` (or the scenario itself when it has none)."""
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        """Keys a scenario does not have are reported by the file (see parse_scenarios): the
+        scenario still counts for the checks that follow."""
+        where = reading.location(data, ("variables",), at_key=True)
+        known = {key: value for key, value in data.items() if key in cls.yaml_keys()} if isinstance(data, dict) else data
+        return read_mapping(cls, known, handler, reading, extra={"location": where})
 
     @property
     def seed(self) -> int | None:
@@ -154,6 +205,9 @@ class Scenario(_Model):
 
     def label(self) -> str:
         return f"scenario {self.index} '{self.name}'"
+
+
+SCENARIO_KEYS = Scenario.yaml_keys()
 
 
 # -- templates -----------------------------------------------------------------------------------
@@ -318,100 +372,46 @@ def parse_scenarios(text: str, *, source: str = "<scenarios>") -> tuple[list[Sce
         positioned = None
     if positioned is None or plain_value(positioned) != data:
         positioned = data  # no positions: errors point at the file
-    checker = Checker(source)
-    root = Node.root(positioned)
-    scenarios: list[Scenario] = []
+    reading = YamlReading(source, positioned)
+    problems = Problems()
+    listing: Any = positioned
+    at: tuple[Any, ...] = ()
     if isinstance(positioned, dict):
-        if not checker.mapping(root, FILE_KEYS, required=("scenarios",), what='{"scenarios": [...]}'):
-            return [], checker.errors
-        if "scenarios" not in positioned:
-            return [], checker.errors
-        listing = root.child("scenarios")
-    else:
-        listing = root
-    if not checker.sequence(listing, what='a list of scenarios ({"name": ..., "variables": {...}})'):
-        return [], checker.errors
-    names: dict[str, int] = {}
-    for index, item in enumerate(listing.items()):
-        scenario = _scenario(checker, item, index, names)
-        if scenario is not None:
-            scenarios.append(scenario)
-    errors = sorted(checker.errors, key=lambda e: (e.line or 0, e.column or 0))
-    return scenarios, errors
-
-
-def _scenario(c: Checker, item: Node, index: int, names: dict[str, int]) -> Scenario | None:
-    if not c.mapping(item, SCENARIO_KEYS, required=REQUIRED_SCENARIO_KEYS, what='a scenario ({"name": ..., "variables": {...}})'):
-        return None
-    if any(key not in item.value for key in REQUIRED_SCENARIO_KEYS):
-        return None
-    name_node = item.child("name")
-    name = c.string(name_node, what="the scenario's name")
-    ok = name is not None
-    if name is not None:
-        name = name.strip()
-        if name in names:
-            c.error(name_node, f"scenario name '{name}' is used twice (first by scenario {names[name]})")
-            ok = False
+        if not check_keys(positioned, FILE_KEYS, reading, problems, required=("scenarios",)):
+            return [], _sorted(reading.errors(problems.as_error()))
+        listing, at = positioned["scenarios"], ("scenarios",)
+    scenarios: list[Scenario] = []
+    if not isinstance(listing, list) or not listing:
+        what = 'a list of scenarios ({"name": ..., "variables": {...}})'
+        if isinstance(listing, list):
+            problems.add("must not be empty", at=at, at_key=True)
         else:
-            names[name] = index
-    variables_node = item.child("variables")
-    variables = _variables(c, variables_node)
-    criteria: list[str] | None = []
-    if item.has("criteria") and item.value["criteria"] is not None:
-        criteria = _CriteriaReader(c).criteria(item.child("criteria"))
-    if not ok or variables is None or criteria is None:
+            problems.add(f"expected {what}, got {describe(listing)}", at=at, at_key=listing is None)
+        return [], _sorted(reading.errors(problems.as_error()))
+    names: dict[str, int] = {}
+    for index, item in enumerate(listing):
+        if isinstance(item, dict):
+            check_keys(item, SCENARIO_KEYS, reading, problems, at=(*at, index))
+        scenario = problems.check(Scenario.model_validate, item, context=reading, at=(*at, index))
+        name = _written_name(item)
+        if name is not None and name in names:
+            problems.add(f"scenario name '{name}' is used twice (first by scenario {names[name]})", at=(*at, index, "name"))
+        elif scenario is not None:
+            scenarios.append(scenario.model_copy(update={"index": index}))
+        if name is not None:
+            names.setdefault(name, index)
+    return scenarios, _sorted(reading.errors(problems.as_error())) if problems else []
+
+
+def _written_name(item: Any) -> str | None:
+    """A scenario's name as the duplicate check reads it (a scenario without both keys has none)."""
+    if not isinstance(item, dict) or "variables" not in item or not isinstance(item.get("name"), str):
         return None
-    return Scenario(
-        name=name,
-        index=index,
-        variables=variables,
-        criteria=criteria,
-        location=variables_node.location(c.file, at_key=True),
-    )
+    return item["name"].strip() or None
 
 
-class _CriteriaReader(SectionParser):
-    """A scenario's `criteria`, read as a profile's `expect.criteria` is."""
-
-    def __init__(self, checker: Checker) -> None:
-        self.checker = checker
-
-
-def _variables(c: Checker, node: Node) -> dict[str, Any] | None:
-    if not node.is_map:
-        c.error(node, f'expected a mapping of variables such as {{"PATIENCE": 2}}, got {describe(node.value)}', at_key=node.value is None)
-        return None
-    out: dict[str, Any] = {}
-    ok = True
-    for key, child in node.entries():
-        if not isinstance(key, str) or not _VARIABLE_NAME.match(key):
-            c.error(child, f"variable name {describe(key)} must be letters, digits and _ (a Python identifier)", at_key=True)
-            ok = False
-            continue
-        value = plain_value(child.value)
-        if value is None:
-            c.error(child, f"variable '{key}' has no value", at_key=True)
-            ok = False
-            continue
-        if key == "SEED" and not (is_int(value) and 0 <= value <= MAX_SEED):
-            c.error(child, f"SEED must be a whole number from 0 to {MAX_SEED}, got {describe(value)}")
-            ok = False
-            continue
-        if key in LEVEL_VARIABLES and not (is_int(value) and 0 <= value <= 3):
-            c.error(child, f"{key} must be a whole number from 0 to 3 ({LEVEL_VARIABLES[key]}), got {describe(value)}")
-            ok = False
-            continue
-        if key == "CURRENT_DATE" and isinstance(value, str) and (problem := _current_date_problem(value)):
-            c.error(child, problem)
-            ok = False
-            continue
-        if key == "CUSTOMER_ID" and not (isinstance(value, str) and CUSTOMER_ID_RE.match(value.strip())):
-            c.error(child, f"CUSTOMER_ID must be a customer id like C-100, got {describe(value)}")
-            ok = False
-            continue
-        out[key] = value
-    return out if ok else None
+def _sorted(errors: list[ProfileError]) -> list[ProfileError]:
+    return sorted(errors, key=lambda e: (e.line or 0, e.column or 0))
 
 
 def variable_text(value: Any) -> str:

@@ -27,14 +27,14 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from parley.core.errors import ProfileError
-from parley.core.specs.profile_validation import Node, did_you_mean
+from parley.core.specs.profile_validation import ORDER_ID_RE, did_you_mean
+from parley.core.specs.yaml_validation import Node
 from parley.mockapi.fixture import read_fixture
 
 __all__ = ["WorldIds", "shipped_world_ids", "world_id_errors"]
 
 IdFileKind = Literal["profile", "playbook", "scenario"]
 
-_WHOLE_ORDER_ID = re.compile(r"^\s*ORD-[0-9]{1,10}\s*$")
 _WORLD = "the order world (the shipped fixture, mockapi/fixtures/orders.json)"
 
 
@@ -171,5 +171,5 @@ def _scenarios(root: Node, world: WorldIds, found: _Found) -> None:
         for name, child in variables.entries():
             if name == "CUSTOMER_ID":
                 found.add(child, world.unknown_customer(child.value))
-            elif isinstance(child.value, str) and _WHOLE_ORDER_ID.match(child.value):
+            elif isinstance(child.value, str) and ORDER_ID_RE.match(child.value.strip()):
                 found.add(child, world.unknown_order(child.value))

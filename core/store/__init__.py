@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from parley.core.store.batch_row import BatchRow
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import cache_key
+    from parley.core.store.rule_results import batch_rule_summaries, clear_batch_rules, iter_rule_results, save_batch_rules
     from parley.core.store.session_queries import (
         CHATS,
         SessionCursor,
@@ -55,11 +56,14 @@ __all__ = [
     "SessionKind",
     "Store",
     "UnreadableBatchError",
+    "batch_rule_summaries",
     "cache_key",
+    "clear_batch_rules",
     "criterion_counts",
     "failed_check_counts",
     "failure_entries",
     "goals_only_stated",
+    "iter_rule_results",
     "measured_usage",
     "not_applicable_checks",
     "outcome_rows",
@@ -68,6 +72,7 @@ __all__ = [
     "profile_names",
     "role_usage",
     "running_elsewhere",
+    "save_batch_rules",
     "unpriced_models",
 ]
 

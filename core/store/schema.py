@@ -338,7 +338,46 @@ def _v4_completed(check: dict[str, Any], stop: str, error: str | None) -> dict[s
     return check
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage, _v4_outcomes)
+_V5_TABLES = """
+CREATE TABLE batch_rules (
+    batch_id TEXT NOT NULL REFERENCES batches (id) ON DELETE CASCADE,
+    rule_file TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    conversations TEXT NOT NULL CHECK (conversations IN ('2', 'all')),
+    needs_model TEXT NOT NULL DEFAULT '[]',
+    decided_at TEXT NOT NULL,
+    PRIMARY KEY (batch_id, rule_file)
+);
+CREATE TABLE rule_results (
+    batch_id TEXT NOT NULL,
+    rule_file TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('conversation', 'pair', 'batch')),
+    conversations TEXT NOT NULL DEFAULT '[]',
+    outcome TEXT NOT NULL CHECK (outcome IN ('pass', 'fail', 'not_applicable', 'not_run')),
+    reason TEXT,
+    yields TEXT,
+    PRIMARY KEY (batch_id, rule_file, position),
+    FOREIGN KEY (batch_id, rule_file) REFERENCES batch_rules (batch_id, rule_file) ON DELETE CASCADE
+);
+CREATE INDEX idx_rule_results_outcome ON rule_results (batch_id, rule_file, outcome);
+"""
+
+
+def _v5_rule_results(db: Database) -> None:
+    """Sensei rule files' decisions about pairs of conversations and about a batch (`parley run
+    --rules`): `batch_rules` holds each pair or batch rule a batch was checked with, in order,
+    `rule_results` each of its decisions (the conversations it is about, by id, as a JSON list).
+    A rule's decisions about one conversation are checks in that conversation's verdict, not
+    rows here. New tables only: older databases gain them empty."""
+    for statement in _V5_TABLES.split(";"):  # one by one: executescript would commit the migration's transaction
+        if statement.strip():
+            db.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage, _v4_outcomes, _v5_rule_results)
 
 
 APP_KEY = "app"
@@ -409,7 +448,8 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS, *, where
     """Bring `db` up to `len(migrations)`; returns the version it ends at.
 
     Each migration runs in its own IMMEDIATE transaction (so two processes opening a new file at
-    once do not both build it), re-reading the version inside it, and marks the database as
+    once do not both build it, and neither sees the other's half-built one), re-reading the
+    version inside it, and marks the database as
     parley's. Raises ParleyError for a database written by a newer parley. (Store.open checks
     first, with check_owner, that the file is parley's to change.)
 
@@ -418,7 +458,6 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS, *, where
     reference is checked (`PRAGMA foreign_key_check`) before a migration commits.
     """
     latest = len(migrations)
-    ensure_version_table(db)
     foreign_keys = db.execute("PRAGMA foreign_keys").fetchone()[0]
     db.execute("PRAGMA foreign_keys = OFF")  # only takes effect outside a transaction: here
     try:
@@ -431,6 +470,10 @@ def _apply(db: Database, migrations: Sequence[Migration], latest: int, where: st
     while True:
         db.conn.execute("BEGIN IMMEDIATE")
         try:
+            # In the transaction: a process opening the new file meanwhile sees no table at all,
+            # or the version table with its first migration (never an empty version table, which
+            # it would take for someone else's: schema.owner_problem).
+            ensure_version_table(db)
             current = schema_version(db)
             if current > latest:
                 raise ParleyError(

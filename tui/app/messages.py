@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
     from parley.core.errors import ProfileError
     from parley.core.records import BatchRow, ConversationRow, ConversationSpec, SessionMetrics, ToolCallRecord, UnreadableBatch
+    from parley.core.rules import RuleSummary
     from parley.core.store import SessionCursor, SessionItem
     from parley.tui.app.panes.session_listing import SessionDetail
 
@@ -167,6 +168,15 @@ class SessionExported(Message):
 
 
 @dataclass
+class BatchReportWritten(Message):
+    """A batch's HTML report was written to a file."""
+
+    batch_id: str
+    path: Path
+    conversations: int
+
+
+@dataclass
 class BatchesListed(Message):
     """Past batches (parley.core.store.BatchRow: each with its summary), newest first; a row that
     cannot be read is there as what it is. `version`: the database's data version when they were
@@ -194,6 +204,10 @@ class BatchRowsLoaded(Message):
     """The batch's pass rate and pass^k with their 95% intervals, one line (empty: no conversations)."""
     counts: str = ""
     """The batch's counts in words, from its summary (parley.core.reports.short_counts)."""
+    rules: list[RuleSummary] = field(default_factory=list)
+    """The batch's pair and batch rules (`parley run --rules`), as last decided."""
+    rule_labels: dict[str, str] = field(default_factory=dict)
+    """`SPEC_ID trial N` of the batch's conversations, by id (the rules name them by id)."""
 
 
 @dataclass

@@ -9,7 +9,9 @@ service). Each group is a decorator, as inspect_ai's `common_options` is:
     @prompt_version_option                               --prompt-version
 
 A command that takes the service's defaults (`submit`) declares them without defaults: what it
-does not give, the service decides.
+does not give, the service decides. What each option means is written once, in
+parley.tui.cli.run_option_help; what each takes, in the `*_TYPE` values below (the pytest
+plugin checks its `--parley-*` values with them).
 """
 
 from __future__ import annotations
@@ -20,9 +22,17 @@ from typing import Any, TypeVar
 import click
 
 from parley.tui.cli.finite_numbers import FiniteFloatRange, TokenCount
+from parley.tui.cli.run_option_help import RUN_OPTION_HELP
 
 F = TypeVar("F", bound=Callable[..., Any])
 ModelCheck = Callable[[click.Context, click.Parameter, Any], Any]
+
+CONCURRENCY_TYPE = click.IntRange(1, 10_000)
+MAX_TURNS_TYPE = click.IntRange(1, 1000)
+TIMEOUT_TYPE = FiniteFloatRange(0.1, None)
+TRIALS_TYPE = click.IntRange(1, 1000)
+SEED_TYPE = click.INT
+BOT_TIMEOUT_TYPE = FiniteFloatRange(0.1, None)
 
 ROLES = (
     ("bot", "bot_model", "the bot under test"),
@@ -115,42 +125,41 @@ def limit_options(*, defaults: bool) -> Callable[[F], F]:
             click.option(
                 "--concurrency",
                 "-c",
-                type=click.IntRange(1, 10_000),
+                type=CONCURRENCY_TYPE,
                 default=default(_setting("concurrency")),
                 show_default="4; env PARLEY_CONCURRENCY or CONCURRENCY" if defaults else False,
-                help="Most conversations in flight at once. Lowered automatically on rate limits (429s), raised back as calls succeed.",
+                help=RUN_OPTION_HELP["concurrency"],
             ),
             click.option(
                 "--max-turns",
-                type=click.IntRange(1, 1000),
+                type=MAX_TURNS_TYPE,
                 default=default(_setting("max_turns")),
                 show_default="30; env PARLEY_MAX_TURNS or MAX_TURNS" if defaults else False,
-                help="Bot answers per conversation before it stops with max_turns.",
+                help=RUN_OPTION_HELP["max-turns"],
             ),
             click.option(
                 "--timeout",
                 "timeout_s",
-                type=FiniteFloatRange(0.1, None),
+                type=TIMEOUT_TYPE,
                 default=default(_setting("timeout_sec")),
                 show_default="90.0; env PARLEY_TIMEOUT_SEC or TIMEOUT_SEC" if defaults else False,
                 metavar="SECONDS",
-                help="Wall-clock limit of each conversation, a hung model call included (recorded as timeout). "
-                "The judge gets the same limit of its own.",
+                help=RUN_OPTION_HELP["timeout"],
             ),
             click.option(
                 "--trials",
                 "-k",
-                type=click.IntRange(1, 1000),
+                type=TRIALS_TYPE,
                 default=default(1),
                 show_default=defaults,
-                help="Run each conversation k times with distinct seeds; the report shows pass^k beside pass^1.",
+                help=RUN_OPTION_HELP["trials"],
             ),
             click.option(
                 "--seed",
-                type=int,
+                type=SEED_TYPE,
                 default=default(0),
                 show_default=defaults,
-                help="Batch seed: the same seed and files give the same conversations (offline: byte for byte).",
+                help=RUN_OPTION_HELP["seed"],
             ),
         ]
         return _apply(command, options)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from parley.core.engine import BatchResult
-    from parley.core.evaluation import Interval
+    from parley.core.evaluation import BatchSummary, Interval, NumberStatistics
     from parley.core.reports import BatchReport
 
 
@@ -21,7 +21,7 @@ def _interval(interval: Interval | None) -> str:
     return "" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
 
 
-def counts_lines(summary: BatchReport) -> list[str]:
+def counts_lines(summary: BatchSummary) -> list[str]:
     """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
     as terminal lines."""
     from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, counts_line
@@ -44,8 +44,46 @@ def counts_lines(summary: BatchReport) -> list[str]:
         shown = ", ".join(f"{f.spec_id} ({f.passed} of {f.trials} passed)" for f in summary.flaky_specs[:5])
         more = f", ... and {len(summary.flaky_specs) - 5} more" if len(summary.flaky_specs) > 5 else ""
         lines.append(f"Flaky specs ({len(summary.flaky_specs)}): {shown}{more}")
-    elif summary.batch.options.trials >= 2:
+    elif len(summary.pass_k) >= 2:  # pass^1 .. pass^trials: the batch ran 2 or more trials
         lines.append("Flaky specs: none (every spec's trials agree)")
+    return lines
+
+
+def scores_line(summary: BatchSummary) -> str:
+    s = summary.score_statistics
+    if s.count:
+        return (
+            f"Scores: mean {s.mean:.2f}, median {s.median:.1f}, std {s.std:.2f}, min {s.min}, max {s.max} "
+            f"({s.count} scored" + (f"; {summary.judge_errors} judge errors, unscored" if summary.judge_errors else "") + ")"
+        )
+    return "Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else "")
+
+
+def _spread(s: NumberStatistics, unit: str = "", digits: int = 1) -> str:
+    if not s.count or s.mean is None:
+        return "none"
+
+    def n(value: float | None) -> str:
+        return "n/a" if value is None else (f"{value:.0f}" if float(value).is_integer() else f"{value:.{digits}f}") + unit
+
+    return f"mean {n(s.mean)}, median {n(s.median)}, std {n(s.std)}, min {n(s.min)}, max {n(s.max)}"
+
+
+def figures_lines(summary: BatchSummary) -> list[str]:
+    """The summary's numbers beyond the counts: scores with their distribution as a text histogram
+    (1, 2, 3 and no score), turns, duration and cost (`parley summarise`)."""
+    from parley.core.reports import text_histogram
+
+    distribution = {int(k.removeprefix("score_")): n for k, n in summary.score_distribution.items()}
+    lines = [scores_line(summary), *(f"  {line}" for line in text_histogram(distribution, unscored=summary.unscored))]
+    lines.append(f"Turns: {_spread(summary.turn_statistics)}")
+    total = f"; {summary.total_duration_s:.1f} s in all" if summary.duration_statistics.count else ""
+    lines.append(f"Duration: {_spread(summary.duration_statistics, ' s', 2)}{total}")
+    if summary.cost_usd is not None:
+        mean = f" (${summary.mean_cost_usd:.4f} a conversation)" if summary.mean_cost_usd is not None else ""
+        lines.append(f"Cost: ${summary.cost_usd:.4f}{mean}")
+    else:
+        lines.append(f"Cost: unknown ({summary.cost_unknown} of {summary.done} conversations without a known cost; never counted as $0)")
     return lines
 
 
@@ -68,14 +106,7 @@ def summary_lines(summary: BatchReport) -> list[str]:
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
     lines += counts_lines(summary)
-    s = summary.score_statistics
-    if s.count:
-        lines.append(
-            f"Scores: mean {s.mean:.2f}, median {s.median:.1f}, std {s.std:.2f}, min {s.min}, max {s.max} "
-            f"({s.count} scored" + (f"; {summary.judge_errors} judge errors, unscored" if summary.judge_errors else "") + ")"
-        )
-    else:
-        lines.append("Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else ""))
+    lines.append(scores_line(summary))
     if summary.judge_prompts:
         lines.append(judge_context_line(summary))
     if summary.failures_total:
@@ -85,6 +116,27 @@ def summary_lines(summary: BatchReport) -> list[str]:
             lines.append(f"  - {f.spec_id} trial {f.trial} ({f.outcome}, {f.stop_reason}): {reason}")
         if summary.failures_total > 10:
             lines.append(f"  ... and {summary.failures_total - 10} more (see the report)")
+    lines += rule_lines(summary)
+    return lines
+
+
+def rule_lines(summary: BatchReport) -> list[str]:
+    """The pair and batch rules (`--rules`): how many failed, and for each rule that failed or
+    was not run, its counts and first failure or reason. None when the batch has none."""
+    from parley.core.reports import SCOPES, rule_outcome_counts, rule_result_line
+
+    if not summary.rules:
+        return []
+    n = len(summary.rules)
+    lines = [f"Rules over pairs and the batch: {n} rule{'s' if n != 1 else ''}, {summary.rules_failed} failed"]
+    for rule in summary.rules:
+        if not rule.failed and not rule.not_run_reasons:
+            continue
+        lines.append(f"  - {rule.rule_file} ({rule.name}), {SCOPES[rule.conversations]}: {rule_outcome_counts(rule)}")
+        if rule.failures:
+            lines.append(f"      {rule_result_line(rule.failures[0], summary.rule_labels)}")
+        for reason in rule.not_run_reasons[:1]:
+            lines.append(f"      not run: {reason}")
     return lines
 
 

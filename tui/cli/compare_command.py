@@ -2,10 +2,12 @@
 
     parley compare latest~1 latest                     markdown on stdout
     parley compare BASE NEW --format json --output cmp.json
+    parley compare BASE NEW --output cmp.html          one self-contained page to share
     parley compare BASELINE latest --fail-on-regression   a CI gate: exit 1 on a regression beyond noise
 
 Batch ids may be unique prefixes (6+ characters), `latest` or `latest~N`. The comparison itself
-is parley.core.reports.compare; the markdown, parley.core.reports.compare_markdown.
+is parley.core.reports.compare; the markdown, parley.core.reports.compare_markdown; the HTML,
+parley.core.reports.compare_html.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from parley.tui.cli.command_io import db_option, open_store
+from parley.tui.cli.command_io import db_option, open_store, write_atomically
 from parley.tui.cli.finite_numbers import FiniteFloatRange
 from parley.tui.cli.terminal_text import visible
 
@@ -30,19 +32,16 @@ Exit codes:
 """
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file, so a reader never sees half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
-
-
 @click.command(epilog=EPILOG)
 @click.argument("base_ref", metavar="BASE")
 @click.argument("new_ref", metavar="NEW")
 @click.option(
-    "--format", "-f", "fmt", type=click.Choice(["md", "json"]), default=None, help="md (default; readable) or json (every change)."
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["md", "html", "json"]),
+    default=None,
+    help="md (default; readable), html (one self-contained page to share) or json (every change). Default: from --output's suffix.",
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write to FILE instead of stdout.")
 @click.option(
@@ -70,13 +69,19 @@ def compare(
     the pass rate and pass^k of both with their intervals; whether the change is beyond noise
     (exact McNemar test); tokens, cost and latency side by side.
     """
-    from parley.core.reports import compare_batches, render_comparison, verdict_line
+    from parley.core.reports import compare_batches, render_comparison, render_comparison_html, verdict_line
 
     if fmt is None:
-        fmt = "json" if output is not None and output.suffix.lower() == ".json" else "md"
+        suffix = output.suffix.lower() if output is not None else ""
+        fmt = {".json": "json", ".html": "html", ".htm": "html"}.get(suffix, "md")
     with open_store(db_path, read_only=True) as store:
         comparison = compare_batches(store, base_ref, new_ref, alpha=alpha)
-    text = comparison.model_dump_json(indent=2) + "\n" if fmt == "json" else render_comparison(comparison)
+    if fmt == "json":
+        text = comparison.model_dump_json(indent=2) + "\n"
+    elif fmt == "html":
+        text = render_comparison_html(comparison)
+    else:
+        text = render_comparison(comparison)
     if output is None:  # the markdown, and JSON on a terminal, with control characters spelled out
         sys.stdout.write(visible(text) if fmt == "md" or sys.stdout.isatty() else text)
         sys.stdout.flush()

@@ -3,9 +3,9 @@
 click's FloatRange takes `inf`, `nan` and `1e309` (which Python reads as inf): `nan` passes
 every bound (each comparison with it is false) and `inf` passes an open upper bound, so a
 `--timeout inf` used to reach the engine and the database (as null, which no listing could read
-back). `FiniteFloatRange` refuses them as the usage error any other bad value is (exit 2).
-`TokenCount` takes a whole number of tokens only (a context length): `inf`, `nan`, `8.5k`, 0
-and negative numbers are usage errors too.
+back). `FiniteFloatRange` refuses them as a usage error (exit 2) in one line naming the option.
+`TokenCount` takes a whole number of tokens only (a context length): `inf` and `nan` are
+refused the same way, `8.5k`, 0 and negative numbers as any other bad value.
 """
 
 from __future__ import annotations
@@ -16,13 +16,21 @@ from typing import Any
 import click
 
 
+class NotFinite(click.ClickException):
+    """A number that is not finite: one line (`Error: --timeout: 'inf' is not a finite number.`),
+    exit 2 as for any usage error."""
+
+    exit_code = 2
+
+
 class FiniteFloatRange(click.FloatRange):
     """A FloatRange that takes finite numbers only."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):  # before the bounds, which nan passes and -inf fails with a vaguer message
-            self.fail(f"{value!r} is not a finite number.", param, ctx)
+            name = param.get_error_hint(ctx).strip("'") if param is not None and ctx is not None else "a number"
+            raise NotFinite(f"{name}: {value!r} is not a finite number.")
         return super().convert(number, param, ctx)
 
 
@@ -39,6 +47,9 @@ class TokenCount(click.ParamType):
             number = value
         else:
             text = str(value).strip().replace("_", "")
+            if text.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+                name = param.get_error_hint(ctx).strip("'") if param is not None and ctx is not None else "a number of tokens"
+                raise NotFinite(f"{name}: {value!r} is not a finite number.")
             if not text.isascii() or not text.isdigit():
                 self.fail(f"{value!r} is not a number of tokens: give a whole number such as 8192", param, ctx)
             number = int(text)

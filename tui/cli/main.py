@@ -34,6 +34,7 @@ COMMANDS: dict[str, str | None] = {
     "chat": None,
     "run": "parley.tui.cli.run_command:run",
     "report": "parley.tui.cli.report_command:report",
+    "summarise": "parley.tui.cli.summarise_command:summarise",
     "init": "parley.tui.cli.init_command:init",
     "batches": "parley.tui.cli.batches_command:batches",
     "compare": "parley.tui.cli.compare_command:compare",
@@ -114,8 +115,8 @@ def cli(
     --workers/--ray, the batches it launches run over worker processes.
     Every role runs offline by default: no key, no network.
     """
+    from parley.core.log_file import configure_logging
     from parley.core.settings import settings
-    from parley.tui.cli.log_file import configure_logging
 
     configure_logging(db_path or settings().db_path)  # commands that open another database move it beside that one
     if ctx.invoked_subcommand is None:
@@ -135,14 +136,15 @@ def cli(
     default="offline",
     show_default=True,
     metavar="MODEL|CONNECTOR",
-    help="The bot under test: a model (offline, openai/MODEL, ...) or a deployed bot (rasa:URL, taskyto:URL, http:FILE.yaml).",
+    help="The bot under test: a model (offline, openai/MODEL, ...), a Python callable (python:PACKAGE.MODULE:NAME) "
+    "or a deployed bot (rasa:URL, taskyto:URL, http:FILE.yaml).",
 )
 @_app_options
 def chat(customer: str, bot_model: str, profile_dirs: tuple[Path, ...], db_path: Path | None, personality_dirs: tuple[Path, ...]) -> None:
     """Open the app on a live chat with the bot under test."""
+    from parley.core.log_file import configure_logging
     from parley.core.settings import settings
     from parley.tui.app.app import ParleyApp
-    from parley.tui.cli.log_file import configure_logging
 
     configure_logging(db_path or settings().db_path)
 

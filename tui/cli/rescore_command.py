@@ -2,7 +2,8 @@
 
 No bot or simulated customer is called: each stored conversation is evaluated again, with the
 expectations stored with its spec (or, with `--criteria-from`, the `expect:` blocks re-read from
-those files, matched by spec id) and the judge given (else the batch's). The new batch names
+those files, matched by spec id), the Sensei rule files of `--rules` (else the batch's own) and
+the judge given (else the batch's). The new batch names
 BATCH as its parent, so `parley compare BATCH latest` shows what the new judging changed. It
 prints, exits and resumes as `parley run` does (the engine is parley.core.engine.rescore).
 """
@@ -20,8 +21,8 @@ from parley.tui.cli.run_modes import RunRequest
 
 EPILOG = """\b
 Exit codes: as `parley run`'s: 0 nothing failed, 1 a conversation failed or could not be
-judged (or the input was invalid: an unknown batch, --criteria-from files with problems),
-2 usage error, 130 interrupted (continue it with `parley run --resume`).
+judged, or a pair or batch rule of --rules failed (or the input was invalid: an unknown batch,
+--criteria-from or rule files with problems), 2 usage error, 130 interrupted (continue it with `parley run --resume`).
 \b
 With --cache, the judge's replies are kept in the database: re-scoring again with the same
 judge and expectations makes no model call.
@@ -58,6 +59,14 @@ def _judge_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     help="Profiles, playbooks or scenario files (or folders) whose `expect:` blocks replace the stored ones, "
     "matched by spec id (repeatable). Default: the expectations stored with BATCH's specs.",
 )
+@click.option(
+    "--rules",
+    "rules_path",
+    type=click.Path(exists=True, path_type=Path),
+    metavar="DIR",
+    help="Sensei rule files (a file, or a folder searched for .yaml/.yml) to decide the conversations with, as "
+    "`parley run --rules` does. Default: the rules BATCH was run with, if any.",
+)
 @click.option("--cache", is_flag=True, help="Keep the judge's replies in the database and replay identical requests.")
 @click.option(
     "--concurrency",
@@ -79,6 +88,7 @@ def rescore(
     batch_ref: str,
     judge_model: str | None,
     criteria_from: tuple[Path, ...],
+    rules_path: Path | None,
     cache: bool,
     concurrency: int | None,
     report_path: Path | None,
@@ -90,6 +100,8 @@ def rescore(
     BATCH's stored conversations are evaluated again, calling no bot and no customer. BATCH is an id, a unique prefix of 6+ characters, `latest` (the default) or `latest~N`.
     """
     updates: dict[str, object] = {"cache": cache}
+    if rules_path is not None:
+        updates["rules"] = str(rules_path)
     if concurrency is not None:
         updates["concurrency"] = concurrency
     request = RunRequest(

@@ -15,11 +15,19 @@ import click
 from click.core import ParameterSource
 
 from parley.core.errors import ConfigError
-from parley.tui.cli.batch_options import context_options, grace_option, limit_options, prompt_version_option, role_model_options
+from parley.tui.cli.batch_options import (
+    BOT_TIMEOUT_TYPE,
+    context_options,
+    grace_option,
+    limit_options,
+    prompt_version_option,
+    role_model_options,
+)
 from parley.tui.cli.command_io import db_option
 from parley.tui.cli.finite_numbers import FiniteFloatRange
 from parley.tui.cli.run_batch import run_and_exit
 from parley.tui.cli.run_modes import RunRequest, lineage_request, parse_rate, parse_selection
+from parley.tui.cli.run_option_help import RUN_OPTION_HELP
 from parley.tui.cli.spec_options import personalities_option, template_options
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
@@ -40,14 +48,20 @@ checks are reported as not applicable. `parley serve-bot` serves the built-in bo
 Rasa webhook to try them on.
 
 \b
+A bot in your own Python code (--bot python:PACKAGE.MODULE:NAME): NAME is called in-process
+with the conversation so far (and `tools`, the order API's tools, when it declares them), so
+every check applies to it; the module is found from this folder or on PYTHONPATH.
+
+\b
 Exit codes:
   0    no conversation failed and none broke: each passed its checks, or was unverified
        (nothing about the bot was checked) or had a simulator fault (counted apart;
        with --strict these fail too)
-  1    the bot failed: a check failed (a timeout fails one) or the bot broke (bot_error:
-       an HTTP error, a timeout, a bad reply); or a run broke on the simulator's or
-       parley's side (counted apart, but nothing was verified); also: invalid input
-       files (each problem printed as file:line:col), a missing API key, an endpoint
+  1    the bot failed: a check failed (a timeout fails one), the bot broke (bot_error:
+       an HTTP error, a timeout, a bad reply), or a pair or batch rule of --rules failed;
+       or a run broke on the simulator's or parley's side (counted apart, but nothing
+       was verified); also: invalid input files (each problem printed as file:line:col,
+       rule files as file:line: rule.field), a missing API key, an endpoint
        that cannot be reached or that refuses its key (401/403), an unknown batch
        With --fail-under RATE: 1 when the pass rate (--fail-under-lower: its lower
        bound) is below RATE, 0 otherwise.
@@ -58,13 +72,6 @@ Exit codes:
 """
 
 
-BOT_HELP = (
-    "The bot under test: a MODEL runs parley's built-in order bot (tools, order database); "
-    "with --bot-prompt, a prompt bot; or a connector to a deployed chatbot: rasa:URL (a Rasa REST "
-    "webhook), taskyto:URL (a Taskyto server), http:FILE.yaml (any HTTP API described in YAML)."
-)
-
-
 def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     from parley.core.models import parse_model_name
 
@@ -73,9 +80,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
         return value
     try:
         if param.name == "bot_model":
-            from parley.core.bots import parse_bot_spec
+            from parley.core.bots import PythonBot, parse_bot_spec
 
-            parse_bot_spec(value)  # a model name or a connector (rasa:, taskyto:, http:)
+            spec = parse_bot_spec(value)  # a model name, a connector (rasa:, taskyto:, http:) or python:
+            if spec.kind == "python":
+                PythonBot.load(value)  # imported now: a module that cannot be is a usage error, before anything runs
         else:
             parse_model_name(value)
     except ConfigError as exc:
@@ -90,11 +99,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     default="offline",
     where="",
     check=_model_name,
-    helps={
-        "bot": BOT_HELP,
-        "user": "Model of the simulated customer; `profile` uses each profile's own llm: model.",
-        "judge": "Model of the judge (offline: scores from the checks alone).",
-    },
+    helps={role: RUN_OPTION_HELP[role] for role in ("bot", "user", "judge")},
     bot_metavar="MODEL|CONNECTOR",
 )
 @context_options
@@ -109,12 +114,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option(
     "--bot-timeout",
     "bot_timeout_s",
-    type=FiniteFloatRange(0.1, None),
+    type=BOT_TIMEOUT_TYPE,
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A connector's limit per HTTP call, connect to last byte; a call past it ends the conversation as bot_error "
-    "(an http: file's own `timeout` wins).",
+    help=RUN_OPTION_HELP["bot-timeout"],
 )
 @click.option(
     "--bot-max-reply-bytes",
@@ -137,6 +141,15 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     metavar="I",
     help="Run only conversation I (its position in `parley profiles expand PATH`, from 0, or its "
     "spec id) and stream it to the terminal as it happens; it is still stored.",
+)
+@click.option(
+    "--rules",
+    "rules_path",
+    type=click.Path(exists=True, path_type=Path),
+    metavar="DIR",
+    help="Sensei rule files (a file, or a folder searched for .yaml/.yml): each `conversations: 1` rule is a check "
+    "of each conversation (`rule:FILE`), decided as it ends; pair (2) and batch (all) rules are decided once every "
+    "conversation is in, and a failed one fails the exit code. Rules that need a model ask --judge's; offline they are not run.",
 )
 @click.option(
     "--resume",
@@ -197,11 +210,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 )
 @prompt_version_option
 @grace_option(default=5.0, when="On Ctrl-C")
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Unverified conversations (nothing about the bot was checked) and simulator faults fail the exit code too.",
-)
+@click.option("--strict", is_flag=True, help=RUN_OPTION_HELP["strict"])
 @workers_options
 @template_options
 @personalities_option
@@ -235,6 +244,7 @@ def run(
     fail_under_lower: bool,
     dry_run: bool,
     budget_usd: float | None,
+    rules_path: Path | None,
     grace_s: float,
     strict: bool,
     workers: int | None,
@@ -273,6 +283,7 @@ def run(
             "concurrency": concurrency,
             "prompt_version": prompt_version,
             "budget_usd": budget_usd,
+            "rules_path": str(rules_path) if rules_path is not None else None,
         }
         if rerun is not None:
             request = lineage_request(ctx, "rerun", rerun[1], parse_selection(rerun[0]), values)
@@ -290,7 +301,7 @@ def run(
             placement=placement,
         )
     ignored = [
-        f"--{name.replace('_', '-')}"
+        "--rules" if name == "rules_path" else f"--{name.replace('_', '-')}"
         for name in (
             "max_turns",
             "timeout_s",
@@ -307,6 +318,7 @@ def run(
             "judge_context",
             "cache",
             "prompt_version",
+            "rules_path",
             "personality_dirs",
             "agent_template",
             "client_template",
@@ -348,6 +360,7 @@ def run(
         timeout_s=timeout_s,
         cache=cache,
         prompt_version=prompt_version,
+        rules=str(rules_path) if rules_path is not None else None,
         loading=LoadOptions(
             agent_template=str(agent_template) if agent_template else None,
             client_template=str(client_template) if client_template else None,

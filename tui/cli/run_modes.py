@@ -48,7 +48,7 @@ MODEL_OVERRIDES = {
     "user_context": "user_context",
     "judge_context": "judge_context",
 }
-OPTION_OVERRIDES = {"cache": "cache", "concurrency": "concurrency", "prompt_version": "prompt_version"}
+OPTION_OVERRIDES = {"cache": "cache", "concurrency": "concurrency", "prompt_version": "prompt_version", "rules_path": "rules"}
 KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
 
 
@@ -116,6 +116,7 @@ class RunRequest:
                 criteria_from=self.criteria_from,
                 cache=bool(self.updates.get("cache")),
                 concurrency=self.updates.get("concurrency"),
+                rules=self.updates.get("rules"),
             )
         if self.mode == "resume":
             return await prepare_resume(store, ref, budget_usd=self.budget_usd, dry_run=dry_run)

@@ -88,6 +88,12 @@ def _bot_host(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
     help="A host whose deployed bots (rasa:URL, taskyto:URL) requests may name (repeatable; without a "
     "port, any port). None by default: the service calls no URL a client gives it.",
 )
+@click.option(
+    "--allow-python-bots",
+    is_flag=True,
+    help="Let requests name Python bots (python:MODULE:NAME): the service then imports and runs that code. "
+    "Off by default: such requests get 403.",
+)
 @workers_options
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info", show_default=True)
 def serve(
@@ -101,6 +107,7 @@ def serve(
     grace_s: float,
     personality_dirs: tuple[Path, ...],
     bot_hosts: tuple[str, ...],
+    allow_python_bots: bool,
     workers: int | None,
     ray_address: str | None,
     log_level: str,
@@ -112,11 +119,11 @@ def serve(
     """
     import uvicorn
 
+    from parley.core.log_file import configure_logging
     from parley.core.records import RoleModels
     from parley.core.service import TOKEN_ENV, create_app, default_profile_dirs
     from parley.core.settings import settings
     from parley.core.store import Store
-    from parley.tui.cli.log_file import configure_logging
 
     placement = placement_or_exit(workers, ray_address)  # Ray missing: one line saying how to install it
     Store.open(db_path).close()  # a bad path or a newer database: one clear line, before binding
@@ -137,11 +144,13 @@ def serve(
         personality_dirs=personality_dirs,
         allowed_bot_hosts=bot_hosts,
         placement=placement,
+        allow_python_bots=allow_python_bots,
     )
     shown = ", ".join(str(Path(d).resolve()) for d in dirs)
     click.echo(
         f"parley service on http://{host}:{port}/api (profiles: {shown}; {'bearer token required' if token else 'no token'}"
         + (f"; batches over {placement.describe()}" if placement is not None else "")
+        + ("; Python bots allowed" if allow_python_bots else "")
         + ")",
         err=True,
     )

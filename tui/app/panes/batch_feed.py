@@ -197,7 +197,7 @@ def run_child(
     parent pid changes), nobody will read the events again: the batch stops launching, what is
     in flight is stored as `cancelled` (the batch ends `cancelled`, resumable), and the process
     exits without waiting on a pipe nobody drains."""
-    from parley.tui.cli.log_file import configure_logging
+    from parley.core.log_file import configure_logging
 
     for sig in (signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, signal.SIG_IGN)

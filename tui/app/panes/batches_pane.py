@@ -5,7 +5,10 @@ its transcript and verdict; `x` stops the running batch (graceful), a second `x`
 `b` marks the highlighted batch as the base of a comparison, `c` compares the highlighted one
 with it (parley.tui.app.screens.compare_batches). `R` re-scores the highlighted batch: its
 stored conversations judged again into a new batch (parley.tui.app.screens.rescore_batch), run
-here as any batch is.
+here as any batch is. A batch run with `--rules` says on the status line how its pair and batch
+rules came out; `u` shows them (parley.tui.app.screens.batch_rules).
+`h` writes the highlighted batch's HTML report beside the database (reports/ID.html) and says
+where.
 
 A batch runs on an event loop of its own in a worker thread (parley.tui.app.panes.batch_feed),
 never on the app's: its events are gathered there and drawn here at most ten times a second,
@@ -41,7 +44,15 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 
 from parley.tui.app import heap
-from parley.tui.app.messages import BatchesChanged, BatchesListed, BatchRowsLoaded, BatchRunEnded, SessionOpened, TranscriptMatched
+from parley.tui.app.messages import (
+    BatchesChanged,
+    BatchesListed,
+    BatchReportWritten,
+    BatchRowsLoaded,
+    BatchRunEnded,
+    SessionOpened,
+    TranscriptMatched,
+)
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batch_feed import BatchFeed, FeedUpdate
 from parley.tui.app.panes.batch_results import SORTS, BatchResults, ResultsFilter, plural, stored_order
@@ -54,6 +65,7 @@ from parley.tui.app.widgets.score_histogram import ScoreHistogram
 if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
     from parley.core.records import BatchFinished, BatchRecord, ConversationRow, Progress, UnreadableBatch
+    from parley.core.rules import RuleSummary
     from parley.core.store import BatchRow
 
 POLL_S = 3.0
@@ -133,7 +145,10 @@ class BatchesPane(Pane):
         Binding("ctrl+r", "reload", "Reload"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("s", "next_sort", "Sort"),
+        Binding("u", "show_rules", "Rules", show=False),  # the status line offers it when the batch has any
+        # Last: on an 80-column footer the filter and sort keys keep their place.
         Binding("R", "rescore", "Re-score"),
+        Binding("h", "html_report", "Report"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -158,6 +173,7 @@ class BatchesPane(Pane):
         self._search_generation = 0
         self.listed = ""  # the status line's count of batches
         self.rates = ""  # the shown batch's pass rate and pass^k, with their intervals, and its counts
+        self.rules: tuple[str, list[RuleSummary], dict[str, str]] | None = None  # the shown batch's pair and batch rules, with labels
         self.ended: tuple[str, str, bool] | None = None  # the batch that just ended: its id, last line, whether it failed
         self.data_version: int | None = None  # the database's, when the batches were last listed
         self._done_seen: dict[str, tuple[int, str]] = {}  # each listed batch's done count and status
@@ -291,10 +307,12 @@ class BatchesPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
         from parley.core.reports import batch_summary, rates_line, short_counts
-        from parley.core.store import UnreadableBatchError
+        from parley.core.store import UnreadableBatchError, batch_rule_summaries
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
+        rules = batch_rule_summaries(store, batch_id)
+        labels = {row.id: f"{row.spec_id} trial {row.trial}" for row in rows} if rules else {}
         rates = counts = ""
         try:
             summary = batch_summary(store, batch_id) if rows else None
@@ -302,7 +320,7 @@ class BatchesPane(Pane):
             rates, summary = str(exc), None
         if summary is not None:
             rates, counts = rates_line(summary), short_counts(summary)
-        self.post_message(BatchRowsLoaded(batch_id, rows, rates, counts))
+        self.post_message(BatchRowsLoaded(batch_id, rows, rates, counts, rules, labels))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
         if message.batch_id != self.shown_batch:
@@ -313,6 +331,7 @@ class BatchesPane(Pane):
         self.results.reset(message.batch_id, rows)
         self._show_results()
         self.rates = f"{message.rates} · {message.counts}" if message.counts else message.rates
+        self.rules = (message.batch_id, list(message.rules), dict(message.rule_labels)) if message.rules else None
         if self.ended is not None and self.ended[0] == message.batch_id:  # the run's last line, with its summary's counts
             batch_id, text, error = self.ended
             first, _, rest = text.partition("\n")
@@ -554,6 +573,10 @@ class BatchesPane(Pane):
         parts = [self.listed] if self.listed else []
         if self.rates and self.shown_batch is not None and self.shown_batch != self.running_batch:
             parts.append(f"{self.shown_batch[:12]}: {self.rates}")
+            if self.rules is not None and self.rules[0] == self.shown_batch:
+                from parley.tui.app.screens.batch_rules import rules_line
+
+                parts.append(rules_line(self.rules[1]))
         text = " · ".join(parts)
         if self.base_batch is not None:  # marked with `b`
             text = f"Base: {self.base_batch[:12]}. {text}"
@@ -651,11 +674,52 @@ class BatchesPane(Pane):
             self.start(prepared)
             self.results_table.focus()
 
+    def action_html_report(self) -> None:
+        batch_id = self.highlighted_batch()
+        if batch_id is None:
+            self.notify("No batch selected.", severity="warning")
+            return
+        if batch_id == self.running_batch:
+            self.notify("The batch is still running: its report is written once it ends.", severity="warning")
+            return
+        self.notify(f"Writing the HTML report of {batch_id[:12]}…", title="HTML report", timeout=3)
+        self._write_report(batch_id)
+
+    @work(thread=True, exit_on_error=False, group="batch-report", description="writing the HTML report")
+    def _write_report(self, batch_id: str) -> None:
+        from parley.core.reports import write_html
+
+        path = self.parley.export_dir / "reports" / f"{batch_id}.html"  # beside `parley run`'s markdown reports
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        with partial.open("w", encoding="utf-8") as out:
+            n = write_html(self.parley.store(), batch_id, out)
+        partial.replace(path)
+        self.post_message(BatchReportWritten(batch_id, path.resolve(), n))
+
+    def on_batch_report_written(self, message: BatchReportWritten) -> None:
+        self.notify(
+            f"{message.path}\n({plural(message.conversations, 'conversation', 'conversations')})",
+            title=f"HTML report of {message.batch_id[:12]}",
+            timeout=15,
+            markup=False,
+        )
+
     def action_reload(self) -> None:
         self._list()
         if self.shown_batch is not None and self.shown_batch != self.running_batch:
             batch, self.shown_batch = self.shown_batch, None
             self.show_batch(batch)
+
+    def action_show_rules(self) -> None:
+        """The shown batch's pair and batch rules, on a screen of their own."""
+        if self.rules is None or self.rules[0] != self.shown_batch:
+            self.notify("This batch has no rules over pairs of conversations or over the batch (parley run --rules DIR).")
+            return
+        from parley.tui.app.screens.batch_rules import BatchRulesScreen
+
+        batch_id, rules, labels = self.rules
+        self.app.push_screen(BatchRulesScreen(batch_id, rules, labels))
 
     def action_focus_filter(self) -> None:
         self.query_one("#batch-filter-text", Input).focus()

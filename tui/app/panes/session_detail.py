@@ -3,8 +3,8 @@ its verdict with each check's outcome."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,11 +19,8 @@ from parley.core.users import only_stated_note_of
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
 
 if TYPE_CHECKING:
-    from parley.core.records import ChatMessage, CheckResult, ToolCallRecord
+    from parley.core.records import CheckResult
     from parley.tui.app.panes.session_listing import SessionDetail
-
-Turn = tuple[Literal["bot", "user"], int] | tuple[Literal["call"], str]
-"""A turn of a transcript: ("bot", n) the n-th bot message, ("call", call_id) a tool call."""
 
 CHECK_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "– n/a", "not_run": "· not run", "error": "! error"}
 
@@ -52,42 +49,6 @@ def verdict_summary(detail: SessionDetail) -> str:
     if note is not None:
         lines.append(f"Note: {note}")
     return "\n".join(lines)
-
-
-def check_target(check: CheckResult, messages: Sequence[ChatMessage], tool_calls: Sequence[ToolCallRecord]) -> Turn | None:
-    """The turn a check refers to: ("call", call_id) for a tool call, ("bot", n) for the n-th
-    (1-based) bot message, ("user", n) for the customer's n-th, or None when no single turn is
-    to blame (a tool never called, no message that matched). A criterion in words goes to what
-    the judge quoted."""
-    details = check.details or {}
-    call_id, user_message = details.get("call_id"), details.get("user_message")
-    if isinstance(call_id, str):
-        return ("call", call_id)
-    if isinstance(user_message, int):
-        return ("user", user_message)
-    if isinstance(details.get("messages"), list) and details["messages"]:
-        return ("bot", int(details["messages"][0]))
-    if isinstance(details.get("message"), int):
-        return ("bot", details["message"])
-    order_id = details.get("order_id")
-    if order_id:
-        touching = [r for r in tool_calls if (r.arguments or {}).get("order_id") == order_id]
-        changing = [r for r in touching if r.name == "cancel_order" and r.ok]
-        if changing or touching:
-            return ("call", (changing or touching)[-1].call_id)
-        bots = [m for m in messages if m.role == "assistant" and m.content]
-        for n, message in enumerate(bots, 1):
-            if order_id in (message.content or ""):
-                return ("bot", n)
-        return None
-    tool = details.get("tool")
-    if tool and details.get("count"):
-        calls = [r for r in tool_calls if r.name == tool]
-        return ("call", calls[0].call_id) if calls else None
-    if check.kind in ("conversation_completed", "judge_score"):
-        bots = [m for m in messages if m.role == "assistant" and m.content]
-        return ("bot", len(bots)) if bots else None
-    return None
 
 
 class CheckView(Static, can_focus=True):
@@ -168,6 +129,8 @@ class SessionScreen(Screen[None]):
         """Scroll the transcript to the turn `check` refers to and mark it; None (and a note)
         when no single turn is to blame."""
         log = self.query_one("#detail-log", ChatLog)
+        from parley.core.reports import check_target
+
         target = check_target(check, self.detail.messages, self.detail.tool_calls)
         widget: Widget | None = None
         if target is not None and target[0] == "call":

@@ -1,6 +1,7 @@
 """RescoreScreen: the form that judges a stored batch again (`R` on a batch in the Batches pane),
 as `parley rescore` does: a judge (the batch's by default), files to re-read the `expect:`
-blocks from (none: the stored ones), and whether to cache the judge's replies. Re-score checks
+blocks from (none: the stored ones), Sensei rule files (none: the batch's own, if it had any),
+and whether to cache the judge's replies. Re-score checks
 the inputs with parley.core.engine.rescore.prepare_rescore in a worker; a problem shows in the
 form, and the form closes with the prepared batch, which the Batches pane runs like any other."""
 
@@ -52,6 +53,8 @@ class RescoreScreen(ModalScreen["PreparedBatch | None"]):
                 yield Input(self.judge, placeholder="offline, openai/gpt-4o-mini, openrouter/…", id="rescore-judge")
                 yield Label("Criteria from")
                 yield Input("", placeholder="(the stored expectations) or files/folders, e.g. profiles/", id="rescore-criteria")
+                yield Label("Rules")
+                yield Input("", placeholder="(the batch's own, if any) or Sensei rule files, e.g. rules/", id="rescore-rules")
                 yield Label("Cache")
                 yield Checkbox("keep the judge's replies, replay identical requests", id="rescore-cache")
             yield Static(Content(""), id="rescore-error")
@@ -90,15 +93,16 @@ class RescoreScreen(ModalScreen["PreparedBatch | None"]):
             return
         judge = self.query_one("#rescore-judge", Input).value.strip() or self.judge
         criteria = parse_sources(self.query_one("#rescore-criteria", Input).value)
+        rules = self.query_one("#rescore-rules", Input).value.strip() or None
         cache = self.query_one("#rescore-cache", Checkbox).value
         self.preparing = True
         self.show_error("")
         button = self.query_one("#rescore-go", Button)
         button.disabled, button.label = True, "Checking…"
-        self._prepare(judge, criteria, cache)
+        self._prepare(judge, criteria, rules, cache)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rescore-prepare", description="checking the re-score")
-    def _prepare(self, judge: str, criteria: list[str], cache: bool) -> None:
+    def _prepare(self, judge: str, criteria: list[str], rules: str | None, cache: bool) -> None:
         # In a thread, on a loop of its own, as the launch form does: reading the batch and
         # the files never holds up the screen.
         from parley.core.engine import InvalidInputs, prepare_rescore
@@ -107,7 +111,9 @@ class RescoreScreen(ModalScreen["PreparedBatch | None"]):
 
         async def prepare() -> PreparedBatch:
             try:
-                return await prepare_rescore(self.parley.store(), self.batch_id, judge=judge, criteria_from=criteria, cache=cache)
+                return await prepare_rescore(
+                    self.parley.store(), self.batch_id, judge=judge, criteria_from=criteria, cache=cache, rules=rules
+                )
             finally:
                 await aclose_clients()
 
@@ -116,7 +122,7 @@ class RescoreScreen(ModalScreen["PreparedBatch | None"]):
         except InvalidInputs as exc:
             self.post_message(BatchLaunchRefused(str(exc), [problem_line(e) for e in exc.errors]))
             return
-        except ParleyError as exc:  # an unknown judge, its missing key, files that make none of the specs
+        except ParleyError as exc:  # an unknown judge, its missing key, files that make none of the specs, no rules there
             self.post_message(BatchLaunchRefused(str(exc)))
             return
         self.post_message(BatchPrepared(prepared))

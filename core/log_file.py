@@ -1,6 +1,8 @@
 """Where parley's log records go: `parley.log` beside the database (sessions/parley.log by
 default), never the terminal, where they would break the app's screen or a command's output.
-Every record is redacted on its way in (parley.core.redaction.RedactingFilter)."""
+Every face sends them there: the command line and the app (`configure_logging`), and parley's
+Python API and pytest plugin (`keep_log_beside`, which leaves a logging set-up of the caller's
+own alone). Every record is redacted on its way in (parley.core.redaction.RedactingFilter)."""
 
 from __future__ import annotations
 
@@ -56,3 +58,12 @@ def configure_logging(db_path: Path) -> Path:
     logger.setLevel(settings().log_level)
     logger.propagate = False  # and so no record reaches logging's last-resort handler on stderr
     return path
+
+
+def keep_log_beside(db_path: Path) -> Path | None:
+    """As `configure_logging`, unless the program that calls parley has given the `parley` logger
+    a handler of its own (then its choice stands: None)."""
+    logger = logging.getLogger("parley")
+    if any(not isinstance(h, _FolderMakingFileHandler) for h in logger.handlers):
+        return None
+    return configure_logging(db_path)

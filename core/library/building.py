@@ -1,0 +1,212 @@
+"""Conversations built in code: the same `ConversationSpec` a profile or a playbook makes, so the one
+harness runs it, the store keeps it and every report reads it.
+
+    conversation("cancel_recent", goals=["cancel order ORD-1004"], personality="formal-user",
+                 orders={"ORD-1004": "cancelled"}, tools_called=["cancel_order"])
+
+With `steps`, a conversation is a playbook written in code: fixed customer lines (`say`), the
+simulated customer going on for a few turns (`simulate`), assertions on the bot's last answer
+(`expect_reply`) or the tools it called in it (`expect_tool`), and injected context
+(`inject_reply`, `inject_tool`); the steps are parley.core.specs' playbook steps, run by the
+playbook machinery (parley.core.engine.playbook_run). Without steps, the simulated customer talks
+from its goals to the end, as a profile's does.
+
+Every problem is one ProfileError naming the field (`conversation 'x': goals: ...`), before
+anything runs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from parley.core.errors import ProfileError
+from parley.core.records import (
+    DEFAULT_CUSTOMER_ID,
+    PYTHON_SOURCE,
+    TOOL_NAMES,
+    ConversationSpec,
+    Expectations,
+    OrderOverride,
+    WorldSpec,
+    derive_seed,
+    make_spec_id,
+)
+from parley.core.specs import (
+    CUSTOMER_ID_RE,
+    SHIPPED_DIR,
+    ExpectBotRegexStep,
+    ExpectToolStep,
+    InjectBotResponseStep,
+    InjectToolStep,
+    PlaybookStep,
+    SimulateStep,
+    UserStep,
+    did_you_mean,
+    read_personality,
+    steps_problem,
+)
+
+__all__ = [
+    "DEFAULT_ROLE",
+    "conversation",
+    "expect_reply",
+    "expect_tool",
+    "inject_reply",
+    "inject_tool",
+    "say",
+    "simulate",
+]
+
+DEFAULT_ROLE = "you are a customer of an online shop talking to its support assistant."
+
+
+def say(text: str) -> UserStep:
+    """The customer says `text`; the bot answers it (one bot turn)."""
+    return UserStep(text=text)
+
+
+def simulate(turns: int) -> SimulateStep:
+    """The simulated customer goes on for up to `turns` turns, from the conversation's goals (it
+    may stop sooner; the steps after it then go on)."""
+    return SimulateStep(turns=turns)
+
+
+def expect_tool(name: str, **arguments: Any) -> ExpectToolStep:
+    """The bot called the tool `name` in its last answer (with these arguments too, when given)."""
+    if name not in TOOL_NAMES:
+        hint = did_you_mean(name, TOOL_NAMES) or f"; tools are {', '.join(TOOL_NAMES)}"
+        raise ProfileError(f"expect_tool: unknown tool {name!r}{hint}")
+    return ExpectToolStep(name=name, arguments=arguments or None)
+
+
+def expect_reply(pattern: str) -> ExpectBotRegexStep:
+    """The bot's last answer matches the regular expression `pattern` (searched, case-insensitive)."""
+    try:
+        re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ProfileError(f"expect_reply: invalid regular expression {pattern!r}: {exc}") from None
+    return ExpectBotRegexStep(pattern=pattern)
+
+
+def inject_reply(text: str) -> InjectBotResponseStep:
+    """An assistant message put in the transcript as context (no model is called; never judged as the bot's)."""
+    return InjectBotResponseStep(text=text)
+
+
+def inject_tool(name: str, result: str, **arguments: Any) -> InjectToolStep:
+    """A tool call and its result put in the transcript as if the bot had made it (not run)."""
+    if name not in TOOL_NAMES:
+        hint = did_you_mean(name, TOOL_NAMES) or f"; tools are {', '.join(TOOL_NAMES)}"
+        raise ProfileError(f"inject_tool: unknown tool {name!r}{hint}")
+    return InjectToolStep(name=name, arguments=arguments, result=result)
+
+
+def _personality(name: str | Path) -> list[str]:
+    """A personality's context lines: a file, or the name of a shipped one (`formal-user`)."""
+    path = Path(name)
+    if not path.suffix:
+        path = SHIPPED_DIR / "personalities" / f"{name}.yml"
+        if not path.is_file():
+            shipped = sorted(p.stem for p in (SHIPPED_DIR / "personalities").glob("*.yml"))
+            hint = did_you_mean(str(name), shipped) or f"; the shipped ones are {', '.join(shipped)}"
+            raise ProfileError(f"personality: no shipped personality {str(name)!r}{hint}; or give a file's path")
+    lines, errors = read_personality(path)
+    if errors:
+        raise errors[0]
+    return lines
+
+
+def conversation(
+    name: str,
+    *,
+    goals: Sequence[str] = (),
+    steps: Sequence[PlaybookStep] = (),
+    role: str = DEFAULT_ROLE,
+    personality: str | Path | None = None,
+    context: Sequence[str] = (),
+    language: str = "English",
+    customer_id: str = DEFAULT_CUSTOMER_ID,
+    today: datetime.date | None = None,
+    world: Sequence[OrderOverride | Mapping[str, Any]] = (),
+    expect: Expectations | None = None,
+    orders: Mapping[str, str] | None = None,
+    tools_called: Sequence[str] = (),
+    tools_not_called: Sequence[str] = (),
+    says: Sequence[str] = (),
+    never_says: Sequence[str] = (),
+    criteria: Sequence[str] = (),
+    seed: int = 0,
+    index: int = 0,
+    source: str = PYTHON_SOURCE,
+) -> ConversationSpec:
+    """One conversation to run (see the module doc).
+
+    `goals` are what the simulated customer asks for; `steps` script it instead (a playbook);
+    `role`, `personality` (a shipped personality's name or a file) and `context` say who the
+    customer is; `customer_id`, `today` and `world` (order overrides merged onto the shipped
+    orders, as a profile's `world.orders`) set up its World. What must hold: `expect` whole, or
+    its parts: `orders` (order id -> final status), `tools_called`, `tools_not_called`, `says`
+    and `never_says` (regular expressions over the bot's messages), and `criteria` in words
+    (decided by an LLM judge; not run offline, never passed). Its spec id is `name#index`; its
+    seed derives from `seed`, `name` and `index` as a profile's does."""
+    where = f"conversation {name!r}"
+    if not isinstance(name, str) or not name.strip():
+        raise ProfileError(f"conversation: a conversation needs a name (its spec id is NAME#{index}), got {name!r}")
+    if isinstance(goals, str) or isinstance(context, str) or isinstance(criteria, str):
+        raise ProfileError(f"{where}: goals, context and criteria are lists of strings, not one string")
+    if not goals and not steps:
+        raise ProfileError(f"{where}: give `goals` for the simulated customer, or `steps` to script it")
+    problem = steps_problem(steps) if steps else None
+    if problem is not None:
+        raise ProfileError(f"{where}: steps: {problem}")
+    if not CUSTOMER_ID_RE.match(customer_id):
+        raise ProfileError(f"{where}: customer_id: expected a customer id like C-100, got {customer_id!r}")
+    lines = list(context)
+    if personality is not None:
+        try:
+            lines = _personality(personality) + lines
+        except ProfileError as exc:
+            raise ProfileError(f"{where}: {exc}") from None
+    parts: dict[str, Any] = {}
+    if orders:
+        parts["orders"] = dict(orders)
+    for key, value in (
+        ("tools_called", tools_called),
+        ("tools_not_called", tools_not_called),
+        ("bot_says", says),
+        ("bot_never_says", never_says),
+        ("criteria", criteria),
+    ):
+        if value:
+            parts[key] = list(value)
+    try:
+        if parts:
+            base = expect.model_dump(exclude_unset=True) if expect is not None else {}
+            expect = Expectations.model_validate({**base, **parts})
+        overrides = [o if isinstance(o, OrderOverride) else OrderOverride.model_validate(dict(o)) for o in world]
+        world_spec = WorldSpec(customer_id=customer_id, today=today, orders=overrides)
+        spec = ConversationSpec(
+            spec_id=make_spec_id(name, index),
+            kind="playbook" if steps else "profile",
+            source=source,
+            name=name,
+            index=index,
+            seed=derive_seed(seed, name, index),
+            goals=list(goals) or [s.text for s in steps if isinstance(s, UserStep)],
+            role=role,
+            language=language,
+            context=lines,
+            world=world_spec,
+            expect=expect,
+            extra={"steps": [s.model_dump() for s in steps]} if steps else {},
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
+        raise ProfileError(f"{where}: {problems}") from None
+    return spec

@@ -1,0 +1,232 @@
+"""Running conversations from code: load specs from files, run them as a stored batch, read the
+results. The batch is an ordinary one (source `python`): `parley batches list` lists it, the app
+browses it, `parley report` and `parley compare` read it.
+
+    specs = load_specs(["profiles/"])
+    result = run_sync(specs, bot=my_bot, trials=3)        # or: await run(specs, ...)
+    assert result.passed, result.explain()
+
+The roles take what `parley run --bot/--user/--judge` take; `bot` may also be a Python callable
+(or class) itself (parley.core.bots.python_bot). Numbers are checked as the command line checks
+them: a count below 1 or a time that is not a finite positive number is a ConfigError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from parley.core.bots import Bot, PythonBot
+from parley.core.engine import BatchModels, BatchRunner, InvalidInputs, prepare_specs
+from parley.core.errors import ConfigError, ParleyError
+from parley.core.library.results import ConversationResult, RunResult
+from parley.core.log_file import keep_log_beside
+from parley.core.records import BatchOptions, ConversationSpec, LoadOptions, RoleModels
+from parley.core.reports import batch_summary
+from parley.core.specs import load_specs_as
+from parley.core.store import Store
+
+__all__ = ["BotArg", "SpecsInvalid", "batch_options", "load_specs", "open_store", "read_results", "role_models", "run", "run_sync"]
+
+BotArg = str | Callable[..., Any]
+"""The bot under test: a `--bot` name (offline, openai/MODEL, rasa:URL, python:MODULE:NAME...), a
+Python callable or class, or a parley `Bot`."""
+
+SHOWN_PROBLEMS = 20
+
+
+class SpecsInvalid(InvalidInputs):
+    """Files that have problems: every one of them in `errors`, the first few in the message."""
+
+    def __init__(self, errors: Sequence[Any]) -> None:
+        super().__init__(errors)
+        shown = [e.render() for e in self.errors[:SHOWN_PROBLEMS]]
+        more = len(self.errors) - len(shown)
+        self.args = ("\n".join([str(self.args[0]) + ":", *shown, *([f"... and {more} more"] if more > 0 else [])]),)
+
+
+def load_specs(
+    paths: str | Path | Sequence[str | Path],
+    *,
+    seed: int = 0,
+    personalities: Sequence[str | Path] = (),
+    agent_template: str | Path | None = None,
+    client_template: str | Path | None = None,
+    evaluator_template: str | Path | None = None,
+) -> list[ConversationSpec]:
+    """The conversations the profiles, playbooks and scenario files at `paths` make for batch
+    `seed`, read as `parley run` reads them (folders searched, files that are something else
+    skipped). SpecsInvalid, naming each problem as file:line:col, when any file has one."""
+    sources = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    loading = LoadOptions(
+        agent_template=str(agent_template) if agent_template else None,
+        client_template=str(client_template) if client_template else None,
+        evaluator_template=str(evaluator_template) if evaluator_template else None,
+        personality_dirs=[str(p) for p in personalities],
+    )
+    found = load_specs_as(sources, loading, seed=seed)
+    if found.errors:
+        raise SpecsInvalid(found.errors)
+    if not found.specs:
+        raise ParleyError(f"{', '.join(str(s) for s in sources)}: no conversations (no profile, playbook or scenario file found)")
+    return list(found.specs)
+
+
+def role_models(
+    bot: BotArg = "offline", user: str = "offline", judge: str = "offline", *, bot_timeout_s: float = 30.0
+) -> tuple[RoleModels, Bot | None]:
+    """The roles as a batch records them, and the bot itself when it is an object rather than a
+    name (a Python callable is wrapped: parley.core.bots.python_bot). ConfigError for a bad one."""
+    _positive("bot_timeout_s", bot_timeout_s)
+    given: Bot | None = None
+    if isinstance(bot, str):
+        name = bot.strip() or "offline"
+    elif isinstance(bot, Bot) and not isinstance(bot, type):
+        given, name = bot, bot.name
+    elif callable(bot):
+        given = PythonBot(bot, timeout_s=bot_timeout_s)
+        name = given.name
+    else:
+        raise ConfigError(f"bot: expected a bot's name or a Python callable, got {type(bot).__name__}")
+    return RoleModels(bot=name, user=user, judge=judge, bot_timeout_s=bot_timeout_s), given
+
+
+def _positive(name: str, value: float, *, whole: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (whole and not isinstance(value, int)):
+        raise ConfigError(f"{name}: expected a {'whole ' if whole else ''}number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name}: expected a finite number above 0, got {value!r}")
+
+
+def batch_options(
+    models: RoleModels,
+    *,
+    trials: int = 1,
+    concurrency: int = 4,
+    max_turns: int = 30,
+    timeout_s: float = 90.0,
+    cache: bool = False,
+) -> BatchOptions:
+    """A batch's options from the API's arguments, checked as the command line checks them."""
+    for name, value in (("trials", trials), ("concurrency", concurrency), ("max_turns", max_turns)):
+        _positive(name, value, whole=True)
+    _positive("timeout_s", timeout_s)
+    return BatchOptions(models=models, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache)
+
+
+def _unique(specs: Sequence[ConversationSpec]) -> None:
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.spec_id in seen:
+            raise ConfigError(f"two conversations have the spec id {spec.spec_id!r}: give them different names (or indexes)")
+        seen.add(spec.spec_id)
+
+
+async def run(
+    specs: ConversationSpec | Iterable[ConversationSpec],
+    *,
+    bot: BotArg = "offline",
+    user: str = "offline",
+    judge: str = "offline",
+    trials: int = 1,
+    concurrency: int = 4,
+    max_turns: int = 30,
+    timeout_s: float = 90.0,
+    bot_timeout_s: float = 30.0,
+    db: str | Path | None = None,
+    cache: bool = False,
+) -> RunResult:
+    """Run `specs` as one stored batch (source `python`) in `db` (default: $PARLEY_DB, else
+    sessions/parley.db) and return its results. The options are `parley run`'s: the roles'
+    models (`bot` may be a callable), `trials` per spec, `concurrency` (the adaptive limit's
+    ceiling), `max_turns` and `timeout_s` per conversation, `bot_timeout_s` per bot call,
+    `cache` (LLM replies replayed). ConfigError or SpecsInvalid before anything runs when an
+    input is wrong; a conversation that breaks is a result, never an exception.
+
+    The shared model clients stay open on this event loop for the next run (`run_sync` closes
+    them with its loop)."""
+    planned = [specs] if isinstance(specs, ConversationSpec) else list(specs)
+    if not planned:
+        raise ConfigError("run: no conversations given")
+    _unique(planned)
+    models_record, given = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
+    options = batch_options(models_record, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache)
+    store = await asyncio.to_thread(open_store, db)
+    models: BatchModels | None = None
+    try:
+        models = BatchModels(options.models, store=store, cache=cache, judge_timeout_s=timeout_s, bot=given)
+        await asyncio.to_thread(models.check_keys, planned)  # a Python bot's import runs its module's code: off the loop
+        prepared = await prepare_specs(store, planned, options, models=models)
+        outcome = await BatchRunner(store, prepared, models=models).run()
+        return await asyncio.to_thread(read_results, store, outcome.batch_id, outcome.status)
+    finally:
+        if models is not None:
+            await models.aclose()
+        await asyncio.to_thread(store.close)
+
+
+def open_store(db: str | Path | None) -> Store:
+    """The store at `db` (default: $PARLEY_DB, else sessions/parley.db), parley.log beside it."""
+    from parley.core.settings import settings
+
+    path = Path(db) if db is not None else settings().db_path
+    keep_log_beside(path)  # a Python bot's traceback goes to parley.log, as everywhere
+    return Store.open(path)
+
+
+def read_results(store: Store, batch_id: str, status: str) -> RunResult:
+    """A stored batch as a RunResult: its summary and every conversation (read a page at a time)."""
+    summary = batch_summary(store, batch_id)
+    conversations = [ConversationResult.model_validate(stored, from_attributes=True) for stored in store.iter_conversations(batch_id)]
+    return RunResult(batch_id=batch_id, status=status, summary=summary, conversations=conversations)
+
+
+def run_sync(
+    specs: ConversationSpec | Iterable[ConversationSpec],
+    *,
+    bot: BotArg = "offline",
+    user: str = "offline",
+    judge: str = "offline",
+    trials: int = 1,
+    concurrency: int = 4,
+    max_turns: int = 30,
+    timeout_s: float = 90.0,
+    bot_timeout_s: float = 30.0,
+    db: str | Path | None = None,
+    cache: bool = False,
+) -> RunResult:
+    """`run`, from code that has no event loop running (a script, a plain test function): on an
+    event loop of its own, closed with every client it opened."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise ParleyError("run_sync() cannot run inside a running event loop: in async code, `await run(...)`")
+
+    async def main() -> RunResult:
+        from parley.core.bots.connectors import aclose_connectors
+        from parley.core.models import aclose_clients
+
+        try:
+            return await run(
+                specs,
+                bot=bot,
+                user=user,
+                judge=judge,
+                trials=trials,
+                concurrency=concurrency,
+                max_turns=max_turns,
+                timeout_s=timeout_s,
+                bot_timeout_s=bot_timeout_s,
+                db=db,
+                cache=cache,
+            )
+        finally:
+            await aclose_clients()
+            await aclose_connectors()
+
+    return asyncio.run(main())

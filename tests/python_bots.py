@@ -1,0 +1,110 @@
+"""Python bots the tests run as `--bot python:tests.python_bots:NAME` (or hand to parley.api):
+each is a customer-service bot a user might write, or one that breaks in a way a user's might."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from typing import Any
+
+ORDER = re.compile(r"ORD-\d+", re.IGNORECASE)
+HANG_RELEASE = threading.Event()
+"""Set to let a hanging bot's thread go (a test that hangs one in-process cleans up with it)."""
+
+
+def _order(messages: list[dict[str, Any]]) -> str | None:
+    text = messages[-1]["content"] if messages else ""
+    found = ORDER.search(text)
+    return found.group(0).upper() if found else None
+
+
+def order_bot(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Tracks an order, or cancels it when asked and the policy allows it: the order API's tools."""
+    order_id = _order(messages)
+    if order_id is None:
+        return "Hello! Which order is it about? Its id looks like ORD-1004."
+    if "cancel" in messages[-1]["content"].lower():
+        check = tools.check_cancellation(order_id)
+        if not check.ok or not check.data["eligible"]:
+            return f"Sorry, {order_id} cannot be cancelled."
+        tools.cancel_order(order_id)
+        return f"I have cancelled {order_id}."
+    tracking = tools.track_order(order_id)
+    if not tracking.ok:
+        return f"I could not find {order_id}."
+    carrier = (tracking.data.get("tracking") or {}).get("carrier", "the carrier")
+    return f"{order_id} is {tracking.data['status']}, with {carrier}."
+
+
+async def async_order_bot(messages: list[dict[str, Any]], customer_id: str, tools: Any) -> str:
+    """The same, async: its tools are awaited; it greets the customer by id."""
+    order_id = _order(messages)
+    if order_id is None:
+        listing = await tools.list_my_orders()
+        return f"Hello {customer_id}: you have {len(listing.data)} orders. Which one is it about?"
+    tracking = await tools.track_order(order_id)
+    await asyncio.sleep(0)
+    return f"{order_id} is {tracking.data['status']}." if tracking.ok else f"I could not find {order_id}."
+
+
+def lying_bot(messages: list[dict[str, Any]]) -> str:
+    """Says it cancelled an order without any tool: claims-against-actions catches it."""
+    order_id = _order(messages) or "ORD-1004"
+    return f"I have cancelled {order_id} for you."
+
+
+def checking_only_bot(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Uses the tools, but only to check: then says it cancelled, which it never did."""
+    order_id = _order(messages) or "ORD-1004"
+    tools.check_cancellation(order_id)
+    return f"Done: I have cancelled {order_id}."
+
+
+class CountingBot:
+    """One instance per conversation: it numbers its own answers."""
+
+    def __init__(self) -> None:
+        self.answers = 0
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        self.answers += 1
+        return f"Answer {self.answers} of this conversation."
+
+
+def reporting_bot(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Replies with an object: its text and a tool call it made elsewhere."""
+    return {
+        "content": "ORD-1003 is shipped.",
+        "tool_calls": [{"name": "track_order", "arguments": {"order_id": "ORD-1003"}, "result": {"status": "shipped"}}],
+    }
+
+
+def raising_bot(messages: list[dict[str, Any]]) -> str:
+    raise ValueError("the knowledge base is empty")
+
+
+def wrong_type_bot(messages: list[dict[str, Any]]) -> int:
+    return 42
+
+
+def hanging_bot(messages: list[dict[str, Any]]) -> str:
+    """Never answers (until a test releases it): its thread must not keep parley from exiting."""
+    HANG_RELEASE.wait()
+    time.sleep(0)
+    return "too late"
+
+
+async def hanging_async_bot(messages: list[dict[str, Any]]) -> str:
+    await asyncio.sleep(3600)
+    return "too late"
+
+
+NOT_A_BOT = 42
+
+
+def thread_bot(messages: list[dict[str, Any]]) -> str:
+    """Says which thread it runs in, and whether that thread is a daemon."""
+    current = threading.current_thread()
+    return f"thread={current.name} daemon={current.daemon} main={current is threading.main_thread()}"

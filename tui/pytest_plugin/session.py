@@ -1,0 +1,156 @@
+"""The pytest session's one stored batch (parley.core.library.BatchSession, opened at first use).
+
+Without xdist, every collected parley item is submitted when the test loop starts, so the
+conversations run concurrently under the batch's one adaptive limit while pytest reports them one
+by one, in order, as each finishes; the `parley` fixture's conversations join the same batch. So
+a CI run is one batch, and `parley compare latest~1 latest` compares two runs. Under pytest-xdist
+each worker cannot know its share in advance: it submits each item as it comes, stores a batch
+of its own, and hands its id to the controller, whose summary names every batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from parley.tui.pytest_plugin.items import ParleyItem
+from parley.tui.pytest_plugin.options import read_options
+
+__all__ = ["batch_session", "end_session", "result_of", "submit_collected", "summary_lines", "worker_batch"]
+
+_SESSION = pytest.StashKey[Any]()
+_START_ERROR = pytest.StashKey[str]()
+_ENDED = pytest.StashKey[dict[str, Any]]()
+_WORKERS = pytest.StashKey[list[dict[str, Any]]]()
+WORKER_KEY = "parley_batch"
+"""Where a worker's batch travels to the controller (xdist's workeroutput)."""
+
+
+def batch_session(config: pytest.Config) -> Any:
+    """This process's BatchSession, made at first use from the `--parley-*` options."""
+    if _SESSION not in config.stash:
+        from parley.core.library import BatchSession
+
+        o = read_options(config)
+        config.stash[_SESSION] = BatchSession(
+            bot=o.bot,
+            user=o.user,
+            judge=o.judge,
+            trials=o.trials,
+            concurrency=o.concurrency,
+            max_turns=o.max_turns,
+            timeout_s=o.timeout_s,
+            bot_timeout_s=o.bot_timeout_s,
+            db=o.db,
+        )
+    return config.stash[_SESSION]
+
+
+def _started(config: pytest.Config) -> Any | None:
+    """The session, started (its batch stored); None, with the reason kept, when it cannot be."""
+    from parley.core.errors import ParleyError
+
+    if _START_ERROR in config.stash:
+        return None
+    session = batch_session(config)
+    try:
+        session.start()
+    except ParleyError as exc:  # a missing key, an unreachable endpoint, a database refused: every item says it
+        config.stash[_START_ERROR] = f"parley could not start this session's batch: {exc}"
+        return None
+    return session
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def submit_collected(session: pytest.Session) -> None:
+    """Submit every collected parley item, in order, unless this is an xdist worker (which submits
+    each as it comes) or the loop will not run (--collect-only, collection errors)."""
+    config = session.config
+    if config.option.collectonly or (session.testsfailed and not config.option.continue_on_collection_errors):
+        return
+    items = [item for item in session.items if isinstance(item, ParleyItem)]
+    if not items or _is_worker(config):
+        return
+    started = _started(config)
+    if started is None:
+        return
+    for item in items:
+        item.future = started.submit(item.spec, item.trial)
+
+
+def result_of(item: ParleyItem) -> Any:
+    """The item's stored conversation, waited for (submitted now if it was not yet)."""
+    if item.future is None:
+        started = _started(item.config)
+        if started is None:
+            pytest.fail(item.config.stash[_START_ERROR], pytrace=False)
+        item.future = started.submit(item.spec, item.trial)
+    return item.future.result()
+
+
+def end_session(pytest_session: pytest.Session, exitstatus: int) -> None:
+    """End this process's batch: what was submitted finishes and is stored, unless pytest was
+    interrupted or stopped early (-x, --maxfail: then it is cancelled); a worker hands its batch
+    to the controller."""
+    config = pytest_session.config
+    session = config.stash.get(_SESSION, None)
+    if session is None or session.batch_id is None:
+        return
+    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or bool(pytest_session.shouldstop or pytest_session.shouldfail)
+    try:
+        result = session.close(cancel=stopped)
+    except Exception as exc:  # the store broke at the very end: said in the summary, never a traceback
+        import logging
+
+        logging.getLogger("parley.pytest").exception("closing the session's batch failed")
+        config.stash[_ENDED] = {"batch": session.batch_id, "db": str(session.db), "error": str(exc)}
+        return
+    ended: dict[str, Any] = {"batch": session.batch_id, "db": str(session.db)}
+    if result is not None and session.summary is not None:
+        from parley.core.reports import short_counts
+
+        ended.update(status=result.status, done=session.summary.done, planned=session.summary.planned, counts=short_counts(session.summary))
+    config.stash[_ENDED] = ended
+    if _is_worker(config):
+        workeroutput = getattr(config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[WORKER_KEY] = {**ended, "worker": config.workerinput.get("workerid", "?")}  # type: ignore[attr-defined]
+
+
+def worker_batch(node: Any) -> None:
+    """On the xdist controller: keep the batch a finished worker stored."""
+    ended = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+    if ended:
+        config = node.config
+        config.stash.setdefault(_WORKERS, []).append(ended)
+
+
+def _line(ended: dict[str, Any]) -> str:
+    if "error" in ended:
+        return f"parley: batch {ended['batch']} in {ended['db']}: could not be closed: {ended['error']}"
+    counts = ""
+    if "counts" in ended:
+        counts = f" ({ended['status']}): {ended['done']} of {ended['planned']} conversations stored: {ended['counts']}"
+    who = f"worker {ended['worker']}: " if "worker" in ended else ""
+    return f"parley: {who}batch {ended['batch']}{counts}, in {ended['db']}"
+
+
+def summary_lines(config: pytest.Config) -> list[str]:
+    """The batches this pytest run stored, for pytest's summary (none: nothing)."""
+    lines = []
+    if _START_ERROR in config.stash:
+        lines.append(config.stash[_START_ERROR])
+    if _ENDED in config.stash and not _is_worker(config):
+        ended = config.stash[_ENDED]
+        lines.append(_line(ended))
+        lines.append(
+            f"parley: `parley report {ended['batch'][:12]}` reports it; `parley compare latest~1 latest` compares it with the run before"
+        )
+    workers: list[dict[str, Any]] = config.stash[_WORKERS] if _WORKERS in config.stash else []
+    for ended in sorted(workers, key=lambda e: str(e.get("worker"))):
+        lines.append(_line(ended))
+    return lines
