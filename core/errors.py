@@ -30,6 +30,11 @@ class ProviderError(ParleyError):
         self.retryable = retryable
 
 
+class ContextLengthExceeded(ProviderError):
+    """The provider refused a prompt as longer than its model's context (a 400 that says so).
+    Retrying the same prompt cannot help: only a shorter one can."""
+
+
 class ProfileError(ParleyError):
     """A profile, playbook or scenario file is invalid; says where, as file:line:col: path: why."""
 

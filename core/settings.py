@@ -18,6 +18,8 @@ from parley.core.errors import SettingError
 
 DEFAULT_DB_PATH = Path("sessions") / "parley.db"
 DEFAULT_API_URL = "http://127.0.0.1:5000"
+MAX_CONTEXT_TOKENS = 100_000_000
+"""The largest context length a role may be given (well past any model's)."""
 
 
 class Settings(BaseSettings):
@@ -39,6 +41,15 @@ class Settings(BaseSettings):
     """PARLEY_MAX_TURNS (or MAX_TURNS): bot answers per conversation before it stops."""
     timeout_sec: float = Field(90.0, gt=0, allow_inf_nan=False, validation_alias=AliasChoices("PARLEY_TIMEOUT_SEC", "TIMEOUT_SEC"))
     """PARLEY_TIMEOUT_SEC (or TIMEOUT_SEC): wall-clock limit of each conversation, in seconds."""
+
+    bot_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
+    """PARLEY_BOT_CONTEXT: the bot model's context length in tokens (`--bot-context`); unset: what its
+    endpoint reported before launch, if it did, else 4096. Prompts parley builds for it are
+    condensed to fit."""
+    user_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
+    """PARLEY_USER_CONTEXT: the user simulator model's context length in tokens (`--user-context`)."""
+    judge_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
+    """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """PARLEY_LOG_LEVEL: how much goes to parley.log beside the database."""

@@ -6,7 +6,10 @@ mode every request is answered after N ms (the throughput benchmark uses 200 ms)
 is answered with OpenAI-style SSE chunks ending with a usage chunk and `[DONE]`. Every request is
 recorded, so tests can assert what was sent. `hold_requests()` makes every request wait, in
 flight, until `release_requests()`: a test sees N requests in flight at once by waiting for
-`held == N` (an event), not by hoping a delay is long enough on a busy machine.
+`held == N` (an event), not by hoping a delay is long enough on a busy machine. With
+`context_tokens` set, a prompt longer than that (counted at `chars_per_token` characters a
+token, as a real tokenizer might) is refused with the 400 llama-cpp-python's server sends,
+before the script is looked at.
 
 In a test (the server runs in a background thread with its own event loop):
 
@@ -127,6 +130,13 @@ class FakeOpenAIServer:
         # What GET /models lists: none by default (the fake serves any model name it is asked
         # for); a test of the check before launch lists some.
         self.listed_models: list[str] = []
+        # The context length GET /models reports for each listed model, as vLLM's max_model_len
+        # (None: not reported, as llama-cpp-python's server).
+        self.reported_context: int | None = None
+        # A model's context: prompts longer than this many tokens are refused (None: no limit).
+        self.context_tokens: int | None = None
+        self.chars_per_token = 4.0
+        self.refused_for_length = 0
         self.base_url: str = ""
         self._stopping = threading.Event()
         self._released = threading.Event()
@@ -172,6 +182,7 @@ class FakeOpenAIServer:
         self.script.clear()
         self.requests.clear()
         self.listed_models = []
+        self.reported_context = None
         self.default = TextReply("ok")
         self.fixed_delay_ms = 0
         self.stream_usage = "honour"
@@ -179,6 +190,20 @@ class FakeOpenAIServer:
         self.storm_status = 429
         self.storm_rng = random.Random(0)
         self.storm_hits = 0
+        self.context_tokens = None
+        self.chars_per_token = 4.0
+        self.refused_for_length = 0
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """The prompt's length as this server counts it: characters of every message's text and
+        tool calls, and of the tools offered, at `chars_per_token`, plus 4 a message."""
+        chars = 0
+        for message in body.get("messages", []):
+            content = message.get("content")
+            chars += len(content) if isinstance(content, str) else 0
+            chars += sum(len(json.dumps(call)) for call in message.get("tool_calls") or [])
+        chars += len(json.dumps(body.get("tools") or []))
+        return int(chars / self.chars_per_token) + 4 * len(body.get("messages", []))
 
     # the app
     def _next_step(self) -> Step:
@@ -235,7 +260,9 @@ class FakeOpenAIServer:
 
         @app.get("/v1/models")
         async def models() -> dict[str, Any]:
-            return {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "parley-tests"} for m in self.listed_models]}
+            reported = {} if self.reported_context is None else {"max_model_len": self.reported_context}
+            listed = [{"id": m, "object": "model", "owned_by": "parley-tests", **reported} for m in self.listed_models]
+            return {"object": "list", "data": listed}
 
         @app.post("/v1/chat/completions")
         async def chat(request: Request) -> Response:
@@ -254,6 +281,14 @@ class FakeOpenAIServer:
                 )
             if not self._released.is_set():
                 await self._wait_for_release()
+            if self.context_tokens is not None and (asked := self.prompt_tokens(body)) > self.context_tokens:
+                with self._lock:
+                    self.refused_for_length += 1
+                return _error(
+                    400,
+                    f"This model's maximum context length is {self.context_tokens} tokens. However, you requested {asked} tokens "
+                    f"({asked} in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+                )
             if self.storm_share and self._in_storm():
                 return _error(self.storm_status, "rate limited (storm)", {"Retry-After": self.storm_retry_after})
             step = self._next_step()

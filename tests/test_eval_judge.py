@@ -89,7 +89,7 @@ async def test_offline_judge_answers_the_same_every_time():
 # -- the prompt -----------------------------------------------------------------------------------
 
 
-def test_transcript_labels_roles_and_summarises_tool_calls():
+def test_transcript_numbers_turns_labels_roles_and_summarises_tool_calls():
     conv = make_conversation(["Done."])
     conv.messages[1:1] = [
         ChatMessage(
@@ -106,6 +106,7 @@ def test_transcript_labels_roles_and_summarises_tool_calls():
         record("cancel_order", "ORD-1005", ok=False, refused=True, result="REFUSED [409 too_old] Order ORD-1005 is past the limit.")
     ]
     assert format_transcript(conv) == (
+        "Turn 1:\n"
         "Customer: hello\n"
         '  [tool call cancel_order(order_id="ORD-1005") -> REFUSED [409 too_old] Order ORD-1005 is past the limit.]\n'
         "Assistant: Done."

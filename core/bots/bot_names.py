@@ -26,6 +26,7 @@ from parley.core.bots.api import Bot
 from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MAX_REPLY_BYTES, check_url
 from parley.core.errors import ConfigError
 from parley.core.models import OFFLINE, ChatModel, parse_model_name
+from parley.core.prompts import DEFAULT_CONTEXT_TOKENS
 
 BotKind = Literal["model", "prompt", "rasa", "taskyto", "http", "python"]
 CONNECTOR_SCHEMES: tuple[str, ...] = ("rasa", "taskyto", "http")
@@ -128,17 +129,24 @@ def parse_bot_spec(
     return BotSpec(name=name, kind="prompt", target=name, prompt=bot_prompt, **limits)
 
 
-def build_bot(spec: BotSpec, chat_model: Callable[[str], ChatModel], *, env: Mapping[str, str] | None = None) -> Bot:
-    """The bot `spec` names; `chat_model(name)` gives the model of a model or prompt bot."""
+def build_bot(
+    spec: BotSpec,
+    chat_model: Callable[[str], ChatModel],
+    *,
+    env: Mapping[str, str] | None = None,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+) -> Bot:
+    """The bot `spec` names; `chat_model(name)` gives the model of a model or prompt bot, whose
+    prompts are condensed to `context_tokens`."""
     if spec.kind == "model":
         from parley.core.bots.order_bot import OrderBot
 
-        return OrderBot(order_bot_model(spec.target, chat_model))
+        return OrderBot(order_bot_model(spec.target, chat_model), context_tokens=context_tokens)
     if spec.kind == "prompt":
         from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
 
         assert spec.prompt is not None
-        return PromptBot(chat_model(spec.target), PromptTemplate.read(spec.prompt))
+        return PromptBot(chat_model(spec.target), PromptTemplate.read(spec.prompt), context_tokens=context_tokens)
     if spec.kind == "python":
         from parley.core.bots.python_bot import PythonBot
 

@@ -4,18 +4,33 @@ The same loop drives the offline rule-based model and an LLM. Each turn: call th
 the system prompt, the transcript and the tools; run the tool calls it asks for (never raising,
 see parley.core.bots.order_tools); repeat until it answers in text, or say a fixed sentence once it has
 asked for tools `max_tool_rounds` times.
+
+An LLM's prompt is fitted to its context (`context_tokens`, less room for the answer and the
+tools' schemas): old tool results are shortened, repeats point back, and the middle of a long
+conversation is left out (parley.core.prompts), the turn being answered always whole.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
 from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER, ROUND_CAP_TEXT, build_system_prompt
-from parley.core.models import ChatModel
-from parley.core.records import ORDER_TOOL_SPECS, ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolCallRecord, Usage
+from parley.core.models import OFFLINE, ChatModel
+from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, estimate_messages, fit_messages, prompt_budget
+from parley.core.records import (
+    ORDER_TOOL_SPECS,
+    ChatMessage,
+    GenerateConfig,
+    ModelReply,
+    ToolCall,
+    ToolCallRecord,
+    ToolSpec,
+    Usage,
+)
 
 DEFAULT_MAX_TOOL_ROUNDS = 6
 _NOT_RUN = "ERROR [round_limit] Not run: too many tool rounds in one turn. Answer the customer now."
@@ -59,6 +74,7 @@ class OrderBot:
         *,
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         config: GenerateConfig | None = None,
+        context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:
         self.model = model
         self.name = model.name
@@ -66,6 +82,9 @@ class OrderBot:
         self.config = config
         self.fallback: str | None = getattr(model, "fallback", None)
         """The model's declared fallback sentence (the offline model's; an LLM declares none)."""
+        # The offline model has no context to fit, and reads the whole transcript to decide:
+        # condensing it would change its deterministic answers.
+        self.context_tokens: int | None = None if model.name == OFFLINE else context_tokens
         self._prompts: dict[tuple[Any, str], str] = {}
 
     def system_prompt(self, ctx: BotContext) -> str:
@@ -74,6 +93,16 @@ class OrderBot:
         if prompt is None:
             prompt = self._prompts[key] = build_system_prompt(ctx.today, ctx.customer_id)
         return prompt
+
+    async def fit(self, messages: list[ChatMessage], tools: Sequence[ToolSpec] | None) -> list[ChatMessage]:
+        """`messages` fitted to the model's context (see the module doc)."""
+        if self.context_tokens is None:
+            return messages
+        max_tokens = self.config.max_tokens if self.config is not None else None
+        budget = prompt_budget(self.context_tokens, max_tokens=max_tokens, tools=tools)
+        if estimate_messages(messages) <= budget:
+            return messages
+        return await asyncio.to_thread(fit_messages, messages, budget)  # some milliseconds of CPU: off the event loop
 
     async def respond(self, transcript: list[ChatMessage], ctx: BotContext) -> BotTurn:
         """Answer the last user message; appends this turn's messages to `transcript` as they happen."""
@@ -98,7 +127,7 @@ class OrderBot:
         rounds = 0
         system = ChatMessage(role="system", content=self.system_prompt(ctx))
         while True:
-            messages = [system, *transcript]
+            messages = await self.fit([system, *transcript], specs)
             rounds += 1
             reply: ModelReply | None = None
             marker = _MarkerFilter()

@@ -13,10 +13,14 @@ the batch runs (`check_prompt_variables`), never a raw `{...}` sent to a model.
 The bot ends the conversation (bot_stop) when its answer holds parley's end marker `[END]` or
 the word `end_call` anywhere (the scenario agent template's convention; the simulation service
 ends the call wherever the word appears); either is removed from the text shown.
+
+The prompt is fitted to the model's context (`context_tokens`, less room for the answer): the
+middle of a long conversation is left out, and the system prompt says so (parley.core.prompts).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import re
 import string
@@ -29,6 +33,7 @@ from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnC
 from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER
 from parley.core.errors import ConfigError
 from parley.core.models import ChatModel
+from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, estimate_messages, fit_messages, prompt_budget
 from parley.core.records import ChatMessage, GenerateConfig
 
 if TYPE_CHECKING:
@@ -112,11 +117,19 @@ class PromptBot:
 
     uses_world = False
 
-    def __init__(self, model: ChatModel, template: PromptTemplate, *, config: GenerateConfig | None = None) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        template: PromptTemplate,
+        *,
+        config: GenerateConfig | None = None,
+        context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    ) -> None:
         self.model = model
         self.template = template
         self.name = model.name
         self.config = config
+        self.context_tokens = context_tokens
 
     def system_prompt(self, ctx: BotContext) -> str:
         return self.template.render(ctx.variables)
@@ -128,7 +141,12 @@ class PromptBot:
         # No tools: an injected tool exchange (a playbook's inject_tool) is left out, its
         # assistant text kept.
         visible = [ChatMessage(role=m.role, content=m.content) for m in transcript if m.role in ("user", "assistant") and m.content]
-        reply = await self.model.generate([system, *visible], None, self.config)
+        max_tokens = self.config.max_tokens if self.config is not None else None
+        messages = [system, *visible]
+        budget = prompt_budget(self.context_tokens, max_tokens=max_tokens)
+        if estimate_messages(messages) > budget:
+            messages = await asyncio.to_thread(fit_messages, messages, budget)  # some milliseconds of CPU: off the event loop
+        reply = await self.model.generate(messages, None, self.config)
         ctx.usage = ctx.usage + reply.usage
         text, ends = strip_end(reply.text or "")
         if not text.strip() and not ends:

@@ -107,6 +107,7 @@ async def prepare_rerun(
         batch_models.check_keys(specs)
     batch_models.check_budget(options.budget_usd, specs)
     preflight = None if dry_run else await batch_models.preflight(specs)
+    options = batch_models.with_reported_context(options)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(pairs), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
@@ -202,6 +203,7 @@ async def _replay(
         batch_models.check_keys(plan.specs)
     batch_models.check_budget(options.budget_usd, plan.specs)
     preflight = None if dry_run else await batch_models.preflight(plan.specs)
+    options = batch_models.with_reported_context(options)
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(planned), parent_id=parent.id)
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)

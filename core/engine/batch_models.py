@@ -16,6 +16,9 @@ simulator per conversation, and the judge:
   `bot_spec` says which, and whether it uses parley's World; a bot built elsewhere (a callable
   handed to the Python API) may be given whole. A Python bot's module is imported by
   `check_keys`, once, before anything runs.
+- each LLM role gets its context length (`context_tokens`: the role's option, else what its
+  endpoint reported before launch, else the default), to which the prompts parley builds for
+  it are condensed (parley.core.prompts).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from parley.core.engine.reachability import PreflightReport, Target, run_preflig
 from parley.core.errors import ParleyError
 from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
 from parley.core.models import OFFLINE, ChatModel, RetryEvent, get_model, parse_model_name, rate_limit_deadline
+from parley.core.prompts import context_tokens
 from parley.core.records import (
+    BatchOptions,
     ChatMessage,
     CheckResult,
     Conversation,
@@ -170,6 +175,8 @@ class BatchModels:
         self._on_success: Any = None
         self.retries = 0
         self.rate_limited = 0
+        self.reported_context: dict[str, int] = {}
+        """Role -> the context length its endpoint reported at the check before launch (`preflight`)."""
 
     # -- wiring to the adaptive limit ----------------------------------------------------------
 
@@ -207,6 +214,11 @@ class BatchModels:
             self._models[key] = model
         return model
 
+    def context_tokens(self, role: str) -> int:
+        """The context length `role`'s prompts are fitted to (see the module doc)."""
+        explicit = {"bot": self.names.bot_context, "user": self.names.user_context, "judge": self.names.judge_context}.get(role)
+        return context_tokens(explicit, self.reported_context.get(role) or self.names.endpoint_context.get(role))
+
     def user_model_name(self, spec: ConversationSpec) -> str:
         name = self.names.user
         return spec.llm.qualified_model if name == PROFILE_MODEL else name
@@ -214,7 +226,9 @@ class BatchModels:
     def bot(self) -> Bot:
         """The bot under test, built once: the order bot, a prompt bot or a connector."""
         if self._bot is None:
-            self._bot = build_bot(self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env)
+            self._bot = build_bot(
+                self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env, context_tokens=self.context_tokens("bot")
+            )
         return self._bot
 
     def user(self, spec: ConversationSpec) -> UserSimulator:
@@ -227,12 +241,14 @@ class BatchModels:
             return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
         from parley.core.users import LLMUser
 
-        return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback)
+        return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback, context_tokens=self.context_tokens("user"))
 
     def judge(self) -> Judge:
         if self._judge is None:
             name = self.names.judge
-            inner: Judge = OfflineJudge() if name == OFFLINE else LLMJudge(self.chat_model(name, "judge"))
+            inner: Judge = (
+                OfflineJudge() if name == OFFLINE else LLMJudge(self.chat_model(name, "judge"), context_tokens=self.context_tokens("judge"))
+            )
             self._judge = BoundedJudge(inner, self.judge_timeout_s)
         return self._judge
 
@@ -340,7 +356,22 @@ class BatchModels:
         CredentialsRefused (one line: the role, the URL, the key's variable, the status) when an
         endpoint the batch will call does not answer or refuses its key; else what each endpoint
         said (the models it lists, the context length it reports) and the warnings to show."""
-        return await run_preflight(self.reachability_targets(specs))
+        report = await run_preflight(self.reachability_targets(specs))
+        self.reported_context = {role: n for role, n in report.context_lengths().items() if n is not None}
+        # a bot or judge built before the check (loading may build them) is built again on its
+        # model's reported context; a connector is not refitted (parley builds no prompt for it)
+        if "bot" in self.reported_context and self.bot_spec.kind in ("model", "prompt"):
+            self._bot = None
+        if "judge" in self.reported_context:
+            self._judge = None
+        return report
+
+    def with_reported_context(self, options: BatchOptions) -> BatchOptions:
+        """`options` with the context lengths the check before launch found kept in its models
+        (`RoleModels.endpoint_context`), for its report and a resume. They replace what a parent
+        batch found: a re-run's roles may be other models."""
+        found = dict(self.reported_context)
+        return options.model_copy(update={"models": options.models.model_copy(update={"endpoint_context": found})})
 
     # -- cache statistics ----------------------------------------------------------------------
 

@@ -228,7 +228,8 @@ async def _checked_and_stored(
             f"at most {max_planned:,} may be planned at once: split it into smaller batches"
         )
     preflight = None if dry_run else await models.preflight(specs)
-    record = record.model_copy(update={"status": "pending", "planned": planned})
+    options = models.with_reported_context(options)
+    record = record.model_copy(update={"status": "pending", "planned": planned, "options": options})
     if not dry_run:
         await asyncio.to_thread(store.create_batch, record)
     return PreparedBatch(

@@ -213,6 +213,9 @@ def _context_length(entry: Mapping[str, Any]) -> int | None:
         value = entry.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
+    top = entry.get("top_provider")  # OpenRouter may say it only per provider
+    if isinstance(top, Mapping):
+        return _context_length({k: v for k, v in top.items() if k != "top_provider"})
     return None
 
 

@@ -12,7 +12,9 @@ the comparison) is a field of this record, under one name each:
   each under its own name; *errors* are the runs that broke on the simulator's or parley's side;
 - *broken* are the conversations whose run broke, whoever broke it (bot errors + errors): the
   batch simulation service's `failed_scenarios`, in that one meaning everywhere;
-- a *judge error* is a conversation whose judge failed (no score), whatever its outcome.
+- a *judge error* is a conversation whose judge failed (no score), whatever its outcome;
+- *judge prompts* are the conversations an LLM judge was asked about: of them, how many were
+  *condensed* to fit the judge's context, and how many were *too long* even condensed.
 
 The rows are `SummaryRow`s: what the store reads (parley.core.store.outcome_rows gives them, with
 more), or what an exported file holds (one JSON object, NDJSON line or CSV row per conversation:
@@ -143,6 +145,8 @@ class CountedRow(Protocol):
     def stop_reason(self) -> str | None: ...
     @property
     def judge_error(self) -> bool: ...
+    @property
+    def judge_prompt_fit(self) -> str | None: ...
 
 
 class _Spec:
@@ -189,6 +193,13 @@ class BatchSummary(BaseModel):
     """Runs that did not break but a check could not be decided."""
     judge_errors: int
     """Runs whose judge failed (no score), whatever their outcome (runs that broke left out)."""
+    judge_prompts: int = 0
+    """Conversations an LLM judge was asked about (its prompt fitted to its context)."""
+    judge_prompts_condensed: int = 0
+    """Of `judge_prompts`, those whose transcript was condensed to fit the judge's context and sent."""
+    judge_prompts_too_long: int = 0
+    """Of `judge_prompts`, those that did not fit the judge's context even condensed, or that its
+    endpoint refused as too long: judge errors, never scores."""
     unevaluated: int
     pass_rate: float | None
     pass_rate_interval: Interval | None = None
@@ -272,6 +283,7 @@ class BatchSummary(BaseModel):
         durations: list[float] = []
         costs: list[float] = []
         judge_errors = cost_unknown = max_trial = 0
+        fits: Counter[str] = Counter()
         for row in rows:
             o = row.outcome
             outcomes[o] += 1
@@ -284,6 +296,8 @@ class BatchSummary(BaseModel):
             else:
                 costs.append(row.cost_usd)
             judge_errors += row.judge_error and row.stop_reason not in BROKEN_STOPS
+            if row.judge_prompt_fit is not None:
+                fits[row.judge_prompt_fit] += 1
             max_trial = max(max_trial, row.trial)
             spec = specs.get(row.spec_id)
             if spec is None:
@@ -322,6 +336,9 @@ class BatchSummary(BaseModel):
             broken=bot_errors + errors,
             evaluation_errors=counts["evaluation_error"],
             judge_errors=judge_errors,
+            judge_prompts=sum(fits.values()),
+            judge_prompts_condensed=fits["condensed"],
+            judge_prompts_too_long=fits["too_long"],
             unevaluated=counts[UNEVALUATED],
             pass_rate=passed / judged if judged else None,
             pass_rate_interval=wilson_interval(passed, judged),

@@ -5,19 +5,27 @@ reply with parley.core.evaluation.criteria. A reply that leaves some criterion w
 decision gets one reminder saying what is missing; what is still missing after it has no
 decision (its check is a judge error), and a model that fails is a judge error for every
 criterion: a failure is never turned into "not met". An LLM judge (parley.core.evaluation.judge)
-offers one as its `criteria_judge`, over the same model; the offline judge has none, so offline
-the criteria are not run.
+offers one as its `criteria_judge`, over the same model and context; the offline judge has none,
+so offline the criteria are not run.
+
+The prompt is fitted to the model's context (`context_tokens`, less room for the answer), the
+reminder's exchange included: a conversation that does not fit even condensed, or that the
+endpoint refuses as too long, is a judge error on every criterion saying so ("the conversation
+does not fit the judge's N-token context"), never sent in vain or retried.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from parley.core.errors import ParleyError
+from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, CriterionAnswer, parse_criteria_reply
-from parley.core.evaluation.criteria_prompt import REMINDER, criteria_messages
+from parley.core.evaluation.criteria_prompt import REMINDER, fit_criteria_prompt
 from parley.core.models import ChatModel
+from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_budget
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, Usage
 
 __all__ = ["CriteriaJudge", "LLMCriteriaJudge"]
@@ -40,25 +48,54 @@ class CriteriaJudge(Protocol):
 class LLMCriteriaJudge:
     """Criteria decided by a chat model (see the module doc)."""
 
-    def __init__(self, model: ChatModel, *, config: GenerateConfig | None = GenerateConfig(temperature=0.0)) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        config: GenerateConfig | None = GenerateConfig(temperature=0.0),
+        context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    ) -> None:
         self.model = model
         self.config = config
         self.name = model.name
+        self.context_tokens = context_tokens
+
+    def _too_long(self, why: str) -> str:
+        return f"the conversation does not fit the judge's {self.context_tokens}-token context ({why})"
 
     async def judge_criteria(self, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> CriteriaJudgement:
-        messages = criteria_messages(conversation, spec, criteria)
+        max_tokens = self.config.max_tokens if self.config is not None else None
+        budget = prompt_budget(self.context_tokens, max_tokens=max_tokens)
+        tail: list[ChatMessage] = []
         numbers = [c.number for c in criteria]
         usage = Usage()
         answers: dict[int, CriterionAnswer] = {}
         judgement = CriteriaJudgement(judge=self.name)
         for attempt in range(2):  # the first try and one reminder
-            try:
-                reply = await self.model.generate(messages, None, self.config)
-            except ParleyError as err:  # ProviderError after retries, ConfigError (no key)
+            # condensing a long transcript is some milliseconds of CPU: off the event loop
+            messages, fitted = await asyncio.to_thread(
+                functools.partial(fit_criteria_prompt, budget=budget, tail=tail), conversation, spec, criteria
+            )
+            too_long = None
+            if not fitted.fits:
+                too_long = self._too_long(
+                    f"about {fitted.tokens_after} tokens even condensed, {max_tokens or ANSWER_TOKENS} kept for the answer"
+                )
+            else:
+                try:
+                    reply = await self.model.generate(messages, None, self.config)
+                except ContextLengthExceeded:
+                    too_long = self._too_long("the endpoint refused the prompt as too long")
+                except ParleyError as err:  # ProviderError after retries, ConfigError (no key)
+                    if attempt == 0:
+                        return CriteriaJudgement(judge=self.name, error=f"the judge model failed: {err}", usage=usage)
+                    why = f"the judge model failed on the reminder: {err}"
+                    missing = {n: why for n in numbers if n not in judgement.answers}
+                    return judgement.model_copy(update={"unanswered": missing, "usage": usage})
+            if too_long is not None:
                 if attempt == 0:
-                    return CriteriaJudgement(judge=self.name, error=f"the judge model failed: {err}", usage=usage)
-                why = f"the judge model failed on the reminder: {err}"
-                missing = {n: why for n in numbers if n not in judgement.answers}
+                    return CriteriaJudgement(judge=self.name, error=too_long, usage=usage)
+                missing = {n: too_long for n in numbers if n not in judgement.answers}
                 return judgement.model_copy(update={"unanswered": missing, "usage": usage})
             usage = usage + reply.usage
             parsed = parse_criteria_reply(reply.text, len(criteria))
@@ -73,8 +110,7 @@ class LLMCriteriaJudge:
                 )
             problems = "; ".join(dict.fromkeys(missing_now.values()))
             text = reply.text or ""
-            messages = [
-                *messages,
+            tail = [
                 ChatMessage(
                     role="assistant", content=text if len(text) <= _MAX_ECHOED_REPLY_CHARS else text[:_MAX_ECHOED_REPLY_CHARS] + "…"
                 ),

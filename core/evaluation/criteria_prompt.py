@@ -7,10 +7,11 @@ conversation touched; and the criteria, numbered. It answers with one JSON objec
 criterion with the turns it rests on, a short quote and one sentence of reasoning
 (parley.core.evaluation.criteria reads it).
 
-`criteria_messages` is the one place the prompt is built, so a transcript condenser that keeps
-turn numbers (long tool results shortened, the middle omitted) can be put between the
-conversation and `render_transcript` without touching anything else. Until then each message is
-clipped at `MAX_MESSAGE_CHARS` and each tool result at `MAX_TOOL_RESULT_CHARS`.
+`fit_criteria_prompt` is the one place the prompt is built. Given a budget (the judge model's
+context less room for the answer), it condenses the transcript with parley.core.prompts (long
+tool results shortened, repeats pointing back, the middle omitted), says so in the prompt and
+keeps every turn's number, so the evidence still names real turns. Each message is clipped at
+`MAX_MESSAGE_CHARS` and each tool result at `MAX_TOOL_RESULT_CHARS` in any case.
 """
 
 from __future__ import annotations
@@ -21,11 +22,19 @@ from collections.abc import Sequence
 from parley.core.evaluation.checks import changed_orders
 from parley.core.evaluation.claims import sees_actions
 from parley.core.evaluation.criteria import Criterion
-from parley.core.evaluation.transcript_turns import transcript_turns
+from parley.core.prompts import Condensed, condense, estimate_messages, split_turns
 from parley.core.reading import extract_order_ids
 from parley.core.records import ChatMessage, Conversation, ConversationSpec
 
-__all__ = ["MAX_MESSAGE_CHARS", "MAX_TOOL_RESULT_CHARS", "REMINDER", "criteria_messages", "orders_touched", "render_transcript"]
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "MAX_TOOL_RESULT_CHARS",
+    "REMINDER",
+    "criteria_messages",
+    "fit_criteria_prompt",
+    "orders_touched",
+    "render_transcript",
+]
 
 MAX_MESSAGE_CHARS = 4000
 MAX_TOOL_RESULT_CHARS = 2000
@@ -82,26 +91,42 @@ def _injected(conversation: Conversation) -> set[int]:
     return {p for p in raw if isinstance(p, int)} if isinstance(raw, list) else set()
 
 
-def render_transcript(conversation: Conversation) -> str:
+def render_transcript(conversation: Conversation, fitted: Condensed | None = None) -> str:
     """The transcript as the criteria judge reads it: a `Turn N:` line opening each turn, then
     `Customer:` and `Assistant:` lines, each tool call with its arguments and how it went on its
-    own line under the message that made it."""
+    own line under the message that made it. `fitted`: the turns as condensed (a tool result
+    shortened or pointing back is shown so; the turns left out as one line); None: whole."""
     records = {r.call_id: r for r in conversation.tool_calls}
     results = {m.tool_call_id: m.content or "" for m in conversation.messages if m.role == "tool" and m.tool_call_id}
-    injected = _injected(conversation)
+    # the condenser copies only the tool results it changes: messages are the conversation's own
+    injected = {id(conversation.messages[p]) for p in _injected(conversation) if 0 <= p < len(conversation.messages)}
+    if fitted is None:
+        head, turns = split_turns([m for m in conversation.messages if m.role != "system"])
+        fitted = Condensed(head=head, turns=turns, budget=0)
     lines: list[str] = []
-    for turn in transcript_turns(conversation.messages):
+    gap_shown = fitted.omitted is None
+    for turn in fitted.turns:
+        if not gap_shown and fitted.omitted is not None and turn.number > fitted.omitted[1]:
+            first, last = fitted.omitted
+            lines.append(f"(turn {first} omitted)" if first == last else f"(turns {first}-{last} omitted)")
+            gap_shown = True
         lines.append(f"Turn {turn.number}:")
-        for position, message in turn.messages:
+        condensed = {
+            m.tool_call_id: m.content or ""
+            for m in turn.messages
+            if m.role == "tool" and m.tool_call_id and (m.content or "") != results.get(m.tool_call_id)
+        }
+        for message in turn.messages:
             if message.role == "user":
                 lines.append(f"Customer: {_clip(message.content or '', MAX_MESSAGE_CHARS)}")
             elif message.role == "assistant":
-                who = "Assistant (injected by the test)" if position in injected else "Assistant"
+                who = "Assistant (injected by the test)" if id(message) in injected else "Assistant"
                 if message.content:
                     lines.append(f"{who}: {_clip(message.content, MAX_MESSAGE_CHARS)}")
                 for call in message.tool_calls:
                     record = records.get(call.id)
-                    result = _clip(record.result if record is not None else results.get(call.id, ""), MAX_TOOL_RESULT_CHARS)
+                    full = record.result if record is not None else results.get(call.id, "")
+                    result = _clip(condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS)
                     if record is None:
                         how = f"result: {result}" if result else "no result recorded"
                     elif record.ok:
@@ -151,18 +176,49 @@ def _final_state(conversation: Conversation) -> str:
 
 
 def criteria_messages(conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> list[ChatMessage]:
-    """The system and user messages that ask a judge to decide `criteria` on `conversation`."""
+    """The system and user messages that ask a judge to decide `criteria` on `conversation`,
+    the transcript whole."""
+    return fit_criteria_prompt(conversation, spec, criteria)[0]
+
+
+def fit_criteria_prompt(
+    conversation: Conversation,
+    spec: ConversationSpec,
+    criteria: Sequence[Criterion],
+    *,
+    budget: int | None = None,
+    tail: Sequence[ChatMessage] = (),
+) -> tuple[list[ChatMessage], Condensed]:
+    """The messages that ask a judge to decide `criteria` (followed by `tail`, a reminder's
+    exchange), the transcript condensed until they take at most `budget` tokens (None: no
+    limit), and what the condensing did (`fits` False: not even condensed)."""
     about = []
     if conversation.final_state is not None:
         about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
     about.append(f"Signed-in customer: {conversation.customer_id}.")
-    parts = [" ".join(about)]
+    before = [" ".join(about)]
     if spec.goals:
-        parts.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
-    parts.append("Transcript (numbered by turn: turn N starts at the customer's N-th message):\n" + render_transcript(conversation))
+        before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
     ended = f"The conversation ended: {conversation.stop_reason}"
-    parts.append(ended + (f" ({conversation.error})." if conversation.error else "."))
-    parts.append(_final_state(conversation))
-    parts.append("Criteria:\n" + "\n".join(f"{c.number}. {c.text}" for c in criteria))
-    parts.append("Now give your decision on every criterion as the JSON object.")
-    return [ChatMessage(role="system", content=SYSTEM), ChatMessage(role="user", content="\n\n".join(parts))]
+    after = [
+        ended + (f" ({conversation.error})." if conversation.error else "."),
+        _final_state(conversation),
+        "Criteria:\n" + "\n".join(f"{c.number}. {c.text}" for c in criteria),
+        "Now give your decision on every criterion as the JSON object.",
+    ]
+    system = ChatMessage(role="system", content=SYSTEM)
+
+    def build(fitted: Condensed) -> list[ChatMessage]:
+        transcript = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
+        if fitted.note:
+            transcript += fitted.note + "\n"
+        transcript += render_transcript(conversation, fitted)
+        return [system, ChatMessage(role="user", content="\n\n".join([*before, transcript, *after])), *tail]
+
+    fitted = condense(
+        [m for m in conversation.messages if m.role != "system"],
+        budget if budget is not None else 2**62,
+        measure=lambda candidate: estimate_messages(build(candidate)),
+        answering=False,  # every turn is history to a judge
+    )
+    return build(fitted), fitted

@@ -6,20 +6,39 @@ scenario file's evaluator prompt (`spec.extra["evaluator_prompt"]`), else the ru
 built with, else `DEFAULT_RUBRIC` (the five criteria of the 003 evaluator). A judge that fails
 (the provider, or a reply that cannot be read even after one reminder) returns
 `JudgeResult(error=...)` with no score: a failure is never turned into a score.
+
+The transcript is numbered by turn (turn N starts at the customer's N-th message). An LLM judge's
+prompt is fitted to its model's context (`context_tokens`, less room for the answer) by
+parley.core.prompts.condenser, which says in the prompt what it condensed and keeps every turn's
+number; a conversation that does not fit even condensed, or that the endpoint refuses as too
+long, is a judge error saying so (`prompt_fit` "too_long"), never sent in vain or retried.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
-from parley.core.errors import ParleyError
+from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
 from parley.core.models import ChatModel
-from parley.core.records import ChatMessage, CheckResult, Conversation, ConversationSpec, GenerateConfig, JudgeResult, Usage
+from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget, split_turns
+from parley.core.records import (
+    ChatMessage,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    GenerateConfig,
+    JudgePromptFit,
+    JudgeResult,
+    ToolCallRecord,
+    Usage,
+)
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -28,6 +47,7 @@ __all__ = [
     "LLMJudge",
     "OfflineJudge",
     "choose_rubric",
+    "fit_judge_prompt",
     "format_transcript",
     "judge_messages",
     "offline_judgement",
@@ -67,7 +87,7 @@ _REMINDER = (
     'Your reply could not be read ({why}). Answer again with only the JSON object {{"score": 1|2|3, "comment": "..."}} and nothing else.'
 )
 _MAX_MESSAGE_CHARS = 4000
-_MAX_TOOL_RESULT_CHARS = 240
+_MAX_ECHOED_REPLY_CHARS = 600  # an unreadable reply shown back with the reminder: its start is enough
 
 
 @runtime_checkable
@@ -163,27 +183,114 @@ def _arguments(raw: str) -> str:
     return raw
 
 
-def format_transcript(conversation: Conversation) -> str:
-    """The conversation as a judge reads it: `Customer:` and `Assistant:` lines, each tool
-    call summarised on its own line under the assistant message that made it."""
+def _tool_lines(records: Mapping[str, ToolCallRecord], turn_messages: Sequence[ChatMessage], message: ChatMessage) -> list[str]:
+    """One line per tool call of `message`: the call, and the result as the turn holds it
+    (shortened, or pointing back to an earlier turn, when the transcript was condensed)."""
+    results = {m.tool_call_id: m.content for m in turn_messages if m.role == "tool" and m.tool_call_id}
+    lines = []
+    for call in message.tool_calls:
+        record = records.get(call.id)
+        result = results.get(call.id)
+        if result is None and record is not None:
+            result = record.result
+        if result is None:
+            outcome = "no result recorded"
+        elif record is not None and record.ok:
+            outcome = "ok: " + result
+        else:
+            outcome = result
+        lines.append(f"  [tool call {call.name}({_arguments(call.arguments)}) -> {outcome}]")
+    return lines
+
+
+def _render_transcript(conversation: Conversation, fitted: Condensed) -> str:
     records = {r.call_id: r for r in conversation.tool_calls}
     lines: list[str] = []
-    for message in conversation.messages:
-        if message.role == "user" and message.content:
-            lines.append(f"Customer: {_clip(message.content, _MAX_MESSAGE_CHARS)}")
-        elif message.role == "assistant":
-            if message.content:
-                lines.append(f"Assistant: {_clip(message.content, _MAX_MESSAGE_CHARS)}")
-            for call in message.tool_calls:
-                record = records.get(call.id)
-                if record is None:
-                    outcome = "no result recorded"
-                elif record.ok:
-                    outcome = "ok: " + _clip(record.result, _MAX_TOOL_RESULT_CHARS)
-                else:
-                    outcome = _clip(record.result, _MAX_TOOL_RESULT_CHARS)
-                lines.append(f"  [tool call {call.name}({_arguments(call.arguments)}) -> {outcome}]")
+    gap_shown = fitted.omitted is None
+    for turn in fitted.turns:
+        if not gap_shown and fitted.omitted is not None and turn.number > fitted.omitted[1]:
+            first, last = fitted.omitted
+            lines.append(f"(turn {first} omitted)" if first == last else f"(turns {first}-{last} omitted)")
+            gap_shown = True
+        lines.append(f"Turn {turn.number}:")
+        for message in turn.messages:
+            if message.role == "user" and message.content:
+                lines.append(f"Customer: {_clip(message.content, _MAX_MESSAGE_CHARS)}")
+            elif message.role == "assistant":
+                if message.content:
+                    lines.append(f"Assistant: {_clip(message.content, _MAX_MESSAGE_CHARS)}")
+                lines += _tool_lines(records, turn.messages, message)
     return "\n".join(lines) if lines else "(no messages)"
+
+
+def format_transcript(conversation: Conversation) -> str:
+    """The conversation as a judge reads it, whole: a `Turn N:` line opening each turn, then
+    `Customer:` and `Assistant:` lines, each tool call and its result on its own line under the
+    assistant message that made it."""
+    head, turns = split_turns(conversation.messages)
+    return _render_transcript(conversation, Condensed(head=head, turns=turns, budget=0))
+
+
+def fit_judge_prompt(
+    conversation: Conversation,
+    spec: ConversationSpec,
+    checks: Sequence[CheckResult],
+    *,
+    rubric: str | None = None,
+    show_checks: bool = True,
+    budget: int | None = None,
+    tail: Sequence[ChatMessage] = (),
+) -> tuple[list[ChatMessage], Condensed]:
+    """The messages a model judge is sent (followed by `tail`, a reminder's exchange), with
+    the transcript condensed until they take at most `budget` tokens (None: no limit), and what
+    the condensing did (`fits` False: not even condensed)."""
+    text, source = choose_rubric(spec, rubric)
+    if source == "default":
+        rubric_part = text
+    elif source == "scenario":
+        rubric_part = text  # the scenario's evaluator prompt carries its own scale
+    else:
+        rubric_part = f"Rubric:\n{text}\n\n{_RUBRIC_SCALE}"
+    system = ChatMessage(
+        role="system",
+        content=(
+            "You evaluate a conversation between a customer-service chatbot (the Assistant) and a "
+            "customer (the Customer, played by a simulator). Judge only the Assistant.\n\n"
+            f"{rubric_part}\n\n{_ANSWER_FORMAT}"
+        ),
+    )
+    about = []
+    if conversation.final_state is not None:
+        about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
+    about.append(f"Signed-in customer: {conversation.customer_id}.")
+    before = [" ".join(about)]
+    if spec.goals:
+        before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
+    ended = f"The conversation ended: {conversation.stop_reason}"
+    after = [ended + (f" ({conversation.error})." if conversation.error else ".")]
+    shown = [c for c in checks if c.outcome in ("pass", "fail")]
+    if show_checks and shown:
+        after.append(
+            "Automatic checks (already verified against the order database and the transcript):\n"
+            + "\n".join(f"- {c.outcome.upper()} {c.name}: {c.reason}" for c in shown)
+        )
+    after.append("Now give your evaluation as the JSON object.")
+
+    def build(fitted: Condensed) -> list[ChatMessage]:
+        transcript = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
+        if fitted.note:
+            transcript += fitted.note + "\n"
+        transcript += _render_transcript(conversation, fitted)
+        user = ChatMessage(role="user", content="\n\n".join([*before, transcript, *after]))
+        return [system, user, *tail]
+
+    fitted = condense(
+        conversation.messages,
+        budget if budget is not None else 2**62,
+        measure=lambda candidate: estimate_messages(build(candidate)),
+        answering=False,  # every turn is history to a judge: the last one's results may be shortened too
+    )
+    return build(fitted), fitted
 
 
 def judge_messages(
@@ -194,38 +301,8 @@ def judge_messages(
     rubric: str | None = None,
     show_checks: bool = True,
 ) -> list[ChatMessage]:
-    """The system and user messages a model judge is sent."""
-    text, source = choose_rubric(spec, rubric)
-    if source == "default":
-        rubric_part = text
-    elif source == "scenario":
-        rubric_part = text  # the scenario's evaluator prompt carries its own scale
-    else:
-        rubric_part = f"Rubric:\n{text}\n\n{_RUBRIC_SCALE}"
-    system = (
-        "You evaluate a conversation between a customer-service chatbot (the Assistant) and a "
-        "customer (the Customer, played by a simulator). Judge only the Assistant.\n\n"
-        f"{rubric_part}\n\n{_ANSWER_FORMAT}"
-    )
-    parts: list[str] = []
-    about = []
-    if conversation.final_state is not None:
-        about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
-    about.append(f"Signed-in customer: {conversation.customer_id}.")
-    parts.append(" ".join(about))
-    if spec.goals:
-        parts.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
-    parts.append("Transcript:\n" + format_transcript(conversation))
-    ended = f"The conversation ended: {conversation.stop_reason}"
-    parts.append(ended + (f" ({conversation.error})." if conversation.error else "."))
-    shown = [c for c in checks if c.outcome in ("pass", "fail")]
-    if show_checks and shown:
-        parts.append(
-            "Automatic checks (already verified against the order database and the transcript):\n"
-            + "\n".join(f"- {c.outcome.upper()} {c.name}: {c.reason}" for c in shown)
-        )
-    parts.append("Now give your evaluation as the JSON object.")
-    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(parts))]
+    """The system and user messages a model judge is sent, the transcript whole."""
+    return fit_judge_prompt(conversation, spec, checks, rubric=rubric, show_checks=show_checks)[0]
 
 
 # -- model judge ----------------------------------------------------------------------------
@@ -234,7 +311,8 @@ def judge_messages(
 class LLMJudge:
     """A judge over any ChatModel. JSON is asked for in the prompt (the model layer has no
     `response_format` option); the reply is parsed leniently, and an unreadable reply is
-    retried once with a reminder before the judge gives up with an error."""
+    retried once with a reminder before the judge gives up with an error. The prompt is fitted
+    to `context_tokens` (see the module doc)."""
 
     def __init__(
         self,
@@ -243,11 +321,13 @@ class LLMJudge:
         *,
         config: GenerateConfig | None = GenerateConfig(temperature=0.0),
         show_checks: bool = True,
+        context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:
         self.model = model
         self.rubric = rubric
         self.config = config
         self.show_checks = show_checks
+        self.context_tokens = context_tokens
 
     @property
     def name(self) -> str:
@@ -255,28 +335,54 @@ class LLMJudge:
 
     @property
     def criteria_judge(self) -> LLMCriteriaJudge:
-        """The criteria in words, decided by the same model in a call of their own."""
-        return LLMCriteriaJudge(self.model, config=self.config)
+        """The criteria in words, decided by the same model in a call of their own, its prompt
+        fitted to the same context."""
+        return LLMCriteriaJudge(self.model, config=self.config, context_tokens=self.context_tokens)
+
+    def _too_long(self, why: str, usage: Usage) -> JudgeResult:
+        return JudgeResult(
+            judge=self.name,
+            error=f"the conversation does not fit the judge's {self.context_tokens}-token context ({why})",
+            usage=usage,
+            prompt_fit="too_long",
+        )
 
     async def judge(self, conversation: Conversation, spec: ConversationSpec, checks: Sequence[CheckResult]) -> JudgeResult:
-        messages = judge_messages(conversation, spec, checks, rubric=self.rubric, show_checks=self.show_checks)
+        max_tokens = self.config.max_tokens if self.config is not None else None
+        budget = prompt_budget(self.context_tokens, max_tokens=max_tokens)
+        tail: list[ChatMessage] = []
         usage = Usage()
+        fit: JudgePromptFit = "whole"
         problem = ""
         for _ in range(2):  # the first try and one reminder
+            # condensing a long transcript is some milliseconds of CPU: off the event loop
+            messages, fitted = await asyncio.to_thread(
+                functools.partial(fit_judge_prompt, rubric=self.rubric, show_checks=self.show_checks, budget=budget, tail=tail),
+                conversation,
+                spec,
+                checks,
+            )
+            if fitted.condensed:
+                fit = "condensed"
+            if not fitted.fits:
+                return self._too_long(
+                    f"about {fitted.tokens_after} tokens even condensed, {max_tokens or ANSWER_TOKENS} kept for the answer", usage
+                )
             try:
                 reply = await self.model.generate(messages, None, self.config)
+            except ContextLengthExceeded:
+                return self._too_long("the endpoint refused the prompt as too long", usage)
             except ParleyError as err:  # ProviderError after retries, ConfigError (no key)
-                return JudgeResult(judge=self.name, error=f"the judge model failed: {err}", usage=usage)
+                return JudgeResult(judge=self.name, error=f"the judge model failed: {err}", usage=usage, prompt_fit=fit)
             usage = usage + reply.usage
             try:
                 parsed = parse_judge_reply(reply.text)
             except JudgeParseError as err:
                 problem = str(err)
-                messages = [
-                    *messages,
-                    ChatMessage(role="assistant", content=reply.text or ""),
+                tail = [
+                    ChatMessage(role="assistant", content=_clip(reply.text or "", _MAX_ECHOED_REPLY_CHARS)),
                     ChatMessage(role="user", content=_REMINDER.format(why=problem)),
                 ]
                 continue
-            return JudgeResult(judge=self.name, score=parsed.score, comment=parsed.comment, usage=usage)
-        return JudgeResult(judge=self.name, error=f"unreadable reply after a reminder: {problem}", usage=usage)
+            return JudgeResult(judge=self.name, score=parsed.score, comment=parsed.comment, usage=usage, prompt_fit=fit)
+        return JudgeResult(judge=self.name, error=f"unreadable reply after a reminder: {problem}", usage=usage, prompt_fit=fit)

@@ -18,7 +18,8 @@ The outcome (see parley.core.records.verdict.Outcome), the first rule that appli
 A conversation cut short (timeout or a broken run) keeps only the checks its transcript already
 decided; the others are not_run. With an LLM judge and no `expect.judge`, the judge's score is a
 check too (min score `DEFAULT_MIN_SCORE`); its failure leaves that check not applicable (a judge
-error is counted on the side, never a score). The offline judge's score is derived from the
+error is counted on the side, never a score), except a conversation that does not fit the
+judge's context: that check is `error`, the outcome evaluation_error. The offline judge's score is derived from the
 checks, so it is not a check of its own, and it reads no rubric: an `expect.judge` under it is
 `not_run` ("needs an LLM judge"), never passed.
 
@@ -207,7 +208,9 @@ async def evaluate(
         checks.append(check)
     elif judge_result is not None and judge_result.judge != OFFLINE_JUDGE_NAME:
         check = judge_score_check(judge_result, DEFAULT_MIN_SCORE)
-        if check.outcome == "error":  # no explicit minimum: a judge error is counted apart, not undecidable
+        # No explicit minimum: a judge error is counted apart, not undecidable; except a
+        # conversation too long for the judge's context, which no judge of that size can decide.
+        if check.outcome == "error" and judge_result.prompt_fit != "too_long":
             check = check.model_copy(update={"outcome": "not_applicable"})
         checks.append(check.model_copy(update={"name": f"{check.name} (default)"}))
     decided, usage = await _criteria(judge, conversation, spec, broke)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from parley.core.errors import ConfigError, ProviderError
+from parley.core.errors import ConfigError, ContextLengthExceeded, ProviderError
 from parley.core.models.names import Endpoint, EndpointSpec, parse_model_name
 from parley.core.models.pricing import cost_usd, price_for
 from parley.core.models.retry import AttemptError, OnRetry, RetryPolicy, Sleep, parse_retry_after, retry_call
@@ -31,6 +32,14 @@ POOL_CONNECTIONS = 256
 POOL_KEEPALIVE = 256
 POOL_SHARDS = 4  # the connections of an endpoint are spread over this many pools (parley.core.models.pool_shards)
 CONNECT_TIMEOUT_S = 10.0
+
+# How servers say a prompt is longer than the model's context: OpenAI and vLLM ("maximum context
+# length is 4096 tokens"), llama-cpp-python (the same), llama.cpp ("exceeds the available
+# context size"), OpenRouter, Anthropic-style proxies ("prompt is too long").
+_CONTEXT_OVERFLOW = re.compile(
+    r"context[ _](length|window|size)|maximum context|context_length_exceeded|prompt is too long|too many tokens",
+    re.IGNORECASE,
+)
 
 
 class _SharedEndpoint:
@@ -260,6 +269,10 @@ class OpenAICompatibleModel:
                 return AttemptError(f"{who}: access denied by {where} (403): {msg}", status=status)
             if status == 404:
                 return AttemptError(f"{who}: model {self.spec.model!r} not found at {where} (404): {msg}", status=status)
+            if status in (400, 413, 422) and _CONTEXT_OVERFLOW.search(msg):
+                return ContextLengthExceeded(
+                    f"{who}: {where} refused the prompt as too long for the model's context ({status}): {msg}", status=status
+                )
             if status == 429:
                 return AttemptError(
                     f"{who}: rate limited by {where} (429): {msg}",

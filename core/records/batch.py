@@ -62,6 +62,15 @@ class RoleModels(BaseModel):
     """A connector's limit per HTTP call, connect to last byte (`--bot-timeout`)."""
     bot_max_reply_bytes: int = Field(default=1024 * 1024, ge=1)
     """A connector's cap on each reply's body (`--bot-max-reply-bytes`): past it, a bot_error."""
+    bot_context: int | None = Field(default=None, gt=0)
+    """The bot model's context length in tokens (`--bot-context`, PARLEY_BOT_CONTEXT); None: what
+    its endpoint reports, else parley.core.prompts.DEFAULT_CONTEXT_TOKENS. The same for the user
+    simulator's and the judge's below."""
+    user_context: int | None = Field(default=None, gt=0)
+    judge_context: int | None = Field(default=None, gt=0)
+    endpoint_context: dict[str, int] = Field(default_factory=dict)
+    """Role (bot, user, judge) -> the context length its endpoint reported in `GET /models` when
+    the batch was checked before launch (parley.core.engine.reachability); a role's own option wins."""
 
 
 class LoadOptions(BaseModel):

@@ -46,6 +46,9 @@ class SummaryRow(BaseModel):
     stop_reason: str | None = None
     judge_error: bool = False
     """The judge failed (no score), whatever the outcome."""
+    judge_prompt_fit: str | None = None
+    """How the conversation met an LLM judge's context (parley.core.records.verdict.JudgePromptFit:
+    whole, condensed, too_long); None: no model judge was asked."""
     name: str = ""
     spec_index: int = 0
 
@@ -64,6 +67,8 @@ class SummaryRow(BaseModel):
         verdict = row.get("verdict")
         if "judge_error" not in row and isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
             row["judge_error"] = verdict["judge"].get("error") is not None
+        if "judge_prompt_fit" not in row and isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
+            row["judge_prompt_fit"] = verdict["judge"].get("prompt_fit")
         if not row.get("name"):
             row["name"] = row.get("spec_id", "")
         if "spec_index" not in row:  # the spec's index: in the exported spec, else the id's `#N` (make_spec_id)

@@ -99,6 +99,12 @@ class ExtractedOutput(BaseModel):
     raw: str | None = None  # the text it was read from
 
 
+JudgePromptFit = Literal["whole", "condensed", "too_long"]
+"""How a conversation met a model judge's context: sent whole, condensed to fit (long tool
+results shortened, repeats pointing back, the middle omitted), or too long even condensed (or
+refused by the endpoint as too long), which is a judge error."""
+
+
 class JudgeResult(BaseModel):
     """The judge's answer. A judge that failed has `error` set and no score: a failure is
     never turned into a score."""
@@ -108,6 +114,9 @@ class JudgeResult(BaseModel):
     comment: str | None = None
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    prompt_fit: JudgePromptFit | None = None
+    """See `JudgePromptFit`; None when no model was asked (the offline judge), or for results
+    stored before parley condensed judge prompts."""
 
 
 class Verdict(BaseModel):

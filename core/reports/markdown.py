@@ -4,7 +4,7 @@ Sections, in this order: title (batch, sources, models per role), policy violati
 "None." when there are none), totals (each outcome, and what the ones counted apart mean), pass
 rate with its 95% interval and denominator and pass^k with its bootstrap interval, flaky specs
 (with 2+ trials), checks not applicable (only when some were: a bot without parley's World or
-visible tool calls), criteria in words (only when the batch has some: how often each was met),
+visible tool calls, a judge that failed; one row per kind and reason), criteria in words (only when the batch has some: how often each was met),
 scores with a text histogram, per profile, tokens and cost, bot response time, stop reasons, the
 pair and batch rules (only when the batch was run with `--rules` and has some), failures with
 reasons.
@@ -272,12 +272,7 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
 
     if summary.not_applicable_checks:
         out += ["## Checks not applicable", ""]
-        out += [
-            "These checks were neither passed nor failed: the bot under test does not use parley's order "
-            "database, or does not show its tool calls, so they cannot be decided. Test the built-in "
-            "bot (`--bot MODEL`) to apply them.",
-            "",
-        ]
+        out += ["These checks were neither passed nor failed: each row says why they could not be decided.", ""]
         out += _table(
             ["Kind", "Checks", "Conversations", "Which", "Why"],
             [

@@ -40,7 +40,8 @@ _OUTCOME_COLUMNS = f"""
       WHERE json_extract(j.value, '$.outcome') = 'fail') AS failed_checks,
     (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
       WHERE json_extract(j.value, '$.kind') = 'criterion' AND json_extract(j.value, '$.outcome') = 'pass') AS met_criteria,
-    json_extract(v.judge, '$.error') IS NOT NULL AS judge_error, COALESCE(v.policy_violations, 0) AS policy_violations,
+    json_extract(v.judge, '$.error') IS NOT NULL AS judge_error, json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit,
+    COALESCE(v.policy_violations, 0) AS policy_violations,
     c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.turns,
     c.bot_latency_total_s, c.bot_latency_min_s, c.bot_latency_max_s,
     json_extract(c.metadata, '$.replay.first_divergence') AS first_divergence
@@ -78,6 +79,7 @@ def outcome_rows(store: Store, batch_id: str, *, page_size: int = 1000) -> Itera
                 failed_checks=_names(r["failed_checks"]),
                 met_criteria=_names(r["met_criteria"]),
                 judge_error=bool(r["judge_error"]),
+                judge_prompt_fit=r["judge_prompt_fit"],
                 policy_violations=r["policy_violations"],
                 first_divergence=r["first_divergence"],
             )
@@ -217,15 +219,16 @@ def _goals(stated: str | None) -> list[str]:
 
 
 def not_applicable_checks(store: Store, batch_id: str, shown_names: int = 5) -> tuple[list[NotApplicableCount], int]:
-    """The checks that could not apply, by kind (runs that broke left out), and how many passed
-    conversations had any."""
+    """The checks that could not apply, by kind and reason (one row each: a world check on a
+    connector and a judge that failed are not the same why; runs that broke left out), and how
+    many passed conversations had any."""
     rows = store._read(
-        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, COUNT(*) AS n, COUNT(DISTINCT c.id) AS convs,
-                   json_group_array(DISTINCT json_extract(j.value, '$.name')) AS names,
-                   MIN(json_extract(j.value, '$.reason')) AS reason
+        f"""SELECT json_extract(j.value, '$.kind') AS check_kind, json_extract(j.value, '$.reason') AS reason,
+                   COUNT(*) AS n, COUNT(DISTINCT c.id) AS convs,
+                   json_group_array(DISTINCT json_extract(j.value, '$.name')) AS names
             {_JSON_CHECKS}
             WHERE c.batch_id = ? AND c.stop_reason NOT IN {BROKEN_SQL} AND {_NOT_APPLICABLE}
-            GROUP BY check_kind ORDER BY n DESC, check_kind""",
+            GROUP BY check_kind, reason ORDER BY n DESC, check_kind, reason""",
         [batch_id],
     )
     counts = []

@@ -231,7 +231,8 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
 
 _SUMMARY_COLUMNS = f"""
     c.batch_id, c.spec_id, c.spec_index, c.name, c.trial, ({OUTCOME_SQL}) AS outcome, v.score, c.turns, c.duration_s,
-    c.cost_usd, c.stop_reason, json_extract(v.judge, '$.error') IS NOT NULL AS judge_error
+    c.cost_usd, c.stop_reason, json_extract(v.judge, '$.error') IS NOT NULL AS judge_error,
+    json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit
 """
 
 
@@ -251,6 +252,7 @@ class _CountedRow(NamedTuple):
     cost_usd: float | None
     stop_reason: str
     judge_error: bool
+    judge_prompt_fit: str | None
 
 
 _COPIED = (

@@ -16,12 +16,17 @@ has not yet performed (answering "yes" to "Shall I cancel...?") is deferred: the
 sent and the bot gets to act. Token usage and latency of every model call are in the UserTurn.
 An empty or unusable reply is retried once, then the user stops with a note.
 
+The history grows every turn: the prompt is fitted to the model's context (`context_tokens`, less
+room for the reply) by leaving out the middle of the conversation, first and last turns kept,
+and the system prompt says so (parley.core.prompts).
+
 `generate_any_items(model, instruction)` lets the same model fill `any(...)` goal data:
 `resolve_any_items(profile, generate=functools.partial(generate_any_items, model))`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -29,6 +34,7 @@ import time
 from collections.abc import Sequence
 
 from parley.core.models import ChatModel
+from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget
 from parley.core.reading import goal_mentioned, is_confirmation_question
 from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec, GenerateConfig, InteractionStyle, Usage
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
@@ -83,13 +89,21 @@ class LLMUser:
     One instance per conversation (a transcript without user messages starts over)."""
 
     def __init__(
-        self, spec: ConversationSpec, model: ChatModel, *, config: GenerateConfig | None = None, bot_fallback: str | None = None
+        self,
+        spec: ConversationSpec,
+        model: ChatModel,
+        *,
+        config: GenerateConfig | None = None,
+        bot_fallback: str | None = None,
+        context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:
         """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
-        profile's `chatbot.fallback` wins over it)."""
+        profile's `chatbot.fallback` wins over it); `context_tokens`: the model's context, to which
+        the prompt is fitted."""
         self.spec = spec
         self.model = model
         self.name = model.name
+        self.context_tokens = context_tokens
         self.styles = StyleSet.of(spec.interaction_styles)
         self.detector = FallbackDetector.for_spec(spec, bot_fallback)
         self.config = config or GenerateConfig(temperature=spec.llm.temperature, seed=spec.seed % (2**31), max_tokens=DEFAULT_MAX_TOKENS)
@@ -164,8 +178,33 @@ class LLMUser:
         return "\n".join(lines)
 
     def messages(self, transcript: Sequence[ChatMessage], now: Sequence[str] = ()) -> list[ChatMessage]:
-        """What the simulator model is sent: its system prompt, then the role-flipped conversation."""
-        return [ChatMessage(role="system", content=self.system_prompt(now)), *flip_roles(transcript)]
+        """What the simulator model is sent: its system prompt, then the role-flipped conversation,
+        fitted to the model's context (see the module doc)."""
+        whole = self._prompt(self.system_prompt(now), visible_transcript(transcript), None)
+        return whole if estimate_messages(whole) <= self._budget() else self._condensed(transcript, now)
+
+    def _budget(self) -> int:
+        return prompt_budget(self.context_tokens, max_tokens=self.config.max_tokens)
+
+    @staticmethod
+    def _prompt(system: str, visible: Sequence[ChatMessage], fitted: Condensed | None) -> list[ChatMessage]:
+        note = fitted.note if fitted is not None else None
+        shown = fitted.messages() if fitted is not None else visible
+        return [ChatMessage(role="system", content=f"{system}\n\n{note}" if note else system), *flip_roles(shown)]
+
+    def _condensed(self, transcript: Sequence[ChatMessage], now: Sequence[str]) -> list[ChatMessage]:
+        system = self.system_prompt(now)
+        fitted = condense(
+            visible_transcript(transcript), self._budget(), measure=lambda candidate: estimate_messages(self._prompt(system, (), candidate))
+        )
+        return self._prompt(system, (), fitted)
+
+    async def _fitted_messages(self, transcript: Sequence[ChatMessage], now: Sequence[str]) -> list[ChatMessage]:
+        """`messages`, condensing (some milliseconds of CPU) off the event loop."""
+        whole = self._prompt(self.system_prompt(now), visible_transcript(transcript), None)
+        if estimate_messages(whole) <= self._budget():
+            return whole
+        return await asyncio.to_thread(self._condensed, transcript, now)
 
     # -- UserSimulator ---------------------------------------------------------------------------
 
@@ -239,7 +278,7 @@ class LLMUser:
         elif self.spec.goals and self.tracker.all_answered():
             now.append(f"All your goals have been answered: thank the assistant and end with {STOP_MARKER}.")
 
-        messages = self.messages(transcript, now)
+        messages = await self._fitted_messages(transcript, now)
         usage, latency = Usage(), 0.0
         text, stop = "", False
         for _attempt in range(2):

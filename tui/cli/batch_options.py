@@ -3,6 +3,7 @@
 service). Each group is a decorator, as inspect_ai's `common_options` is:
 
     @role_model_options(default="offline", where="")     --bot, --user, --judge
+    @context_options                                     --bot-context, --user-context, --judge-context
     @limit_options(defaults=True)                        --concurrency, --max-turns, --timeout, --trials, --seed
     @grace_option(default=5.0, when="On Ctrl-C")         --grace
     @prompt_version_option                               --prompt-version
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from parley.tui.cli.finite_numbers import FiniteFloatRange
+from parley.tui.cli.finite_numbers import FiniteFloatRange, TokenCount
 from parley.tui.cli.run_option_help import RUN_OPTION_HELP
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -89,6 +90,26 @@ def role_model_options(
         return _apply(command, options)
 
     return decorate
+
+
+def context_options(command: F) -> F:
+    """--bot-context, --user-context, --judge-context TOKENS: each role model's context length,
+    to which the prompts parley builds for it are condensed (default: PARLEY_ROLE_CONTEXT, else
+    what the role's endpoint reports before launch, else 4096)."""
+    options = [
+        click.option(
+            f"--{role}-context",
+            f"{role}_context",
+            type=TokenCount(),
+            default=_setting(f"{role}_context"),
+            show_default=f"reported by the endpoint, else 4096; env PARLEY_{role.upper()}_CONTEXT",
+            metavar="TOKENS",
+            help=f"Context length of the model of {what}, in tokens: the prompts parley builds for it are condensed to fit."
+            + (" A conversation that does not fit even condensed is a judge error, never a score." if role == "judge" else ""),
+        )
+        for role, _, what in ROLES
+    ]
+    return _apply(command, options)
 
 
 def limit_options(*, defaults: bool) -> Callable[[F], F]:

@@ -102,11 +102,13 @@ def summary_lines(summary: BatchReport) -> list[str]:
         total = sum(c.checks for c in summary.not_applicable_checks)
         kinds = ", ".join(dict.fromkeys(c.kind for c in summary.not_applicable_checks))
         lines.append(
-            f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided for this bot; "
+            f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided; "
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
     lines += counts_lines(summary)
     lines.append(scores_line(summary))
+    if summary.judge_prompts:
+        lines.append(judge_context_line(summary))
     if summary.failures_total:
         lines.append(f"Not passed (failed, broke or faulty): {summary.failures_total}")
         for f in summary.failures[:10]:
@@ -136,6 +138,23 @@ def rule_lines(summary: BatchReport) -> list[str]:
         for reason in rule.not_run_reasons[:1]:
             lines.append(f"      not run: {reason}")
     return lines
+
+
+def judge_context_line(summary: BatchReport) -> str:
+    """How the LLM judge's prompts met its context: how many were condensed to fit, how many
+    could not fit even condensed (judge errors)."""
+    from parley.core.prompts import context_tokens
+
+    models = summary.batch.options.models
+    size = context_tokens(models.judge_context, models.endpoint_context.get("judge"))
+    n = summary.judge_prompts
+    line = (
+        f"Judge context ({size} tokens): {n} judge prompt{'s' if n != 1 else ''}, {summary.judge_prompts_condensed} condensed to fit, "
+        f"{summary.judge_prompts_too_long} could not fit even condensed"
+    )
+    if summary.judge_prompts_too_long:
+        line += " (judge errors: no score; a larger --judge-context, if the model has one, lets them be judged)"
+    return line
 
 
 def run_lines(result: BatchResult, report_line: str) -> list[str]:

@@ -4,6 +4,8 @@ click's FloatRange takes `inf`, `nan` and `1e309` (which Python reads as inf): `
 every bound (each comparison with it is false) and `inf` passes an open upper bound, so a
 `--timeout inf` used to reach the engine and the database (as null, which no listing could read
 back). `FiniteFloatRange` refuses them as a usage error (exit 2) in one line naming the option.
+`TokenCount` takes a whole number of tokens only (a context length): `inf` and `nan` are
+refused the same way, `8.5k`, 0 and negative numbers as any other bad value.
 """
 
 from __future__ import annotations
@@ -30,3 +32,27 @@ class FiniteFloatRange(click.FloatRange):
             name = param.get_error_hint(ctx).strip("'") if param is not None and ctx is not None else "a number"
             raise NotFinite(f"{name}: {value!r} is not a finite number.")
         return super().convert(number, param, ctx)
+
+
+class TokenCount(click.ParamType):
+    """A whole number of tokens, 1 to parley.core.settings.MAX_CONTEXT_TOKENS: anything else
+    (inf, nan, 0, -5, 8.5k) is a usage error saying what to give."""
+
+    name = "tokens"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from parley.core.settings import MAX_CONTEXT_TOKENS  # the settings' own bound, loaded when a value is read
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip().replace("_", "")
+            if text.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+                name = param.get_error_hint(ctx).strip("'") if param is not None and ctx is not None else "a number of tokens"
+                raise NotFinite(f"{name}: {value!r} is not a finite number.")
+            if not text.isascii() or not text.isdigit():
+                self.fail(f"{value!r} is not a number of tokens: give a whole number such as 8192", param, ctx)
+            number = int(text)
+        if not 1 <= number <= MAX_CONTEXT_TOKENS:
+            self.fail(f"{number} tokens is not a context length: give 1 to {MAX_CONTEXT_TOKENS}", param, ctx)
+        return number

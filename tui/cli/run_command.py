@@ -15,7 +15,14 @@ import click
 from click.core import ParameterSource
 
 from parley.core.errors import ConfigError
-from parley.tui.cli.batch_options import BOT_TIMEOUT_TYPE, grace_option, limit_options, prompt_version_option, role_model_options
+from parley.tui.cli.batch_options import (
+    BOT_TIMEOUT_TYPE,
+    context_options,
+    grace_option,
+    limit_options,
+    prompt_version_option,
+    role_model_options,
+)
 from parley.tui.cli.command_io import db_option
 from parley.tui.cli.finite_numbers import FiniteFloatRange
 from parley.tui.cli.run_batch import run_and_exit
@@ -95,6 +102,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     helps={role: RUN_OPTION_HELP[role] for role in ("bot", "user", "judge")},
     bot_metavar="MODEL|CONNECTOR",
 )
+@context_options
 @click.option(
     "--bot-prompt",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -222,6 +230,9 @@ def run(
     bot_max_reply_bytes: int,
     user_model: str,
     judge_model: str,
+    bot_context: int | None,
+    user_context: int | None,
+    judge_context: int | None,
     cache: bool,
     single: str | None,
     resume_ref: str | None,
@@ -265,6 +276,9 @@ def run(
             "bot_max_reply_bytes": bot_max_reply_bytes,
             "user_model": user_model,
             "judge_model": judge_model,
+            "bot_context": bot_context,
+            "user_context": user_context,
+            "judge_context": judge_context,
             "cache": cache,
             "concurrency": concurrency,
             "prompt_version": prompt_version,
@@ -299,6 +313,9 @@ def run(
             "bot_max_reply_bytes",
             "user_model",
             "judge_model",
+            "bot_context",
+            "user_context",
+            "judge_context",
             "cache",
             "prompt_version",
             "rules_path",
@@ -332,6 +349,9 @@ def run(
             bot_max_reply_bytes=bot_max_reply_bytes,
             user=user_model,
             judge=judge_model,
+            bot_context=bot_context,
+            user_context=user_context,
+            judge_context=judge_context,
         ),
         concurrency=concurrency,
         trials=trials,

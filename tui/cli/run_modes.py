@@ -44,6 +44,9 @@ MODEL_OVERRIDES = {
     "bot_max_reply_bytes": "bot_max_reply_bytes",
     "user_model": "user",
     "judge_model": "judge",
+    "bot_context": "bot_context",
+    "user_context": "user_context",
+    "judge_context": "judge_context",
 }
 OPTION_OVERRIDES = {"cache": "cache", "concurrency": "concurrency", "prompt_version": "prompt_version", "rules_path": "rules"}
 KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
