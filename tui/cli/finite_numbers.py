@@ -29,8 +29,10 @@ class FiniteFloatRange(click.FloatRange):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):  # before the bounds, which nan passes and -inf fails with a vaguer message
-            name = param.get_error_hint(ctx).strip("'") if param is not None and ctx is not None else "a number"
-            raise NotFinite(f"{name}: {value!r} is not a finite number.")
+            if param is None or ctx is None:  # converted outside a command (the pytest plugin names the option)
+                self.fail(f"{value!r} is not a finite number.", param, ctx)
+            option = param.get_error_hint(ctx).strip("'")
+            raise NotFinite(f"{option}: {value!r} is not a finite number.")
         return super().convert(number, param, ctx)
 
 
