@@ -38,7 +38,41 @@ def parse_sources(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
+class PreparingForm(ModalScreen["PreparedBatch | None"]):
+    """A form that prepares a batch (the launch and re-score forms): a refusal or an unexpected
+    failure is said in the form, which is ready again; a prepared batch closes it."""
+
+    @property
+    def parley(self) -> ParleyApp:
+        return cast("ParleyApp", self.app)
+
+    def show_error(self, text: str) -> None:
+        raise NotImplementedError
+
+    def _ready_again(self) -> None:
+        raise NotImplementedError
+
+    def on_batch_launch_refused(self, message: BatchLaunchRefused) -> None:
+        self._ready_again()
+        lines = [message.reason, *message.problems[:MAX_PROBLEMS_SHOWN]]
+        if len(message.problems) > MAX_PROBLEMS_SHOWN:
+            lines.append(f"… and {len(message.problems) - MAX_PROBLEMS_SHOWN} more")
+        self.show_error("\n".join(lines))
+
+    def on_batch_prepared(self, message: BatchPrepared) -> None:
+        self.dismiss(message.prepared)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        from textual.worker import WorkerState
+
+        if event.state == WorkerState.ERROR:  # an unexpected failure: still said in the form
+            self._ready_again()
+            error = event.worker.error
+            self.show_error(f"{type(error).__name__}: {error}")
+        self.parley.worker_state_changed(event)
+
+
+class LaunchBatchScreen(PreparingForm):
     """Dismissed with the PreparedBatch it checked, or None when closed."""
 
     BINDINGS = [
@@ -75,10 +109,6 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
     def on_mount(self) -> None:
         self.query_one("#launch-error").display = False
         self.query_one("#launch-sources", Input).focus()
-
-    @property
-    def parley(self) -> ParleyApp:
-        return cast("ParleyApp", self.app)
 
     def _value(self, name: str) -> str:
         return self.query_one(f"#launch-{name}", Input).value.strip()
@@ -172,26 +202,6 @@ class LaunchBatchScreen(ModalScreen["PreparedBatch | None"]):
             self.post_message(BatchLaunchRefused(str(exc)))
             return
         self.post_message(BatchPrepared(prepared))
-
-    def on_batch_launch_refused(self, message: BatchLaunchRefused) -> None:
-        self._ready_again()
-        lines = [message.reason]
-        lines += message.problems[:MAX_PROBLEMS_SHOWN]
-        if len(message.problems) > MAX_PROBLEMS_SHOWN:
-            lines.append(f"… and {len(message.problems) - MAX_PROBLEMS_SHOWN} more")
-        self.show_error("\n".join(lines))
-
-    def on_batch_prepared(self, message: BatchPrepared) -> None:
-        self.dismiss(message.prepared)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        from textual.worker import WorkerState
-
-        if event.state == WorkerState.ERROR:  # an unexpected failure: still said in the form
-            self._ready_again()
-            error = event.worker.error
-            self.show_error(f"{type(error).__name__}: {error}")
-        self.parley.worker_state_changed(event)
 
     def _ready_again(self) -> None:
         self.launching = False

@@ -8,26 +8,23 @@ form, and the form closes with the prepared batch, which the Batches pane runs l
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
-from textual.worker import Worker
 
 from parley.tui.app.messages import BatchLaunchRefused, BatchPrepared
-from parley.tui.app.screens.launch_batch import MAX_PROBLEMS_SHOWN, parse_sources, problem_line
+from parley.tui.app.screens.launch_batch import PreparingForm, parse_sources, problem_line
 
 if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
-    from parley.tui.app.app import ParleyApp
 
 
-class RescoreScreen(ModalScreen["PreparedBatch | None"]):
+class RescoreScreen(PreparingForm):
     """Dismissed with a parley.core.engine.batch_plan.PreparedBatch, or None when closed."""
 
     BINDINGS = [
@@ -65,10 +62,6 @@ class RescoreScreen(ModalScreen["PreparedBatch | None"]):
     def on_mount(self) -> None:
         self.query_one("#rescore-error").display = False
         self.query_one("#rescore-judge", Input).focus()
-
-    @property
-    def parley(self) -> ParleyApp:
-        return cast("ParleyApp", self.app)
 
     def show_error(self, text: str) -> None:
         """Why the re-score did not start, in the form."""
@@ -126,25 +119,6 @@ class RescoreScreen(ModalScreen["PreparedBatch | None"]):
             self.post_message(BatchLaunchRefused(str(exc)))
             return
         self.post_message(BatchPrepared(prepared))
-
-    def on_batch_launch_refused(self, message: BatchLaunchRefused) -> None:
-        self._ready_again()
-        lines = [message.reason, *message.problems[:MAX_PROBLEMS_SHOWN]]
-        if len(message.problems) > MAX_PROBLEMS_SHOWN:
-            lines.append(f"… and {len(message.problems) - MAX_PROBLEMS_SHOWN} more")
-        self.show_error("\n".join(lines))
-
-    def on_batch_prepared(self, message: BatchPrepared) -> None:
-        self.dismiss(message.prepared)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        from textual.worker import WorkerState
-
-        if event.state == WorkerState.ERROR:  # an unexpected failure: still said in the form
-            self._ready_again()
-            error = event.worker.error
-            self.show_error(f"{type(error).__name__}: {error}")
-        self.parley.worker_state_changed(event)
 
     def _ready_again(self) -> None:
         self.preparing = False
