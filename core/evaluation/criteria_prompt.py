@@ -16,12 +16,12 @@ keeps every turn's number, so the evidence still names real turns. Each message 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from parley.core.evaluation.checks import changed_orders
 from parley.core.evaluation.claims import sees_actions
 from parley.core.evaluation.criteria import Criterion
+from parley.core.evaluation.transcript_turns import clip, tool_arguments
 from parley.core.prompts import Condensed, condense, estimate_messages, split_turns
 from parley.core.reading import extract_order_ids
 from parley.core.records import ChatMessage, Conversation, ConversationSpec
@@ -72,20 +72,6 @@ REMINDER = (
 )
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _arguments(raw: str) -> str:
-    try:
-        args = json.loads(raw or "{}")
-    except ValueError:
-        return raw
-    if isinstance(args, dict):
-        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-    return raw
-
-
 def _injected(conversation: Conversation) -> set[int]:
     raw = conversation.metadata.get("injected_messages") or []
     return {p for p in raw if isinstance(p, int)} if isinstance(raw, list) else set()
@@ -118,15 +104,15 @@ def render_transcript(conversation: Conversation, fitted: Condensed | None = Non
         }
         for message in turn.messages:
             if message.role == "user":
-                lines.append(f"Customer: {_clip(message.content or '', MAX_MESSAGE_CHARS)}")
+                lines.append(f"Customer: {clip(message.content or '', MAX_MESSAGE_CHARS)}")
             elif message.role == "assistant":
                 who = "Assistant (injected by the test)" if id(message) in injected else "Assistant"
                 if message.content:
-                    lines.append(f"{who}: {_clip(message.content, MAX_MESSAGE_CHARS)}")
+                    lines.append(f"{who}: {clip(message.content, MAX_MESSAGE_CHARS)}")
                 for call in message.tool_calls:
                     record = records.get(call.id)
                     full = record.result if record is not None else results.get(call.id, "")
-                    result = _clip(condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS)
+                    result = clip(condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS)
                     if record is None:
                         how = f"result: {result}" if result else "no result recorded"
                     elif record.ok:
@@ -135,7 +121,7 @@ def render_transcript(conversation: Conversation, fitted: Condensed | None = Non
                         how = f"refused: {result}"
                     else:
                         how = f"failed: {result}"
-                    lines.append(f"  [tool call {call.name}({_arguments(call.arguments)}) -> {how}]")
+                    lines.append(f"  [tool call {call.name}({tool_arguments(call.arguments)}) -> {how}]")
     return "\n".join(lines) if lines else "(no messages)"
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -26,6 +25,7 @@ from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
+from parley.core.evaluation.transcript_turns import clip, tool_arguments
 from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget, split_turns
 from parley.core.records import (
@@ -169,20 +169,6 @@ def choose_rubric(spec: ConversationSpec, fallback: str | None = None) -> tuple[
     return DEFAULT_RUBRIC, "default"
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _arguments(raw: str) -> str:
-    try:
-        args = json.loads(raw or "{}")
-    except ValueError:
-        return raw
-    if isinstance(args, dict):
-        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-    return raw
-
-
 def _tool_lines(records: Mapping[str, ToolCallRecord], turn_messages: Sequence[ChatMessage], message: ChatMessage) -> list[str]:
     """One line per tool call of `message`: the call, and the result as the turn holds it
     (shortened, or pointing back to an earlier turn, when the transcript was condensed)."""
@@ -199,7 +185,7 @@ def _tool_lines(records: Mapping[str, ToolCallRecord], turn_messages: Sequence[C
             outcome = "ok: " + result
         else:
             outcome = result
-        lines.append(f"  [tool call {call.name}({_arguments(call.arguments)}) -> {outcome}]")
+        lines.append(f"  [tool call {call.name}({tool_arguments(call.arguments)}) -> {outcome}]")
     return lines
 
 
@@ -215,10 +201,10 @@ def _render_transcript(conversation: Conversation, fitted: Condensed) -> str:
         lines.append(f"Turn {turn.number}:")
         for message in turn.messages:
             if message.role == "user" and message.content:
-                lines.append(f"Customer: {_clip(message.content, _MAX_MESSAGE_CHARS)}")
+                lines.append(f"Customer: {clip(message.content, _MAX_MESSAGE_CHARS)}")
             elif message.role == "assistant":
                 if message.content:
-                    lines.append(f"Assistant: {_clip(message.content, _MAX_MESSAGE_CHARS)}")
+                    lines.append(f"Assistant: {clip(message.content, _MAX_MESSAGE_CHARS)}")
                 lines += _tool_lines(records, turn.messages, message)
     return "\n".join(lines) if lines else "(no messages)"
 
@@ -380,7 +366,7 @@ class LLMJudge:
             except JudgeParseError as err:
                 problem = str(err)
                 tail = [
-                    ChatMessage(role="assistant", content=_clip(reply.text or "", _MAX_ECHOED_REPLY_CHARS)),
+                    ChatMessage(role="assistant", content=clip(reply.text or "", _MAX_ECHOED_REPLY_CHARS)),
                     ChatMessage(role="user", content=_REMINDER.format(why=problem)),
                 ]
                 continue

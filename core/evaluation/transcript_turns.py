@@ -1,4 +1,5 @@
-"""A transcript split into numbered turns, and the texts of each turn a judge may quote.
+"""A transcript split into numbered turns, the texts of each turn a judge may quote, and how a
+judge's prompt writes a message (shortened) and a tool call's arguments.
 
 Turn 0 holds what the bot says before the customer's first message (a bot that opens the
 conversation; there is no turn 0 otherwise); turn N starts at the customer's N-th message and
@@ -10,13 +11,31 @@ claims check ("turn N": N customer messages came before) and of the judge-contex
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from parley.core.records import ChatMessage, Conversation, ToolCallRecord
 
-__all__ = ["QuotedText", "TranscriptTurn", "transcript_turns", "turn_texts"]
+__all__ = ["QuotedText", "TranscriptTurn", "clip", "tool_arguments", "transcript_turns", "turn_texts"]
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tool_arguments(raw: str) -> str:
+    """A tool call's JSON arguments as `name=value, ...` (the raw text when it is not an object)."""
+    try:
+        args = json.loads(raw or "{}")
+    except ValueError:
+        return raw
+    if isinstance(args, dict):
+        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return raw
+
 
 Speaker = Literal["customer", "bot", "call"]
 
