@@ -46,7 +46,7 @@ def test_shipped_profiles_on_a_4096_token_model_are_judged_condensed_and_never_r
             "run",
             *map(str, SHIPPED),
             *("--bot", model, "--user", model, "--judge", model),
-            *("--max-turns", "4", "--concurrency", "2", "--timeout", "150", "--db", str(db)),
+            *("--max-turns", "4", "--concurrency", "2", "--timeout", "900", "--db", str(db)),  # a bound, not a speed goal
         ],
         catch_exceptions=False,
     )
