@@ -236,7 +236,7 @@ async def test_a_worker_killed_with_kill_9_loses_nothing_and_nothing_is_stored_t
 
 
 async def test_one_adaptive_limit_holds_for_all_workers_together(store, pool, fake):
-    fake.fixed_delay_ms = 100
+    fake.fixed_delay_ms = 400  # calls long enough for the two workers' calls to overlap on a busy machine
     for _ in range(4):  # the first wave is throttled
         fake.push_error(429, "slow down", retry_after=1)
     options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=6, trials=4, max_turns=3)
