@@ -9,6 +9,7 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.library.building import (
         DEFAULT_ROLE,
+        checkpoint,
         conversation,
         expect_reply,
         expect_tool,
@@ -28,6 +29,7 @@ __all__ = [
     "DEFAULT_ROLE",
     "RunResult",
     "SpecsInvalid",
+    "checkpoint",
     "conversation",
     "expect_reply",
     "expect_tool",
