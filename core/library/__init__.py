@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         simulate,
     )
     from parley.core.library.results import ConversationResult, RunResult
-    from parley.core.library.running import BotArg, SpecsInvalid, load_specs, read_results, run, run_sync
+    from parley.core.library.running import BotArg, SpecsInvalid, checked_rules, load_specs, read_results, run, run_sync
     from parley.core.library.session import BatchSession
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_ROLE",
     "RunResult",
     "SpecsInvalid",
+    "checked_rules",
     "checkpoint",
     "conversation",
     "expect_reply",
