@@ -21,7 +21,9 @@ turn and a quote, checked against the cut transcript (a quote from after the che
 in the transcript", a judge error). It is a check the author asked for: held, it can make a pass.
 Offline (no criteria judge) it is `not_run` with NEEDS_LLM_JUDGE; a checkpoint the conversation
 never reached, or a run that broke, is `not_run` saying so; never passed. A checkpoint reached
-before a timeout is decided: the transcript up to it is whole.
+before a timeout is decided: the transcript up to it is whole. Its prompt is fitted to the
+judge's context as the end's is (too long even condensed: a judge error on its criteria); the
+batch's count of condensed judge prompts counts the score's and the end's criteria call alone.
 """
 
 from __future__ import annotations

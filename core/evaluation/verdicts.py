@@ -52,7 +52,7 @@ from parley.core.evaluation.checks import (
     settle_unfinished,
     unfinished_reason,
 )
-from parley.core.evaluation.criteria import criteria_checks, criteria_of, undecided_criteria
+from parley.core.evaluation.criteria import CriteriaJudgement, criteria_checks, criteria_of, undecided_criteria
 from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_judge
 from parley.core.evaluation.extraction import extract_outputs
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
@@ -67,7 +67,6 @@ from parley.core.records import (
     ExtractedOutput,
     JudgeResult,
     Outcome,
-    Usage,
     UserFault,
     Verdict,
 )
@@ -106,20 +105,21 @@ async def _ask(judge: Judge, conversation: Conversation, spec: ConversationSpec,
 
 async def _criteria(
     decider: CriteriaJudge | None, conversation: Conversation, spec: ConversationSpec, broke: str | None
-) -> tuple[list[CheckResult], Usage]:
-    """The criteria in words, as checks, and what deciding them cost: asked of the judge's
-    criteria judge (`decider`: an LLM judge's; the offline judge has none) in one call, or not run."""
+) -> tuple[list[CheckResult], CriteriaJudgement | None]:
+    """The criteria in words, as checks, and the judgement they came from (what it cost, how its
+    prompt met the judge's context): asked of the judge's criteria judge (`decider`: an LLM
+    judge's; the offline judge has none) in one call, or not run (None)."""
     criteria = criteria_of(spec, builtin=decider is not None)
     if not criteria:
-        return [], Usage()
+        return [], None
     if broke is not None:
-        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), Usage()
+        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), None
     if conversation.stop_reason in UNFINISHED_STOPS:
-        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), Usage()
+        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), None
     if decider is None:
-        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), Usage()
+        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), None
     judgement = await ask_criteria_judge(decider, conversation, spec, criteria)
-    return criteria_checks(criteria, judgement, conversation), judgement.usage
+    return criteria_checks(criteria, judgement, conversation), judgement
 
 
 def assemble_verdict(
@@ -210,10 +210,12 @@ async def evaluate(
     decider: CriteriaJudge | None = getattr(judge, "criteria_judge", None) if judge is not None else None
     # one call at a time, in the conversation's order: the judge's calls come the same way every run
     at_steps, step_usage = await checkpoint_checks(decider, conversation, spec, broke)
-    decided, usage = await _criteria(decider, conversation, spec, broke)
+    decided, judgement = await _criteria(decider, conversation, spec, broke)
     checks += at_steps + decided
-    usage = step_usage + usage
-    if judge_result is not None and usage.calls:
-        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + usage})
+    if judge_result is not None and judgement is not None:
+        usage = judge_result.usage + step_usage + judgement.usage
+        judge_result = judge_result.model_copy(update={"usage": usage, "criteria_prompt_fit": judgement.prompt_fit})
+    elif judge_result is not None and step_usage.calls:  # a run cut short after its checkpoints: only they were judged
+        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + step_usage})
     faults = detect_user_faults(conversation, spec) if broke is None else []
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)
