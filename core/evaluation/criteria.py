@@ -351,9 +351,8 @@ def _decided(criterion: Criterion, answer: CriterionAnswer, conversation: Conver
         details["quote"] = answer.quote[:QUOTE_SHOWN_CHARS]
         spot = locate_quote(texts, answer.quote, answer.turns)
         if spot is None:
-            why = f'the judge quoted text that is not in {_turn_words(answer.turns)}: "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
-            if not answer.turns:
-                why = f'the judge quoted text that is not in the transcript: "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
+            where = _turn_words(answer.turns) if answer.turns else "the transcript"
+            why = f'the judge quoted text that is not in {where}: "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
             elsewhere = locate_quote(texts, answer.quote) if answer.turns else None
             if elsewhere is not None:
                 why += f" (it is in turn {elsewhere.turn})"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -28,7 +29,9 @@ from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_budget
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, JudgePromptFit, Usage
 
-__all__ = ["CriteriaJudge", "LLMCriteriaJudge"]
+__all__ = ["CriteriaJudge", "LLMCriteriaJudge", "ask_criteria_judge"]
+
+log = logging.getLogger("parley.evaluation.criteria_judge")
 
 _MAX_ECHOED_REPLY_CHARS = 2000  # an unreadable reply shown back with the reminder: enough to see what went wrong
 
@@ -43,6 +46,24 @@ class CriteriaJudge(Protocol):
     async def judge_criteria(
         self, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]
     ) -> CriteriaJudgement: ...
+
+
+async def ask_criteria_judge(
+    decider: CriteriaJudge, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]
+) -> CriteriaJudgement:
+    """`decider`'s judgement of `criteria` on `conversation`; whatever it raises or returns
+    instead is a judge error on every criterion, never a decision."""
+    name = str(getattr(decider, "name", type(decider).__name__))
+    try:
+        judgement = await decider.judge_criteria(conversation, spec, criteria)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a judge's bug is its error, never a decision
+        log.warning("the criteria judge %s failed", name, exc_info=True)
+        return CriteriaJudgement(judge=name, error=f"{type(err).__name__}: {err}")
+    if not isinstance(judgement, CriteriaJudgement):
+        return CriteriaJudgement(judge=name, error=f"the criteria judge returned {type(judgement).__name__}")
+    return judgement
 
 
 class LLMCriteriaJudge:
