@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         SummaryRow,
         effective_outcome,
     )
-    from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
+    from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
     from parley.core.records.conversation import (
         BROKEN_STOPS,
@@ -235,6 +235,7 @@ __all__ = [
     "MAX_STEPS",
     "MeasuredUsage",
     "ModelReply",
+    "ModelRequest",
     "NotApplicableCount",
     "ORDER_STATUSES",
     "ORDER_TOOL_SPECS",
