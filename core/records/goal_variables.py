@@ -80,12 +80,6 @@ class VariableReading(Reading):
         raise NotImplementedError
 
 
-def _variable_reading(reading: Reading) -> VariableReading:
-    if not isinstance(reading, VariableReading):
-        raise TypeError(f"goal variables are read with a VariableReading, not {type(reading).__name__}")
-    return reading
-
-
 class VariableFunction(YamlRecord):
     """A parsed `function:` of a goal variable, read from text such as `forward(drink)`.
 
@@ -334,7 +328,7 @@ class Variable(YamlRecord):
     def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
         assert isinstance(data, Keyed)  # read among the goals (see UserSection)
         name, body = data.name, data.body
-        reading = _variable_reading(reading)
+        reading = VariableReading.of(reading, "a goal variable")
         mapping = expect_mapping(body, cls.yaml_what)
         problems = Problems()
         if not check_keys(mapping, cls.yaml_keys(), reading, problems, sensei=True, required=cls.yaml_keys()):

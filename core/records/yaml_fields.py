@@ -25,7 +25,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -259,6 +259,14 @@ class Reading(ABC):
     def location(self, container: Any, at: Loc = (), *, at_key: bool = False) -> SourceLocation:
         """Where `at` below `container` was written (its key with `at_key`)."""
         raise NotImplementedError
+
+    @classmethod
+    def of(cls, reading: "Reading", what: str) -> Self:
+        """`reading` as this kind of reading, which `what` needs; TypeError when it is another
+        (a bug: a record read by the wrong reader)."""
+        if not isinstance(reading, cls):
+            raise TypeError(f"{what} is read with a {cls.__name__}, not {type(reading).__name__}")
+        return reading
 
     @abstractmethod
     def world_date_problem(self, today: datetime.date, overrides: list[dict[str, Any]]) -> str | None:
