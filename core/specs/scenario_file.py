@@ -69,6 +69,7 @@ from parley.core.records import (
     read_mapping,
     yaml_only,
 )
+from parley.core.specs.input_files import read_input
 from parley.core.specs.json_positions import load_positioned
 from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.profile_validation import CUSTOMER_ID_RE
@@ -282,13 +283,10 @@ def _check_format(text: str, *, role: TemplateRole, source: str) -> tuple[Prompt
 
 
 def read_template(path: str | Path, role: TemplateRole) -> tuple[PromptTemplate | None, list[ProfileError]]:
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return None, [ProfileError(f"cannot read the {role} template: {reason}", file=source)]
-    return check_template_text(text, role=role, source=source)
+    text, errors = read_input(path, f"the {role} template")
+    if text is None:
+        return None, errors
+    return check_template_text(text, role=role, source=str(path))
 
 
 def load_templates(
@@ -588,15 +586,12 @@ def check_scenario_file(
     evaluator_template: str | Path | None = None,
 ) -> tuple[list[ConversationSpec], list[ProfileError]]:
     """(specs, every error) for the scenario file at `path`; no specs when there is an error."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return [], [ProfileError(f"cannot read scenario file: {reason}", file=source)]
+    text, errors = read_input(path, "scenario file")
+    if text is None:
+        return [], errors
     return check_scenario_text(
         text,
-        source=source,
+        source=str(path),
         seed=seed,
         templates=templates,
         agent_template=agent_template,
