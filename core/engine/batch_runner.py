@@ -386,42 +386,31 @@ class _Tally:
     """Outcomes of the stored conversations, grouped as the batch's counts are."""
 
     def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-        self.bot_errors = 0
-        self.unverified = 0
-        self.user_faults = 0
-        self.errors = 0
+        self._counts = _Counts(done=0, passed=0, failed=0, errors=0, unverified=0, user_faults=0, bot_errors=0)
 
     @property
     def done(self) -> int:
-        return self.passed + self.failed + self.unverified + self.user_faults + self.errors
+        return self._counts["done"]
 
     def counts(self) -> _Counts:
         """The counts every event and result of the batch carries, by field name."""
-        return _Counts(
-            done=self.done,
-            passed=self.passed,
-            failed=self.failed,
-            errors=self.errors,
-            unverified=self.unverified,
-            user_faults=self.user_faults,
-            bot_errors=self.bot_errors,
-        )
+        return self._counts.copy()
 
     def add(self, outcome: str | None, n: int = 1) -> None:
+        counts = self._counts
+        counts["done"] += n  # every outcome is counted once below (bot errors are among the failures)
         if outcome == "passed":
-            self.passed += n
+            counts["passed"] += n
         elif outcome in BOT_FAILURES:
-            self.failed += n
+            counts["failed"] += n
             if outcome == "bot_error":
-                self.bot_errors += n
+                counts["bot_errors"] += n
         elif outcome == "unverified":
-            self.unverified += n
+            counts["unverified"] += n
         elif outcome == "user_fault":
-            self.user_faults += n
+            counts["user_faults"] += n
         else:
-            self.errors += n
+            counts["errors"] += n
 
 
 # -- the runner ---------------------------------------------------------------------------------
