@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
+from parley.core.engine.batch_checks import TooManyConversations, check_and_store
 from parley.core.engine.batch_conversation import (
     CANCELLED_TEXT,
     STAGE_TEXT,
@@ -120,10 +121,6 @@ __all__ = [
 ]
 
 DEFAULT_GRACE_S = 5.0
-
-
-class TooManyConversations(ParleyError):
-    """A batch plans more conversations than its caller allows at once (the service's cap)."""
 
 
 class NotRun(ParleyError):
@@ -216,26 +213,14 @@ async def _checked_and_stored(
     max_planned: int | None,
     rules: list[CompiledRule],
 ) -> PreparedBatch:
-    """The checks every new batch goes through before it is stored (see prepare_batch), then its record."""
-    options = record.options
-    if not dry_run:
-        models.check_keys(specs)
-    models.check_budget(options.budget_usd, specs)
-    planned = len(specs) * options.trials
-    if max_planned is not None and planned > max_planned:
-        raise TooManyConversations(
-            f"the batch plans {planned:,} conversations ({len(specs):,} spec{'s' if len(specs) != 1 else ''} x {options.trials} trials); "
-            f"at most {max_planned:,} may be planned at once: split it into smaller batches"
-        )
-    preflight = None if dry_run else await models.preflight(specs)
-    options = models.with_reported_context(options)
-    record = record.model_copy(update={"status": "pending", "planned": planned, "options": options})
-    if not dry_run:
-        await asyncio.to_thread(store.create_batch, record)
+    """The checks every new batch goes through before it is stored (parley.core.engine.batch_checks), then its record."""
+    record, preflight = await check_and_store(
+        store, record, specs, models, planned=len(specs) * record.options.trials, dry_run=dry_run, max_planned=max_planned
+    )
     return PreparedBatch(
         batch=record,
         specs=specs,
-        warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
+        warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, record.options)],
         preflight=preflight,
         rules=rules,
     )
