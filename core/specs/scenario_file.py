@@ -40,7 +40,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -554,20 +554,30 @@ def _leading_date(text: str | None) -> datetime.date | None:
         return None
 
 
+class TemplatePaths(TypedDict, total=False):
+    """The prompt templates a scenario file is filled with, by path (`--agent-template` ...);
+    each one not given (or None) is the shipped default."""
+
+    agent_template: str | Path | None
+    client_template: str | Path | None
+    evaluator_template: str | Path | None
+
+
 def check_scenario_text(
     text: str,
     *,
     source: str = "<scenarios>",
     seed: int = 0,
     templates: PromptTemplates | None = None,
-    agent_template: str | Path | None = None,
-    client_template: str | Path | None = None,
-    evaluator_template: str | Path | None = None,
+    **paths: Unpack[TemplatePaths],
 ) -> tuple[list[ConversationSpec], list[ProfileError]]:
-    """(specs, every error) for a scenario file's text. Template problems come first."""
+    """(specs, every error) for a scenario file's text, filled with `templates` (read from
+    `paths` when not given). Template problems come first."""
     template_errors: list[ProfileError] = []
     if templates is None:
-        templates, template_errors = read_templates(agent_template, client_template, evaluator_template)
+        templates, template_errors = read_templates(
+            paths.get("agent_template"), paths.get("client_template"), paths.get("evaluator_template")
+        )
     scenarios, errors = parse_scenarios(text, source=source)
     if templates is None:
         return [], template_errors + errors
@@ -577,50 +587,23 @@ def check_scenario_text(
 
 
 def check_scenario_file(
-    path: str | Path,
-    *,
-    seed: int = 0,
-    templates: PromptTemplates | None = None,
-    agent_template: str | Path | None = None,
-    client_template: str | Path | None = None,
-    evaluator_template: str | Path | None = None,
+    path: str | Path, *, seed: int = 0, templates: PromptTemplates | None = None, **paths: Unpack[TemplatePaths]
 ) -> tuple[list[ConversationSpec], list[ProfileError]]:
     """(specs, every error) for the scenario file at `path`; no specs when there is an error."""
     text, errors = read_input(path, "scenario file")
     if text is None:
         return [], errors
-    return check_scenario_text(
-        text,
-        source=str(path),
-        seed=seed,
-        templates=templates,
-        agent_template=agent_template,
-        client_template=client_template,
-        evaluator_template=evaluator_template,
-    )
+    return check_scenario_text(text, source=str(path), seed=seed, templates=templates, **paths)
 
 
-def validate_scenario_file(path: str | Path, **templates: Any) -> list[ProfileError]:
+def validate_scenario_file(path: str | Path, **paths: Unpack[TemplatePaths]) -> list[ProfileError]:
     """Every problem of the scenario file at `path` with its templates; empty if valid."""
-    return check_scenario_file(path, **templates)[1]
+    return check_scenario_file(path, **paths)[1]
 
 
-def load_scenario_file(
-    path: str | Path,
-    *,
-    seed: int = 0,
-    agent_template: str | Path | None = None,
-    client_template: str | Path | None = None,
-    evaluator_template: str | Path | None = None,
-) -> list[ConversationSpec]:
+def load_scenario_file(path: str | Path, *, seed: int = 0, **paths: Unpack[TemplatePaths]) -> list[ConversationSpec]:
     """One ConversationSpec per scenario, prompts filled; raises InvalidProfile listing every problem."""
-    specs, errors = check_scenario_file(
-        path,
-        seed=seed,
-        agent_template=agent_template,
-        client_template=client_template,
-        evaluator_template=evaluator_template,
-    )
+    specs, errors = check_scenario_file(path, seed=seed, **paths)
     if errors:
         raise InvalidProfile(errors)
     return specs
