@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.evaluation.judge_parsing import json_values
 from parley.core.evaluation.transcript_turns import QuotedText, transcript_turns, turn_texts
-from parley.core.records import CheckResult, Conversation, ConversationSpec, Usage
+from parley.core.records import CheckResult, Conversation, ConversationSpec, JudgePromptFit, Usage
 
 __all__ = [
     "CLAIMS_CRITERION",
@@ -118,6 +118,8 @@ class CriteriaJudgement(BaseModel):
     unanswered: dict[int, str] = Field(default_factory=dict)
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    prompt_fit: JudgePromptFit | None = None
+    """How the prompt met the judge's context (None: no prompt was built)."""
 
 
 class ParsedCriteria(BaseModel):

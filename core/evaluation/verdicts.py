@@ -64,7 +64,6 @@ from parley.core.records import (
     ExtractedOutput,
     JudgeResult,
     Outcome,
-    Usage,
     UserFault,
     Verdict,
 )
@@ -103,19 +102,20 @@ async def _ask(judge: Judge, conversation: Conversation, spec: ConversationSpec,
 
 async def _criteria(
     judge: Judge | None, conversation: Conversation, spec: ConversationSpec, broke: str | None
-) -> tuple[list[CheckResult], Usage]:
-    """The criteria in words, as checks, and what deciding them cost: asked of the judge's
-    criteria judge in one call (an LLM judge's; the offline judge has none), or not run."""
+) -> tuple[list[CheckResult], CriteriaJudgement | None]:
+    """The criteria in words, as checks, and the judgement they came from (what it cost, how its
+    prompt met the judge's context): asked of the judge's criteria judge in one call (an LLM
+    judge's; the offline judge has none), or not run (None)."""
     decider: CriteriaJudge | None = getattr(judge, "criteria_judge", None) if judge is not None else None
     criteria = criteria_of(spec, builtin=decider is not None)
     if not criteria:
-        return [], Usage()
+        return [], None
     if broke is not None:
-        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), Usage()
+        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), None
     if conversation.stop_reason in UNFINISHED_STOPS:
-        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), Usage()
+        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), None
     if decider is None:
-        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), Usage()
+        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), None
     name = str(getattr(decider, "name", type(decider).__name__))
     try:
         judgement = await decider.judge_criteria(conversation, spec, criteria)
@@ -125,7 +125,7 @@ async def _criteria(
         judgement = CriteriaJudgement(judge=name, error=f"{type(err).__name__}: {err}")
     if not isinstance(judgement, CriteriaJudgement):
         judgement = CriteriaJudgement(judge=name, error=f"the criteria judge returned {type(judgement).__name__}")
-    return criteria_checks(criteria, judgement, conversation), judgement.usage
+    return criteria_checks(criteria, judgement, conversation), judgement
 
 
 def assemble_verdict(
@@ -213,9 +213,11 @@ async def evaluate(
         if check.outcome == "error" and judge_result.prompt_fit != "too_long":
             check = check.model_copy(update={"outcome": "not_applicable"})
         checks.append(check.model_copy(update={"name": f"{check.name} (default)"}))
-    decided, usage = await _criteria(judge, conversation, spec, broke)
+    decided, judgement = await _criteria(judge, conversation, spec, broke)
     checks += decided
-    if judge_result is not None and usage.calls:
-        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + usage})
+    if judge_result is not None and judgement is not None:
+        judge_result = judge_result.model_copy(
+            update={"usage": judge_result.usage + judgement.usage, "criteria_prompt_fit": judgement.prompt_fit}
+        )
     faults = detect_user_faults(conversation, spec) if broke is None else []
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)
