@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         SummaryRow,
         effective_outcome,
     )
-    from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
+    from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
     from parley.core.records.conversation import (
         BROKEN_STOPS,
@@ -116,6 +116,7 @@ if TYPE_CHECKING:
         BOT_FAILURES,
         DEFAULT_MIN_SCORE,
         OUTCOMES,
+        CheckOutcome,
         CheckResult,
         ExtractedOutput,
         JudgePromptFit,
@@ -206,6 +207,7 @@ __all__ = [
     "ChatbotSection",
     "CheckFailureCount",
     "CriterionCounts",
+    "CheckOutcome",
     "CheckResult",
     "ConcurrencyChanged",
     "Conversation",
@@ -235,6 +237,7 @@ __all__ = [
     "MAX_STEPS",
     "MeasuredUsage",
     "ModelReply",
+    "ModelRequest",
     "NotApplicableCount",
     "ORDER_STATUSES",
     "ORDER_TOOL_SPECS",
