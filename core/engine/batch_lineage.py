@@ -101,7 +101,13 @@ async def prepare_rerun(
         batch_models.check_keys()
     scope = await asyncio.to_thread(any_scope, store, parent)
     loaded = await load_batch_specs(
-        parent.sources, seed=options.seed, models=None if dry_run else batch_models, store=store, batch_id=scope, shared_cache=options.cache
+        parent.sources,
+        seed=options.seed,
+        models=None if dry_run else batch_models,
+        store=store,
+        batch_id=scope,
+        shared_cache=options.cache,
+        loading=options.loading,  # read as the parent's files were (--personalities, templates), as a resume reads them
     )
     wanted = {spec_id for spec_id, _ in pairs}
     specs = [s for s in loaded.specs if s.spec_id in wanted]
