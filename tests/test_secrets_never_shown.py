@@ -215,9 +215,9 @@ def ran(tmp_path_factory):
         ran.run("compare", "compare", first, "latest")
         ran.run("sessions list", "sessions", "list")
         conn = sqlite3.connect(ran.db)
-        ids = [row[0] for row in conn.execute("SELECT id FROM conversations")]
+        ids = [row[0] for row in conn.execute("SELECT id FROM conversations ORDER BY started_at")]
         conn.close()
-        for ident in ids:
+        for ident in {ids[0], ids[-1]}:  # a conversation of the batch on a terminal, and the streamed one
             ran.run(f"sessions show {ident}", "sessions", "show", ident)
             ran.run(f"sessions export {ident}", "sessions", "export", ident, "--output", f"exports/{ident}.json")
         yield ran
