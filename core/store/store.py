@@ -49,6 +49,7 @@ from parley.core.records import (
     Usage,
     Verdict,
 )
+from parley.core.redaction import REDACTOR
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.store.batch_row import BatchRow
 from parley.core.store.rows import (
@@ -419,14 +420,16 @@ class Store:
                 raise ParleyError(f"'{ident}' is too short to pick a {what}: type at least {MIN_PREFIX} characters of the id")
         raise ParleyError(f"no {what} '{ident}'; {_LIST_HINT}")
 
-    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        """Insert rows that all have the same keys. Plain executemany: sqlite-utils' insert_all
-        inspects the table on every call, which costs more than the write itself here."""
+    def _insert(self, table: str, rows: list[dict[str, Any]], redact: Callable[[str], str] | None = None) -> None:
+        """Insert rows that all have the same keys, redacted (`redact`: the write's
+        `REDACTOR.stored_redaction()`, one for all of its rows). Plain executemany: sqlite-utils'
+        insert_all inspects the table on every call, which costs more than the write itself here."""
         if not rows:
             return
+        clean = redact or REDACTOR.stored_redaction()
         columns = list(rows[0])
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (redact_row(r) for r in rows)])
+        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (redact_row(r, clean) for r in rows)])
 
     # ---- batches --------------------------------------------------------------------------------
 
@@ -672,14 +675,15 @@ class Store:
             raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
         if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
             return conversation.id
+        clean = REDACTOR.stored_redaction()
         with self._writing():
             self._make_room(batch_id, spec, trial)
-            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
-            self._insert("messages", message_rows(conversation))
-            self._insert("tool_calls", tool_call_rows(conversation))
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)], clean)
+            self._insert("messages", message_rows(conversation), clean)
+            self._insert("tool_calls", tool_call_rows(conversation), clean)
             if verdict is not None:
-                self._insert("verdicts", [verdict_row(conversation, verdict)])
-            self._insert("usage", usage_rows(conversation, verdict))
+                self._insert("verdicts", [verdict_row(conversation, verdict)], clean)
+            self._insert("usage", usage_rows(conversation, verdict), clean)
         return conversation.id
 
     def _make_room(self, batch_id: str | None, spec: ConversationSpec, trial: int) -> None:
