@@ -39,6 +39,7 @@ from parley.core.records import (
     ChatExport,
     ChatSessionRow,
     Conversation,
+    ConversationCopy,
     ConversationRow,
     ConversationSpec,
     OutcomeFilter,
@@ -704,7 +705,6 @@ class Store:
                 )
             self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
 
-    @_writes
     def save_copy(
         self, batch_id: str, spec: ConversationSpec, conversation: Conversation, verdict: Verdict, trial: int, *, source_id: str
     ) -> str:
@@ -712,25 +712,54 @@ class Store:
         re-score's), with its own verdict and usage, in one transaction as save_conversation
         does; its messages and tool calls are copied row for row inside SQLite, as they were
         stored. ParleyError, with nothing stored, when the source no longer has them all."""
-        if verdict.conversation_id != conversation.id:
-            raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
-        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
-            return conversation.id
-        with self._writing():
-            self._make_room(batch_id, spec, trial)
-            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
-            copied = [
-                self.db.execute(
-                    f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
-                    [conversation.id, source_id],
-                ).rowcount
-                for table, columns in _COPIED
-            ]
-            if copied != [len(conversation.messages), len(conversation.tool_calls)]:
-                raise ParleyError(f"conversation {source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
-            self._insert("verdicts", [verdict_row(conversation, verdict)])
-            self._insert("usage", usage_rows(conversation, verdict))
+        copy = ConversationCopy(spec=spec, conversation=conversation, verdict=verdict, trial=trial, source_id=source_id)
+        error = self.save_copies(batch_id, [copy])[0]
+        if error is not None:
+            raise error
         return conversation.id
+
+    @_writes
+    def save_copies(self, batch_id: str, copies: Sequence[ConversationCopy]) -> list[Exception | None]:
+        """Store several re-score copies (see `save_copy`) in one transaction: a re-score's
+        copies are many and small, and a commit costs more than one copy. Each copy is written
+        in a savepoint of its own, so one the store refuses (DuplicateConversationError, a
+        source that changed, a value it cannot write) is rolled back alone: its error is at its
+        place in the list returned (None: stored), and the others are stored all the same."""
+        for copy in copies:
+            if copy.verdict.conversation_id != copy.conversation.id:
+                raise ValueError(f"verdict is for conversation {copy.verdict.conversation_id}, not {copy.conversation.id}")
+        errors: list[Exception | None] = []
+        clean = REDACTOR.stored_redaction()
+        with self._writing():
+            for copy in copies:
+                try:
+                    with self._writing():  # a savepoint inside the transaction
+                        self._copy(batch_id, copy, clean)
+                except Exception as exc:  # noqa: BLE001 - the caller gets it, in its place
+                    if not self.db.conn.in_transaction:
+                        raise  # SQLite ended the whole transaction: none of the copies is stored
+                    errors.append(exc)
+                else:
+                    errors.append(None)
+        return errors
+
+    def _copy(self, batch_id: str, copy: ConversationCopy, clean: Callable[[str], str]) -> None:
+        conversation, verdict = copy.conversation, copy.verdict
+        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
+            return  # stored already (a retried write)
+        self._make_room(batch_id, copy.spec, copy.trial)
+        self._insert("conversations", [conversation_row(batch_id, copy.spec, conversation, verdict, copy.trial)], clean)
+        copied = [
+            self.db.execute(
+                f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
+                [conversation.id, copy.source_id],
+            ).rowcount
+            for table, columns in _COPIED
+        ]
+        if copied != [len(conversation.messages), len(conversation.tool_calls)]:
+            raise ParleyError(f"conversation {copy.source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
+        self._insert("verdicts", [verdict_row(conversation, verdict)], clean)
+        self._insert("usage", usage_rows(conversation, verdict), clean)
 
     @_locked
     def completed_keys(self, batch_id: str, *, retry_errors: bool = True) -> set[tuple[str, int]]:
@@ -855,6 +884,19 @@ class Store:
         row = next(self.db.query("SELECT * FROM conversations WHERE id = ?", [resolved]))
         return self._load_many([row])[0]
 
+    @_locked
+    def load_conversations(self, conversation_ids: Sequence[str]) -> list[StoredConversation]:
+        """Stored conversations in full, by exact id, in the order given: a page of them read
+        at once (a few queries for all), not one by one. ParleyError for an id not stored."""
+        if not conversation_ids:
+            return []
+        marks = ",".join("?" * len(conversation_ids))
+        rows = {r["id"]: r for r in self.db.query(f"SELECT * FROM conversations WHERE id IN ({marks})", list(conversation_ids))}
+        missing = [i for i in conversation_ids if i not in rows]
+        if missing:
+            raise ParleyError(f"no conversation '{missing[0]}'; {_LIST_HINT}")
+        return self._load_many([rows[i] for i in conversation_ids])
+
     def iter_conversations(self, batch_id: str, *, page_size: int = 25) -> Iterator[StoredConversation]:
         """Every conversation of a batch in full, in spec order then trial, a page at a time:
         memory stays bounded however large the batch."""
@@ -937,6 +979,7 @@ class Store:
         tools = self._rows_by_conversation("tool_calls", ids, "position")
         usage = self._rows_by_conversation("usage", ids, "role")
         verdicts = {cid: vs[0] for cid, vs in self._rows_by_conversation("verdicts", ids, "conversation_id").items()}
+        specs: dict[str, ConversationSpec] = {}  # a spec's trials share it: read once a page
         out = []
         for row in rows:
             cid = row["id"]
@@ -1005,7 +1048,7 @@ class Store:
                 )
             out.append(
                 StoredConversation(
-                    spec=ConversationSpec.model_validate_json(row["spec"]),
+                    spec=specs.get(row["spec"]) or specs.setdefault(row["spec"], ConversationSpec.model_validate_json(row["spec"])),
                     conversation=conv,
                     verdict=verdict,
                     trial=row["trial"],
