@@ -1,5 +1,5 @@
 """The transcript condenser: long tool results shortened to their key fields, repeats pointing
-back, the middle omitted, in that order and only as far as needed; every turn keeps its number;
+back, the middle omitted, long messages cut in the middle, in that order and only as far as needed; every turn keeps its number;
 the prompt says what was condensed. And the context length of a role: option, endpoint, default."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from parley.core.prompts import (
     DEFAULT_CONTEXT_TOKENS,
     condense,
     context_tokens,
+    cut_middle,
     estimate_messages,
     estimate_tokens,
     fit_messages,
@@ -202,6 +203,49 @@ def test_what_cannot_fit_even_condensed_says_so():
     assert [t.number for t in fitted.turns] == [1, 6] and fitted.omitted == (2, 5)
 
 
+# -- step 4: long messages -----------------------------------------------------------------------
+
+RAMBLE = "".join(f"Sentence {n} of a reply that goes on and on about the order. " for n in range(400))
+
+
+def test_a_message_too_long_for_the_budget_is_cut_in_the_middle_keeping_its_start_and_end():
+    # one turn (nothing to omit) whose answer alone is over the budget: a model that rambled
+    messages = [
+        ChatMessage(role="system", content="You judge."),
+        ChatMessage(role="user", content="Where is ORD-1003?"),
+        ChatMessage(role="assistant", content=RAMBLE),
+    ]
+    assert estimate_messages(messages) > 3000
+    fitted = condense(messages, budget=1500, answering=False)
+    assert fitted.fits and fitted.clipped == [1] and fitted.omitted is None
+    [turn] = fitted.turns
+    assert turn.number == 1 and turn.messages[0].content == "Where is ORD-1003?"  # short: untouched
+    cut = turn.messages[1].content
+    start, end = cut.split(" [… ")[0], cut.split(" …] ")[1]
+    assert RAMBLE.startswith(start) and RAMBLE.endswith(end) and len(start) > len(end) > 100
+    assert f"[… {len(RAMBLE) - len(start) - len(end)} characters left out …]" in cut
+    assert "long messages in turn 1 are cut in the middle, where they say how much was left out" in fitted.note
+    # only as far as needed: a cut a little longer would not fit
+    assert condense(messages, budget=fitted.tokens_after - 1, answering=False).tokens_after < fitted.tokens_after
+
+
+def test_a_bots_last_turn_is_never_cut_the_first_is():
+    messages = [
+        ChatMessage(role="system", content="You are the shop's assistant."),
+        ChatMessage(role="user", content="Hello"),
+        ChatMessage(role="assistant", content=RAMBLE),
+        ChatMessage(role="user", content="And the short version? " + RAMBLE[:3000]),
+    ]
+    fitted = condense(messages, budget=2000)  # answering: the bot answers turn 2
+    assert fitted.fits and fitted.clipped == [1]
+    assert fitted.turns[-1].messages[0].content == messages[-1].content
+
+
+def test_cut_middle_leaves_a_short_text_alone():
+    assert cut_middle("short", 240) == "short"
+    assert len(cut_middle("x" * 10_000, 300)) < 360
+
+
 def test_the_note_goes_into_the_system_message_and_is_counted():
     messages = conversation(6)
     fitted = condense(messages, budget=estimate_messages(messages) // 3)
@@ -288,10 +332,15 @@ def test_condensing_keeps_numbers_first_and_last_turns_pairs_and_never_grows(sha
     for turn in fitted.turns:
         [same] = [t for t in original if t.number == turn.number]
         assert [(m.role, m.tool_call_id) for m in turn.messages] == [(m.role, m.tool_call_id) for m in same.messages]
-        assert [m.content for m in turn.messages if m.role != "tool"] == [m.content for m in same.messages if m.role != "tool"]
+        for kept, was in zip(turn.messages, same.messages, strict=True):
+            if kept.role != "tool" and kept.content != was.content:  # step 4: cut in the middle, start and end kept
+                assert turn.number in fitted.clipped and " characters left out …] " in kept.content
+                start, end = kept.content.split(" [… ")[0], kept.content.split(" …] ")[-1]
+                assert was.content.startswith(start) and was.content.endswith(end)
     # only what it had to, and it says so
     assert fitted.tokens_after <= fitted.tokens_before
-    assert fitted.fits or fitted.omitted is not None or len(original) <= 2 or all(t.number <= 1 for t in original[:-1])
+    # what does not fit went as far as condensing could, or is whole where condensing took nothing off
+    assert fitted.fits or fitted.condensed or fitted.prompt_messages() == messages
     assert (fitted.note is not None) == fitted.condensed
     if fitted.tokens_before <= budget:
         assert not fitted.condensed and fitted.prompt_messages() == messages

@@ -16,7 +16,7 @@ from tests.waiting import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-FILE_NAME = re.compile(r"^# (\S+\.py): ")
+FILE_NAME = re.compile(r"^# (\S+\.(?:py|yaml)): ")
 
 
 def section() -> str:
@@ -50,14 +50,18 @@ def run_as_user(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_section_has_a_bot_an_api_script_a_test_file_and_their_commands():
     names = [FILE_NAME.match(body).group(1) for body in blocks("python")]  # type: ignore[union-attr]
     assert names == ["my_bot.py", "check_bot.py", "test_my_bot.py"]
+    assert [FILE_NAME.match(body).group(1) for body in blocks("yaml")] == ["track_then_cancel.yaml", "rules/short.yaml"]  # type: ignore[union-attr]
     bot = blocks("python")[0]
     assert len(bot.strip().splitlines()) <= 20 and "tools." in bot  # the short bot using the order API's tools
-    assert [c[:2] for c in commands()] == [["parley", "run"], ["pytest", "--parley"], ["pytest", "--parley"]]
+    assert "checkpoint([" in blocks("python")[1] and "- judge:" in blocks("yaml")[0]  # a checkpoint in code and in a playbook
+    assert [c[:2] for c in commands()] == [["parley", "run"], ["pytest", "--parley"], ["pytest", "--parley"], ["pytest", "--parley"]]
 
 
 def test_the_sections_code_runs_as_written(tmp_path: Path):
-    for body in blocks("python"):
-        (tmp_path / FILE_NAME.match(body).group(1)).write_text(body, encoding="utf-8")  # type: ignore[union-attr]
+    for body in blocks("python") + blocks("yaml"):
+        path = tmp_path / FILE_NAME.match(body).group(1)  # type: ignore[union-attr]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
     (tmp_path / "profiles").symlink_to(ROOT / "profiles")
     db = tmp_path / "sessions" / "parley.db"
 
@@ -77,12 +81,23 @@ def test_the_sections_code_runs_as_written(tmp_path: Path):
     shipped = ran["pytest --parley profiles/ --junitxml parley.xml"]
     assert shipped.returncode == 0 and re.search(r"= 22 passed, 5 skipped in ", shipped.stdout), shipped.stdout[-3000:]
     assert (tmp_path / "parley.xml").is_file()
+    ruled = ran["pytest --parley track_then_cancel.yaml profiles/ --parley-rules rules/"]
+    # the rule holds on every conversation: a check asked for, so the suite's unverified ones pass too
+    assert ruled.returncode == 0 and re.search(r"= 28 passed in ", ruled.stdout), ruled.stdout[-3000:]
 
     with Store.open(db, read_only=True) as store:
         rows = store.list_batches()
         bots = [row.batch.options.models.bot for row in reversed(rows)]
-        assert bots == ["python:my_bot:answer", "python:my_bot:answer", "offline", "offline"]  # type: ignore[comparison-overlap]
+        assert bots == ["python:my_bot:answer", "python:my_bot:answer", "offline", "offline", "offline"]  # type: ignore[comparison-overlap]
         assert [row.batch.sources for row in reversed(rows)][:2] == [["python"], ["profiles"]]
         for row in rows:
             conversations = list(store.iter_conversations(row.batch.id))
             assert conversations and all(c.conversation.stop_reason != "bot_error" for c in conversations)
+        ruled_batch = rows[0].batch
+        assert ruled_batch.options.rules == str(tmp_path / "rules")
+        [playbook] = [c for c in store.iter_conversations(ruled_batch.id) if c.spec.name == "track_then_cancel"]
+        at_steps = {c.name: c.outcome for c in playbook.verdict.checks if c.name.startswith("at step ")}  # type: ignore[union-attr]
+        assert at_steps == {
+            "at step 2: The bot says where the parcel is and who carries it": "not_run",
+            "at step 4: The bot asks the customer to confirm before it cancels anything": "not_run",
+        }

@@ -22,23 +22,30 @@ NO_STATE = (
 )
 
 
-def judged(conv, fit: str, *, error: str | None = None, checks: list[CheckResult] | None = None, outcome: str = "passed"):
+def judged(
+    conv, fit: str, *, error: str | None = None, checks: list[CheckResult] | None = None, outcome: str = "passed", criteria_fit=None
+):
     v = verdict(conv, outcome, None if error else 3, checks=checks or [], error=f"judge_error: {error}" if error else None)
-    return v.model_copy(update={"judge": JudgeResult(judge="openai/gpt-4o-mini", score=None if error else 3, error=error, prompt_fit=fit)})
+    result = JudgeResult(
+        judge="openai/gpt-4o-mini", score=None if error else 3, error=error, prompt_fit=fit, criteria_prompt_fit=criteria_fit
+    )
+    return v.model_copy(update={"judge": result})
 
 
 def test_the_batch_counts_judge_prompts_condensed_and_too_long_once(store):
     b = store.create_batch(batch())
     too_long = "the conversation does not fit the judge's 4096-token context (about 5200 tokens even condensed, 512 kept for the answer)"
-    for n, (fit, error) in enumerate([("whole", None), ("condensed", None), ("condensed", None), ("too_long", too_long)]):
+    # the score's prompts, and for two conversations the criteria's: 6 prompts, 3 condensed, 2 too long
+    cases = [("whole", None, None), ("condensed", None, "condensed"), ("condensed", None, None), ("too_long", too_long, "too_long")]
+    for n, (fit, error, criteria_fit) in enumerate(cases):
         conv = conversation()
         outcome = "evaluation_error" if error else "passed"
-        store.save_conversation(b.id, spec(index=n), conv, judged(conv, fit, error=error, outcome=outcome))
+        store.save_conversation(b.id, spec(index=n), conv, judged(conv, fit, error=error, outcome=outcome, criteria_fit=criteria_fit))
     summary = summarize(store, b.id)
-    assert (summary.judge_prompts, summary.judge_prompts_condensed, summary.judge_prompts_too_long) == (4, 2, 1)
+    assert (summary.judge_prompts, summary.judge_prompts_condensed, summary.judge_prompts_too_long) == (6, 3, 2)
     lines = summary_lines(summary)
     [line] = [line for line in lines if line.startswith("Judge context")]
-    assert line.startswith("Judge context (4096 tokens): 4 judge prompts, 2 condensed to fit, 1 could not fit even condensed (judge errors")
+    assert line.startswith("Judge context (4096 tokens): 6 judge prompts, 3 condensed to fit, 2 could not fit even condensed (judge errors")
 
 
 def test_an_offline_judge_says_nothing_about_context(store):
@@ -99,11 +106,12 @@ def run(tmp_path, *args):
 
 
 def test_parley_run_says_at_the_end_how_many_judge_prompts_were_condensed(judge_endpoint, tmp_path):
-    # in a 3,000-token context the order list's judge prompt must be condensed; the tracking one fits whole
+    # in a 3,000-token context the order list's judge prompts (the score's and the criteria's:
+    # an LLM judge decides the built-in criterion) must be condensed; the tracking ones fit whole
     judge_endpoint.context_tokens, judge_endpoint.chars_per_token = 3000, 2.4
     result = run(tmp_path, "--judge-context", "3000")
     assert result.exit_code == 0, result.output
-    assert "Judge context (3000 tokens): 2 judge prompts, 1 condensed to fit, 0 could not fit even condensed" in result.stdout
+    assert "Judge context (3000 tokens): 4 judge prompts, 2 condensed to fit, 0 could not fit even condensed" in result.stdout
     assert judge_endpoint.refused_for_length == 0
     assert sum(1 for line in result.stdout.splitlines() if line.startswith("Judge context")) == 1
 
@@ -111,7 +119,7 @@ def test_parley_run_says_at_the_end_how_many_judge_prompts_were_condensed(judge_
 def test_parley_run_names_what_could_not_fit_and_scores_nothing_for_it(judge_endpoint, tmp_path):
     result = run(tmp_path, "--judge-context", "700")
     assert result.exit_code == 1, result.output
-    assert "Judge context (700 tokens): 2 judge prompts, 0 condensed to fit, 2 could not fit even condensed (judge errors" in result.stdout
+    assert "Judge context (700 tokens): 4 judge prompts, 0 condensed to fit, 4 could not fit even condensed (judge errors" in result.stdout
     assert "the conversation does not fit the judge's 700-token context" in result.stdout
     assert "the judge model failed" not in result.stdout
     assert judge_endpoint.requests == []
@@ -128,7 +136,7 @@ def test_the_context_the_judges_endpoint_reports_before_launch_is_the_one_its_pr
     judge_endpoint.context_tokens, judge_endpoint.chars_per_token = 3000, 2.4
     result = run(tmp_path)
     assert result.exit_code == 0, result.output
-    assert "Judge context (3000 tokens): 2 judge prompts, 1 condensed to fit, 0 could not fit even condensed" in result.stdout
+    assert "Judge context (3000 tokens): 4 judge prompts, 2 condensed to fit, 0 could not fit even condensed" in result.stdout
     assert judge_endpoint.refused_for_length == 0
     with Store.open(tmp_path / "p.db") as db:
         [row] = db.list_batches()
@@ -138,5 +146,5 @@ def test_the_context_the_judges_endpoint_reports_before_launch_is_the_one_its_pr
 def test_a_judge_context_given_wins_over_what_the_endpoint_reports(judge_endpoint, tmp_path):
     judge_endpoint.listed_models, judge_endpoint.reported_context = ["judge"], 3000
     result = run(tmp_path, "--judge-context", "700")
-    assert "Judge context (700 tokens): 2 judge prompts, 0 condensed to fit, 2 could not fit even condensed" in result.stdout
+    assert "Judge context (700 tokens): 4 judge prompts, 0 condensed to fit, 4 could not fit even condensed" in result.stdout
     assert judge_endpoint.requests == []

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from parley.core.engine.batch_lineage import NothingToRerun, prepare_replay, prepare_rerun
     from parley.core.engine.batch_models import BatchModels
     from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, SelectionError, trial_spec
+    from parley.core.engine.batch_rules import load_batch_rules
     from parley.core.engine.batch_runner import (
         BatchResult,
         BatchRunner,
@@ -52,6 +53,7 @@ __all__ = [
     "UnreachableEndpoint",
     "WorldTemplates",
     "estimate_batch",
+    "load_batch_rules",
     "prepare_batch",
     "prepare_replay",
     "prepare_rerun",

@@ -60,20 +60,20 @@ from parley.core.store import Store, clear_batch_rules, save_batch_rules
 log = logging.getLogger("parley.engine.batch_rules")
 
 
-def load_batch_rules(options: BatchOptions) -> tuple[list[CompiledRule], list[str]]:
+def load_batch_rules(options: BatchOptions, *, option: str = "--rules") -> tuple[list[CompiledRule], list[str]]:
     """The rules `options.rules` names, and the warnings of their files (keys Sensei ignores).
     Raises InvalidInputs with every problem of the files, ParleyError for a folder that is not
-    there or holds no rule file."""
+    there or holds no rule file (naming it as `option` takes it: `--rules`, `--parley-rules`...)."""
     if options.rules is None:
         return [], []
     path = Path(options.rules)
     if not path.exists():
-        raise ParleyError(f"--rules {path}: no such file or folder (from {Path.cwd()})")
+        raise ParleyError(f"{option} {path}: no such file or folder (from {Path.cwd()})")
     rule_set = load_rules(path)
     if rule_set.errors:
         raise InvalidInputs(rule_set.errors)
     if not rule_set.rules:
-        raise ParleyError(f"--rules {path}: no rule files (.yaml, .yml) there")
+        raise ParleyError(f"{option} {path}: no rule files (.yaml, .yml) there")
     return rule_set.rules, list(rule_set.warnings)
 
 
@@ -97,6 +97,7 @@ class BatchRules:
         self.groups = group_rules(self.rules)
         self.models = models
         self.numbers = spec_counts(specs)
+        self._counted = {spec.spec_id for spec in specs}
         self.serial = serial
         self._askers: set[ChatModelAsker] = set()
         self._threads = max(1, min(threads, 32))  # a thread per conversation in flight, within reason
@@ -106,6 +107,13 @@ class BatchRules:
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="parley-rules")
         return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(function, *args))
+
+    def count(self, spec: ConversationSpec) -> None:
+        """A spec submitted to an open-ended batch: Sensei's `number` of its test counts it too (as
+        the batch's export counts its stored specs)."""
+        if spec.spec_id not in self._counted:
+            self._counted.add(spec.spec_id)
+            self.numbers[spec.name] = self.numbers.get(spec.name, 0) + 1
 
     def sensei(self, spec: ConversationSpec, conversation: Conversation, verdict: Verdict | None) -> SenseiConversation:
         """The conversation as the rules see it, named by its id."""

@@ -520,6 +520,8 @@ class BatchRunner:
             raise NotRun(f"batch {self.batch_id} takes no more conversations: it was closed or stopped")
         if models is not None:
             models.attach(on_retry=self.limiter.on_retry, on_success=self.limiter.call_succeeded)
+        if self.rules is not None:
+            self.rules.count(spec)
         future: asyncio.Future[StoredConversation] = asyncio.get_running_loop().create_future()
         run = PlannedRun(spec=trial_spec(spec, trial), trial=trial, position=self.total)
         self._added += 1

@@ -5,7 +5,8 @@ Two figures per role:
 - *at most*, from the limits: each conversation's turn limit (`--max-turns`, lowered by a
   profile's goal style: `steps`, `random_steps`' maximum, `all_answered`'s limit; a playbook's
   customer lines; a replay's stored lines), the order bot's tool rounds per turn, two judge
-  calls per conversation (its score, and every criterion in words in one call); tokens from
+  calls per conversation (its score, and every criterion in words in one call) and one per
+  playbook checkpoint (a `judge` step); tokens from
   those calls with messages of MESSAGE_TOKENS tokens and each role's system prompt (a prompt
   bot's file measured, the others' typical size);
 - *expected*, when conversations of the same specs (spec ids) already ran with the same model
@@ -32,6 +33,7 @@ from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
 from parley.core.evaluation import criteria_of
 from parley.core.models import OFFLINE, price_for
 from parley.core.records import ConversationSpec
+from parley.core.specs import judge_steps
 from parley.core.store import JUDGE_ROLE, Store, measured_usage
 from parley.core.users import PROFILE_MODEL, REPLAY_USER
 
@@ -180,10 +182,13 @@ CRITERION_TOKENS = 60
 
 def _judging(run: PlannedRun, turns: int) -> tuple[int, int, int]:
     """An LLM judge's calls, input and output tokens for one conversation, at most: the score's
-    call and the criteria's (every criterion, the built-in one included, in one call)."""
+    call, the criteria's (every criterion, the built-in one included, in one call) and one per
+    playbook checkpoint (its criteria, on the transcript so far: counted whole)."""
     transcript = SYSTEM_TOKENS["judge"] + 2 * turns * MESSAGE_TOKENS
-    criteria = len(criteria_of(run.spec, builtin=True))
-    return 2, 2 * transcript + criteria * CRITERION_TOKENS, REPLY_TOKENS["judge"] + criteria * CRITERION_TOKENS
+    checkpoints = [len(step.criteria) for _, step in judge_steps(run.spec)]
+    criteria = len(criteria_of(run.spec, builtin=True)) + sum(checkpoints)
+    calls = 2 + len(checkpoints)
+    return calls, calls * transcript + criteria * CRITERION_TOKENS, REPLY_TOKENS["judge"] + criteria * CRITERION_TOKENS
 
 
 def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRun:

@@ -6,7 +6,10 @@ simulated user: `SimulatedCustomer`, its stop rules included), injected messages
 transcript as context, and each expect_* step is checked against the bot's last answer (to a
 `user` step or a simulated turn). Assertions never stop a playbook: each is recorded in
 `conversation.metadata["assertions"]` (see PlaybookAssertion), and the steps a stop kept from
-running are recorded as not checked (`ran: false`).
+running are recorded as not checked (`ran: false`). A `judge` step asks no model here: it
+records where the conversation was (`metadata["checkpoints"]`, see PlaybookCheckpoint), and its
+criteria are decided with the conversation's others, on the transcript cut there
+(parley.core.evaluation.checkpoints says why then and not now).
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from parley.core.specs import (
     ExpectToolStep,
     InjectBotResponseStep,
     InjectToolStep,
+    JudgeStep,
     PlaybookAssertion,
+    PlaybookCheckpoint,
     PlaybookStep,
     SimulateStep,
     TooLongToMatch,
@@ -54,6 +59,7 @@ class PlaybookScript:
         self.user = user
         self.steps = list(steps)
         self.assertions: list[PlaybookAssertion] = []
+        self.checkpoints: list[PlaybookCheckpoint] = []
         self.injected: list[int] = []
         self.done = 0  # steps run
 
@@ -96,6 +102,8 @@ class PlaybookScript:
                 transcript.append(ChatMessage(role="tool", content=step.result, tool_call_id=call.id, name=call.name))
             elif isinstance(step, ExpectToolStep):
                 self.assertions.append(_check_tool(number, step, last_turn, last_user_step))
+            elif isinstance(step, JudgeStep):
+                self.checkpoints.append(PlaybookCheckpoint(step=number, messages=len(transcript)))
             else:
                 self.assertions.append(_check_regex(number, step, last_turn, last_user_step))
             self.done = number
@@ -105,6 +113,8 @@ class PlaybookScript:
         assertions = self.assertions + _not_checked(self.steps, self.done, stop)
         session.metadata["assertions"] = [a.model_dump() for a in assertions]
         session.metadata["injected_messages"] = self.injected
+        if self.checkpoints:
+            session.metadata["checkpoints"] = [c.model_dump() for c in self.checkpoints]
 
 
 async def run_playbook(

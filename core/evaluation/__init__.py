@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         ScoreStatistics,
         pass_hat_k_from_counts,
     )
+    from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
         CLAIMS_CRITERION,
@@ -60,6 +61,9 @@ __all__ = [
     "locate_quote",
     "parse_criteria_reply",
     "undecided_criteria",
+    "checkpoint_checks",
+    "checkpoint_name",
+    "conversation_at",
     "claims_check",
     "find_claims",
     "hold_claims",

@@ -147,6 +147,8 @@ class CountedRow(Protocol):
     def judge_error(self) -> bool: ...
     @property
     def judge_prompt_fit(self) -> str | None: ...
+    @property
+    def criteria_prompt_fit(self) -> str | None: ...
 
 
 class _Spec:
@@ -194,7 +196,8 @@ class BatchSummary(BaseModel):
     judge_errors: int
     """Runs whose judge failed (no score), whatever their outcome (runs that broke left out)."""
     judge_prompts: int = 0
-    """Conversations an LLM judge was asked about (its prompt fitted to its context)."""
+    """Prompts an LLM judge was sent or refused for its context: one per conversation for the
+    score, one more for the criteria in words (each fitted to the judge's context)."""
     judge_prompts_condensed: int = 0
     """Of `judge_prompts`, those whose transcript was condensed to fit the judge's context and sent."""
     judge_prompts_too_long: int = 0
@@ -296,8 +299,9 @@ class BatchSummary(BaseModel):
             else:
                 costs.append(row.cost_usd)
             judge_errors += row.judge_error and row.stop_reason not in BROKEN_STOPS
-            if row.judge_prompt_fit is not None:
-                fits[row.judge_prompt_fit] += 1
+            for fit in (row.judge_prompt_fit, row.criteria_prompt_fit):  # the score's call, the criteria's
+                if fit is not None:
+                    fits[fit] += 1
             max_trial = max(max_trial, row.trial)
             spec = specs.get(row.spec_id)
             if spec is None:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.evaluation.judge_parsing import json_values
 from parley.core.evaluation.transcript_turns import QuotedText, transcript_turns, turn_texts
-from parley.core.records import CheckResult, Conversation, ConversationSpec, Usage
+from parley.core.records import CheckResult, Conversation, ConversationSpec, JudgePromptFit, Usage
 
 __all__ = [
     "CLAIMS_CRITERION",
@@ -118,6 +118,8 @@ class CriteriaJudgement(BaseModel):
     unanswered: dict[int, str] = Field(default_factory=dict)
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    prompt_fit: JudgePromptFit | None = None
+    """How the prompt met the judge's context (None: no prompt was built)."""
 
 
 class ParsedCriteria(BaseModel):
@@ -349,9 +351,8 @@ def _decided(criterion: Criterion, answer: CriterionAnswer, conversation: Conver
         details["quote"] = answer.quote[:QUOTE_SHOWN_CHARS]
         spot = locate_quote(texts, answer.quote, answer.turns)
         if spot is None:
-            why = f'the judge quoted text that is not in {_turn_words(answer.turns)}: "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
-            if not answer.turns:
-                why = f'the judge quoted text that is not in the transcript: "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
+            where = _turn_words(answer.turns) if answer.turns else "the transcript"
+            why = f'the judge quoted text that is not in {where}: "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
             elsewhere = locate_quote(texts, answer.quote) if answer.turns else None
             if elsewhere is not None:
                 why += f" (it is in turn {elsewhere.turn})"

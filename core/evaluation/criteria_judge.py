@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -26,9 +27,11 @@ from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, Criter
 from parley.core.evaluation.criteria_prompt import REMINDER, fit_criteria_prompt
 from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_budget
-from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, Usage
+from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, JudgePromptFit, Usage
 
-__all__ = ["CriteriaJudge", "LLMCriteriaJudge"]
+__all__ = ["CriteriaJudge", "LLMCriteriaJudge", "ask_criteria_judge"]
+
+log = logging.getLogger("parley.evaluation.criteria_judge")
 
 _MAX_ECHOED_REPLY_CHARS = 2000  # an unreadable reply shown back with the reminder: enough to see what went wrong
 
@@ -43,6 +46,24 @@ class CriteriaJudge(Protocol):
     async def judge_criteria(
         self, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]
     ) -> CriteriaJudgement: ...
+
+
+async def ask_criteria_judge(
+    decider: CriteriaJudge, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]
+) -> CriteriaJudgement:
+    """`decider`'s judgement of `criteria` on `conversation`; whatever it raises or returns
+    instead is a judge error on every criterion, never a decision."""
+    name = str(getattr(decider, "name", type(decider).__name__))
+    try:
+        judgement = await decider.judge_criteria(conversation, spec, criteria)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a judge's bug is its error, never a decision
+        log.warning("the criteria judge %s failed", name, exc_info=True)
+        return CriteriaJudgement(judge=name, error=f"{type(err).__name__}: {err}")
+    if not isinstance(judgement, CriteriaJudgement):
+        return CriteriaJudgement(judge=name, error=f"the criteria judge returned {type(judgement).__name__}")
+    return judgement
 
 
 class LLMCriteriaJudge:
@@ -70,13 +91,16 @@ class LLMCriteriaJudge:
         numbers = [c.number for c in criteria]
         usage = Usage()
         answers: dict[int, CriterionAnswer] = {}
-        judgement = CriteriaJudgement(judge=self.name)
+        fit: JudgePromptFit = "whole"
+        judgement = CriteriaJudgement(judge=self.name, prompt_fit=fit)
         for attempt in range(2):  # the first try and one reminder
             # condensing a long transcript is some milliseconds of CPU: off the event loop
             messages, fitted = await asyncio.to_thread(
                 functools.partial(fit_criteria_prompt, budget=budget, tail=tail), conversation, spec, criteria
             )
             too_long = None
+            if fitted.condensed:
+                fit = "condensed"
             if not fitted.fits:
                 too_long = self._too_long(
                     f"about {fitted.tokens_after} tokens even condensed, {max_tokens or ANSWER_TOKENS} kept for the answer"
@@ -88,19 +112,19 @@ class LLMCriteriaJudge:
                     too_long = self._too_long("the endpoint refused the prompt as too long")
                 except ParleyError as err:  # ProviderError after retries, ConfigError (no key)
                     if attempt == 0:
-                        return CriteriaJudgement(judge=self.name, error=f"the judge model failed: {err}", usage=usage)
+                        return CriteriaJudgement(judge=self.name, error=f"the judge model failed: {err}", usage=usage, prompt_fit=fit)
                     why = f"the judge model failed on the reminder: {err}"
                     missing = {n: why for n in numbers if n not in judgement.answers}
                     return judgement.model_copy(update={"unanswered": missing, "usage": usage})
             if too_long is not None:
                 if attempt == 0:
-                    return CriteriaJudgement(judge=self.name, error=too_long, usage=usage)
+                    return CriteriaJudgement(judge=self.name, error=too_long, usage=usage, prompt_fit="too_long")
                 missing = {n: too_long for n in numbers if n not in judgement.answers}
-                return judgement.model_copy(update={"unanswered": missing, "usage": usage})
+                return judgement.model_copy(update={"unanswered": missing, "usage": usage, "prompt_fit": "too_long"})
             usage = usage + reply.usage
             parsed = parse_criteria_reply(reply.text, len(criteria))
             answers = {**answers, **parsed.answers}  # the reminder's answer wins; what it left out stays
-            judgement = CriteriaJudgement(judge=self.name, answers=dict(sorted(answers.items())), usage=usage)
+            judgement = CriteriaJudgement(judge=self.name, answers=dict(sorted(answers.items())), usage=usage, prompt_fit=fit)
             missing_now = {n: parsed.problems.get(n, f"no decision on criterion {n}") for n in numbers if n not in answers}
             if not missing_now:
                 return judgement

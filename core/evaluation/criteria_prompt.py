@@ -7,6 +7,12 @@ conversation touched; and the criteria, numbered. It answers with one JSON objec
 criterion with the turns it rests on, a short quote and one sentence of reasoning
 (parley.core.evaluation.criteria reads it).
 
+A conversation cut at a playbook's checkpoint (parley.core.evaluation.checkpoints) carries a
+`CheckpointCut` in `metadata["checkpoint"]`: the prompt then says the conversation went on after
+what it shows, and shows neither the final state (the state at the checkpoint is what its tool
+calls show) nor the customer's goals (a playbook's are its script's lines, later ones
+included), so the judge decides the criteria as of that point.
+
 `fit_criteria_prompt` is the one place the prompt is built. Given a budget (the judge model's
 context less room for the answer), it condenses the transcript with parley.core.prompts (long
 tool results shortened, repeats pointing back, the middle omitted), says so in the prompt and
@@ -18,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import BaseModel, ValidationError
+
 from parley.core.evaluation.checks import changed_orders
 from parley.core.evaluation.claims import sees_actions
 from parley.core.evaluation.criteria import Criterion
@@ -27,6 +35,8 @@ from parley.core.reading import extract_order_ids
 from parley.core.records import ChatMessage, Conversation, ConversationSpec
 
 __all__ = [
+    "CHECKPOINT_KEY",
+    "CheckpointCut",
     "MAX_MESSAGE_CHARS",
     "MAX_TOOL_RESULT_CHARS",
     "REMINDER",
@@ -70,6 +80,30 @@ REMINDER = (
     '{{"criteria": [{{"criterion": N, "verdict": "met" | "not met" | "not applicable", "turns": [...], '
     '"quote": "...", "reasoning": "..."}}]}}, one entry for each of criteria 1-{count}, and nothing else.'
 )
+
+
+_NOT_VISIBLE = "This bot's tool calls and the order database it acts on are not visible: none are shown."
+
+CHECKPOINT_KEY = "checkpoint"
+"""Where a conversation cut at a checkpoint keeps its CheckpointCut (`Conversation.metadata`)."""
+
+
+class CheckpointCut(BaseModel):
+    """A conversation cut at a playbook's `judge` step: the step, and whether parley saw the
+    bot's actions in the whole conversation (its tool calls or a final state)."""
+
+    step: int
+    sees_actions: bool
+
+
+def _cut(conversation: Conversation) -> CheckpointCut | None:
+    raw = conversation.metadata.get(CHECKPOINT_KEY)
+    if raw is None:
+        return None
+    try:
+        return CheckpointCut.model_validate(raw)
+    except ValidationError:
+        return None  # not a cut parley made: the conversation is shown as a whole one
 
 
 def _injected(conversation: Conversation) -> set[int]:
@@ -148,7 +182,7 @@ def _final_state(conversation: Conversation) -> str:
     if state is None:
         if sees_actions(conversation):
             return "The final state of the orders is not known (the bot does not use parley's order database)."
-        return "This bot's tool calls and the order database it acts on are not visible: none are shown."
+        return _NOT_VISIBLE
     touched = orders_touched(conversation)
     if not touched:
         return "Final state of the orders: the conversation touched no order."
@@ -183,12 +217,21 @@ def fit_criteria_prompt(
         about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
     about.append(f"Signed-in customer: {conversation.customer_id}.")
     before = [" ".join(about)]
-    if spec.goals:
+    cut = _cut(conversation)
+    if spec.goals and cut is None:  # at a checkpoint a playbook's goals are its script, later lines included
         before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
-    ended = f"The conversation ended: {conversation.stop_reason}"
+    if cut is None:
+        ended = f"The conversation ended: {conversation.stop_reason}" + (f" ({conversation.error})." if conversation.error else ".")
+        state = _final_state(conversation)
+    else:
+        ended = (
+            f"This is the conversation as it stood at a checkpoint of the test (step {cut.step} of its script): "
+            "it went on afterwards, and what came later is not shown. Decide every criterion as of this point."
+        )
+        state = "The state of the orders at this point is what the tool calls above show." if cut.sees_actions else _NOT_VISIBLE
     after = [
-        ended + (f" ({conversation.error})." if conversation.error else "."),
-        _final_state(conversation),
+        ended,
+        state,
         "Criteria:\n" + "\n".join(f"{c.number}. {c.text}" for c in criteria),
         "Now give your decision on every criterion as the JSON object.",
     ]

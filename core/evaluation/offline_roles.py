@@ -3,9 +3,9 @@
 says it in one line per file before the batch starts (`offline_limits_by_file`: the files are
 not read again, and a suite of many files shows a few and a count).
 
-- the offline judge reads no rubric (`expect.judge`), no criteria (`expect.criteria`) and no
-  scenario evaluator prompt: each is `not_run` with the reason NEEDS_LLM_JUDGE, never passed
-  (parley.core.evaluation.judge);
+- the offline judge reads no rubric (`expect.judge`), no criteria (`expect.criteria`, and a
+  playbook's `judge` checkpoints) and no scenario evaluator prompt: each is `not_run` with the
+  reason NEEDS_LLM_JUDGE, never passed (parley.core.evaluation.judge);
 - the offline customer only states the goals it cannot act out (parley.core.users.acted_goals,
   where that knowledge lives).
 Nothing is said about a role the batch gives a model.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE
 from parley.core.models import OFFLINE
 from parley.core.records import ConversationSpec, SourceLocation
-from parley.core.specs import FilePlaces
+from parley.core.specs import FilePlaces, judge_steps
 from parley.core.users import ONLY_STATED_ADVICE, PROFILE_MODEL, REPLAY_USER, goals_only_stated, only_stated_advice
 
 __all__ = ["FILES_SHOWN", "offline_limits", "offline_limits_by_file"]
@@ -38,12 +38,14 @@ class _FileParts:
     kind: str
     rubric: bool = False
     criteria: int = 0
+    checkpoints: dict[int, int] = field(default_factory=dict)
+    """A playbook's `judge` steps: step index (0-based, as in the file) -> how many criteria."""
     evaluator: str | None = None
     stated: dict[tuple[int, int], str] = field(default_factory=dict)
     """(scenario index, or 0 for a profile; goal index) -> the goal as the first conversation says it."""
 
     def __bool__(self) -> bool:
-        return self.rubric or bool(self.criteria) or self.evaluator is not None or bool(self.stated)
+        return self.rubric or bool(self.criteria) or bool(self.checkpoints) or self.evaluator is not None or bool(self.stated)
 
 
 def _user_offline(spec: ConversationSpec, user_model: str) -> bool:
@@ -71,6 +73,7 @@ def _file_parts(source: str, specs: Sequence[ConversationSpec], *, user_model: s
     if judge_offline:
         parts.rubric = first.expect is not None and first.expect.judge is not None
         parts.criteria = len(first.expect.criteria) if first.expect is not None else 0
+        parts.checkpoints = {number - 1: len(step.criteria) for number, step in judge_steps(first)}
         if first.kind == "scenario":
             parts.evaluator = first.extra.get("templates", {}).get("evaluator")
     # A profile's conversations share its goals (goal i is written once); each scenario of a
@@ -96,6 +99,11 @@ def offline_limits(specs: Iterable[ConversationSpec], *, user_model: str = OFFLI
             located.append(
                 (places.at("expect", "criteria"), f"the offline judge reads no criteria, so {many} not run: each {NEEDS_LLM_JUDGE}")
             )
+        for index, count in parts.checkpoints.items():
+            many = f"its {count} criteria are" if count > 1 else "its criterion is"
+            located.append(
+                (places.at("steps", index, "judge"), f"the offline judge reads no criteria, so {many} not run: each {NEEDS_LLM_JUDGE}")
+            )
         if parts.evaluator is not None:
             reason = f"the offline judge does not read the evaluator prompt {parts.evaluator}, so it is not run: it {NEEDS_LLM_JUDGE}"
             located.append((SourceLocation(file=parts.source), reason))
@@ -118,8 +126,12 @@ def offline_limits_by_file(
         said = []
         if parts.rubric:
             said.append(f"the offline judge reads no rubric (expect.judge): it {NEEDS_LLM_JUDGE}")
-        if parts.criteria:
-            said.append(f"the offline judge reads no criteria (expect.criteria): each {NEEDS_LLM_JUDGE}")
+        where = ["expect.criteria"] if parts.criteria else []
+        if parts.checkpoints:
+            steps = ", ".join(str(index + 1) for index in parts.checkpoints)
+            where.append(f"the judge step{'s' if len(parts.checkpoints) > 1 else ''} {steps}")
+        if where:
+            said.append(f"the offline judge reads no criteria ({', '.join(where)}): each {NEEDS_LLM_JUDGE}")
         if parts.evaluator is not None:
             said.append(f"the offline judge does not read the evaluator prompt: it {NEEDS_LLM_JUDGE}")
         if parts.stated:

@@ -26,7 +26,9 @@ checks, so it is not a check of its own, and it reads no rubric: an `expect.judg
 Criteria in words (`expect.criteria`, parley.core.evaluation.criteria) are decided by the
 judge's criteria judge in one call per conversation, after the score: each is a check named by
 its text; with an LLM judge, the built-in criterion (what the bot says it did, it did) is asked
-too, by default. Offline, and in a run cut short, they are `not_run`, never passed.
+too, by default. Offline, and in a run cut short, they are `not_run`, never passed. A playbook's
+`judge` checkpoints are criteria too, each decided in a call of its own on the transcript as it
+stood at its step (parley.core.evaluation.checkpoints), beside the end's.
 
 Rule 6 in full: a conversation passes only when at least one check its author asked for (an
 `expect:` key, a playbook assertion, the score of the LLM judge the user chose) was decided and
@@ -41,6 +43,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from parley.core.evaluation.checkpoints import checkpoint_checks
 from parley.core.evaluation.checks import (
     build_checks,
     checks_about_the_bot,
@@ -50,7 +53,7 @@ from parley.core.evaluation.checks import (
     unfinished_reason,
 )
 from parley.core.evaluation.criteria import CriteriaJudgement, criteria_checks, criteria_of, undecided_criteria
-from parley.core.evaluation.criteria_judge import CriteriaJudge
+from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_judge
 from parley.core.evaluation.extraction import extract_outputs
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
 from parley.core.evaluation.user_faults import detect_user_faults
@@ -64,7 +67,6 @@ from parley.core.records import (
     ExtractedOutput,
     JudgeResult,
     Outcome,
-    Usage,
     UserFault,
     Verdict,
 )
@@ -102,30 +104,22 @@ async def _ask(judge: Judge, conversation: Conversation, spec: ConversationSpec,
 
 
 async def _criteria(
-    judge: Judge | None, conversation: Conversation, spec: ConversationSpec, broke: str | None
-) -> tuple[list[CheckResult], Usage]:
-    """The criteria in words, as checks, and what deciding them cost: asked of the judge's
-    criteria judge in one call (an LLM judge's; the offline judge has none), or not run."""
-    decider: CriteriaJudge | None = getattr(judge, "criteria_judge", None) if judge is not None else None
+    decider: CriteriaJudge | None, conversation: Conversation, spec: ConversationSpec, broke: str | None
+) -> tuple[list[CheckResult], CriteriaJudgement | None]:
+    """The criteria in words, as checks, and the judgement they came from (what it cost, how its
+    prompt met the judge's context): asked of the judge's criteria judge (`decider`: an LLM
+    judge's; the offline judge has none) in one call, or not run (None)."""
     criteria = criteria_of(spec, builtin=decider is not None)
     if not criteria:
-        return [], Usage()
+        return [], None
     if broke is not None:
-        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), Usage()
+        return undecided_criteria(criteria, f"Not run: the run itself broke ({broke})."), None
     if conversation.stop_reason in UNFINISHED_STOPS:
-        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), Usage()
+        return undecided_criteria(criteria, unfinished_reason(conversation.stop_reason, conversation.error)), None
     if decider is None:
-        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), Usage()
-    name = str(getattr(decider, "name", type(decider).__name__))
-    try:
-        judgement = await decider.judge_criteria(conversation, spec, criteria)
-    except asyncio.CancelledError:
-        raise
-    except Exception as err:  # noqa: BLE001 - a judge's bug is its error, never a decision
-        judgement = CriteriaJudgement(judge=name, error=f"{type(err).__name__}: {err}")
-    if not isinstance(judgement, CriteriaJudgement):
-        judgement = CriteriaJudgement(judge=name, error=f"the criteria judge returned {type(judgement).__name__}")
-    return criteria_checks(criteria, judgement, conversation), judgement.usage
+        return undecided_criteria(criteria, NEEDS_LLM_JUDGE), None
+    judgement = await ask_criteria_judge(decider, conversation, spec, criteria)
+    return criteria_checks(criteria, judgement, conversation), judgement
 
 
 def assemble_verdict(
@@ -213,9 +207,15 @@ async def evaluate(
         if check.outcome == "error" and judge_result.prompt_fit != "too_long":
             check = check.model_copy(update={"outcome": "not_applicable"})
         checks.append(check.model_copy(update={"name": f"{check.name} (default)"}))
-    decided, usage = await _criteria(judge, conversation, spec, broke)
-    checks += decided
-    if judge_result is not None and usage.calls:
-        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + usage})
+    decider: CriteriaJudge | None = getattr(judge, "criteria_judge", None) if judge is not None else None
+    # one call at a time, in the conversation's order: the judge's calls come the same way every run
+    at_steps, step_usage = await checkpoint_checks(decider, conversation, spec, broke)
+    decided, judgement = await _criteria(decider, conversation, spec, broke)
+    checks += at_steps + decided
+    if judge_result is not None and judgement is not None:
+        usage = judge_result.usage + step_usage + judgement.usage
+        judge_result = judge_result.model_copy(update={"usage": usage, "criteria_prompt_fit": judgement.prompt_fit})
+    elif judge_result is not None and step_usage.calls:  # a run cut short after its checkpoints: only they were judged
+        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + step_usage})
     faults = detect_user_faults(conversation, spec) if broke is None else []
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)

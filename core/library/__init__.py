@@ -9,6 +9,7 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.library.building import (
         DEFAULT_ROLE,
+        checkpoint,
         conversation,
         expect_reply,
         expect_tool,
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
         simulate,
     )
     from parley.core.library.results import ConversationResult, RunResult
-    from parley.core.library.running import BotArg, SpecsInvalid, load_specs, read_results, run, run_sync
+    from parley.core.library.running import BotArg, SpecsInvalid, checked_rules, load_specs, read_results, run, run_sync
     from parley.core.library.session import BatchSession
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "DEFAULT_ROLE",
     "RunResult",
     "SpecsInvalid",
+    "checked_rules",
+    "checkpoint",
     "conversation",
     "expect_reply",
     "expect_tool",

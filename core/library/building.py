@@ -6,8 +6,9 @@ harness runs it, the store keeps it and every report reads it.
 
 With `steps`, a conversation is a playbook written in code: fixed customer lines (`say`), the
 simulated customer going on for a few turns (`simulate`), assertions on the bot's last answer
-(`expect_reply`) or the tools it called in it (`expect_tool`), and injected context
-(`inject_reply`, `inject_tool`); the steps are parley.core.specs' playbook steps, run by the
+(`expect_reply`) or the tools it called in it (`expect_tool`), injected context (`inject_reply`,
+`inject_tool`), and judge checkpoints (`checkpoint`: criteria an LLM judge decides on the
+conversation as it stands at that step); the steps are parley.core.specs' playbook steps, run by the
 playbook machinery (parley.core.engine.playbook_run). Without steps, the simulated customer talks
 from its goals to the end, as a profile's does.
 
@@ -44,6 +45,7 @@ from parley.core.specs import (
     ExpectToolStep,
     InjectBotResponseStep,
     InjectToolStep,
+    JudgeStep,
     PlaybookStep,
     SimulateStep,
     UserStep,
@@ -54,6 +56,7 @@ from parley.core.specs import (
 
 __all__ = [
     "DEFAULT_ROLE",
+    "checkpoint",
     "conversation",
     "expect_reply",
     "expect_tool",
@@ -105,6 +108,19 @@ def inject_tool(name: str, result: str, **arguments: Any) -> InjectToolStep:
         hint = did_you_mean(name, TOOL_NAMES) or f"; tools are {', '.join(TOOL_NAMES)}"
         raise ProfileError(f"inject_tool: unknown tool {name!r}{hint}")
     return InjectToolStep(name=name, arguments=arguments, result=result)
+
+
+def checkpoint(criteria: Sequence[str]) -> JudgeStep:
+    """A judge checkpoint: `criteria` in words (a list of sentences), each decided by an LLM judge
+    on the conversation as it stands at this step (what comes later is not shown), each its own
+    check named `at step N: CRITERION`, with its evidence. Offline they are not run, never passed."""
+    if isinstance(criteria, str):
+        raise ProfileError('checkpoint: criteria are a list of sentences, not one string: checkpoint(["The bot asked for the order id"])')
+    try:
+        return JudgeStep.model_validate({"criteria": list(criteria) if isinstance(criteria, (list, tuple)) else criteria})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
+        raise ProfileError(f"checkpoint: {problems}") from None
 
 
 def _personality(name: str | Path) -> list[str]:

@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 
 from parley.core.evaluation import BatchSummary
 from parley.core.records import PASSED, CheckResult, StoredConversation, ToolCallRecord
-from parley.core.reports import counts_line, explain_conversation
+from parley.core.reports import counts_line, explain_conversation, rule_lines
+from parley.core.rules import RuleSummary
 
 __all__ = ["ConversationResult", "RunResult"]
 
@@ -63,33 +64,51 @@ class ConversationResult(StoredConversation):
 
 class RunResult(BaseModel):
     """A batch run from code: its id (`parley report ID`, `parley compare`), how it ended, its
-    summary (counts, pass rate with its 95% interval, pass^k) and every conversation."""
+    summary (counts, pass rate with its 95% interval, pass^k), every conversation, and its pair
+    and batch rules (`rules=`) as they were decided."""
 
     batch_id: str
     status: str
     """completed, cancelled, failed..."""
     summary: BatchSummary
     conversations: list[ConversationResult] = Field(default_factory=list)
+    rules: list[RuleSummary] = Field(default_factory=list)
+    """The pair (`conversations: 2`) and batch (`all`) rules of `rules=`: their counts, first
+    failures with their `yields` text, why any was not run. A rule about one conversation is a
+    check of that conversation instead (`rule:FILE`)."""
+    rule_labels: dict[str, str] = Field(default_factory=dict)
+    """`SPEC_ID trial N` of each conversation the rules' listed decisions name, by its id."""
+
+    @property
+    def failed_rules(self) -> list[RuleSummary]:
+        """The pair and batch rules that failed (a pair, or the batch): each fails the run."""
+        return [rule for rule in self.rules if rule.failed]
 
     @property
     def passed(self) -> bool:
-        """Every conversation passed (an unverified one did not: nothing about the bot was checked)."""
-        return self.status == "completed" and bool(self.conversations) and all(c.passed for c in self.conversations)
+        """Every conversation passed (an unverified one did not: nothing about the bot was
+        checked) and no pair or batch rule failed."""
+        return (
+            self.status == "completed" and bool(self.conversations) and all(c.passed for c in self.conversations) and not self.failed_rules
+        )
 
     def ok(self, *, strict: bool = False) -> bool:
-        """What `parley run`'s exit code 0 says: nothing failed and nothing broke; unverified
-        conversations and the simulator's faults fail only when `strict`."""
-        if self.status != "completed":
+        """What `parley run`'s exit code 0 says: nothing failed and nothing broke (a failed pair
+        or batch rule included); unverified conversations and the simulator's faults fail only
+        when `strict`."""
+        if self.status != "completed" or self.failed_rules:
             return False
         allowed = {"passed"} if strict else {"passed", "unverified", "user_fault"}
         return all(c.outcome in allowed for c in self.conversations)
 
     def explain(self) -> str:
         """The batch in words: its counts (as every parley surface words them) and pass rate,
-        then each conversation that did not pass."""
+        its pair and batch rules as `parley run` says them (each that failed with its first
+        failure's `yields`), then each conversation that did not pass."""
         s = self.summary
         rate = "n/a" if s.pass_rate is None else f"{s.pass_rate * 100:.1f}%"
         lines = [f"batch {self.batch_id} {self.status}: {counts_line(s)}; pass rate {rate}"]
+        lines += rule_lines(self.rules, self.rule_labels)
         others = [c for c in self.conversations if not c.passed]
         for result in others[:EXPLAINED_AT_MOST]:
             lines += ["", result.explain()]

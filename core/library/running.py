@@ -8,28 +8,44 @@ browses it, `parley report` and `parley compare` read it.
 
 The roles take what `parley run --bot/--user/--judge` take; `bot` may also be a Python callable
 (or class) itself (parley.core.bots.python_bot). Numbers are checked as the command line checks
-them: a count below 1 or a time that is not a finite positive number is a ConfigError.
+them: a count below 1 or a time that is not a finite positive number is a ConfigError. `rules`
+are Sensei rule files, as `parley run --rules` takes them (parley.core.engine.batch_rules): each
+conversation's rules are checks of it, the pair and batch rules are decided once the batch's
+conversations are all in, and a failed one fails the run (`RunResult.rules`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from parley.core.bots import Bot, PythonBot
-from parley.core.engine import BatchModels, BatchRunner, InvalidInputs, prepare_specs
+from parley.core.engine import BatchModels, BatchRunner, InvalidInputs, PreparedBatch, load_batch_rules, prepare_specs
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.library.results import ConversationResult, RunResult
 from parley.core.log_file import keep_log_beside
 from parley.core.records import BatchOptions, ConversationSpec, LoadOptions, RoleModels
-from parley.core.reports import batch_summary
+from parley.core.reports import batch_summary, summarize
 from parley.core.specs import load_specs_as
 from parley.core.store import Store
 
-__all__ = ["BotArg", "SpecsInvalid", "batch_options", "load_specs", "open_store", "read_results", "role_models", "run", "run_sync"]
+__all__ = [
+    "BotArg",
+    "SpecsInvalid",
+    "batch_options",
+    "checked_rules",
+    "load_specs",
+    "open_store",
+    "prepare_code_batch",
+    "read_results",
+    "role_models",
+    "run",
+    "run_sync",
+]
 
 BotArg = str | Callable[..., Any]
 """The bot under test: a `--bot` name (offline, openai/MODEL, rasa:URL, python:MODULE:NAME...), a
@@ -101,6 +117,23 @@ def _positive(name: str, value: float, *, whole: bool = False) -> None:
         raise ConfigError(f"{name}: expected a finite number above 0, got {value!r}")
 
 
+def checked_rules(rules: str | Path | None, *, option: str = "rules") -> str | None:
+    """The Sensei rule files at `rules` (a file, or a folder searched for .yaml/.yml), read and
+    checked now, as `parley run --rules` checks them before anything runs: its absolute path, as
+    the batch records it (a re-score or a resume finds them from anywhere). ConfigError for a
+    path that is not there or holds no rule file (naming it as `option` takes it), SpecsInvalid
+    with every problem of the files (`file:line: rule.field: reason`)."""
+    if rules is None:
+        return None
+    try:
+        load_batch_rules(BatchOptions(rules=str(rules)), option=option)
+    except InvalidInputs as exc:
+        raise SpecsInvalid(exc.errors) from None
+    except ParleyError as exc:
+        raise ConfigError(str(exc)) from None
+    return str(Path(rules).resolve())
+
+
 def batch_options(
     models: RoleModels,
     *,
@@ -109,12 +142,33 @@ def batch_options(
     max_turns: int = 30,
     timeout_s: float = 90.0,
     cache: bool = False,
+    rules: str | Path | None = None,
 ) -> BatchOptions:
-    """A batch's options from the API's arguments, checked as the command line checks them."""
+    """A batch's options from the API's arguments, checked as the command line checks them (the
+    rule files too: `checked_rules`)."""
     for name, value in (("trials", trials), ("concurrency", concurrency), ("max_turns", max_turns)):
         _positive(name, value, whole=True)
     _positive("timeout_s", timeout_s)
-    return BatchOptions(models=models, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache)
+    return BatchOptions(
+        models=models,
+        trials=trials,
+        concurrency=concurrency,
+        max_turns=max_turns,
+        timeout_s=timeout_s,
+        cache=cache,
+        rules=checked_rules(rules),
+    )
+
+
+async def prepare_code_batch(store: Store, specs: Sequence[ConversationSpec], options: BatchOptions, models: BatchModels) -> PreparedBatch:
+    """A new batch of specs built in code, stored (parley.core.engine.prepare_specs); files with
+    problems (its rule files, changed since they were checked) are SpecsInvalid, every problem named."""
+    try:
+        return await prepare_specs(store, specs, options, models=models)
+    except InvalidInputs as exc:
+        if isinstance(exc, SpecsInvalid):
+            raise
+        raise SpecsInvalid(exc.errors) from None
 
 
 def _unique(specs: Sequence[ConversationSpec]) -> None:
@@ -138,13 +192,16 @@ async def run(
     bot_timeout_s: float = 30.0,
     db: str | Path | None = None,
     cache: bool = False,
+    rules: str | Path | None = None,
 ) -> RunResult:
     """Run `specs` as one stored batch (source `python`) in `db` (default: $PARLEY_DB, else
     sessions/parley.db) and return its results. The options are `parley run`'s: the roles'
     models (`bot` may be a callable), `trials` per spec, `concurrency` (the adaptive limit's
     ceiling), `max_turns` and `timeout_s` per conversation, `bot_timeout_s` per bot call,
-    `cache` (LLM replies replayed). ConfigError or SpecsInvalid before anything runs when an
-    input is wrong; a conversation that breaks is a result, never an exception.
+    `cache` (LLM replies replayed), `rules` (Sensei rule files, as `--rules`: each
+    conversation's are checks of it; the pair and batch rules are decided once all are in, in
+    `RunResult.rules`). ConfigError or SpecsInvalid before anything runs when an input is
+    wrong; a conversation that breaks is a result, never an exception.
 
     The shared model clients stay open on this event loop for the next run (`run_sync` closes
     them with its loop)."""
@@ -153,13 +210,24 @@ async def run(
         raise ConfigError("run: no conversations given")
     _unique(planned)
     models_record, given = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
-    options = batch_options(models_record, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache)
+    options = await asyncio.to_thread(
+        functools.partial(
+            batch_options,
+            models_record,
+            trials=trials,
+            concurrency=concurrency,
+            max_turns=max_turns,
+            timeout_s=timeout_s,
+            cache=cache,
+            rules=rules,
+        )
+    )  # the rule files are read: off the loop
     store = await asyncio.to_thread(open_store, db)
     models: BatchModels | None = None
     try:
         models = BatchModels(options.models, store=store, cache=cache, judge_timeout_s=timeout_s, bot=given)
         await asyncio.to_thread(models.check_keys, planned)  # a Python bot's import runs its module's code: off the loop
-        prepared = await prepare_specs(store, planned, options, models=models)
+        prepared = await prepare_code_batch(store, planned, options, models)
         outcome = await BatchRunner(store, prepared, models=models).run()
         return await asyncio.to_thread(read_results, store, outcome.batch_id, outcome.status)
     finally:
@@ -178,10 +246,20 @@ def open_store(db: str | Path | None) -> Store:
 
 
 def read_results(store: Store, batch_id: str, status: str) -> RunResult:
-    """A stored batch as a RunResult: its summary and every conversation (read a page at a time)."""
-    summary = batch_summary(store, batch_id)
-    conversations = [ConversationResult.model_validate(stored, from_attributes=True) for stored in store.iter_conversations(batch_id)]
-    return RunResult(batch_id=batch_id, status=status, summary=summary, conversations=conversations)
+    """A stored batch as a RunResult: its summary, every conversation (read a page at a time),
+    and its pair and batch rules when it had rule files."""
+    batch = store.get_batch(batch_id)
+    report = summarize(store, batch.id) if batch.options.rules is not None else None
+    summary = batch_summary(store, batch.id)
+    conversations = [ConversationResult.model_validate(stored, from_attributes=True) for stored in store.iter_conversations(batch.id)]
+    return RunResult(
+        batch_id=batch.id,
+        status=status,
+        summary=summary,
+        conversations=conversations,
+        rules=report.rules if report is not None else [],
+        rule_labels=report.rule_labels if report is not None else {},
+    )
 
 
 def run_sync(
@@ -197,6 +275,7 @@ def run_sync(
     bot_timeout_s: float = 30.0,
     db: str | Path | None = None,
     cache: bool = False,
+    rules: str | Path | None = None,
 ) -> RunResult:
     """`run`, from code that has no event loop running (a script, a plain test function): on an
     event loop of its own, closed with every client it opened."""
@@ -224,6 +303,7 @@ def run_sync(
                 bot_timeout_s=bot_timeout_s,
                 db=db,
                 cache=cache,
+                rules=rules,
             )
         finally:
             await aclose_clients()

@@ -9,6 +9,11 @@ through a `concurrent.futures.Future` (or awaited, from async code: `asubmit`, `
 A conversation may use other roles than the batch's (another bot, a judge): each combination
 gets models of its own, checked when first used, and the batch records each conversation's bot.
 
+With `rules` (Sensei rule files, as `parley run --rules` takes them), each conversation's rules
+are checks of it as it ends; an open-ended batch knows its conversations only once it is
+closed, so its pair and batch rules are decided then, over all of them, before `close` returns
+(stored with the batch; `summary.rules` has them, `failed_rules` those that failed).
+
     session = BatchSession(bot=my_bot, db="ci.db")
     result = session.converse("refund_policy", goals=["ask for a refund of ORD-1004"])
     session.close()         # the batch ends `completed` (or `cancelled`, with cancel=True)
@@ -24,12 +29,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from parley.core.bots import Bot
-from parley.core.engine import BatchModels, BatchResult, BatchRunner, prepare_specs
+from parley.core.engine import BatchModels, BatchResult, BatchRunner
 from parley.core.evaluation import BatchSummary
 from parley.core.library.building import conversation
 from parley.core.library.results import ConversationResult
-from parley.core.library.running import BotArg, batch_options, open_store, role_models
+from parley.core.library.running import BotArg, batch_options, open_store, prepare_code_batch, role_models
 from parley.core.records import ConversationSpec, StoredConversation
+from parley.core.reports import BatchReport
+from parley.core.rules import RuleSummary
 from parley.core.store import Store
 
 __all__ = ["BatchSession"]
@@ -54,19 +61,21 @@ class BatchSession:
         bot_timeout_s: float = 30.0,
         db: str | Path | None = None,
         cache: bool = False,
+        rules: str | Path | None = None,
     ) -> None:
-        """The batch's options, as `parley.core.library.running.run` takes them (checked now);
-        nothing opens until the first conversation (or `start`)."""
+        """The batch's options, as `parley.core.library.running.run` takes them (checked now:
+        the rule files are read); nothing opens until the first conversation (or `start`)."""
         self.bot_timeout_s = bot_timeout_s
         self.roles, self._bot = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
         self.options = batch_options(
-            self.roles, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache
+            self.roles, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache, rules=rules
         )
         self.db = db
         self.batch_id: str | None = None
         self.result: BatchResult | None = None
         self.summary: BatchSummary | None = None
-        """The batch's summary once it is closed (its counts, pass rate and intervals)."""
+        """The batch's summary once it is closed (its counts, pass rate and intervals); with
+        rules, the batch's report (a BatchReport: its pair and batch rules among the rest)."""
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -105,7 +114,7 @@ class BatchSession:
     async def _open(self) -> str:
         store = self._store = await asyncio.to_thread(open_store, self.db)
         models = await self._models_for(self.roles.bot, self.roles.user, self.roles.judge, self._bot)
-        prepared = await prepare_specs(store, [], self.options, models=models)
+        prepared = await prepare_code_batch(store, [], self.options, models)
         self._runner = BatchRunner(store, prepared, models=models, open_ended=True)
         self._task = asyncio.get_running_loop().create_task(self._runner.run(), name=f"parley-session-{prepared.id}")
         return prepared.id
@@ -192,6 +201,16 @@ class BatchSession:
 
     # -- the end -----------------------------------------------------------------------------------
 
+    @property
+    def rules(self) -> list[RuleSummary]:
+        """The batch's pair and batch rules as they were decided at `close` (none before, or without rules)."""
+        return self.summary.rules if isinstance(self.summary, BatchReport) else []
+
+    @property
+    def failed_rules(self) -> list[RuleSummary]:
+        """The pair and batch rules that failed (a pair, or the batch)."""
+        return [rule for rule in self.rules if rule.failed]
+
     def close(self, *, cancel: bool = False) -> BatchResult | None:
         """End the batch: what was submitted finishes and is stored (with `cancel`, what is in
         flight is stopped and stored as cancelled); the store and the loop close. How the batch
@@ -220,9 +239,10 @@ class BatchSession:
                     self._runner.close()
                 ended = await self._task
                 if self._store is not None:
-                    from parley.core.reports import batch_summary
+                    from parley.core.reports import batch_summary, summarize
 
-                    self.summary = await asyncio.to_thread(batch_summary, self._store, ended.batch_id)
+                    read = summarize if self.options.rules is not None else batch_summary  # the report lists the rules
+                    self.summary = await asyncio.to_thread(read, self._store, ended.batch_id)
                 return ended
             return None
         finally:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.prompts.condenser import Condensed, Turn, condense, fit_messages, split_turns, turn_list
+    from parley.core.prompts.condenser import MIN_CLIPPED_CHARS, Condensed, Turn, condense, cut_middle, fit_messages, split_turns, turn_list
     from parley.core.prompts.context_window import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, context_tokens, prompt_budget
     from parley.core.prompts.tokens import estimate_messages, estimate_tokens, estimate_tool_specs
     from parley.core.prompts.tool_results import KEY_FIELDS, LONG_TOOL_RESULT_CHARS, shorten_tool_result
@@ -18,10 +18,12 @@ __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
     "KEY_FIELDS",
     "LONG_TOOL_RESULT_CHARS",
+    "MIN_CLIPPED_CHARS",
     "Condensed",
     "Turn",
     "condense",
     "context_tokens",
+    "cut_middle",
     "estimate_messages",
     "estimate_tokens",
     "estimate_tool_specs",

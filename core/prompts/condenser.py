@@ -11,13 +11,17 @@ condensed in this order, each step only as far as needed:
    fields, oldest first;
 2. a tool result identical to an earlier one says "same result as in turn N" instead;
 3. the middle of the conversation is omitted, oldest turns first, as "turns N-M omitted"; the
-   first turn (with turn 0) and the last are always kept, their messages whole.
+   first turn (with turn 0) and the last are always kept;
+4. the longest messages of the turns kept are cut in the middle (their start and their end kept,
+   the cut marked with how many characters it left out), down to `MIN_CLIPPED_CHARS` each: a
+   model that wrote thousands of tokens in one turn still leaves a prompt that fits.
 
-For a bot, the last turn's tool results are not changed by steps 1 and 2 either (`answering`):
-it is what the bot is answering right now; a judge reads every turn as history. What was
-condensed is said in `Condensed.note`, which `prompt_messages()` adds to the system message. A
-conversation that still does not fit is returned condensed as far as it goes, `fits` False:
-the caller decides (the judge gives up with a reason, a bot or a user simulator sends it and
+For a bot, the last turn is not changed by steps 1, 2 and 4 (`answering`): it is what the bot
+is answering right now; a judge reads every turn as history. What was condensed is said in
+`Condensed.note`, which `prompt_messages()` adds to the system message. Only a head (system
+messages) too long by itself, or more kept messages than the budget has room for even cut short,
+leaves a conversation that does not fit: it is returned condensed as far as it goes, `fits`
+False, and the caller decides (the judge gives up with a reason, a bot or a user simulator sends it and
 lets the endpoint decide, since the budget may be a default guess).
 """
 
@@ -32,7 +36,10 @@ from parley.core.prompts.tokens import estimate_messages
 from parley.core.prompts.tool_results import KEY_FIELDS, LONG_TOOL_RESULT_CHARS, shorten_tool_result
 from parley.core.records import ChatMessage
 
-__all__ = ["Condensed", "Turn", "condense", "fit_messages", "split_turns", "turn_list"]
+__all__ = ["MIN_CLIPPED_CHARS", "Condensed", "Turn", "condense", "cut_middle", "fit_messages", "split_turns", "turn_list"]
+
+MIN_CLIPPED_CHARS = 240
+"""The shortest a message is cut to (step 4): its first and last sentences or so."""
 
 
 class Turn(BaseModel):
@@ -54,13 +61,15 @@ class Condensed(BaseModel):
     """Turns whose long tool results were shortened."""
     repeats: list[int] = Field(default_factory=list)
     """Turns whose repeated tool results point back to the turn that first gave them."""
+    clipped: list[int] = Field(default_factory=list)
+    """Turns with a message cut in the middle (step 4)."""
     budget: int
     tokens_before: int = 0
     tokens_after: int = 0
 
     @property
     def condensed(self) -> bool:
-        return bool(self.shortened or self.repeats or self.omitted)
+        return bool(self.shortened or self.repeats or self.omitted or self.clipped)
 
     @property
     def fits(self) -> bool:
@@ -79,6 +88,8 @@ class Condensed(BaseModel):
             parts.append(f"long tool results in {turn_list(self.shortened)} are shortened to their first line and key fields")
         if self.repeats:
             parts.append(f"tool results repeated in {turn_list(self.repeats)} name the earlier turn that gave the same result")
+        if self.clipped:
+            parts.append(f"long messages in {turn_list(self.clipped)} are cut in the middle, where they say how much was left out")
         return "To fit the model's context, the conversation is condensed: " + "; ".join(parts) + "."
 
     def messages(self) -> list[ChatMessage]:
@@ -127,6 +138,17 @@ def turn_list(numbers: Sequence[int]) -> str:
     return f"turns {', '.join(shown[:-1])} and {shown[-1]}"
 
 
+def cut_middle(text: str, limit: int) -> str:
+    """`text` cut to about `limit` characters: its first two thirds and its last third, the cut
+    marked with how many characters it left out (unchanged when it is no longer than `limit`)."""
+    if len(text) <= limit:
+        return text
+    keep_end = limit // 3
+    keep_start = limit - keep_end
+    left_out = len(text) - keep_start - keep_end
+    return f"{text[:keep_start]} [… {left_out} characters left out …] {text[len(text) - keep_end :]}"
+
+
 Measure = Callable[[Condensed], int]
 
 
@@ -143,6 +165,8 @@ class _Plan:
     shorten: set[tuple[int, int]] = field(default_factory=set)
     repeats: bool = False
     omit: int = 0
+    clip: int | None = None
+    """The most characters a kept message may have (step 4); None: messages whole."""
 
 
 def _render(
@@ -154,6 +178,7 @@ def _render(
     kept: list[Turn] = []
     shortened: list[int] = []
     repeats: list[int] = []
+    clipped: list[int] = []
     first_seen: dict[str, int] = {}
     for i, turn in enumerate(turns):
         if i in left_out:
@@ -174,6 +199,9 @@ def _render(
                 first_seen.setdefault(original, turn.number)
                 if content != original:
                     message = message.model_copy(update={"content": content})
+            if plan.clip is not None and not (answering and i == last) and message.content and len(message.content) > plan.clip:
+                message = message.model_copy(update={"content": cut_middle(message.content, plan.clip)})
+                clipped.append(turn.number)
             out.append(message)
         kept.append(Turn(number=turn.number, messages=out))
     gone = [turns[i].number for i in sorted(left_out)]
@@ -183,6 +211,7 @@ def _render(
         omitted=(gone[0], gone[-1]) if gone else None,
         shortened=sorted(set(shortened)),
         repeats=sorted(set(repeats)),
+        clipped=sorted(set(clipped)),
         budget=budget,
     )
 
@@ -208,11 +237,11 @@ def condense(
             shortened[text] = shorten_tool_result(text, fields)
         return shortened[text]
 
-    state = _render(head, turns, plan, shorten, budget, answering)
-    before = measure(state)
-    state.tokens_before = state.tokens_after = before
+    whole = _render(head, turns, plan, shorten, budget, answering)
+    before = measure(whole)
+    whole.tokens_before = whole.tokens_after = before
     if before <= budget:
-        return state
+        return whole
 
     def attempt() -> Condensed:
         candidate = _render(head, turns, plan, shorten, budget, answering)
@@ -262,7 +291,30 @@ def condense(
     found = fewest(middle, omit_first)
     if found is not None:
         return found
-    return attempt()
+
+    def smaller(state: Condensed) -> Condensed:
+        # what does not fit goes as far as condensing took it, unless the note made it longer
+        return state if state.tokens_after < before else whole
+
+    state = attempt()
+    kept = state.turns[:-1] if answering else state.turns
+    longest = max((len(m.content or "") for turn in kept for m in turn.messages), default=0)
+    if longest <= MIN_CLIPPED_CHARS:
+        return smaller(state)
+    # step 4: the longest limit on a kept message's length that fits (a shorter limit never
+    # takes tokens back), found by halving the range
+    low, high, best = MIN_CLIPPED_CHARS, longest - 1, None
+    while low <= high:
+        plan.clip = (low + high) // 2
+        candidate = attempt()
+        if candidate.fits:
+            best, low = candidate, plan.clip + 1
+        else:
+            high = plan.clip - 1
+    if best is not None:
+        return best
+    plan.clip = MIN_CLIPPED_CHARS
+    return smaller(attempt())
 
 
 def fit_messages(messages: Sequence[ChatMessage], budget: int) -> list[ChatMessage]:

@@ -49,6 +49,8 @@ class SummaryRow(BaseModel):
     judge_prompt_fit: str | None = None
     """How the conversation met an LLM judge's context (parley.core.records.verdict.JudgePromptFit:
     whole, condensed, too_long); None: no model judge was asked."""
+    criteria_prompt_fit: str | None = None
+    """The same for the judge's call on the criteria in words; None: no such call was made."""
     name: str = ""
     spec_index: int = 0
 
@@ -67,8 +69,9 @@ class SummaryRow(BaseModel):
         verdict = row.get("verdict")
         if "judge_error" not in row and isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
             row["judge_error"] = verdict["judge"].get("error") is not None
-        if "judge_prompt_fit" not in row and isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
-            row["judge_prompt_fit"] = verdict["judge"].get("prompt_fit")
+        if isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
+            row.setdefault("judge_prompt_fit", verdict["judge"].get("prompt_fit"))
+            row.setdefault("criteria_prompt_fit", verdict["judge"].get("criteria_prompt_fit"))
         if not row.get("name"):
             row["name"] = row.get("spec_id", "")
         if "spec_index" not in row:  # the spec's index: in the exported spec, else the id's `#N` (make_spec_id)

@@ -117,6 +117,9 @@ class JudgeResult(BaseModel):
     prompt_fit: JudgePromptFit | None = None
     """See `JudgePromptFit`; None when no model was asked (the offline judge), or for results
     stored before parley condensed judge prompts."""
+    criteria_prompt_fit: JudgePromptFit | None = None
+    """The same for the call that decided the criteria in words (a call of its own, after the
+    score's); None when none was made."""
 
 
 class Verdict(BaseModel):

@@ -18,7 +18,15 @@ if TYPE_CHECKING:
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.html_report import write_html
     from parley.core.reports.junit import write_junit
-    from parley.core.reports.markdown import SCOPES, rates_line, render_markdown, rule_outcome_counts, rule_result_line, rules_section
+    from parley.core.reports.markdown import (
+        SCOPES,
+        rates_line,
+        render_markdown,
+        rule_lines,
+        rule_outcome_counts,
+        rule_result_line,
+        rules_section,
+    )
     from parley.core.reports.markdown import histogram as text_histogram
     from parley.core.reports.results_file import SERVICE_RULE, FileSummary, ResultsFile, read_results, summarise_file, summary_cells
     from parley.core.reports.sensei_export import export_sensei
@@ -51,6 +59,7 @@ __all__ = [
     "read_results",
     "render_markdown",
     "result_record",
+    "rule_lines",
     "rule_outcome_counts",
     "rule_result_line",
     "rules_section",

@@ -151,6 +151,25 @@ def rule_result_line(result: RuleResult, labels: Mapping[str, str]) -> str:
     return f"{about}: {why}"
 
 
+def rule_lines(rules: Sequence[RuleSummary], labels: Mapping[str, str]) -> list[str]:
+    """The pair and batch rules in plain lines (a terminal, a test's failure): how many failed,
+    then each rule that failed or was not run, its counts and its first failure (with `yields`,
+    conversations named by `labels`) or why. None when there are no rules."""
+    if not rules:
+        return []
+    n, failed = len(rules), sum(1 for rule in rules if rule.failed)
+    lines = [f"Rules over pairs and the batch: {n} rule{'s' if n != 1 else ''}, {failed} failed"]
+    for rule in rules:
+        if not rule.failed and not rule.not_run_reasons:
+            continue
+        lines.append(f"  - {rule.rule_file} ({rule.name}), {SCOPES[rule.conversations]}: {rule_outcome_counts(rule)}")
+        if rule.failures:
+            lines.append(f"      {rule_result_line(rule.failures[0], labels)}")
+        for reason in rule.not_run_reasons[:1]:
+            lines.append(f"      not run: {reason}")
+    return lines
+
+
 def rules_section(summary: BatchReport) -> list[str]:
     """The pair and batch rules: a row each, then each failed decision listed (capped), and why
     any was not run. Nothing when the batch has none."""

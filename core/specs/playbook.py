@@ -23,14 +23,21 @@ A playbook is a YAML file:
           arguments: {order_id: ORD-1002}          #   given must match, case-insensitively)
       - expect_bot_regex: "(?i)cancell?ed"         # the bot's last answer matches (re.search,
                                                    #   case-insensitive)
+      - judge:                                     # a checkpoint: an LLM judge decides these
+          criteria:                                #   criteria on the conversation as it stands
+            - The bot asked which order it is      #   here (what comes later is not shown); each
+                                                   #   is a check named "at step N: CRITERION"
     expect:                            # optional: parley's `expect:` block, as in profiles
       orders: {ORD-1002: cancelled}    #   (final order statuses, tools, bot_says, ...)
 
 Assertions never stop a playbook: each is recorded in `conversation.metadata["assertions"]` as
 `{"step": n, "kind", "expected", "passed", "reason", "ran"}` (n counts steps from 1) and the run
 goes on. An injected tool call is not one the bot made: it is in the transcript but not in
-`conversation.tool_calls`, and expect_tool does not see it. A playbook runs on the conversation
-harness: parley.core.engine.playbook_run.
+`conversation.tool_calls`, and expect_tool does not see it. A `judge` step reached is recorded
+in `conversation.metadata["checkpoints"]` as `{"step": n, "messages": m}` (the transcript had m
+messages then); its criteria are decided after the conversation, on those first m messages
+(parley.core.evaluation.checkpoints). A playbook runs on the conversation harness:
+parley.core.engine.playbook_run.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from parley.core.records import (
     known_tool,
     make_spec_id,
     plain_value,
+    read_criteria,
     read_mapping,
     read_text,
     yaml_only,
@@ -202,8 +210,27 @@ class ExpectBotRegexStep(_Step):
         return value
 
 
+def _checkpoint_criteria(value: Any) -> list[str]:
+    """A checkpoint's criteria: as `expect.criteria` reads them, and at least one."""
+    criteria = read_criteria(value)
+    if not criteria:
+        fail("a judge checkpoint needs at least one criterion, such as 'The bot asked which order it is'", at_key=True)
+    return criteria
+
+
+class JudgeStep(_Step):
+    """A checkpoint in the middle of a conversation: criteria in words, decided by an LLM judge on
+    the conversation as it stands at this step (see parley.core.evaluation.checkpoints)."""
+
+    yaml_what = "a judge checkpoint: {criteria: [sentences]}"
+    yaml_entry = True
+
+    kind: Literal["judge"] = derived("judge")
+    criteria: Annotated[list[str], checked(_checkpoint_criteria)]
+
+
 PlaybookStep = Annotated[
-    UserStep | SimulateStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep,
+    UserStep | SimulateStep | InjectBotResponseStep | InjectToolStep | ExpectToolStep | ExpectBotRegexStep | JudgeStep,
     Field(discriminator="kind"),
 ]
 _STEPS = TypeAdapter(list[PlaybookStep])
@@ -214,8 +241,11 @@ _STEP_RECORDS: dict[str, type[_Step]] = {
     "inject_tool": InjectToolStep,
     "expect_tool": ExpectToolStep,
     "expect_bot_regex": ExpectBotRegexStep,
+    "judge": JudgeStep,
 }
 STEP_KINDS = tuple(_STEP_RECORDS)
+_AFTER_AN_ANSWER = ("expect_tool", "expect_bot_regex", "judge")
+"""Steps about what the bot said: they come after a `user` or `simulate` step."""
 
 
 def _read_steps(value: Any, reading: Reading) -> list[Any]:
@@ -250,7 +280,7 @@ def _read_step(item: Any, seen_user: bool, reading: Reading) -> _Step:
             at=(kind,),
             at_key=True,
         )
-    if kind in ("expect_tool", "expect_bot_regex") and not seen_user:
+    if kind in _AFTER_AN_ANSWER and not seen_user:
         fail(f"{kind} comes before any `user` or `simulate` step: the bot has not answered anything yet", at=(kind,), at_key=True)
     return below((kind,), _STEP_RECORDS[kind].model_validate, Keyed(kind, body), context=reading)
 
@@ -296,6 +326,16 @@ class PlaybookAssertion(BaseModel):
     reason: str
     ran: bool = True
     """False for a step the conversation never reached (recorded as not checked)."""
+
+
+class PlaybookCheckpoint(BaseModel):
+    """A `judge` step the conversation reached, as stored in `conversation.metadata["checkpoints"]`
+    (and, for the judge, in the conversation cut there: `metadata["checkpoint"]`)."""
+
+    step: int  # 1-based position in `steps`
+    messages: int = Field(ge=0)
+    """How many messages the transcript had when the conversation reached the step: the
+    checkpoint's criteria are decided on `conversation.messages[:messages]`."""
 
 
 # -- loading -------------------------------------------------------------------------------------
@@ -355,12 +395,19 @@ def steps_problem(steps: Sequence[PlaybookStep]) -> str | None:
     it of a file's; None when they can run."""
     seen_user = False
     for number, step in enumerate(steps, start=1):
-        if isinstance(step, (ExpectToolStep, ExpectBotRegexStep)) and not seen_user:
+        if step.kind in _AFTER_AN_ANSWER and not seen_user:
             return f"step {number}: {step.kind} comes before any `user` or `simulate` step: the bot has not answered anything yet"
         seen_user |= isinstance(step, (UserStep, SimulateStep))
     if not seen_user:
         return "a playbook needs at least one `user` or `simulate` step (nothing would reach the bot)"
     return None
+
+
+def judge_steps(spec: ConversationSpec) -> list[tuple[int, JudgeStep]]:
+    """A spec's `judge` checkpoints with their step numbers (from 1); none for a spec that is not a playbook."""
+    if spec.kind != "playbook":
+        return []
+    return [(number, step) for number, step in enumerate(spec_steps(spec), start=1) if isinstance(step, JudgeStep)]
 
 
 def simulates(steps: Sequence[PlaybookStep]) -> bool:

@@ -41,6 +41,7 @@ _OUTCOME_COLUMNS = f"""
     (SELECT json_group_array(json_extract(j.value, '$.name')) FROM json_each(v.checks) j
       WHERE json_extract(j.value, '$.kind') = 'criterion' AND json_extract(j.value, '$.outcome') = 'pass') AS met_criteria,
     json_extract(v.judge, '$.error') IS NOT NULL AS judge_error, json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit,
+    json_extract(v.judge, '$.criteria_prompt_fit') AS criteria_prompt_fit,
     COALESCE(v.policy_violations, 0) AS policy_violations,
     c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.turns,
     c.bot_latency_total_s, c.bot_latency_min_s, c.bot_latency_max_s,
@@ -80,6 +81,7 @@ def outcome_rows(store: Store, batch_id: str, *, page_size: int = 1000) -> Itera
                 met_criteria=_names(r["met_criteria"]),
                 judge_error=bool(r["judge_error"]),
                 judge_prompt_fit=r["judge_prompt_fit"],
+                criteria_prompt_fit=r["criteria_prompt_fit"],
                 policy_violations=r["policy_violations"],
                 first_divergence=r["first_divergence"],
             )

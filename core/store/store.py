@@ -234,7 +234,7 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
 _SUMMARY_COLUMNS = f"""
     c.batch_id, c.spec_id, c.spec_index, c.name, c.trial, ({OUTCOME_SQL}) AS outcome, v.score, c.turns, c.duration_s,
     c.cost_usd, c.stop_reason, json_extract(v.judge, '$.error') IS NOT NULL AS judge_error,
-    json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit
+    json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit, json_extract(v.judge, '$.criteria_prompt_fit') AS criteria_prompt_fit
 """
 
 
@@ -255,6 +255,7 @@ class _CountedRow(NamedTuple):
     stop_reason: str
     judge_error: bool
     judge_prompt_fit: str | None
+    criteria_prompt_fit: str | None
 
 
 _COPIED = (

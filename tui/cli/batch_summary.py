@@ -91,6 +91,8 @@ def summary_lines(summary: BatchReport) -> list[str]:
     """A batch's scored summary for a terminal (parley.core.reports.BatchReport): policy
     violations, counts, pass rate and pass^k, scores, the first failures. `parley run` prints it
     when a batch ends, `parley batches show` for any stored batch."""
+    from parley.core.reports import rule_lines
+
     lines: list[str] = []
     if summary.policy_violations_total:
         lines.append(f"POLICY VIOLATIONS: {summary.policy_violations_total} (data the policy protects was changed)")
@@ -116,27 +118,7 @@ def summary_lines(summary: BatchReport) -> list[str]:
             lines.append(f"  - {f.spec_id} trial {f.trial} ({f.outcome}, {f.stop_reason}): {reason}")
         if summary.failures_total > 10:
             lines.append(f"  ... and {summary.failures_total - 10} more (see the report)")
-    lines += rule_lines(summary)
-    return lines
-
-
-def rule_lines(summary: BatchReport) -> list[str]:
-    """The pair and batch rules (`--rules`): how many failed, and for each rule that failed or
-    was not run, its counts and first failure or reason. None when the batch has none."""
-    from parley.core.reports import SCOPES, rule_outcome_counts, rule_result_line
-
-    if not summary.rules:
-        return []
-    n = len(summary.rules)
-    lines = [f"Rules over pairs and the batch: {n} rule{'s' if n != 1 else ''}, {summary.rules_failed} failed"]
-    for rule in summary.rules:
-        if not rule.failed and not rule.not_run_reasons:
-            continue
-        lines.append(f"  - {rule.rule_file} ({rule.name}), {SCOPES[rule.conversations]}: {rule_outcome_counts(rule)}")
-        if rule.failures:
-            lines.append(f"      {rule_result_line(rule.failures[0], summary.rule_labels)}")
-        for reason in rule.not_run_reasons[:1]:
-            lines.append(f"      not run: {reason}")
+    lines += rule_lines(summary.rules, summary.rule_labels)  # the pair and batch rules (`--rules`)
     return lines
 
 

@@ -147,9 +147,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "rules_path",
     type=click.Path(exists=True, path_type=Path),
     metavar="DIR",
-    help="Sensei rule files (a file, or a folder searched for .yaml/.yml): each `conversations: 1` rule is a check "
-    "of each conversation (`rule:FILE`), decided as it ends; pair (2) and batch (all) rules are decided once every "
-    "conversation is in, and a failed one fails the exit code. Rules that need a model ask --judge's; offline they are not run.",
+    help=RUN_OPTION_HELP["rules"],
 )
 @click.option(
     "--resume",

@@ -31,4 +31,9 @@ RUN_OPTION_HELP: dict[str, str] = {
     "seed": "Batch seed: the same seed and files give the same conversations (offline: byte for byte).",
     "strict": "Unverified conversations (nothing about the bot was checked) and simulator faults fail the exit code too.",
     "db": "SQLite database (default: $PARLEY_DB, else sessions/parley.db).",
+    "rules": (
+        "Sensei rule files (a file, or a folder searched for .yaml/.yml): each `conversations: 1` rule is a check "
+        "of each conversation (`rule:FILE`), decided as it ends; pair (2) and batch (all) rules are decided once every "
+        "conversation is in, and a failed one fails the exit code. Rules that need a model ask --judge's; offline they are not run."
+    ),
 }

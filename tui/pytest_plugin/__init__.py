@@ -8,13 +8,17 @@
   `result = parley.converse(bot=my_bot, goals=[...])`, `await parley.aconverse(...)`;
   `assert result.passed, result.explain()`.
 - `--parley-bot`, `--parley-user`, `--parley-judge`, `--parley-trials`, `--parley-concurrency`,
-  `--parley-seed`, `--parley-max-turns`, `--parley-timeout`, `--parley-bot-timeout`, `--parley-db`
-  and `--parley-strict` are `parley run`'s options (parley.tui.cli.run_option_help says each once).
+  `--parley-seed`, `--parley-max-turns`, `--parley-timeout`, `--parley-bot-timeout`, `--parley-db`,
+  `--parley-rules` and `--parley-strict` are `parley run`'s options (parley.tui.cli.run_option_help
+  says each once).
 
 The whole session is one stored batch (source `python`; its id in pytest's summary), its items
 run concurrently under one adaptive limit while pytest reports them in order
 (parley.tui.pytest_plugin.session); under pytest-xdist each worker stores a batch of its own and
-the summary names each. How outcomes map to pytest's is parley.tui.pytest_plugin.items.
+the summary names each. How outcomes map to pytest's is parley.tui.pytest_plugin.items. With
+`--parley-rules`, a rule about one conversation is a check of its item; the pair and batch rules
+are decided when the session ends (its batch complete), shown in the summary, and one that
+failed fails the session.
 
 This module is what pytest imports at every start: it declares the options and hooks, and loads
 the rest (the engine, click) only when `--parley` or the fixture asks for it.
@@ -44,6 +48,7 @@ OPTIONS: tuple[tuple[str, str], ...] = (
     ("timeout", "SECONDS"),
     ("bot-timeout", "SECONDS"),
     ("db", "PATH"),
+    ("rules", "DIR"),
 )
 """`parley run`'s options the plugin takes, as `--parley-NAME`, with their metavars."""
 

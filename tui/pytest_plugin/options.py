@@ -1,7 +1,8 @@
 """The plugin's `--parley-*` options, read and checked as `parley run` checks its own: the numbers
 with the same click types (parley.tui.cli.batch_options: a count out of range, `inf` or `nan` is
-refused), the roles' names as the engine reads them, a Python bot imported once, now. A bad value
-is a pytest usage error naming the option, before anything is collected.
+refused), the roles' names as the engine reads them, a Python bot imported once, now, the rule
+files of `--parley-rules` read and checked as `parley run --rules` checks them. A bad value is a
+pytest usage error naming the option, before anything is collected.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class PluginOptions:
     bot_timeout_s: float
     db: Path
     strict: bool
+    rules: str | None
+    """`--parley-rules`: the rule files' absolute path (checked), or None."""
 
 
 def _convert(config: pytest.Config, name: str, kind: Any, default: Any) -> Any:
@@ -63,6 +66,21 @@ def _role(name: str, value: str) -> str:
     return value
 
 
+def _rules(config: pytest.Config) -> str | None:
+    from parley.core.errors import ConfigError
+    from parley.core.library import SpecsInvalid, checked_rules
+
+    raw = config.getoption("parley_rules")
+    if raw is None:
+        return None
+    try:
+        return checked_rules(raw, option="--parley-rules")
+    except ConfigError as exc:  # not there, or no rule file there: the message names the option
+        raise pytest.UsageError(str(exc)) from None
+    except SpecsInvalid as exc:  # every problem of the files, each as file:line: rule.field: reason
+        raise pytest.UsageError(f"--parley-rules {raw}: {exc}") from None
+
+
 def read_options(config: pytest.Config) -> PluginOptions:
     """The session's options (read once, then kept in the config's stash)."""
     if _KEY in config.stash:
@@ -90,6 +108,7 @@ def read_options(config: pytest.Config) -> PluginOptions:
         bot_timeout_s=_convert(config, "bot-timeout", BOT_TIMEOUT_TYPE, RoleModels().bot_timeout_s),
         db=_convert(config, "db", click.Path(dir_okay=False, path_type=Path), defaults.db_path),
         strict=bool(config.getoption("parley_strict")),
+        rules=_rules(config),
     )
     config.stash[_KEY] = options
     return options

@@ -6,6 +6,16 @@ by one, in order, as each finishes; the `parley` fixture's conversations join th
 a CI run is one batch, and `parley compare latest~1 latest` compares two runs. Under pytest-xdist
 each worker cannot know its share in advance: it submits each item as it comes, stores a batch
 of its own, and hands its id to the controller, whose summary names every batch.
+
+With `--parley-rules`, the session's batch is open-ended: which conversations it holds is known
+only when pytest is done with them. So its pair and batch rules are decided when the session
+ends (pytest_sessionfinish), as the batch is closed, over every conversation it stored, exactly
+as `parley run --rules` decides them once its batch is in (and stored the same way); pytest's
+summary shows them, with the `yields` of each failure, and a failed one fails the session
+(exit code 1), as it fails `parley run`. Under xdist each worker's batch decides its own, over the
+worker's share (pairs across two workers are never formed); the controller shows each worker's
+and fails the session when any failed. A session pytest stopped early (-x, Ctrl-C) is cancelled
+and decides none, as a stopped `parley run` does.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ def batch_session(config: pytest.Config) -> Any:
             timeout_s=o.timeout_s,
             bot_timeout_s=o.bot_timeout_s,
             db=o.db,
+            rules=o.rules,
         )
     return config.stash[_SESSION]
 
@@ -94,15 +105,29 @@ def result_of(item: ParleyItem) -> Any:
 
 def end_session(pytest_session: pytest.Session, exitstatus: int) -> None:
     """End this process's batch: what was submitted finishes and is stored, unless pytest was
-    interrupted or stopped early (-x, --maxfail: then it is cancelled); a worker hands its batch
-    to the controller."""
+    interrupted or stopped early (-x, --maxfail: then it is cancelled), and its pair and batch
+    rules are decided; a worker hands its batch to the controller. A failed pair or batch rule
+    (this process's, or on the controller any worker's) fails the session."""
     config = pytest_session.config
     session = config.stash.get(_SESSION, None)
-    if session is None or session.batch_id is None:
-        return
-    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or bool(pytest_session.shouldstop or pytest_session.shouldfail)
+    if session is not None and session.batch_id is not None:
+        _close(pytest_session, session)
+    if _rules_failed(config) and pytest_session.exitstatus == pytest.ExitCode.OK:
+        pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _rules_failed(config: pytest.Config) -> int:
+    """Pair and batch rules that failed in the batches this run stored (its own, its workers')."""
+    workers: list[dict[str, Any]] = config.stash[_WORKERS] if _WORKERS in config.stash else []
+    ended = [config.stash[_ENDED], *workers] if _ENDED in config.stash else workers
+    return sum(int(e.get("rules_failed") or 0) for e in ended)
+
+
+def _close(pytest_session: pytest.Session, session: Any) -> None:
+    config = pytest_session.config
+    stopped = pytest_session.shouldstop or pytest_session.shouldfail or pytest_session.exitstatus == pytest.ExitCode.INTERRUPTED
     try:
-        result = session.close(cancel=stopped)
+        result = session.close(cancel=bool(stopped))
     except Exception as exc:  # the store broke at the very end: said in the summary, never a traceback
         import logging
 
@@ -111,9 +136,12 @@ def end_session(pytest_session: pytest.Session, exitstatus: int) -> None:
         return
     ended: dict[str, Any] = {"batch": session.batch_id, "db": str(session.db)}
     if result is not None and session.summary is not None:
-        from parley.core.reports import short_counts
+        from parley.core.reports import BatchReport, rule_lines, short_counts
 
-        ended.update(status=result.status, done=session.summary.done, planned=session.summary.planned, counts=short_counts(session.summary))
+        summary = session.summary
+        ended.update(status=result.status, done=summary.done, planned=summary.planned, counts=short_counts(summary))
+        if isinstance(summary, BatchReport):  # a session with --parley-rules: its pair and batch rules, as `parley run` shows them
+            ended.update(rules=rule_lines(summary.rules, summary.rule_labels), rules_failed=len(session.failed_rules))
     config.stash[_ENDED] = ended
     if _is_worker(config):
         workeroutput = getattr(config, "workeroutput", None)
@@ -129,14 +157,17 @@ def worker_batch(node: Any) -> None:
         config.stash.setdefault(_WORKERS, []).append(ended)
 
 
-def _line(ended: dict[str, Any]) -> str:
+def _lines(ended: dict[str, Any]) -> list[str]:
+    """A stored batch in pytest's summary: its counts, then its pair and batch rules (if any)."""
     if "error" in ended:
-        return f"parley: batch {ended['batch']} in {ended['db']}: could not be closed: {ended['error']}"
+        return [f"parley: batch {ended['batch']} in {ended['db']}: could not be closed: {ended['error']}"]
     counts = ""
     if "counts" in ended:
         counts = f" ({ended['status']}): {ended['done']} of {ended['planned']} conversations stored: {ended['counts']}"
     who = f"worker {ended['worker']}: " if "worker" in ended else ""
-    return f"parley: {who}batch {ended['batch']}{counts}, in {ended['db']}"
+    lines = [f"parley: {who}batch {ended['batch']}{counts}, in {ended['db']}"]
+    lines += [f"parley: {who}{line}" if not line.startswith(" ") else line for line in ended.get("rules", [])]
+    return lines
 
 
 def summary_lines(config: pytest.Config) -> list[str]:
@@ -146,11 +177,16 @@ def summary_lines(config: pytest.Config) -> list[str]:
         lines.append(config.stash[_START_ERROR])
     if _ENDED in config.stash and not _is_worker(config):
         ended = config.stash[_ENDED]
-        lines.append(_line(ended))
+        lines += _lines(ended)
         lines.append(
             f"parley: `parley report {ended['batch'][:12]}` reports it; `parley compare latest~1 latest` compares it with the run before"
         )
     workers: list[dict[str, Any]] = config.stash[_WORKERS] if _WORKERS in config.stash else []
     for ended in sorted(workers, key=lambda e: str(e.get("worker"))):
-        lines.append(_line(ended))
+        lines += _lines(ended)
+    failed = _rules_failed(config)
+    if failed and not _is_worker(config):
+        rules = f"{failed} pair or batch rule{'s' if failed != 1 else ''}"
+        apart = " (each worker's batch counted apart)" if workers else ""
+        lines.append(f"parley: the session fails: {rules} of --parley-rules failed{apart}, as they fail `parley run --rules`")
     return lines

@@ -85,7 +85,7 @@ def spec_cells(spec: ConversationSpec) -> tuple[str, str, str, str]:
     if spec.kind == "playbook":
         steps = spec.extra.get("steps", [])
         users = sum(1 for s in steps if s.get("kind") == "user")
-        checks = sum(1 for s in steps if str(s.get("kind", "")).startswith("expect_"))
+        checks = sum(1 for s in steps if str(s.get("kind", "")).startswith("expect_") or s.get("kind") == "judge")
         variables = f"customer {spec.world.customer_id}; {len(steps)} steps ({users} user, {checks} checks)"
     else:
         variables = "; ".join(f"{k}={_clip(v, 32)}" for k, v in spec.variables.items()) or "-"
