@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 from parley.core.engine import BatchRunner, prepare_batch, prepare_rescore, stored_copies
+from parley.core.errors import ParleyError
 from parley.core.records import BatchOptions, BatchRecord, ConversationCopy
 from parley.core.store import DuplicateConversationError
 from parley.core.store.store import Store
@@ -69,8 +70,8 @@ async def test_a_stored_conversation_that_can_no_longer_be_read_fails_its_own_ru
 
 async def test_copies_stored_together_are_each_stored_or_refused_alone(parent):
     store, parent_id = parent
-    originals = list(by_run(store, parent_id).values())[:3]
-    record = BatchRecord(status="running", sources=[], options=store.get_batch(parent_id).options, planned=3)
+    originals = list(by_run(store, parent_id).values())[:5]
+    record = BatchRecord(status="running", sources=[], options=store.get_batch(parent_id).options, planned=5)
     store.create_batch(record)
 
     def copy_of(stored, conversation_id: str) -> ConversationCopy:
@@ -85,6 +86,13 @@ async def test_copies_stored_together_are_each_stored_or_refused_alone(parent):
     # the same run again under another id is refused; the copies beside it are stored all the same
     errors = store.save_copies(record.id, [copy_of(originals[1], "c2-again"), copy_of(originals[2], "c3")])
     assert isinstance(errors[0], DuplicateConversationError) and errors[1] is None
+    # a copy whose source no longer has the messages it counts is refused alone too
+    changed = copy_of(originals[3], "c4")
+    changed.conversation.messages = [*changed.conversation.messages, changed.conversation.messages[-1]]
+    errors = store.save_copies(record.id, [changed, copy_of(originals[4], "c5")])
+    assert isinstance(errors[0], ParleyError) and "changed while it was copied" in str(errors[0]) and errors[1] is None
     stored = by_run(store, record.id)
-    assert sorted(c.conversation.id for c in stored.values()) == ["c1", "c2", "c3"]
-    assert stored[(originals[2].spec.spec_id, originals[2].trial)].conversation.messages == originals[2].conversation.messages
+    assert sorted(c.conversation.id for c in stored.values()) == ["c1", "c2", "c3", "c5"]
+    for original in (originals[0], originals[2], originals[4]):
+        assert stored[(original.spec.spec_id, original.trial)].conversation.messages == original.conversation.messages
+        assert stored[(original.spec.spec_id, original.trial)].conversation.tool_calls == original.conversation.tool_calls

@@ -276,6 +276,10 @@ _ROW_COLUMNS = f"""
 """
 
 
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
 class Store:
     """The SQLite store. Open with `Store.open()`; close with `close()` or a `with` block."""
 
@@ -722,16 +726,24 @@ class Store:
     @_writes
     def save_copies(self, batch_id: str, copies: Sequence[ConversationCopy]) -> list[Exception | None]:
         """Store several re-score copies (see `save_copy`) in one transaction: a re-score's
-        copies are many and small, and a commit costs more than one copy. Each copy is written
-        in a savepoint of its own, so one the store refuses (DuplicateConversationError, a
-        source that changed, a value it cannot write) is rolled back alone: its error is at its
-        place in the list returned (None: stored), and the others are stored all the same."""
+        copies are many and small, and a commit costs more than one copy. They are written with
+        a statement per table when none is in the way; else (and when that fails) each in a
+        savepoint of its own, so one the store refuses (DuplicateConversationError, a source
+        that changed, a value it cannot write) is rolled back alone: its error is at its place
+        in the list returned (None: stored), and the others are stored all the same."""
         for copy in copies:
             if copy.verdict.conversation_id != copy.conversation.id:
                 raise ValueError(f"verdict is for conversation {copy.verdict.conversation_id}, not {copy.conversation.id}")
         errors: list[Exception | None] = []
         clean = REDACTOR.stored_redaction()
         with self._writing():
+            if len(copies) > 1:
+                try:
+                    with self._writing():  # a savepoint: every copy at once, when none is in the way
+                        if self._copy_all(batch_id, copies, clean):
+                            return [None] * len(copies)
+                except Exception:  # noqa: BLE001 - each copy is tried alone next, and gets its own error
+                    log.debug("%d copies could not be stored at once; storing them one by one", len(copies), exc_info=True)
             for copy in copies:
                 try:
                     with self._writing():  # a savepoint inside the transaction
@@ -743,6 +755,38 @@ class Store:
                 else:
                     errors.append(None)
         return errors
+
+    def _copy_all(self, batch_id: str, copies: Sequence[ConversationCopy], clean: Callable[[str], str]) -> bool:
+        """Every copy with a statement per table, not per copy; False, with nothing written, when
+        one of them is not a plain new one (its id or its run is stored already, or the batch is
+        gone): `_copy` deals with those one by one. Raises (the caller rolls back) when a source
+        no longer has the rows its copy counts."""
+        ids = [copy.conversation.id for copy in copies]
+        if self.db.execute(f"SELECT 1 FROM conversations WHERE id IN ({_marks(ids)}) LIMIT 1", ids).fetchone():
+            return False
+        if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
+            return False
+        spec_ids = sorted({copy.spec.spec_id for copy in copies})
+        sql = f"SELECT spec_id, trial FROM conversations WHERE batch_id = ? AND spec_id IN ({_marks(spec_ids)})"
+        stored = {(row[0], row[1]) for row in self.db.execute(sql, [batch_id, *spec_ids]).fetchall()}
+        runs = [(copy.spec.spec_id, copy.trial) for copy in copies]
+        if stored.intersection(runs) or len(set(runs)) < len(runs):
+            return False
+        rows = [conversation_row(batch_id, copy.spec, copy.conversation, copy.verdict, copy.trial) for copy in copies]
+        self._insert("conversations", rows, clean)
+        pairs = [value for copy in copies for value in (copy.conversation.id, copy.source_id)]
+        expected = [sum(len(c.conversation.messages) for c in copies), sum(len(c.conversation.tool_calls) for c in copies)]
+        for (table, columns), count in zip(_COPIED, expected, strict=True):
+            rest = columns.split(", ", 1)[1]
+            sql = (
+                f"INSERT INTO {table} ({columns}) SELECT copied.column1, {rest} FROM {table}"
+                f" JOIN (VALUES {', '.join(['(?, ?)'] * len(copies))}) AS copied ON {table}.conversation_id = copied.column2"
+            )
+            if self.db.execute(sql, pairs).rowcount != count:
+                raise ParleyError(f"a conversation changed while {len(copies)} copies of it were made")  # each is tried alone next
+        self._insert("verdicts", [verdict_row(copy.conversation, copy.verdict) for copy in copies], clean)
+        self._insert("usage", [row for copy in copies for row in usage_rows(copy.conversation, copy.verdict)], clean)
+        return True
 
     def _copy(self, batch_id: str, copy: ConversationCopy, clean: Callable[[str], str]) -> None:
         conversation, verdict = copy.conversation, copy.verdict
