@@ -16,8 +16,6 @@ long, is a judge error saying so (`prompt_fit` "too_long"), never sent in vain o
 
 from __future__ import annotations
 
-import asyncio
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -25,6 +23,7 @@ from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
+from parley.core.evaluation.prompt_fitting import fit_prompt
 from parley.core.evaluation.transcript_turns import clip, tool_arguments
 from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget, split_turns
@@ -342,11 +341,8 @@ class LLMJudge:
         problem = ""
         for _ in range(2):  # the first try and one reminder
             # condensing a long transcript is some milliseconds of CPU: off the event loop
-            messages, fitted = await asyncio.to_thread(
-                functools.partial(fit_judge_prompt, rubric=self.rubric, show_checks=self.show_checks, budget=budget, tail=tail),
-                conversation,
-                spec,
-                checks,
+            messages, fitted = await fit_prompt(
+                fit_judge_prompt, conversation, spec, checks, rubric=self.rubric, show_checks=self.show_checks, budget=budget, tail=tail
             )
             if fitted.condensed:
                 fit = "condensed"
