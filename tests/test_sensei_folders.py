@@ -174,3 +174,16 @@ async def test_the_service_reads_a_profile_s_files_beside_it_or_in_its_personali
         assert launched.status_code == 201, launched.text
         view = await wait_for(client, launched.json()["batch_id"])
         assert view["progress"] == 100.0 and view["progress_fraction"] == 1.0
+
+
+def test_a_rerun_reads_the_personalities_folders_its_batch_was_run_with(tmp_path):
+    suite = tmp_path / "suite"
+    write(suite, "p.yml", "test_name: t\nuser:\n  role: r\n  context:\n    - personality: grumpy.yml\n  goals: [where is ORD-1003]\n")
+    extra = tmp_path / "people"
+    write(extra, "grumpy.yml", "context: [you are grumpy]\n")
+    db = tmp_path / "p.db"
+    first = run_parley("run", suite, "--personalities", extra, "--db", db, cwd=tmp_path)
+    assert "1 unverified" in first.output, first.output
+    again = run_parley("run", "--rerun", "unverified", "latest", "--db", db, cwd=tmp_path)
+    assert "personality file 'grumpy.yml' not found" not in again.output
+    assert again.exit_code == 0 and "1 of 1 done" in again.output, again.output

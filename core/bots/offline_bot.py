@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from parley.core.bots.order_prompt import CANCELLATION_WINDOW_DAYS, END_MARKER
+from parley.core.models import ChatModelBase
 from parley.core.reading import extract_order_ids
-from parley.core.records import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
+from parley.core.records import ChatMessage, ModelReply, ModelRequest, ToolCall, Usage
 
 OFFLINE_BOT_NAME = "offline"
 
@@ -175,28 +176,16 @@ def _parse_tool_result(content: str | None) -> tuple[bool, Any, str | None, str]
         return True, text, None, ""
 
 
-class OfflineOrderModel:
-    """The rule-based order assistant as a ChatModel. Stateless and deterministic."""
+class OfflineOrderModel(ChatModelBase):
+    """The rule-based order assistant as a ChatModel. Stateless and deterministic; it does not
+    stream (its whole text comes as one delta)."""
 
     name = OFFLINE_BOT_NAME
     fallback = FALLBACK_TEXT
     """What it says when it does not understand, declared so simulated customers can tell."""
 
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> ModelReply:
-        return self.reply(messages)
-
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> _WholeTextStream:
-        return _WholeTextStream(self.reply(messages))
+    async def reply_to(self, request: ModelRequest) -> ModelReply:
+        return self.reply(request.messages)
 
     def reply(self, messages: Sequence[ChatMessage]) -> ModelReply:
         """The reply for a transcript; pure (same messages, same reply)."""
@@ -210,18 +199,6 @@ class OfflineOrderModel:
             latency_s=time.perf_counter() - started,
             finish_reason="tool_calls" if calls else "stop",
         )
-
-
-class _WholeTextStream:
-    """The offline model does not stream: it yields its whole text once."""
-
-    def __init__(self, reply: ModelReply) -> None:
-        self.reply: ModelReply | None = reply
-        self._reply = reply
-
-    async def __aiter__(self) -> AsyncIterator[str]:
-        if self._reply.text:
-            yield self._reply.text
 
 
 # --------------------------------------------------------------------------------------------

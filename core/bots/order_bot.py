@@ -126,6 +126,20 @@ class OrderBot:
         usage = Usage()
         rounds = 0
         system = ChatMessage(role="system", content=self.system_prompt(ctx))
+
+        def completed(text: str, *, ends: bool = False, capped: bool = False) -> TurnCompleted:
+            """The turn as it ends with `text`: its tool calls, usage and model calls so far."""
+            turn = BotTurn(
+                text=text,
+                tool_calls=records,
+                usage=usage,
+                latency_s=time.perf_counter() - started,
+                rounds=rounds,
+                ends_conversation=ends,
+                hit_round_cap=capped,
+            )
+            return TurnCompleted(turn=turn)
+
         while True:
             messages = await self.fit([system, *transcript], specs)
             rounds += 1
@@ -161,15 +175,7 @@ class OrderBot:
                 elif stream and not callable(getattr(self.model, "stream", None)) and text:
                     yield TextDelta(text=text)
                 transcript.append(ChatMessage(role="assistant", content=text))
-                turn = BotTurn(
-                    text=text,
-                    tool_calls=records,
-                    usage=usage,
-                    latency_s=time.perf_counter() - started,
-                    rounds=rounds,
-                    ends_conversation=ends,
-                )
-                yield TurnCompleted(turn=turn)
+                yield completed(text, ends=ends)
                 return
 
             assert tools is not None
@@ -184,15 +190,7 @@ class OrderBot:
                 transcript.append(ChatMessage(role="assistant", content=ROUND_CAP_TEXT))
                 if stream:
                     yield TextDelta(text=ROUND_CAP_TEXT)
-                turn = BotTurn(
-                    text=ROUND_CAP_TEXT,
-                    tool_calls=records,
-                    usage=usage,
-                    latency_s=time.perf_counter() - started,
-                    rounds=rounds,
-                    hit_round_cap=True,
-                )
-                yield TurnCompleted(turn=turn)
+                yield completed(ROUND_CAP_TEXT, capped=True)
                 return
             for call in calls:
                 if stream:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnCompleted
+from parley.core.bots.bot_files import read_bot_file
 from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER
 from parley.core.errors import ConfigError
 from parley.core.models import ChatModel
@@ -64,12 +65,7 @@ class PromptTemplate:
     @classmethod
     def read(cls, path: str | Path) -> PromptTemplate:
         """The template in `path`; ConfigError when it cannot be read or parsed."""
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such prompt file (--bot-prompt)") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read the prompt file: {exc}") from None
+        text = read_bot_file(path, "prompt file", option="--bot-prompt")
         if not text.strip():
             raise ConfigError(f"{path}: the prompt file is empty")
         return cls(path, text)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parley.core.engine.batch_checks import check_and_store
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PreparedBatch, RunKey, batch_today, load_batch_specs
 from parley.core.engine.batch_rules import load_batch_rules
@@ -60,6 +61,10 @@ def _child_options(parent: BatchRecord, update: dict[str, Any], models: dict[str
     return parent.options.model_copy(update={"models": merged, "today": batch_today(parent), "budget_usd": None, **update})
 
 
+def _child_record(parent: BatchRecord, options: BatchOptions) -> BatchRecord:
+    return BatchRecord(sources=list(parent.sources), options=options, parent_id=parent.id)
+
+
 async def prepare_rerun(
     store: Store,
     parent_ref: str,
@@ -96,21 +101,22 @@ async def prepare_rerun(
         batch_models.check_keys()
     scope = await asyncio.to_thread(any_scope, store, parent)
     loaded = await load_batch_specs(
-        parent.sources, seed=options.seed, models=None if dry_run else batch_models, store=store, batch_id=scope, shared_cache=options.cache
+        parent.sources,
+        seed=options.seed,
+        models=None if dry_run else batch_models,
+        store=store,
+        batch_id=scope,
+        shared_cache=options.cache,
+        loading=options.loading,  # read as the parent's files were (--personalities, templates), as a resume reads them
     )
     wanted = {spec_id for spec_id, _ in pairs}
     specs = [s for s in loaded.specs if s.spec_id in wanted]
     gone = sorted(wanted - {s.spec_id for s in specs})
     if gone:
         raise ParleyError(f"cannot re-run batch {parent.id}: its sources no longer make {', '.join(gone)} (files changed since it ran?)")
-    if not dry_run:
-        batch_models.check_keys(specs)
-    batch_models.check_budget(options.budget_usd, specs)
-    preflight = None if dry_run else await batch_models.preflight(specs)
-    options = batch_models.with_reported_context(options)
-    record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(pairs), parent_id=parent.id)
-    if not dry_run:
-        await asyncio.to_thread(store.create_batch, record)
+    record, preflight = await check_and_store(
+        store, _child_record(parent, options), specs, batch_models, planned=len(pairs), dry_run=dry_run
+    )
     return PreparedBatch(
         batch=record,
         specs=specs,
@@ -199,14 +205,9 @@ async def _replay(
     )
     batch_models = BatchModels(options.models, store=store, cache=options.cache)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
-    if not dry_run:
-        batch_models.check_keys(plan.specs)
-    batch_models.check_budget(options.budget_usd, plan.specs)
-    preflight = None if dry_run else await batch_models.preflight(plan.specs)
-    options = batch_models.with_reported_context(options)
-    record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(planned), parent_id=parent.id)
-    if not dry_run:
-        await asyncio.to_thread(store.create_batch, record)
+    record, preflight = await check_and_store(
+        store, _child_record(parent, options), plan.specs, batch_models, planned=len(planned), dry_run=dry_run
+    )
     return PreparedBatch(
         batch=record,
         specs=plan.specs,

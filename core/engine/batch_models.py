@@ -32,19 +32,17 @@ from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_b
 from parley.core.engine.reachability import PreflightReport, Target, run_preflight
 from parley.core.errors import ParleyError
 from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
-from parley.core.models import OFFLINE, ChatModel, RetryEvent, get_model, parse_model_name, rate_limit_deadline
+from parley.core.models import OFFLINE, ChatModel, ChatModelBase, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.prompts import context_tokens
 from parley.core.records import (
     BatchOptions,
-    ChatMessage,
     CheckResult,
     Conversation,
     ConversationSpec,
-    GenerateConfig,
     JudgeResult,
     ModelReply,
+    ModelRequest,
     RoleModels,
-    ToolSpec,
 )
 from parley.core.store import CachedModel, Store
 from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
@@ -52,7 +50,7 @@ from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_us
 DEFAULT_JUDGE_TIMEOUT_S = 90.0
 
 
-class ObservedModel:
+class ObservedModel(ChatModelBase):
     """Tells `on_success` about each call that went through (the adaptive limit grows on them)."""
 
     def __init__(self, inner: ChatModel, on_success: Any) -> None:
@@ -63,23 +61,13 @@ class ObservedModel:
     def __repr__(self) -> str:
         return f"ObservedModel({self.inner!r})"
 
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> ModelReply:
-        reply = await self.inner.generate(messages, tools, config)
+    async def reply_to(self, request: ModelRequest) -> ModelReply:
+        reply = await self.inner.generate(request.messages, request.tools, request.config)
         self._on_success()
         return reply
 
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> _ObservedStream:
-        return _ObservedStream(self.inner.stream(messages, tools, config), self._on_success)
+    def stream_reply(self, request: ModelRequest) -> _ObservedStream:
+        return _ObservedStream(self.inner.stream(request.messages, request.tools, request.config), self._on_success)
 
 
 class _ObservedStream:

@@ -51,6 +51,7 @@ How it behaves:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import functools
 import logging
@@ -64,6 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
+from parley.core.engine.batch_checks import TooManyConversations, check_and_store
 from parley.core.engine.batch_conversation import (
     CANCELLED_TEXT,
     STAGE_TEXT,
@@ -76,7 +78,7 @@ from parley.core.engine.batch_conversation import (
 )
 from parley.core.engine.batch_lineage import any_scope, load_replay, missing_sources
 from parley.core.engine.batch_models import BatchModels
-from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, load_batch_specs, select_single, trial_spec
+from parley.core.engine.batch_plan import InvalidInputs, LoadedSpecs, PlannedRun, PreparedBatch, load_batch_specs, select_single, trial_spec
 from parley.core.engine.batch_rules import BatchRules, load_batch_rules
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
@@ -128,10 +130,6 @@ __all__ = [
 DEFAULT_GRACE_S = 5.0
 
 
-class TooManyConversations(ParleyError):
-    """A batch plans more conversations than its caller allows at once (the service's cap)."""
-
-
 class NotRun(ParleyError):
     """A conversation submitted to an open-ended batch that never ran (the batch was stopped first)."""
 
@@ -170,17 +168,7 @@ async def prepare_batch(
     batch_id = uuid.uuid4().hex
     models = models or BatchModels(options.models, store=store, cache=options.cache)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
-    if not dry_run:
-        models.check_keys()  # the bot's and the judge's endpoints, before any any() generation
-    loaded = await load_batch_specs(
-        sources,
-        seed=options.seed,
-        models=None if dry_run else models,
-        store=store,
-        batch_id=batch_id,
-        shared_cache=options.cache,
-        loading=options.loading,
-    )
+    loaded = await _load_sources(store, sources, options, models, scope=batch_id, dry_run=dry_run)
     specs = loaded.specs
     if single is not None:
         specs = [select_single(specs, single)]
@@ -191,6 +179,25 @@ async def prepare_batch(
     prepared.warnings[:0] = [*rule_warnings, *loaded.warnings]
     prepared.notes, prepared.left_out = loaded.notes, loaded.left_out
     return prepared
+
+
+async def _load_sources(
+    store: Store, sources: Sequence[str | Path], options: BatchOptions, models: BatchModels, *, scope: str, dry_run: bool
+) -> LoadedSpecs:
+    """The specs `sources` make for a batch with `options`, its any() items kept under batch
+    `scope`. The bot's and the judge's keys are checked first, before any any() generation (on
+    a dry run nothing is checked or generated)."""
+    if not dry_run:
+        models.check_keys()
+    return await load_batch_specs(
+        sources,
+        seed=options.seed,
+        models=None if dry_run else models,
+        store=store,
+        batch_id=scope,
+        shared_cache=options.cache,
+        loading=options.loading,
+    )
 
 
 async def prepare_specs(
@@ -222,26 +229,14 @@ async def _checked_and_stored(
     max_planned: int | None,
     rules: list[CompiledRule],
 ) -> PreparedBatch:
-    """The checks every new batch goes through before it is stored (see prepare_batch), then its record."""
-    options = record.options
-    if not dry_run:
-        models.check_keys(specs)
-    models.check_budget(options.budget_usd, specs)
-    planned = len(specs) * options.trials
-    if max_planned is not None and planned > max_planned:
-        raise TooManyConversations(
-            f"the batch plans {planned:,} conversations ({len(specs):,} spec{'s' if len(specs) != 1 else ''} x {options.trials} trials); "
-            f"at most {max_planned:,} may be planned at once: split it into smaller batches"
-        )
-    preflight = None if dry_run else await models.preflight(specs)
-    options = models.with_reported_context(options)
-    record = record.model_copy(update={"status": "pending", "planned": planned, "options": options})
-    if not dry_run:
-        await asyncio.to_thread(store.create_batch, record)
+    """The checks every new batch goes through before it is stored (parley.core.engine.batch_checks), then its record."""
+    record, preflight = await check_and_store(
+        store, record, specs, models, planned=len(specs) * record.options.trials, dry_run=dry_run, max_planned=max_planned
+    )
     return PreparedBatch(
         batch=record,
         specs=specs,
-        warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, options)],
+        warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, record.options)],
         preflight=preflight,
         rules=rules,
     )
@@ -283,18 +278,8 @@ async def prepare_resume(
         prepared = PreparedBatch(batch=batch, specs=plan.specs, exact_specs=plan.exact_specs, replays=plan.scripts, resumed=True)
     else:
         missing_sources(batch, "resume")
-        if not dry_run:
-            models.check_keys()
         scope = await asyncio.to_thread(any_scope, store, batch)
-        loaded = await load_batch_specs(
-            batch.sources,
-            seed=options.seed,
-            models=None if dry_run else models,
-            store=store,
-            batch_id=scope,
-            shared_cache=options.cache,
-            loading=options.loading,
-        )
+        loaded = await _load_sources(store, batch.sources, options, models, scope=scope, dry_run=dry_run)
         specs = loaded.specs
         if options.only is not None:
             wanted = set(options.only)
@@ -388,46 +373,45 @@ class _Counts(TypedDict):
     bot_errors: int
 
 
+class _AboutConversation(TypedDict):
+    """Which conversation of which batch an event is about."""
+
+    batch_id: str
+    conversation_id: str
+    spec_id: str
+    name: str
+    trial: int
+
+
 class _Tally:
     """Outcomes of the stored conversations, grouped as the batch's counts are."""
 
     def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-        self.bot_errors = 0
-        self.unverified = 0
-        self.user_faults = 0
-        self.errors = 0
+        self._counts = _Counts(done=0, passed=0, failed=0, errors=0, unverified=0, user_faults=0, bot_errors=0)
 
     @property
     def done(self) -> int:
-        return self.passed + self.failed + self.unverified + self.user_faults + self.errors
+        return self._counts["done"]
 
     def counts(self) -> _Counts:
         """The counts every event and result of the batch carries, by field name."""
-        return _Counts(
-            done=self.done,
-            passed=self.passed,
-            failed=self.failed,
-            errors=self.errors,
-            unverified=self.unverified,
-            user_faults=self.user_faults,
-            bot_errors=self.bot_errors,
-        )
+        return self._counts.copy()
 
     def add(self, outcome: str | None, n: int = 1) -> None:
+        counts = self._counts
+        counts["done"] += n  # every outcome is counted once below (bot errors are among the failures)
         if outcome == "passed":
-            self.passed += n
+            counts["passed"] += n
         elif outcome in BOT_FAILURES:
-            self.failed += n
+            counts["failed"] += n
             if outcome == "bot_error":
-                self.bot_errors += n
+                counts["bot_errors"] += n
         elif outcome == "unverified":
-            self.unverified += n
+            counts["unverified"] += n
         elif outcome == "user_fault":
-            self.user_faults += n
+            counts["user_faults"] += n
         else:
-            self.errors += n
+            counts["errors"] += n
 
 
 # -- the runner ---------------------------------------------------------------------------------
@@ -603,15 +587,7 @@ class BatchRunner:
             queue.put_nowait(event)
 
     def _limit_changed(self, change: LimitChange) -> None:
-        self._emit(
-            ConcurrencyChanged(
-                batch_id=self.batch_id,
-                limit=change.limit,
-                previous=change.previous,
-                reason=change.reason,
-                paused_for_s=change.paused_for_s,
-            )
-        )
+        self._emit(ConcurrencyChanged(batch_id=self.batch_id, **dataclasses.asdict(change)))
 
     def progress(self) -> Progress:
         """Where the batch is now."""
@@ -715,18 +691,7 @@ class BatchRunner:
         launches = self._launches()
         try:
             async for run, future, models in launches:
-                if self._stopping or not await self.limiter.acquire():
-                    launched_all = False
-                    self._requeue(run, future, models)
-                    break
-                if self._stopping:
-                    self.limiter.release()
-                    launched_all = False
-                    self._requeue(run, future, models)
-                    break
-                if self.budget_usd is not None and self.spent_usd >= self.budget_usd:
-                    self.limiter.release()  # no more launches; what is in flight finishes and is stored
-                    self._budget_reached = True
+                if not await self._may_launch():
                     launched_all = False
                     self._requeue(run, future, models)
                     break
@@ -764,6 +729,21 @@ class BatchRunner:
         if own_cancel is not None:
             raise own_cancel
         return result
+
+    async def _may_launch(self) -> bool:
+        """Wait for room under the limit to launch one more conversation; False when the batch
+        launches no more (it is stopping, or its budget is spent: what is in flight finishes
+        and is stored)."""
+        if self._stopping or not await self.limiter.acquire():
+            return False
+        if self._stopping:
+            self.limiter.release()
+            return False
+        if self.budget_usd is not None and self.spent_usd >= self.budget_usd:
+            self.limiter.release()
+            self._budget_reached = True
+            return False
+        return True
 
     def _requeue(self, run: PlannedRun, future: asyncio.Future[StoredConversation] | None, models: BatchModels | None) -> None:
         """A submitted run taken from the queue but not launched (the batch stopped): NotRun, as the rest."""
@@ -898,19 +878,16 @@ class BatchRunner:
             on_step=self._step_callback(control),
         )
 
+    def _about(self, run: PlannedRun, conversation_id: str) -> _AboutConversation:
+        return _AboutConversation(
+            batch_id=self.batch_id, conversation_id=conversation_id, spec_id=run.spec.spec_id, name=run.spec.name, trial=run.trial
+        )
+
     async def _one(self, control: ConversationControl) -> None:
         run: PlannedRun = control.run
         spec = run.spec
         try:
-            self._emit(
-                ConversationStarted(
-                    batch_id=self.batch_id,
-                    conversation_id=control.conversation_id,
-                    spec_id=spec.spec_id,
-                    name=spec.name,
-                    trial=run.trial,
-                )
-            )
+            self._emit(ConversationStarted(**self._about(run, control.conversation_id)))
             try:
                 if run.rescore_of is not None:  # judged again here, whoever runs the batch's conversations
                     assert self._stored is not None  # made by _run for a plan with re-scores
@@ -943,27 +920,14 @@ class BatchRunner:
             self.spent_usd += row.cost_usd or 0.0
             self._ran += 1
             self._tally.add(row.outcome)
+            about = self._about(run, conversation.id)
             if conversation.stop_reason in RERUN_STOPS:
-                self._emit(
-                    ConversationFailed(
-                        batch_id=self.batch_id,
-                        conversation_id=conversation.id,
-                        spec_id=spec.spec_id,
-                        name=spec.name,
-                        trial=run.trial,
-                        stop_reason=conversation.stop_reason,
-                        error=conversation.error or conversation.stop_reason,
-                        row=row,
-                    )
-                )
+                error = conversation.error or conversation.stop_reason
+                self._emit(ConversationFailed(**about, stop_reason=conversation.stop_reason, error=error, row=row))
             else:
                 self._emit(
                     ConversationFinished(
-                        batch_id=self.batch_id,
-                        conversation_id=conversation.id,
-                        spec_id=spec.spec_id,
-                        name=spec.name,
-                        trial=run.trial,
+                        **about,
                         outcome=verdict.outcome,
                         passed=verdict.passed,
                         score=verdict.score,
@@ -1040,18 +1004,8 @@ class BatchRunner:
 
     def _unstored(self, control: ConversationControl, error: str) -> None:
         """A conversation that could not be stored at all: said, not counted (counts are rows)."""
-        run = control.run
-        self._emit(
-            ConversationFailed(
-                batch_id=self.batch_id,
-                conversation_id=control.conversation_id,
-                spec_id=run.spec.spec_id,
-                name=run.spec.name,
-                trial=run.trial,
-                stop_reason="infrastructure_error",
-                error=error,
-            )
-        )
+        about = self._about(control.run, control.conversation_id)
+        self._emit(ConversationFailed(**about, stop_reason="infrastructure_error", error=error))
         self._emit(self.progress())
 
 

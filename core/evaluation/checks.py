@@ -35,7 +35,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -45,6 +45,7 @@ from parley.core.reading import order_digits
 from parley.core.records import (
     BROKEN_STOPS,
     UNFINISHED_STOPS,
+    CheckOutcome,
     CheckResult,
     Conversation,
     ConversationSpec,
@@ -377,67 +378,36 @@ def _matches(regex: TextPattern, bot_texts: Sequence[str]) -> tuple[list[tuple[i
 
 def bot_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[CheckResult]:
     """Each regex must match some bot message (case-insensitive)."""
-    checks = []
-    for pattern in patterns:
-        name = f"bot says /{pattern}/"
-        regex = _compile(pattern)
-        if isinstance(regex, str):
-            checks.append(CheckResult(kind="bot_says", name=name, outcome="error", reason=regex))
-            continue
-        hits, unmatched = _matches(regex, bot_texts)
-        if hits:
-            i, text, match = hits[0]
-            checks.append(
-                CheckResult(
-                    kind="bot_says",
-                    name=name,
-                    outcome="pass",
-                    details={"message": i},
-                    reason=f'Bot message {i} of {len(bot_texts)} matches: "{_excerpt(text, match)}"',
-                )
-            )
-        elif unmatched is not None:  # the match may be in the message that could not be checked
-            checks.append(CheckResult(kind="bot_says", name=name, outcome="error", reason=unmatched))
-        else:
-            reason = "The bot said nothing." if not bot_texts else f"No bot message matches ({_messages(len(bot_texts))} checked)."
-            checks.append(CheckResult(kind="bot_says", name=name, outcome="fail", reason=reason))
-    return checks
+    return [_bot_text_check("bot_says", pattern, bot_texts) for pattern in patterns]
 
 
 def bot_never_says_checks(patterns: Sequence[str], bot_texts: Sequence[str]) -> list[CheckResult]:
     """No bot message may match the regex (case-insensitive); the offending one is quoted."""
-    checks = []
-    for pattern in patterns:
-        name = f"bot never says /{pattern}/"
-        regex = _compile(pattern)
-        if isinstance(regex, str):
-            checks.append(CheckResult(kind="bot_never_says", name=name, outcome="error", reason=regex))
-            continue
-        hits, unmatched = _matches(regex, bot_texts)
-        if hits:
-            i, text, match = hits[0]
-            more = f" ({len(hits) - 1} more message{'s' if len(hits) > 2 else ''} match too)" if len(hits) > 1 else ""
-            checks.append(
-                CheckResult(
-                    kind="bot_never_says",
-                    name=name,
-                    outcome="fail",
-                    details={"messages": [h[0] for h in hits]},
-                    reason=f'Bot message {i} of {len(bot_texts)} says: "{_excerpt(text, match)}"{more}',
-                )
-            )
-        elif unmatched is not None:  # never held on a message nobody could check
-            checks.append(CheckResult(kind="bot_never_says", name=name, outcome="error", reason=unmatched))
-        else:
-            checks.append(
-                CheckResult(
-                    kind="bot_never_says",
-                    name=name,
-                    outcome="pass",
-                    reason="The bot said nothing." if not bot_texts else f"No bot message matches ({_messages(len(bot_texts))} checked).",
-                )
-            )
-    return checks
+    return [_bot_text_check("bot_never_says", pattern, bot_texts) for pattern in patterns]
+
+
+def _bot_text_check(kind: Literal["bot_says", "bot_never_says"], pattern: str, bot_texts: Sequence[str]) -> CheckResult:
+    """One `bot_says` or `bot_never_says` regex over the bot's messages: a match passes the
+    first and fails the second; a message that could not be checked is an error unless another
+    one matched (never a pass)."""
+    says = kind == "bot_says"
+    name = f"bot says /{pattern}/" if says else f"bot never says /{pattern}/"
+    regex = _compile(pattern)
+    if isinstance(regex, str):
+        return CheckResult(kind=kind, name=name, outcome="error", reason=regex)
+    hits, unmatched = _matches(regex, bot_texts)
+    if hits:
+        i, text, match = hits[0]
+        if says:
+            reason = f'Bot message {i} of {len(bot_texts)} matches: "{_excerpt(text, match)}"'
+            return CheckResult(kind=kind, name=name, outcome="pass", details={"message": i}, reason=reason)
+        more = f" ({len(hits) - 1} more message{'s' if len(hits) > 2 else ''} match too)" if len(hits) > 1 else ""
+        reason = f'Bot message {i} of {len(bot_texts)} says: "{_excerpt(text, match)}"{more}'
+        return CheckResult(kind=kind, name=name, outcome="fail", details={"messages": [h[0] for h in hits]}, reason=reason)
+    if unmatched is not None:
+        return CheckResult(kind=kind, name=name, outcome="error", reason=unmatched)
+    reason = "The bot said nothing." if not bot_texts else f"No bot message matches ({_messages(len(bot_texts))} checked)."
+    return CheckResult(kind=kind, name=name, outcome="fail" if says else "pass", reason=reason)
 
 
 # -- playbooks ------------------------------------------------------------------------------
@@ -511,45 +481,21 @@ def conversation_completed_check(conversation: Conversation) -> CheckResult:
     """Fails on timeout and bot_error; not run when the run broke on the other side; passes
     otherwise. A check parley adds by default: it never makes a conversation pass."""
     stop = conversation.stop_reason
-    name = "conversation completed"
+
+    def check(outcome: CheckOutcome, reason: str) -> CheckResult:
+        details = {"stop_reason": stop}
+        return CheckResult(
+            kind="conversation_completed", by_default=True, name="conversation completed", outcome=outcome, reason=reason, details=details
+        )
+
     if stop == "timeout":
-        why = conversation.error or "The bot did not answer within the time limit."
-        return CheckResult(
-            kind="conversation_completed",
-            by_default=True,
-            name=name,
-            outcome="fail",
-            reason=f"Timed out: {why}",
-            details={"stop_reason": stop},
-        )
+        return check("fail", f"Timed out: {conversation.error or 'The bot did not answer within the time limit.'}")
     if stop == "bot_error":
-        why = conversation.error or "the bot failed"
-        return CheckResult(
-            kind="conversation_completed",
-            by_default=True,
-            name=name,
-            outcome="fail",
-            reason=f"The bot broke: {why}",
-            details={"stop_reason": stop},
-        )
+        return check("fail", f"The bot broke: {conversation.error or 'the bot failed'}")
     if stop in BROKEN_STOPS:
         why = f": {conversation.error}" if conversation.error else ""
-        return CheckResult(
-            kind="conversation_completed",
-            by_default=True,
-            name=name,
-            outcome="not_run",
-            details={"stop_reason": stop},
-            reason=f"Not run: the run itself broke ({stop}{why}); not counted against the bot.",
-        )
-    return CheckResult(
-        kind="conversation_completed",
-        by_default=True,
-        name=name,
-        outcome="pass",
-        reason=_STOP_TEXT.get(stop, f"It ended with {stop}."),
-        details={"stop_reason": stop},
-    )
+        return check("not_run", f"Not run: the run itself broke ({stop}{why}); not counted against the bot.")
+    return check("pass", _STOP_TEXT.get(stop, f"It ended with {stop}."))
 
 
 def checks_about_the_bot(checks: Iterable[CheckResult]) -> list[CheckResult]:

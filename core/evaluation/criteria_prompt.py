@@ -22,6 +22,7 @@ keeps every turn's number, so the evidence still names real turns. Each message 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ValidationError
@@ -29,10 +30,11 @@ from pydantic import BaseModel, ValidationError
 from parley.core.evaluation.checks import changed_orders
 from parley.core.evaluation.claims import sees_actions
 from parley.core.evaluation.criteria import Criterion
-from parley.core.evaluation.transcript_turns import clip, tool_arguments
-from parley.core.prompts import Condensed, condense, estimate_messages, split_turns
+from parley.core.evaluation.judge_prompt import fit_judge_messages
+from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
+from parley.core.prompts import Condensed, Turn, split_turns
 from parley.core.reading import extract_order_ids
-from parley.core.records import ChatMessage, Conversation, ConversationSpec
+from parley.core.records import ChatMessage, Conversation, ConversationSpec, ToolCall, ToolCallRecord
 
 __all__ = [
     "CHECKPOINT_KEY",
@@ -123,14 +125,9 @@ def render_transcript(conversation: Conversation, fitted: Condensed | None = Non
     if fitted is None:
         head, turns = split_turns([m for m in conversation.messages if m.role != "system"])
         fitted = Condensed(head=head, turns=turns, budget=0)
-    lines: list[str] = []
-    gap_shown = fitted.omitted is None
-    for turn in fitted.turns:
-        if not gap_shown and fitted.omitted is not None and turn.number > fitted.omitted[1]:
-            first, last = fitted.omitted
-            lines.append(f"(turn {first} omitted)" if first == last else f"(turns {first}-{last} omitted)")
-            gap_shown = True
-        lines.append(f"Turn {turn.number}:")
+
+    def turn_lines(turn: Turn) -> list[str]:
+        lines: list[str] = []
         condensed = {
             m.tool_call_id: m.content or ""
             for m in turn.messages
@@ -146,17 +143,23 @@ def render_transcript(conversation: Conversation, fitted: Condensed | None = Non
                 for call in message.tool_calls:
                     record = records.get(call.id)
                     full = record.result if record is not None else results.get(call.id, "")
-                    result = clip(condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS)
-                    if record is None:
-                        how = f"result: {result}" if result else "no result recorded"
-                    elif record.ok:
-                        how = f"ok: {result}"
-                    elif record.refused:
-                        how = f"refused: {result}"
-                    else:
-                        how = f"failed: {result}"
-                    lines.append(f"  [tool call {call.name}({tool_arguments(call.arguments)}) -> {how}]")
-    return "\n".join(lines) if lines else "(no messages)"
+                    lines.append(_tool_call_line(call, record, clip(condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS)))
+        return lines
+
+    return render_turns(fitted, turn_lines)
+
+
+def _tool_call_line(call: ToolCall, record: ToolCallRecord | None, result: str) -> str:
+    """A tool call under the message that made it: its arguments, and how it went with what it returned."""
+    if record is None:
+        how = f"result: {result}" if result else "no result recorded"
+    elif record.ok:
+        how = f"ok: {result}"
+    elif record.refused:
+        how = f"refused: {result}"
+    else:
+        how = f"failed: {result}"
+    return f"  [tool call {call.name}({tool_arguments(call.arguments)}) -> {how}]"
 
 
 def orders_touched(conversation: Conversation) -> list[str]:
@@ -212,42 +215,28 @@ def fit_criteria_prompt(
     """The messages that ask a judge to decide `criteria` (followed by `tail`, a reminder's
     exchange), the transcript condensed until they take at most `budget` tokens (None: no
     limit), and what the condensing did (`fits` False: not even condensed)."""
-    about = []
-    if conversation.final_state is not None:
-        about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
-    about.append(f"Signed-in customer: {conversation.customer_id}.")
-    before = [" ".join(about)]
     cut = _cut(conversation)
-    if spec.goals and cut is None:  # at a checkpoint a playbook's goals are its script, later lines included
-        before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
-    if cut is None:
-        ended = f"The conversation ended: {conversation.stop_reason}" + (f" ({conversation.error})." if conversation.error else ".")
-        state = _final_state(conversation)
-    else:
+    ended = None
+    state = _final_state(conversation)
+    if cut is not None:  # at a checkpoint a playbook's goals are its script, later lines included: left out
         ended = (
             f"This is the conversation as it stood at a checkpoint of the test (step {cut.step} of its script): "
             "it went on afterwards, and what came later is not shown. Decide every criterion as of this point."
         )
         state = "The state of the orders at this point is what the tool calls above show." if cut.sees_actions else _NOT_VISIBLE
-    after = [
-        ended,
-        state,
-        "Criteria:\n" + "\n".join(f"{c.number}. {c.text}" for c in criteria),
-        "Now give your decision on every criterion as the JSON object.",
-    ]
-    system = ChatMessage(role="system", content=SYSTEM)
-
-    def build(fitted: Condensed) -> list[ChatMessage]:
-        transcript = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
-        if fitted.note:
-            transcript += fitted.note + "\n"
-        transcript += render_transcript(conversation, fitted)
-        return [system, ChatMessage(role="user", content="\n\n".join([*before, transcript, *after])), *tail]
-
-    fitted = condense(
-        [m for m in conversation.messages if m.role != "system"],
-        budget if budget is not None else 2**62,
-        measure=lambda candidate: estimate_messages(build(candidate)),
-        answering=False,  # every turn is history to a judge
+    return fit_judge_messages(
+        conversation,
+        spec,
+        system=SYSTEM,
+        transcript=[m for m in conversation.messages if m.role != "system"],
+        render=functools.partial(render_transcript, conversation),
+        asked=[
+            state,
+            "Criteria:\n" + "\n".join(f"{c.number}. {c.text}" for c in criteria),
+            "Now give your decision on every criterion as the JSON object.",
+        ],
+        budget=budget,
+        tail=tail,
+        ended=ended,
+        goals=cut is None,
     )
-    return build(fitted), fitted

@@ -16,6 +16,7 @@ long, is a judge error saying so (`prompt_fit` "too_long"), never sent in vain o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -23,10 +24,18 @@ from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
+from parley.core.evaluation.judge_prompt import fit_judge_messages
 from parley.core.evaluation.prompt_fitting import fit_prompt
-from parley.core.evaluation.transcript_turns import clip, tool_arguments
+from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
 from parley.core.models import ChatModel
-from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget, split_turns
+from parley.core.prompts import (
+    ANSWER_TOKENS,
+    DEFAULT_CONTEXT_TOKENS,
+    Condensed,
+    Turn,
+    prompt_budget,
+    split_turns,
+)
 from parley.core.records import (
     ChatMessage,
     CheckResult,
@@ -190,14 +199,9 @@ def _tool_lines(records: Mapping[str, ToolCallRecord], turn_messages: Sequence[C
 
 def _render_transcript(conversation: Conversation, fitted: Condensed) -> str:
     records = {r.call_id: r for r in conversation.tool_calls}
-    lines: list[str] = []
-    gap_shown = fitted.omitted is None
-    for turn in fitted.turns:
-        if not gap_shown and fitted.omitted is not None and turn.number > fitted.omitted[1]:
-            first, last = fitted.omitted
-            lines.append(f"(turn {first} omitted)" if first == last else f"(turns {first}-{last} omitted)")
-            gap_shown = True
-        lines.append(f"Turn {turn.number}:")
+
+    def turn_lines(turn: Turn) -> list[str]:
+        lines: list[str] = []
         for message in turn.messages:
             if message.role == "user" and message.content:
                 lines.append(f"Customer: {clip(message.content, _MAX_MESSAGE_CHARS)}")
@@ -205,7 +209,9 @@ def _render_transcript(conversation: Conversation, fitted: Condensed) -> str:
                 if message.content:
                     lines.append(f"Assistant: {clip(message.content, _MAX_MESSAGE_CHARS)}")
                 lines += _tool_lines(records, turn.messages, message)
-    return "\n".join(lines) if lines else "(no messages)"
+        return lines
+
+    return render_turns(fitted, turn_lines)
 
 
 def format_transcript(conversation: Conversation) -> str:
@@ -236,46 +242,29 @@ def fit_judge_prompt(
         rubric_part = text  # the scenario's evaluator prompt carries its own scale
     else:
         rubric_part = f"Rubric:\n{text}\n\n{_RUBRIC_SCALE}"
-    system = ChatMessage(
-        role="system",
-        content=(
-            "You evaluate a conversation between a customer-service chatbot (the Assistant) and a "
-            "customer (the Customer, played by a simulator). Judge only the Assistant.\n\n"
-            f"{rubric_part}\n\n{_ANSWER_FORMAT}"
-        ),
+    system = (
+        "You evaluate a conversation between a customer-service chatbot (the Assistant) and a "
+        "customer (the Customer, played by a simulator). Judge only the Assistant.\n\n"
+        f"{rubric_part}\n\n{_ANSWER_FORMAT}"
     )
-    about = []
-    if conversation.final_state is not None:
-        about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
-    about.append(f"Signed-in customer: {conversation.customer_id}.")
-    before = [" ".join(about)]
-    if spec.goals:
-        before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
-    ended = f"The conversation ended: {conversation.stop_reason}"
-    after = [ended + (f" ({conversation.error})." if conversation.error else ".")]
+    asked = []
     shown = [c for c in checks if c.outcome in ("pass", "fail")]
     if show_checks and shown:
-        after.append(
+        asked.append(
             "Automatic checks (already verified against the order database and the transcript):\n"
             + "\n".join(f"- {c.outcome.upper()} {c.name}: {c.reason}" for c in shown)
         )
-    after.append("Now give your evaluation as the JSON object.")
-
-    def build(fitted: Condensed) -> list[ChatMessage]:
-        transcript = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
-        if fitted.note:
-            transcript += fitted.note + "\n"
-        transcript += _render_transcript(conversation, fitted)
-        user = ChatMessage(role="user", content="\n\n".join([*before, transcript, *after]))
-        return [system, user, *tail]
-
-    fitted = condense(
-        conversation.messages,
-        budget if budget is not None else 2**62,
-        measure=lambda candidate: estimate_messages(build(candidate)),
-        answering=False,  # every turn is history to a judge: the last one's results may be shortened too
+    asked.append("Now give your evaluation as the JSON object.")
+    return fit_judge_messages(
+        conversation,
+        spec,
+        system=system,
+        transcript=conversation.messages,
+        render=functools.partial(_render_transcript, conversation),
+        asked=asked,
+        budget=budget,
+        tail=tail,
     )
-    return build(fitted), fitted
 
 
 def judge_messages(

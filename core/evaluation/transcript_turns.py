@@ -1,5 +1,5 @@
 """A transcript split into numbered turns, the texts of each turn a judge may quote, and how a
-judge's prompt writes a message (shortened) and a tool call's arguments.
+judge's prompt writes a message (shortened), a tool call's arguments and the turns themselves.
 
 Turn 0 holds what the bot says before the customer's first message (a bot that opens the
 conversation; there is no turn 0 otherwise); turn N starts at the customer's N-th message and
@@ -12,13 +12,16 @@ claims check ("turn N": N customer messages came before) and of the judge-contex
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from parley.core.records import ChatMessage, Conversation, ToolCallRecord
 
-__all__ = ["QuotedText", "TranscriptTurn", "clip", "tool_arguments", "transcript_turns", "turn_texts"]
+if TYPE_CHECKING:
+    from parley.core.prompts import Condensed, Turn
+
+__all__ = ["QuotedText", "TranscriptTurn", "clip", "render_turns", "tool_arguments", "transcript_turns", "turn_texts"]
 
 
 def clip(text: str, limit: int) -> str:
@@ -35,6 +38,22 @@ def tool_arguments(raw: str) -> str:
     if isinstance(args, dict):
         return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     return raw
+
+
+def render_turns(fitted: Condensed, turn_lines: Callable[[Turn], list[str]]) -> str:
+    """The turns of a judge's prompt (condensed, or whole) as its text: a `Turn N:` line opening
+    each turn, followed by the lines `turn_lines` writes for its messages, and one line where the
+    turns left out were; "(no messages)" when there is nothing to show."""
+    lines: list[str] = []
+    gap_shown = fitted.omitted is None
+    for turn in fitted.turns:
+        if not gap_shown and fitted.omitted is not None and turn.number > fitted.omitted[1]:
+            first, last = fitted.omitted
+            lines.append(f"(turn {first} omitted)" if first == last else f"(turns {first}-{last} omitted)")
+            gap_shown = True
+        lines.append(f"Turn {turn.number}:")
+        lines += turn_lines(turn)
+    return "\n".join(lines) if lines else "(no messages)"
 
 
 Speaker = Literal["customer", "bot", "call"]

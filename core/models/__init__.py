@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.models.api import ChatModel
+    from parley.core.models.api import ChatModel, ReplyStream
+    from parley.core.models.chat_model_base import ChatModelBase, WholeReplyStream
     from parley.core.models.names import OFFLINE, parse_model_name
     from parley.core.models.openai_provider import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, POOL_CONNECTIONS, POOL_KEEPALIVE, aclose_clients
     from parley.core.models.pricing import price_for
@@ -17,11 +18,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CONNECT_TIMEOUT_S",
     "ChatModel",
+    "ChatModelBase",
     "DEFAULT_TIMEOUT_S",
     "OFFLINE",
     "POOL_CONNECTIONS",
     "POOL_KEEPALIVE",
+    "ReplyStream",
     "RetryEvent",
+    "WholeReplyStream",
     "aclose_clients",
     "get_model",
     "parse_model_name",

@@ -15,14 +15,15 @@ import random
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from parley.core.errors import ConfigError, ContextLengthExceeded, ProviderError
+from parley.core.models.chat_model_base import ChatModelBase
 from parley.core.models.names import Endpoint, EndpointSpec, parse_model_name
 from parley.core.models.pricing import cost_usd, price_for
 from parley.core.models.retry import AttemptError, OnRetry, RetryPolicy, Sleep, parse_retry_after, retry_call
-from parley.core.records import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
+from parley.core.records import ModelReply, ModelRequest, ToolCall, Usage
 
 if TYPE_CHECKING:  # the SDK is imported on first use, keeping `import core...` fast
     from openai import AsyncOpenAI
@@ -153,7 +154,7 @@ def _server_message(err: Any) -> str:
     return str(getattr(err, "message", "") or err)
 
 
-class OpenAICompatibleModel:
+class OpenAICompatibleModel(ChatModelBase):
     """A ChatModel behind an OpenAI-compatible endpoint, named `openai/...`, `openrouter/...`,
     `ollama/...` or `openai-api/SERVICE/...`.
 
@@ -211,19 +212,17 @@ class OpenAICompatibleModel:
         """The shared client of this model's endpoint (on the running loop)."""
         return shared_client(self.check())
 
-    def _request_args(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None, config: GenerateConfig | None
-    ) -> dict[str, Any]:
+    def _request_args(self, request: ModelRequest) -> dict[str, Any]:
         args: dict[str, Any] = {
             "model": self.spec.model,
-            "messages": [m.to_openai() for m in messages],
+            "messages": [m.to_openai() for m in request.messages],
         }
-        if tools:
-            args["tools"] = [t.to_openai() for t in tools]
+        if request.tools:
+            args["tools"] = [t.to_openai() for t in request.tools]
             # "auto" is OpenAI's default, but some servers (llama.cpp's function-calling chat
             # formats) ignore the tools altogether unless a tool_choice is sent.
             args["tool_choice"] = "auto"
-        if config is not None:
+        if (config := request.config) is not None:
             if config.temperature is not None:
                 args["temperature"] = config.temperature
             if config.seed is not None:
@@ -315,16 +314,11 @@ class OpenAICompatibleModel:
 
     # -- ChatModel ---------------------------------------------------------------------------
 
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> ModelReply:
+    async def reply_to(self, request: ModelRequest) -> ModelReply:
         """One reply; retried on 429/5xx/timeouts; ProviderError or ConfigError otherwise."""
         self.check()  # ConfigError before any request
         client = self.client()
-        args = self._request_args(messages, tools, config)
+        args = self._request_args(request)
         timeout = self._timeout()
         started = time.perf_counter()
         resp = await retry_call(
@@ -357,14 +351,9 @@ class OpenAICompatibleModel:
             finish_reason=choice.finish_reason,
         )
 
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> OpenAIReplyStream:
+    def stream_reply(self, request: ModelRequest) -> OpenAIReplyStream:
         """Text deltas as they arrive; `.reply` (as `generate` would return it) once exhausted."""
-        return OpenAIReplyStream(self, messages, tools, config)
+        return OpenAIReplyStream(self, request)
 
 
 class OpenAIReplyStream:
@@ -374,17 +363,9 @@ class OpenAIReplyStream:
     would repeat it), so a failure mid-stream is a ProviderError.
     """
 
-    def __init__(
-        self,
-        model: OpenAICompatibleModel,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None,
-        config: GenerateConfig | None,
-    ) -> None:
+    def __init__(self, model: OpenAICompatibleModel, request: ModelRequest) -> None:
         self.model = model
-        self.messages = list(messages)
-        self.tools = list(tools) if tools else None
-        self.config = config
+        self.request = request
         self.reply: ModelReply | None = None
         self._started = False
 
@@ -436,7 +417,7 @@ class OpenAIReplyStream:
         model = self.model
         model.check()
         client = model.client()
-        args = model._request_args(self.messages, self.tools, self.config)
+        args = model._request_args(self.request)
         timeout = model._timeout()
         started = time.perf_counter()
         sdk_stream = await retry_call(

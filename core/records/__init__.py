@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         SummaryRow,
         effective_outcome,
     )
-    from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ToolCall, ToolSpec, Usage
+    from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
     from parley.core.records.conversation import (
         BROKEN_STOPS,
@@ -117,6 +117,7 @@ if TYPE_CHECKING:
         BOT_FAILURES,
         DEFAULT_MIN_SCORE,
         OUTCOMES,
+        CheckOutcome,
         CheckResult,
         ExtractedOutput,
         JudgePromptFit,
@@ -207,6 +208,7 @@ __all__ = [
     "ChatbotSection",
     "CheckFailureCount",
     "CriterionCounts",
+    "CheckOutcome",
     "CheckResult",
     "ConcurrencyChanged",
     "Conversation",
@@ -237,6 +239,7 @@ __all__ = [
     "MAX_STEPS",
     "MeasuredUsage",
     "ModelReply",
+    "ModelRequest",
     "NotApplicableCount",
     "ORDER_STATUSES",
     "ORDER_TOOL_SPECS",

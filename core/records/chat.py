@@ -6,6 +6,7 @@ transcript can be sent to any OpenAI-compatible endpoint as it is, and read back
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -92,6 +93,20 @@ class GenerateConfig(BaseModel):
     temperature: float | None = None
     seed: int | None = None
     max_tokens: int | None = None
+
+
+class ModelRequest(BaseModel):
+    """One call to a chat model: the messages, the tools offered and the options, the three
+    arguments of a ChatModel's `generate` and `stream` as one value."""
+
+    messages: list[ChatMessage]
+    tools: list[ToolSpec] | None = None
+    config: GenerateConfig | None = None
+
+    @classmethod
+    def of(cls, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None, config: GenerateConfig | None) -> ModelRequest:
+        """The request of a `generate(messages, tools, config)` call (copies of its sequences)."""
+        return cls(messages=list(messages), tools=list(tools) if tools is not None else None, config=config)
 
 
 class ModelReply(BaseModel):

@@ -80,12 +80,6 @@ class VariableReading(Reading):
         raise NotImplementedError
 
 
-def _variable_reading(reading: Reading) -> VariableReading:
-    if not isinstance(reading, VariableReading):
-        raise TypeError(f"goal variables are read with a VariableReading, not {type(reading).__name__}")
-    return reading
-
-
 class VariableFunction(YamlRecord):
     """A parsed `function:` of a goal variable, read from text such as `forward(drink)`.
 
@@ -244,6 +238,18 @@ def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def _check_stepped(problems: Problems, low: float | None, high: float | None, step: float | None) -> None:
+    """The bounds and the step of a stepped range as read (None: unreadable, its problem
+    already taken): raises the problems found so far, or min above max, or a step not above 0."""
+    if low is None or high is None or step is None:
+        problems.raise_if_any()
+        return
+    if low > high:
+        problems.stop(f"min ({_num(low)}) is greater than max ({_num(high)})", at=("min",))
+    if step <= 0:
+        problems.stop(f"step must be greater than 0, got {_num(step)}", at=("step",))
+
+
 def _range_data(data: dict[Any, Any], var_type: str, reading: Reading) -> list[Scalar]:
     if var_type == "string":
         fail("a min/max range needs type int or float, not string", at_key=True)
@@ -258,12 +264,7 @@ def _range_data(data: dict[Any, Any], var_type: str, reading: Reading) -> list[S
         first = problems.check(read_integer, data["min"], at=("min",))
         last = problems.check(read_integer, data["max"], at=("max",))
         by = problems.check(read_integer, data["step"], at=("step",)) if "step" in data else 1
-        if first is None or last is None or by is None:
-            problems.raise_if_any()
-        if first > last:
-            problems.stop(f"min ({_num(first)}) is greater than max ({_num(last)})", at=("min",))
-        if by <= 0:
-            problems.stop(f"step must be greater than 0, got {_num(by)}", at=("step",))
+        _check_stepped(problems, first, last, by)
         values: list[Scalar] = list(range(first, last, by))
         if "step" in data:
             values.append(last)  # Sensei: arange(min, max, step), then max
@@ -292,12 +293,7 @@ def _range_data(data: dict[Any, Any], var_type: str, reading: Reading) -> list[S
             return [low]
         return [round(low + (high - low) * i / (points - 1), _FLOAT_DIGITS) for i in range(points)]
     step = problems.check(read_number, data["step"], at=("step",))
-    if low is None or high is None or step is None:
-        problems.raise_if_any()
-    if low > high:
-        problems.stop(f"min ({_num(low)}) is greater than max ({_num(high)})", at=("min",))
-    if step <= 0:
-        problems.stop(f"step must be greater than 0, got {_num(step)}", at=("step",))
+    _check_stepped(problems, low, high, step)
     count = max(0, math.ceil((high - low) / step))  # numpy's arange length
     if count + 1 > MAX_VALUES:
         problems.stop(f"the range has {count + 1} values; at most {MAX_VALUES}", at_key=True)
@@ -334,7 +330,7 @@ class Variable(YamlRecord):
     def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
         assert isinstance(data, Keyed)  # read among the goals (see UserSection)
         name, body = data.name, data.body
-        reading = _variable_reading(reading)
+        reading = VariableReading.of(reading, "a goal variable")
         mapping = expect_mapping(body, cls.yaml_what)
         problems = Problems()
         if not check_keys(mapping, cls.yaml_keys(), reading, problems, sensei=True, required=cls.yaml_keys()):

@@ -123,12 +123,6 @@ class ProfileReading(VariableReading):
         raise NotImplementedError
 
 
-def _profile_reading(reading: Reading) -> ProfileReading:
-    if not isinstance(reading, ProfileReading):
-        raise TypeError(f"a profile is read with a ProfileReading, not {type(reading).__name__}")
-    return reading
-
-
 # -- llm -------------------------------------------------------------------------------------------------
 
 
@@ -217,7 +211,7 @@ class UserSection(YamlRecord):
 
     @classmethod
     def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
-        reading = _profile_reading(reading)
+        reading = ProfileReading.of(reading, "a profile")
         mapping = expect_mapping(data, cls.yaml_what)
         problems = Problems()
         check_keys(mapping, (*cls.yaml_keys(), "ask_about"), reading, problems, sensei=True, required=("role",))

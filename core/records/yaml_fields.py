@@ -25,7 +25,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -97,17 +97,6 @@ def plain_value(value: Any, unknown: Callable[[Any], Any] | None = None) -> Any:
     if isinstance(value, set):
         return {plain_value(v, unknown) for v in value}
     return value if unknown is None else unknown(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, dict):
-        return {plain_value(k): plain_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain_value(v) for v in value]
-    return value
 
 
 # -- problems ------------------------------------------------------------------------------------------
@@ -260,6 +249,14 @@ class Reading(ABC):
         """Where `at` below `container` was written (its key with `at_key`)."""
         raise NotImplementedError
 
+    @classmethod
+    def of(cls, reading: "Reading", what: str) -> Self:
+        """`reading` as this kind of reading, which `what` needs; TypeError when it is another
+        (a bug: a record read by the wrong reader)."""
+        if not isinstance(reading, cls):
+            raise TypeError(f"{what} is read with a {cls.__name__}, not {type(reading).__name__}")
+        return reading
+
     @abstractmethod
     def world_date_problem(self, today: datetime.date, overrides: list[dict[str, Any]]) -> str | None:
         """Why an order World with these fixture overrides cannot be dated at `today` (every
@@ -331,10 +328,15 @@ def _bounded(value: Any, minimum: Any, maximum: Any) -> Any:
     return value
 
 
+def _read_bounded(value: Any, what: str, is_kind: Callable[[Any], bool], convert: Callable[[Any], Any], minimum: Any, maximum: Any) -> Any:
+    """`value` as `convert` makes it when it is `what` (`is_kind`) within the bounds; else the problem."""
+    if not is_kind(value):
+        fail(f"expected {what}, got {describe(value)}", at_key=value is None)
+    return _bounded(convert(value), minimum, maximum)
+
+
 def read_integer(value: Any, minimum: int | None = None, maximum: int | None = None) -> int:
-    if not is_int(value):
-        fail(f"expected an integer, got {describe(value)}", at_key=value is None)
-    return int(_bounded(int(value), minimum, maximum))
+    return int(_read_bounded(value, "an integer", is_int, int, minimum, maximum))
 
 
 def integer(minimum: int | None = None, maximum: int | None = None, *, optional: bool = False) -> BeforeValidator:
@@ -343,9 +345,7 @@ def integer(minimum: int | None = None, maximum: int | None = None, *, optional:
 
 
 def read_number(value: Any, minimum: float | None = None, maximum: float | None = None) -> float:
-    if not is_number(value):
-        fail(f"expected a number, got {describe(value)}", at_key=value is None)
-    return float(_bounded(float(value), minimum, maximum))
+    return float(_read_bounded(value, "a number", is_number, float, minimum, maximum))
 
 
 def number(minimum: float | None = None, maximum: float | None = None, *, optional: bool = False) -> BeforeValidator:

@@ -80,6 +80,16 @@ class PairChange(BaseModel):
     """Criteria in words met in the new batch and not in the base."""
     stopped_being_met: list[str] = Field(default_factory=list)
 
+    @property
+    def failed_side(self) -> SideOfPair:
+        """The side that failed: the new one for a regression, the base for a fix."""
+        return self.new if self.kind == "regression" else self.base
+
+    @property
+    def checks_turned(self) -> list[str]:
+        """The checks that started failing (a regression) or stopped failing (a fix)."""
+        return self.started_failing if self.kind == "regression" else self.stopped_failing
+
 
 class SpecOnlyOnOneSide(BaseModel):
     """A spec one batch ran and the other did not."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parley.core.reports.charts import rates_svg
-from parley.core.reports.compare import BatchComparison, PairChange, SideSummary, SpecOnlyOnOneSide
+from parley.core.reports.compare import BatchComparison, ChangeKind, PairChange, SideSummary, SpecOnlyOnOneSide
 from parley.core.reports.compare_markdown import MAX_ROWS, _delta, _lineage, _points, verdict_head
 from parley.core.reports.html_page import badge, esc, interval, num, page_end, page_start, section, table
 
@@ -34,38 +34,10 @@ def render_comparison_html(c: BatchComparison) -> str:
     parts = [
         page_start(f"parley comparison {base.batch.id[:12]} → {new.batch.id[:12]}", header),
         _verdict_cards(c),
-        _changes(
-            "regressions",
-            f"Regressions: {len(c.of_kind('regression'))} (passed → failed or bot error)",
-            c,
-            "regression",
-            ["Spec", "Trial", "Base", "New", "Checks failing now", "Started failing"],
-            lambda i, ch: [
-                f"<code>{esc(ch.spec_id)}</code>",
-                esc(ch.trial),
-                _side(i, "base", ch),
-                _side(i, "new", ch),
-                _checks(ch.new.failed_checks),
-                _checks(ch.started_failing),
-            ],
-        ),
+        _turned(c, "regression", "regressions", "Regressions", "passed → failed or bot error", ["Checks failing now", "Started failing"]),
         _verdict(c),
         _rates(c),
-        _changes(
-            "fixes",
-            f"Fixes: {len(c.of_kind('fix'))} (failed or bot error → passed)",
-            c,
-            "fix",
-            ["Spec", "Trial", "Base", "New", "Checks failing before", "Stopped failing"],
-            lambda i, ch: [
-                f"<code>{esc(ch.spec_id)}</code>",
-                esc(ch.trial),
-                _side(i, "base", ch),
-                _side(i, "new", ch),
-                _checks(ch.base.failed_checks),
-                _checks(ch.stopped_failing),
-            ],
-        ),
+        _turned(c, "fix", "fixes", "Fixes", "failed or bot error → passed", ["Checks failing before", "Stopped failing"]),
         _other(c),
         _batches(c),
         _usage(c),
@@ -122,6 +94,26 @@ def _changes(
         else ""
     )
     return section(anchor, title, table(header, rows, cls="tall"), more)
+
+
+def _turned(c: BatchComparison, kind: ChangeKind, anchor: str, name: str, meaning: str, columns: list[str]) -> str:
+    """The regressions or the fixes: both sides of each pair, the checks failing on the side
+    that failed, and those that started or stopped failing."""
+    return _changes(
+        anchor,
+        f"{name}: {len(c.of_kind(kind))} ({meaning})",
+        c,
+        kind,
+        ["Spec", "Trial", "Base", "New", *columns],
+        lambda i, ch: [
+            f"<code>{esc(ch.spec_id)}</code>",
+            esc(ch.trial),
+            _side(i, "base", ch),
+            _side(i, "new", ch),
+            _checks(ch.failed_side.failed_checks),
+            _checks(ch.checks_turned),
+        ],
+    )
 
 
 def _verdict(c: BatchComparison) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parley.core.evaluation import Interval
-from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideSummary, SpecOnlyOnOneSide
+from parley.core.reports.compare import BatchComparison, ChangeKind, PairChange, Rate, SideSummary, SpecOnlyOnOneSide
 from parley.core.reports.markdown import _cost, _pct, _table  # the batch report's cell formats
 
 MAX_ROWS = 200
@@ -122,6 +122,24 @@ def _changes(title: str, changes: list[PairChange], header: Sequence[str], cells
     return [f"## {title}", "", *(_capped(rows, header) if rows else ["None."]), ""]
 
 
+def _turned(c: BatchComparison, kind: ChangeKind, title: str, columns: list[str]) -> list[str]:
+    """The regressions or the fixes: each pair's outcome on the side that failed, the checks that
+    started or stopped failing, and both conversations."""
+    return _changes(
+        title,
+        c.of_kind(kind),
+        ["Spec", "Trial", *columns, "Base", "New"],
+        lambda ch: [
+            ch.spec_id,
+            ch.trial,
+            ch.failed_side.outcome,
+            "; ".join(ch.checks_turned) or "-",
+            _short(ch.base.conversation_id),
+            _short(ch.new.conversation_id),
+        ],
+    )
+
+
 def render_comparison(c: BatchComparison) -> str:
     """The comparison as markdown text."""
     base, new = c.base, c.new
@@ -197,32 +215,8 @@ def render_comparison(c: BatchComparison) -> str:
         "",
     ]
 
-    out += _changes(
-        "Regressions (passed → failed or bot_error)",
-        c.of_kind("regression"),
-        ["Spec", "Trial", "Now", "Checks that started failing", "Base", "New"],
-        lambda ch: [
-            ch.spec_id,
-            ch.trial,
-            ch.new.outcome,
-            "; ".join(ch.started_failing) or "-",
-            _short(ch.base.conversation_id),
-            _short(ch.new.conversation_id),
-        ],
-    )
-    out += _changes(
-        "Fixes (failed or bot_error → passed)",
-        c.of_kind("fix"),
-        ["Spec", "Trial", "Was", "Checks that stopped failing", "Base", "New"],
-        lambda ch: [
-            ch.spec_id,
-            ch.trial,
-            ch.base.outcome,
-            "; ".join(ch.stopped_failing) or "-",
-            _short(ch.base.conversation_id),
-            _short(ch.new.conversation_id),
-        ],
-    )
+    out += _turned(c, "regression", "Regressions (passed → failed or bot_error)", ["Now", "Checks that started failing"])
+    out += _turned(c, "fix", "Fixes (failed or bot_error → passed)", ["Was", "Checks that stopped failing"])
     out += _only("New specs (only in the new batch)", c.new_specs)
     if c.made_from_base != "rerun":  # a re-run leaves out what it did not re-run: not news
         out += _only("Missing specs (only in the base)", c.missing_specs)

@@ -102,12 +102,7 @@ async def resolve_any_items(
     for (variable, _prompt), items in zip(pending, results, strict=True):
         generated.setdefault(variable.name, []).extend(items)
 
-    warnings = list(profile.warnings)
-    variables = []
-    for variable in profile.user.variables:
-        if not variable.any_prompts:
-            variables.append(variable)
-            continue
+    def with_generated(variable: Variable, warnings: list[str]) -> Variable:
         values = list(variable.values)
         rejected = []
         for raw in generated.get(variable.name, []):
@@ -124,21 +119,16 @@ async def resolve_any_items(
             )
         if not values:
             raise variable.data_location.error(f"any() generated no usable items for '{variable.name}' ({', '.join(variable.any_prompts)})")
-        variables.append(variable.model_copy(update={"values": values, "any_prompts": []}))
-    resolved = _with_variables(profile, variables, warnings)
-    _check_counts(resolved)
-    return resolved
+        return variable.model_copy(update={"values": values, "any_prompts": []})
+
+    return _with_any_resolved(profile, with_generated)
 
 
 def _resolve_offline(profile: Profile) -> Profile:
     if not any(v.any_prompts for v in profile.user.variables):
         return profile
-    warnings = list(profile.warnings)
-    variables = []
-    for variable in profile.user.variables:
-        if not variable.any_prompts:
-            variables.append(variable)
-            continue
+
+    def with_listed(variable: Variable, warnings: list[str]) -> Variable:
         prompts = ", ".join(f"any({p})" for p in variable.any_prompts)
         if not variable.values:
             raise variable.data_location.error(
@@ -149,15 +139,20 @@ def _resolve_offline(profile: Profile) -> Profile:
         warnings.append(
             variable.data_location.render(f"{prompts} needs an LLM to generate items; offline, only the listed items are used ({listed})")
         )
-        variables.append(variable.model_copy(update={"any_prompts": []}))
-    resolved = _with_variables(profile, variables, warnings)
+        return variable.model_copy(update={"any_prompts": []})
+
+    return _with_any_resolved(profile, with_listed)
+
+
+def _with_any_resolved(profile: Profile, resolve: Callable[[Variable, list[str]], Variable]) -> Profile:
+    """A copy of `profile` with each variable that has any() items replaced by `resolve(variable,
+    warnings)` (which may add to the profile's warnings), its counts checked."""
+    warnings = list(profile.warnings)
+    variables = [resolve(v, warnings) if v.any_prompts else v for v in profile.user.variables]
+    user = profile.user.model_copy(update={"variables": variables})
+    resolved = profile.model_copy(update={"user": user, "warnings": warnings})
     _check_counts(resolved)
     return resolved
-
-
-def _with_variables(profile: Profile, variables: list[Variable], warnings: list[str]) -> Profile:
-    user = profile.user.model_copy(update={"variables": variables})
-    return profile.model_copy(update={"user": user, "warnings": warnings})
 
 
 def _check_counts(profile: Profile) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from parley.core.errors import ProfileError
 from parley.core.records import PLACEHOLDER_RE, Profile
+from parley.core.specs.input_files import read_input
 from parley.core.specs.paths import ProfilePaths, search_for
 from parley.core.specs.profile_validation import ProfileFileReading, read_personality
 from parley.core.specs.yaml_reading import read_yaml
@@ -137,13 +138,10 @@ def _paths_for(path: str | Path, personality_dirs: Sequence[Path] | None, paths:
 
 
 def _check_file(path: str | Path, paths: ProfilePaths) -> tuple[Profile | None, list[ProfileError]]:
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return None, [ProfileError(f"cannot read profile: {reason}", file=source)]
-    return check_profile_text(text, source=source, paths=paths)
+    text, errors = read_input(path, "profile")
+    if text is None:
+        return None, errors
+    return check_profile_text(text, source=str(path), paths=paths)
 
 
 def _error_order(error: ProfileError, source: str) -> tuple[int, str, int, int]:

@@ -40,7 +40,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -69,6 +69,7 @@ from parley.core.records import (
     read_mapping,
     yaml_only,
 )
+from parley.core.specs.input_files import read_input
 from parley.core.specs.json_positions import load_positioned
 from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.profile_validation import CUSTOMER_ID_RE
@@ -282,13 +283,10 @@ def _check_format(text: str, *, role: TemplateRole, source: str) -> tuple[Prompt
 
 
 def read_template(path: str | Path, role: TemplateRole) -> tuple[PromptTemplate | None, list[ProfileError]]:
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return None, [ProfileError(f"cannot read the {role} template: {reason}", file=source)]
-    return check_template_text(text, role=role, source=source)
+    text, errors = read_input(path, f"the {role} template")
+    if text is None:
+        return None, errors
+    return check_template_text(text, role=role, source=str(path))
 
 
 def load_templates(
@@ -556,20 +554,30 @@ def _leading_date(text: str | None) -> datetime.date | None:
         return None
 
 
+class TemplatePaths(TypedDict, total=False):
+    """The prompt templates a scenario file is filled with, by path (`--agent-template` ...);
+    each one not given (or None) is the shipped default."""
+
+    agent_template: str | Path | None
+    client_template: str | Path | None
+    evaluator_template: str | Path | None
+
+
 def check_scenario_text(
     text: str,
     *,
     source: str = "<scenarios>",
     seed: int = 0,
     templates: PromptTemplates | None = None,
-    agent_template: str | Path | None = None,
-    client_template: str | Path | None = None,
-    evaluator_template: str | Path | None = None,
+    **paths: Unpack[TemplatePaths],
 ) -> tuple[list[ConversationSpec], list[ProfileError]]:
-    """(specs, every error) for a scenario file's text. Template problems come first."""
+    """(specs, every error) for a scenario file's text, filled with `templates` (read from
+    `paths` when not given). Template problems come first."""
     template_errors: list[ProfileError] = []
     if templates is None:
-        templates, template_errors = read_templates(agent_template, client_template, evaluator_template)
+        templates, template_errors = read_templates(
+            paths.get("agent_template"), paths.get("client_template"), paths.get("evaluator_template")
+        )
     scenarios, errors = parse_scenarios(text, source=source)
     if templates is None:
         return [], template_errors + errors
@@ -579,53 +587,23 @@ def check_scenario_text(
 
 
 def check_scenario_file(
-    path: str | Path,
-    *,
-    seed: int = 0,
-    templates: PromptTemplates | None = None,
-    agent_template: str | Path | None = None,
-    client_template: str | Path | None = None,
-    evaluator_template: str | Path | None = None,
+    path: str | Path, *, seed: int = 0, templates: PromptTemplates | None = None, **paths: Unpack[TemplatePaths]
 ) -> tuple[list[ConversationSpec], list[ProfileError]]:
     """(specs, every error) for the scenario file at `path`; no specs when there is an error."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return [], [ProfileError(f"cannot read scenario file: {reason}", file=source)]
-    return check_scenario_text(
-        text,
-        source=source,
-        seed=seed,
-        templates=templates,
-        agent_template=agent_template,
-        client_template=client_template,
-        evaluator_template=evaluator_template,
-    )
+    text, errors = read_input(path, "scenario file")
+    if text is None:
+        return [], errors
+    return check_scenario_text(text, source=str(path), seed=seed, templates=templates, **paths)
 
 
-def validate_scenario_file(path: str | Path, **templates: Any) -> list[ProfileError]:
+def validate_scenario_file(path: str | Path, **paths: Unpack[TemplatePaths]) -> list[ProfileError]:
     """Every problem of the scenario file at `path` with its templates; empty if valid."""
-    return check_scenario_file(path, **templates)[1]
+    return check_scenario_file(path, **paths)[1]
 
 
-def load_scenario_file(
-    path: str | Path,
-    *,
-    seed: int = 0,
-    agent_template: str | Path | None = None,
-    client_template: str | Path | None = None,
-    evaluator_template: str | Path | None = None,
-) -> list[ConversationSpec]:
+def load_scenario_file(path: str | Path, *, seed: int = 0, **paths: Unpack[TemplatePaths]) -> list[ConversationSpec]:
     """One ConversationSpec per scenario, prompts filled; raises InvalidProfile listing every problem."""
-    specs, errors = check_scenario_file(
-        path,
-        seed=seed,
-        agent_template=agent_template,
-        client_template=client_template,
-        evaluator_template=evaluator_template,
-    )
+    specs, errors = check_scenario_file(path, seed=seed, **paths)
     if errors:
         raise InvalidProfile(errors)
     return specs

@@ -14,33 +14,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
-from parley.core.models import ChatModel
-from parley.core.records import ChatMessage, GenerateConfig, ModelReply, ToolSpec, Usage
+from parley.core.models import ChatModel, ChatModelBase
+from parley.core.records import ModelReply, ModelRequest, Usage
 from parley.core.store.rows import cache_key
 from parley.core.store.store import Store
 
 log = logging.getLogger("parley.models.reply_cache")
 
 
-def cache_request(
-    model: str,
-    messages: Sequence[ChatMessage],
-    tools: Sequence[ToolSpec] | None,
-    config: GenerateConfig | None,
-) -> dict[str, Any]:
-    """The request a reply is cached under: everything that can change the reply."""
+def cache_request(model: str, request: ModelRequest) -> dict[str, Any]:
+    """What a reply is cached under: everything that can change the reply."""
     return {
         "model": model,
-        "messages": [m.to_openai() for m in messages],
-        "tools": [t.to_openai() for t in tools] if tools else None,
-        "config": config.model_dump(exclude_none=True) if config is not None else None,
+        "messages": [m.to_openai() for m in request.messages],
+        "tools": [t.to_openai() for t in request.tools] if request.tools else None,
+        "config": request.config.model_dump(exclude_none=True) if request.config is not None else None,
     }
 
 
-class CachedModel:
+class CachedModel(ChatModelBase):
     """Wraps `inner`: replays stored replies to identical requests, stores new ones."""
 
     def __init__(self, inner: ChatModel, store: Store) -> None:
@@ -70,60 +65,43 @@ class CachedModel:
         self.misses += 1
         await asyncio.to_thread(self.store.cache_put, key, self.name, request, reply.model_dump(mode="json"))
 
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> ModelReply:
-        request = cache_request(self.name, messages, tools, config)
-        key, cached = await self.lookup(request)
+    async def reply_to(self, request: ModelRequest) -> ModelReply:
+        cached_as = cache_request(self.name, request)
+        key, cached = await self.lookup(cached_as)
         if cached is not None:
             return cached
-        reply = await self.inner.generate(messages, tools, config)
-        await self.remember(key, request, reply)
+        reply = await self.inner.generate(request.messages, request.tools, request.config)
+        await self.remember(key, cached_as, reply)
         return reply
 
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> CachedReplyStream:
-        return CachedReplyStream(self, list(messages), list(tools) if tools else None, config)
+    def stream_reply(self, request: ModelRequest) -> CachedReplyStream:
+        return CachedReplyStream(self, request)
 
 
 class CachedReplyStream:
     """A replayed reply comes as one piece of text; a new one streams as the model sends it."""
 
-    def __init__(
-        self,
-        model: CachedModel,
-        messages: list[ChatMessage],
-        tools: list[ToolSpec] | None,
-        config: GenerateConfig | None,
-    ) -> None:
+    def __init__(self, model: CachedModel, request: ModelRequest) -> None:
         self.model = model
-        self.messages = messages
-        self.tools = tools
-        self.config = config
+        self.request = request
         self.reply: ModelReply | None = None
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._run()
 
     async def _run(self) -> AsyncIterator[str]:
-        request = cache_request(self.model.name, self.messages, self.tools, self.config)
-        key, cached = await self.model.lookup(request)
+        request = self.request
+        cached_as = cache_request(self.model.name, request)
+        key, cached = await self.model.lookup(cached_as)
         if cached is not None:
             self.reply = cached
             if cached.text:
                 yield cached.text
             return
-        inner = self.model.inner.stream(self.messages, self.tools, self.config)
+        inner = self.model.inner.stream(request.messages, request.tools, request.config)
         async for delta in inner:
             yield delta
         reply = inner.reply
         if reply is not None:
             self.reply = reply
-            await self.model.remember(key, request, reply)
+            await self.model.remember(key, cached_as, reply)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import deque
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from parley.core.records import ChatSessionRow, ConversationRow
+from parley.core.records import ChatSessionRow, ConversationRow, OutcomeFilter
 from parley.core.store.rows import like_pattern
-from parley.core.store.store import OUTCOME_SQL, Store
+from parley.core.store.store import OUTCOME_SQL, ConversationFilters, Store
 
 SessionKind = Literal["conversation", "chat"]
 CHATS = "__chats__"
@@ -143,15 +143,15 @@ class SessionCursor:
         self.store = store
         self.filters = filters
         self.page_size = page_size
-        self._query = {
-            "batch_id": filters.batch_id,
-            "text": filters.text or None,
-            "name": filters.profile if filters.profile not in (None, CHATS) else None,
-            "outcome": filters.outcome,
-            "since": filters.since,
-            "until": filters.until,
-        }
-        self.conversations = store.count_conversations(**self._query) if filters.wants_conversations else 0
+        self._batch_id = filters.batch_id
+        self._query = ConversationFilters(
+            text=filters.text or None,
+            name=filters.profile if filters.profile not in (None, CHATS) else None,
+            outcome=cast("OutcomeFilter | None", filters.outcome),  # the store says in words when it is none of them
+            since=filters.since,
+            until=filters.until,
+        )
+        self.conversations = store.count_conversations(self._batch_id, **self._query) if filters.wants_conversations else 0
         self._chats = self._load_chats(chat_limit) if filters.wants_chats else []
         self._chat_pos = 0
         self._offset = 0
@@ -188,7 +188,7 @@ class SessionCursor:
         out: list[SessionItem] = []
         while len(out) < self.page_size:
             if not self._buffer and self._offset < self.conversations:
-                rows = self.store.conversation_rows(**self._query, limit=self.page_size, offset=self._offset)
+                rows = self.store.conversation_rows(self._batch_id, limit=self.page_size, offset=self._offset, **self._query)
                 if not rows:  # deleted meanwhile
                     self.conversations = self._offset
                 self._offset += len(rows)

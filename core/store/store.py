@@ -23,7 +23,7 @@ import pathlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from pydantic import ValidationError
 from sqlite_utils import Database
@@ -274,6 +274,21 @@ _ROW_COLUMNS = f"""
     {OUTCOME_SQL} AS outcome, v.passed, v.score, v.comment, v.policy_violations,
     v.error AS verdict_error
 """
+
+
+class ConversationFilters(TypedDict, total=False):
+    """Which stored conversations a listing or a count takes (every one when none is given)."""
+
+    text: str | None
+    """Searched for in names, spec ids, variables, comments, errors and the transcript."""
+    name: str | None
+    """The exact profile or test name."""
+    outcome: OutcomeFilter | None
+    """One of OUTCOME_FILTERS."""
+    since: datetime.datetime | datetime.date | None
+    """Started at or after."""
+    until: datetime.datetime | datetime.date | None
+    """Started before."""
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -677,9 +692,7 @@ class Store:
         side (RERUN_STOPS: user_error, infrastructure_error, cancelled, a legacy error): that one
         is replaced, so `--resume` can re-run it.
         """
-        if verdict is not None and verdict.conversation_id != conversation.id:
-            raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
-        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
+        if self._stored_already(conversation, verdict):
             return conversation.id
         clean = REDACTOR.stored_redaction()
         with self._writing():
@@ -691,6 +704,13 @@ class Store:
                 self._insert("verdicts", [verdict_row(conversation, verdict)], clean)
             self._insert("usage", usage_rows(conversation, verdict), clean)
         return conversation.id
+
+    def _stored_already(self, conversation: Conversation, verdict: Verdict | None) -> bool:
+        """Whether `conversation` is stored already (saving it again is a no-op: a retried
+        write); ValueError when `verdict` is another conversation's."""
+        if verdict is not None and verdict.conversation_id != conversation.id:
+            raise ValueError(f"verdict is for conversation {verdict.conversation_id}, not {conversation.id}")
+        return self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone() is not None
 
     def _make_room(self, batch_id: str | None, spec: ConversationSpec, trial: int) -> None:
         """In a write transaction: check that the batch exists and has no conversation for this
@@ -790,8 +810,8 @@ class Store:
 
     def _copy(self, batch_id: str, copy: ConversationCopy, clean: Callable[[str], str]) -> None:
         conversation, verdict = copy.conversation, copy.verdict
-        if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation.id]).fetchone():
-            return  # stored already (a retried write)
+        if self._stored_already(conversation, verdict):
+            return
         self._make_room(batch_id, copy.spec, copy.trial)
         self._insert("conversations", [conversation_row(batch_id, copy.spec, conversation, verdict, copy.trial)], clean)
         copied = [
@@ -830,16 +850,11 @@ class Store:
         return [(r[0], r[1]) for r in self.db.execute(sql, [batch_id, *outcomes]).fetchall()]
 
     @staticmethod
-    def _filters(
-        batch_id: str | None,
-        text: str | None,
-        name: str | None,
-        outcome: OutcomeFilter | None,
-        since: datetime.datetime | datetime.date | None,
-        until: datetime.datetime | datetime.date | None,
-    ) -> tuple[str, list[Any]]:
+    def _filters(batch_id: str | None, filters: ConversationFilters) -> tuple[str, list[Any]]:
         where: list[str] = []
         params: list[Any] = []
+        text, name, outcome = filters.get("text"), filters.get("name"), filters.get("outcome")
+        since, until = filters.get("since"), filters.get("until")
         if batch_id is not None:
             where.append("c.batch_id = ?")
             params.append(batch_id)
@@ -869,21 +884,11 @@ class Store:
 
     @_locked
     def conversation_rows(
-        self,
-        batch_id: str | None = None,
-        *,
-        text: str | None = None,
-        name: str | None = None,
-        outcome: OutcomeFilter | None = None,
-        since: datetime.datetime | datetime.date | None = None,
-        until: datetime.datetime | datetime.date | None = None,
-        limit: int = 100,
-        offset: int = 0,
+        self, batch_id: str | None = None, *, limit: int = 100, offset: int = 0, **filters: Unpack[ConversationFilters]
     ) -> list[ConversationRow]:
-        """Conversations newest first (by start time), filtered: `text` searches names, spec
-        ids, variables, comments, errors and the transcript; `name` is the exact profile/test
-        name; `outcome` is one of OUTCOME_FILTERS; `since` <= started < `until`."""
-        where, params = self._filters(batch_id, text, name, outcome, since, until)
+        """Conversations newest first (by start time), of batch `batch_id` (None: of every
+        batch) and taken as `filters` say (ConversationFilters: `since` <= started < `until`)."""
+        where, params = self._filters(batch_id, filters)
         sql = (
             f"SELECT {_ROW_COLUMNS} FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id"
             f"{where} ORDER BY c.started_at DESC, c.id DESC LIMIT ? OFFSET ?"
@@ -891,18 +896,9 @@ class Store:
         return [conversation_row_model(r) for r in self.db.query(sql, [*params, limit, offset])]
 
     @_locked
-    def count_conversations(
-        self,
-        batch_id: str | None = None,
-        *,
-        text: str | None = None,
-        name: str | None = None,
-        outcome: OutcomeFilter | None = None,
-        since: datetime.datetime | datetime.date | None = None,
-        until: datetime.datetime | datetime.date | None = None,
-    ) -> int:
+    def count_conversations(self, batch_id: str | None = None, **filters: Unpack[ConversationFilters]) -> int:
         """How many conversations `conversation_rows` would page through with these filters."""
-        where, params = self._filters(batch_id, text, name, outcome, since, until)
+        where, params = self._filters(batch_id, filters)
         sql = f"SELECT COUNT(*) FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id{where}"
         return self.db.execute(sql, params).fetchone()[0]
 

@@ -36,11 +36,12 @@ from collections.abc import Sequence
 from parley.core.models import ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget
 from parley.core.reading import goal_mentioned, is_confirmation_question
-from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec, GenerateConfig, InteractionStyle, Usage
-from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
+from parley.core.records import ChatMessage, ConversationSpec, GenerateConfig, InteractionStyle, Usage
+from parley.core.users.fallback_detection import FallbackAction, FallbackCounter
+from parley.core.users.goal_driven_user import GoalDrivenUser
 from parley.core.users.goal_tracker import GoalRow, GoalTracker, bot_turn_after, last_user_index
 from parley.core.users.simulator import UserTurn, visible_transcript
-from parley.core.users.styles import StyleSet, plan_language_switch, style_instruction
+from parley.core.users.styles import plan_language_switch, style_instruction
 
 STOP_MARKER = "<<STOP>>"
 KICKOFF = "(The chat window is open. Write your first message to the assistant.)"
@@ -84,7 +85,7 @@ def flip_roles(transcript: Sequence[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
-class LLMUser:
+class LLMUser(GoalDrivenUser):
     """A simulated customer played by `model` (see the module doc). Implements UserSimulator.
     One instance per conversation (a transcript without user messages starts over)."""
 
@@ -100,14 +101,11 @@ class LLMUser:
         """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
         profile's `chatbot.fallback` wins over it); `context_tokens`: the model's context, to which
         the prompt is fitted."""
-        self.spec = spec
+        super().__init__(spec, bot_fallback)
         self.model = model
         self.name = model.name
         self.context_tokens = context_tokens
-        self.styles = StyleSet.of(spec.interaction_styles)
-        self.detector = FallbackDetector.for_spec(spec, bot_fallback)
         self.config = config or GenerateConfig(temperature=spec.llm.temperature, seed=spec.seed % (2**31), max_tokens=DEFAULT_MAX_TOKENS)
-        self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export
         self.reset()
 
     def reset(self) -> None:
@@ -125,12 +123,6 @@ class LLMUser:
         self._steps: int | None = None
         if gs.kind in ("steps", "random_steps"):
             self._steps = max(1, gs.steps) if gs.steps is not None else rng.randint(1, max(1, gs.max_steps or 1))
-
-    @property
-    def limit(self) -> int:
-        if self._steps is not None:
-            return self._steps
-        return self.spec.goal_style.limit or DEFAULT_ALL_ANSWERED_LIMIT
 
     # -- the prompt ------------------------------------------------------------------------------
 
@@ -208,25 +200,6 @@ class LLMUser:
 
     # -- UserSimulator ---------------------------------------------------------------------------
 
-    def goal_report(self, transcript: Sequence[ChatMessage] | None = None) -> list[GoalRow]:
-        """The per-goal table, judged from the messages (see parley.core.users.goal_tracker)."""
-        if transcript is not None:
-            self._observe(transcript)
-        rows = self.tracker.report()
-        if self.export:
-            self.goal_table = rows
-        return rows
-
-    async def next_message(self, transcript: Sequence[ChatMessage]) -> UserTurn:
-        if self.turns and not any(m.role == "user" for m in transcript):
-            self.reset()
-        turn = await self._move(transcript)
-        if turn.note:
-            self.notes.append(turn.note)
-        if self.export:
-            self.goal_table = self.tracker.report()
-        return turn
-
     def _observe(self, transcript: Sequence[ChatMessage]) -> FallbackAction:
         index = last_user_index(transcript)
         if index < 0 or index == self._observed_user_index:
@@ -243,22 +216,7 @@ class LLMUser:
         self.tracker.observe(asked, view)
         return self.fallbacks.record(view.fallback)
 
-    async def _move(self, transcript: Sequence[ChatMessage]) -> UserTurn:
-        if self._done:
-            return UserTurn.stopped("the conversation is over for this user")
-        action = self._observe(transcript)
-        answered = f"{self.tracker.answered_count()}/{len(self.tracker.goals)} goals answered"
-        if action == "give_up":
-            self._done = True
-            return UserTurn.stopped(
-                f"gave up: the bot answered with its fallback {self.fallbacks.in_a_row} times in a row ({answered})",
-                stop_reason="fallback_loop",
-            )
-        if self.turns >= self.limit:
-            self._done = True
-            what = f"steps: {self._steps}" if self._steps is not None else f"limit of {self.limit} turns"
-            return UserTurn.stopped(f"{what} reached ({answered})")
-
+    async def _respond(self, transcript: Sequence[ChatMessage], action: FallbackAction, answered: str) -> UserTurn:
         now: list[str] = []
         notes: list[str] = []
         if action == "rephrase":

@@ -42,14 +42,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from parley.core.reading import ASKS_FOR_ORDER_ID, Goal, confirmation_order_id, is_confirmation_question, order_digits
-from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec
+from parley.core.records import ChatMessage, ConversationSpec
 from parley.core.users.acted_goals import goals_only_stated
-from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
+from parley.core.users.fallback_detection import FallbackAction, FallbackCounter
+from parley.core.users.goal_driven_user import GoalDrivenUser
 from parley.core.users.goal_tracker import BotTurnView, GoalRow, GoalTracker, bot_turn_after, last_user_index
 from parley.core.users.goal_voice import own_words, without_lead
 from parley.core.users.phrasebook import ENGLISH, Phrasebook, lookup, render
 from parley.core.users.simulator import UserTurn
-from parley.core.users.styles import StyleSet, add_typos, lengthen, plan_language_switch
+from parley.core.users.styles import add_typos, lengthen, plan_language_switch
 from parley.core.users.tones import tone_of
 
 OFFLINE_USER_NAME = "offline"
@@ -65,7 +66,7 @@ class _Said:
     goals: list[int] = field(default_factory=list)
 
 
-class OfflineUser:
+class OfflineUser(GoalDrivenUser):
     """A rule-based simulated customer (see the module doc). Implements UserSimulator."""
 
     name = OFFLINE_USER_NAME
@@ -73,18 +74,14 @@ class OfflineUser:
     def __init__(self, spec: ConversationSpec, *, bot_fallback: str | None = None) -> None:
         """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
         profile's `chatbot.fallback` wins over it)."""
-        self.spec = spec
-        self.styles = StyleSet.of(spec.interaction_styles)
+        super().__init__(spec, bot_fallback)
         self.book, self.book_found = lookup(spec.language)
         self.tone = tone_of(spec.context)
-        self.detector = FallbackDetector.for_spec(spec, bot_fallback)
-        self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export
         self.reset()
 
     # -- state ---------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget the conversation: the next message is the opening again."""
         master = random.Random(self.spec.seed)
         # One stream per concern, so a style changes only what it is about: the same seed
         # phrases a goal the same way with or without typos.
@@ -95,11 +92,9 @@ class OfflineUser:
         self.tracker = GoalTracker(self.spec.goals)
         self.fallbacks = FallbackCounter()
         self.turns = 0
-        """User messages sent so far."""
         self.language_turns: dict[int, str] = {}
         """User turn number (1-based) -> the language a switched message was written in."""
-        self.notes: list[str] = []
-        """The note of every move, in order (a UserTurn's note, kept for inspection)."""
+        self.notes = []
         self.goal_table: list[GoalRow] | None = None
         self._switch = plan_language_switch(self.styles, self._style, max(1, len(self.tracker.goals)))
         self._variant_base = [self._phrasing.randrange(12) for _ in self.tracker.goals]
@@ -123,38 +118,9 @@ class OfflineUser:
             return self._style.randint(1, max(1, gs.max_steps or 1))
         return None
 
-    @property
-    def limit(self) -> int:
-        """The most user turns this conversation may take."""
-        if self._steps is not None:
-            return self._steps
-        return self.spec.goal_style.limit or DEFAULT_ALL_ANSWERED_LIMIT
-
-    def goal_report(self, transcript: Sequence[ChatMessage] | None = None) -> list[GoalRow]:
-        """The per-goal table (goal, asked, answered, data...). Pass the finished transcript to
-        have the bot's last answer judged too (a conversation the bot or a limit ended)."""
-        if transcript is not None:
-            self._observe(transcript)
-        rows = self.tracker.report()
-        if self.export:
-            self.goal_table = rows
-        return rows
-
     def goals_only_stated(self) -> list[str]:
         """The goals this customer states but does not act out (parley.core.users.acted_goals)."""
         return [goal.text for goal in goals_only_stated(self.spec.goals)]
-
-    # -- UserSimulator -------------------------------------------------------------------------
-
-    async def next_message(self, transcript: Sequence[ChatMessage]) -> UserTurn:
-        if self.turns and not any(m.role == "user" for m in transcript):
-            self.reset()  # a new conversation on the same instance
-        turn = self._move(transcript)
-        if turn.note:
-            self.notes.append(turn.note)
-        if self.export:
-            self.goal_table = self.tracker.report()
-        return turn
 
     # -- observing -----------------------------------------------------------------------------
 
@@ -179,20 +145,7 @@ class OfflineUser:
 
     # -- deciding ------------------------------------------------------------------------------
 
-    def _move(self, transcript: Sequence[ChatMessage]) -> UserTurn:
-        if self._done:
-            return UserTurn.stopped("the conversation is over for this user")
-        action = self._observe(transcript)
-        answered = f"{self.tracker.answered_count()}/{len(self.tracker.goals)} goals answered"
-        if action == "give_up":
-            return self._stop(
-                f"gave up: the bot answered with its fallback {self.fallbacks.in_a_row} times in a row ({answered})",
-                reason="fallback_loop",
-            )
-        if self.turns >= self.limit:
-            what = f"steps: {self._steps}" if self._steps is not None else f"limit of {self.limit} turns"
-            return self._stop(f"{what} reached ({answered})")
-
+    async def _respond(self, transcript: Sequence[ChatMessage], action: FallbackAction, answered: str) -> UserTurn:
         bot_text = self._last_bot_text(transcript)
         fallback = self._last_turn.fallback if self._last_turn else False
 
@@ -222,10 +175,6 @@ class OfflineUser:
             if m.role == "assistant" and m.content:
                 return m.content
         return ""
-
-    def _stop(self, note: str, reason: Literal["user_stop", "fallback_loop"] = "user_stop") -> UserTurn:
-        self._done = True
-        return UserTurn.stopped(note, stop_reason=reason)
 
     def _say(
         self, text: str, said: _Said, note: str, *, stop: bool = False, book: Phrasebook | None = None, long_opening: bool = False

@@ -182,10 +182,12 @@ class ParleyApp(App[None]):
     def on_mount(self) -> None:
         self._handle_hangup()
         self.call_after_refresh(self._activate, self.initial_pane)
-        self._open_database()
         # The modules and widgets, out of every full collection (thawed first: an app started
         # again in the same process, as the tests do, lets the last one's garbage be collected).
         self.call_after_refresh(heap.settle, thaw=True)
+        # After the first frame: the store's modules load in this worker's thread, which would
+        # otherwise take turns at the interpreter with composing and painting that frame.
+        self.call_after_refresh(self._open_database)
 
     def pane(self, name: str) -> Pane:
         return self.query_one(f"#{name}", Pane)

@@ -45,6 +45,7 @@ from urllib.parse import urlencode
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from parley.core.bots.api import BotContext
+from parley.core.bots.bot_files import read_bot_file
 from parley.core.bots.connectors.base import (
     DEFAULT_CALL_TIMEOUT_S,
     DEFAULT_MAX_REPLY_BYTES,
@@ -121,12 +122,7 @@ class HttpBotConfig(_Model):
 def load_http_bot_config(path: str | Path) -> HttpBotConfig:
     """Read and validate a connector file; ConfigError (`FILE: field: why`) when it is not one."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: no such connector file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{source}: cannot read the connector file: {exc}") from None
+    text = read_bot_file(path, "connector file")
     try:
         data = read_yaml(text, source)
     except ProfileError as exc:

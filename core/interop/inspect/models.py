@@ -19,8 +19,6 @@ So with no roles given, only the bot is inspect's, and the eval needs no key but
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
 
 from inspect_ai.model import GenerateConfig as InspectConfig
 from inspect_ai.model import Model, get_model, model_roles
@@ -29,8 +27,8 @@ from parley.core.bots import Bot, OrderBot, declared_fallback, order_bot_model
 from parley.core.errors import ConfigError, ProviderError
 from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
 from parley.core.interop.inspect.messages import message_from_inspect, messages_to_inspect, tool_to_inspect, usage_from_inspect
-from parley.core.models import OFFLINE
-from parley.core.records import ChatMessage, ConversationSpec, GenerateConfig, ModelReply, ToolSpec
+from parley.core.models import OFFLINE, ChatModelBase
+from parley.core.records import ConversationSpec, ModelReply, ModelRequest
 from parley.core.users import UserSimulator
 
 USER_ROLE = "user"
@@ -38,9 +36,10 @@ GRADER_ROLE = "grader"
 BOT_CHOICES = ("model", OFFLINE)
 
 
-class InspectChatModel:
+class InspectChatModel(ChatModelBase):
     """parley's ChatModel over an inspect Model (see the module doc). `name` is inspect's
-    `provider/model` name, which is also how parley names models."""
+    `provider/model` name, which is also how parley names models. inspect's generate does not
+    stream to its caller: a stream is the whole text as one delta."""
 
     def __init__(self, model: Model) -> None:
         self.model = model
@@ -49,12 +48,8 @@ class InspectChatModel:
     def __repr__(self) -> str:
         return f"InspectChatModel({self.name})"
 
-    async def generate(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> ModelReply:
+    async def reply_to(self, request: ModelRequest) -> ModelReply:
+        config = request.config
         options = InspectConfig(
             temperature=config.temperature if config else None,
             seed=config.seed if config else None,
@@ -63,7 +58,7 @@ class InspectChatModel:
         started = time.perf_counter()
         try:
             output = await self.model.generate(
-                messages_to_inspect(messages), tools=[tool_to_inspect(t) for t in tools or []], config=options
+                messages_to_inspect(request.messages), tools=[tool_to_inspect(t) for t in request.tools or []], config=options
             )
         except Exception as exc:  # inspect retried already: what is left is for the record
             raise ProviderError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
@@ -79,30 +74,6 @@ class InspectChatModel:
             latency_s=output.time if output.time is not None else latency,
             finish_reason=output.stop_reason,
         )
-
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> _WholeReply:
-        """inspect's generate does not stream to its caller: the whole text comes as one delta."""
-        return _WholeReply(self, messages, tools, config)
-
-
-class _WholeReply:
-    def __init__(self, model: InspectChatModel, *args: Any) -> None:
-        self._model = model
-        self._args = args
-        self.reply: ModelReply | None = None
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._run()
-
-    async def _run(self) -> AsyncIterator[str]:
-        self.reply = await self._model.generate(*self._args)
-        if self.reply.text:
-            yield self.reply.text
 
 
 def role_model(role: str) -> Model | None:

@@ -1,0 +1,64 @@
+"""The frame both model judges' prompts share (the rubric judge's, parley.core.evaluation.judge,
+and the criteria judge's, parley.core.evaluation.criteria_prompt).
+
+A system message, then one user message: the shop's date and the signed-in customer, what the
+customer wanted, the transcript numbered by turn (condensed to fit the judge's context, and
+saying so), how the conversation ended, then what the judge is asked; then the tail (a
+reminder's exchange). What differs between the judges (the system message, how a turn is
+written, what is asked) is theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from parley.core.prompts import Condensed, condense, estimate_messages
+from parley.core.records import ChatMessage, Conversation, ConversationSpec
+
+__all__ = ["fit_judge_messages"]
+
+_TRANSCRIPT_HEADING = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
+
+
+def fit_judge_messages(
+    conversation: Conversation,
+    spec: ConversationSpec,
+    *,
+    system: str,
+    transcript: Sequence[ChatMessage],
+    render: Callable[[Condensed], str],
+    asked: Sequence[str],
+    budget: int | None,
+    tail: Sequence[ChatMessage],
+    ended: str | None = None,
+    goals: bool = True,
+) -> tuple[list[ChatMessage], Condensed]:
+    """A judge's messages (see the module doc), with `transcript` condensed until they take at
+    most `budget` tokens (None: no limit) and written by `render`; `asked` are the parts after
+    how the conversation ended (`ended`: said otherwise, e.g. at a checkpoint; `goals` False: what
+    the customer wanted left out). Also what the condensing did (`fits` False: not even condensed)."""
+    about = []
+    if conversation.final_state is not None:
+        about.append(f"Today's date in the shop: {conversation.final_state.today.isoformat()}.")
+    about.append(f"Signed-in customer: {conversation.customer_id}.")
+    before = [" ".join(about)]
+    if goals and spec.goals:
+        before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
+    if ended is None:
+        ended = f"The conversation ended: {conversation.stop_reason}" + (f" ({conversation.error})." if conversation.error else ".")
+    system_message = ChatMessage(role="system", content=system)
+
+    def build(fitted: Condensed) -> list[ChatMessage]:
+        shown = _TRANSCRIPT_HEADING
+        if fitted.note:
+            shown += fitted.note + "\n"
+        shown += render(fitted)
+        return [system_message, ChatMessage(role="user", content="\n\n".join([*before, shown, ended, *asked])), *tail]
+
+    fitted = condense(
+        list(transcript),
+        budget if budget is not None else 2**62,
+        measure=lambda candidate: estimate_messages(build(candidate)),
+        answering=False,  # every turn is history to a judge: the last one's results may be shortened too
+    )
+    return build(fitted), fitted
