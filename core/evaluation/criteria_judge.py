@@ -17,6 +17,7 @@ does not fit the judge's N-token context"), never sent in vain or retried.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -24,7 +25,6 @@ from typing import Protocol, runtime_checkable
 from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, CriterionAnswer, parse_criteria_reply
 from parley.core.evaluation.criteria_prompt import REMINDER, fit_criteria_prompt
-from parley.core.evaluation.prompt_fitting import fit_prompt
 from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_budget
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, JudgePromptFit, Usage
@@ -95,7 +95,9 @@ class LLMCriteriaJudge:
         judgement = CriteriaJudgement(judge=self.name, prompt_fit=fit)
         for attempt in range(2):  # the first try and one reminder
             # condensing a long transcript is some milliseconds of CPU: off the event loop
-            messages, fitted = await fit_prompt(fit_criteria_prompt, conversation, spec, criteria, budget=budget, tail=tail)
+            messages, fitted = await asyncio.to_thread(
+                functools.partial(fit_criteria_prompt, budget=budget, tail=tail), conversation, spec, criteria
+            )
             too_long = None
             if fitted.condensed:
                 fit = "condensed"

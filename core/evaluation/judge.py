@@ -16,6 +16,7 @@ long, is a judge error saying so (`prompt_fit` "too_long"), never sent in vain o
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
@@ -25,7 +26,6 @@ from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
 from parley.core.evaluation.judge_prompt import fit_judge_messages
-from parley.core.evaluation.prompt_fitting import fit_prompt
 from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
 from parley.core.models import ChatModel
 from parley.core.prompts import (
@@ -330,8 +330,11 @@ class LLMJudge:
         problem = ""
         for _ in range(2):  # the first try and one reminder
             # condensing a long transcript is some milliseconds of CPU: off the event loop
-            messages, fitted = await fit_prompt(
-                fit_judge_prompt, conversation, spec, checks, rubric=self.rubric, show_checks=self.show_checks, budget=budget, tail=tail
+            messages, fitted = await asyncio.to_thread(
+                functools.partial(fit_judge_prompt, rubric=self.rubric, show_checks=self.show_checks, budget=budget, tail=tail),
+                conversation,
+                spec,
+                checks,
             )
             if fitted.condensed:
                 fit = "condensed"
