@@ -9,6 +9,8 @@ under as many trials as it takes to reach --conversations, on a fresh SQLite fil
 1. offline: the batch re-scored with the offline judge, the wall time of planning it
    (`prepare_rescore`) and running it (`BatchRunner.run()`: every stored conversation loaded,
    evaluated and stored again as a new batch), median of --repeat. The goal: under 5 s for 1,000.
+   The same judge and expectations decide as the batch's own run did: every re-scored verdict is
+   checked equal to its parent's (outside the timing); a difference stops the bench.
 2. an LLM judge on the fake OpenAI server (tests/fake_openai_server.py, in a child process,
    answering every request after --delay-ms): the re-score of a batch of conversations at
    --concurrency, two judge calls each (the score, then every criterion in one call: the
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_llm_overhead import Figures, bare_sdk  # noqa: E402  (the bare SDK, measured as there)
 
 if TYPE_CHECKING:
+    from parley.core.records import Verdict
     from parley.core.store import Store
 
 JUDGE = "openai-api/fake/judge"
@@ -77,8 +80,8 @@ async def stored_batch(store: Store, conversations: int) -> str:
     return record.id
 
 
-async def rescore(store: Store, parent: str, *, judge: str = "offline", concurrency: int = 4) -> tuple[float, float, int, int]:
-    """(wall s of planning and running, CPU s, conversations, judge calls) of one re-score."""
+async def rescore(store: Store, parent: str, *, judge: str = "offline", concurrency: int = 4) -> tuple[float, float, int, int, str]:
+    """(wall s of planning and running, CPU s, conversations, judge calls, the new batch's id) of one re-score."""
     from parley.core.engine import BatchRunner, prepare_rescore
     from parley.core.models import aclose_clients
 
@@ -94,7 +97,20 @@ async def rescore(store: Store, parent: str, *, judge: str = "offline", concurre
     from parley.core.store import role_usage
 
     judge_calls = sum(u.calls for u in role_usage(store, result.batch_id) if u.role == "judge")
-    return wall, cpu, result.done, judge_calls
+    return wall, cpu, result.done, judge_calls, result.batch_id
+
+
+def differing_verdicts(store: Store, parent: str, child: str) -> int:
+    """How many of the re-score's verdicts differ from its parent's (conversation ids aside)."""
+    before = {(c.spec.spec_id, c.trial): c.verdict for c in store.iter_conversations(parent)}
+    after = {(c.spec.spec_id, c.trial): c.verdict for c in store.iter_conversations(child)}
+    if before.keys() != after.keys():
+        return len(before.keys() ^ after.keys())
+
+    def seen(verdict: Verdict | None) -> dict[str, object] | None:
+        return verdict.model_dump(exclude={"conversation_id"}) if verdict is not None else None
+
+    return sum(1 for key, verdict in before.items() if seen(verdict) != seen(after[key]))
 
 
 def main() -> None:
@@ -115,10 +131,16 @@ def main() -> None:
             parent = asyncio.run(stored_batch(store, args.conversations))
             runs = [asyncio.run(rescore(store, parent)) for _ in range(args.repeat)]
             wall = statistics.median(r[0] for r in runs)
+            differing = differing_verdicts(store, parent, runs[-1][4])
+            if differing:
+                raise SystemExit(
+                    f"{differing} of {args.conversations} re-scored verdicts differ from the parent's: the re-score judged differently"
+                )
             print(
                 f"offline re-score of {args.conversations} stored conversations: median {wall:.2f} s "
                 f"({args.conversations / wall:.0f} conversations/s; runs {', '.join(f'{r[0]:.2f}' for r in runs)} s; "
-                f"CPU {statistics.median(r[1] for r in runs):.2f} s); goal under 5 s: {'met' if wall < 5 else 'NOT met'}"
+                f"CPU {statistics.median(r[1] for r in runs):.2f} s; every verdict equal to the parent's); "
+                f"goal under 5 s: {'met' if wall < 5 else 'NOT met'}"
             )
 
             c = args.concurrency
@@ -131,7 +153,7 @@ def main() -> None:
                 ours: list[Figures] = []
                 for _ in range(args.repeat):
                     bare.append(asyncio.run(bare_sdk(base_url, size * per_conversation, c)))
-                    wall_s, cpu_s, done, calls = asyncio.run(rescore(store, parent, judge=JUDGE, concurrency=c))
+                    wall_s, cpu_s, done, calls, _ = asyncio.run(rescore(store, parent, judge=JUDGE, concurrency=c))
                     if calls != done * per_conversation:
                         raise SystemExit(f"the re-score made {calls} judge calls for {done} conversations")
                     ours.append(Figures(calls=calls, wall_s=wall_s, cpu_s=cpu_s, conversations=done))

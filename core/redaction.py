@@ -27,13 +27,14 @@ string by string (`redact_stored`), so the record still reads back.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import logging
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
@@ -193,7 +194,10 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """`text` with every secret replaced by `[redacted]`."""
-        pattern = self._pattern()
+        return self._redact(self._pattern(), text)
+
+    @staticmethod
+    def _redact(pattern: re.Pattern[str] | None, text: str) -> str:
         if pattern is None or not text:
             return text
         shown = pattern.sub(REDACTED, text)
@@ -208,7 +212,15 @@ class Redactor:
         """As `redact`, for what a database column holds: a JSON document (a record) is redacted
         string by string and written again, so a secret can never break its syntax or a number
         in it, and the record reads back."""
-        pattern = self._pattern()
+        return self._redact_stored(self._pattern(), text)
+
+    def stored_redaction(self) -> Callable[[str], str]:
+        """`redact_stored` with the secrets as they are now, for the many values one write
+        stores (a conversation's rows): the environment is read once for all of them, not once
+        per value (reading it costs more than writing a row)."""
+        return functools.partial(self._redact_stored, self._pattern())
+
+    def _redact_stored(self, pattern: re.Pattern[str] | None, text: str) -> str:
         if pattern is None or not text or not pattern.search(text):
             return text
         if text[:1] in "{[":
@@ -217,17 +229,20 @@ class Redactor:
             except ValueError:
                 pass
             else:
-                return json.dumps(self.redact_data(data), ensure_ascii=False, separators=(",", ":"))
-        return self.redact(text)
+                return json.dumps(self._redact_data(pattern, data), ensure_ascii=False, separators=(",", ":"))
+        return self._redact(pattern, text)
 
     def redact_data(self, value: Any) -> Any:
         """A copy of JSON-like `value` with every string (keys too) redacted."""
+        return self._redact_data(self._pattern(), value)
+
+    def _redact_data(self, pattern: re.Pattern[str] | None, value: Any) -> Any:
         if isinstance(value, str):
-            return self.redact(value)
+            return self._redact(pattern, value)
         if isinstance(value, Mapping):
-            return {self.redact_data(k): self.redact_data(v) for k, v in value.items()}
+            return {self._redact_data(pattern, k): self._redact_data(pattern, v) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.redact_data(v) for v in value]
+            return [self._redact_data(pattern, v) for v in value]
         return value
 
     def redact_record(self, record: R) -> R:

@@ -129,8 +129,10 @@ async def test_an_interrupted_rescore_decides_its_pair_rules_when_it_is_resumed(
         runner = BatchRunner(store, prepared)
         runner.subscribe(lambda event: runner.stop(grace_s=0) if isinstance(event, ConversationFinished) else None)
         first = await runner.run()
-        assert first.status == "cancelled" and first.done == 1
-        assert batch_rule_summaries(store, first.batch_id) == [], "not decided over half a re-score"
+        # stopped once the first copy is stored; the second may be in already (a copy is stored
+        # behind the judging of the next: parley.core.engine.stored_copies)
+        assert first.status == "cancelled" and first.done >= 1
+        assert batch_rule_summaries(store, first.batch_id) == [], "not decided over an interrupted re-score"
 
         resumed = await prepare_resume(store, first.batch_id)
         assert [rule.rule_file for rule in resumed.rules] == ["pairs/same.yaml"]

@@ -35,6 +35,10 @@ How it behaves:
 - each conversation runs with its own World and user simulator, is evaluated (the judge bounded
   by its own timeout) and committed in one transaction from a worker thread at once: nothing
   accumulates in memory, and a process killed at any moment loses nothing that had finished;
+- a re-score's runs read their stored conversations a page at a time ahead of them, and a
+  judged copy leaves the limit as it is handed to the store (storing calls no model: the next
+  judging need not wait for the commit); the copies ready at once share one transaction
+  (parley.core.engine.stored_copies), and the run ends once its copy is committed;
 - a conversation that breaks is stored with who broke it (bot_error: a failure of the bot;
   user_error, infrastructure_error: counted apart) and the batch goes on; whatever breaks while
   it is prepared, evaluated or stored, it is stored all the same (see batch_conversation and
@@ -79,6 +83,7 @@ from parley.core.engine.batch_rules import BatchRules, load_batch_rules
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
+from parley.core.engine.stored_copies import CopyWriter, ReadAhead
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, offline_limits_by_file
 from parley.core.records import (
@@ -91,6 +96,7 @@ from parley.core.records import (
     BatchStarted,
     ConcurrencyChanged,
     Conversation,
+    ConversationCopy,
     ConversationFailed,
     ConversationFinished,
     ConversationRow,
@@ -475,6 +481,10 @@ class BatchRunner:
         """Futures of submitted conversations, by conversation id (ConversationControl's)."""
         self._queued: list[tuple[PlannedRun, asyncio.Future[StoredConversation], BatchModels | None]] = []
         self._run_models: dict[str, BatchModels] = {}
+        self._stored: ReadAhead | None = None
+        """A re-score: the stored conversations its runs judge, read ahead of them."""
+        self._copies = CopyWriter(store, self.batch_id)
+        """A re-score: its copies, written together as they come."""
 
     @property
     def total(self) -> int:
@@ -656,6 +666,8 @@ class BatchRunner:
         prepared = self.prepared
         self._total = prepared.total  # counted once: progress is told after every conversation
         self._started = time.monotonic()
+        if prepared.rescores:
+            self._stored = ReadAhead(self.store, [run.rescore_of for run in prepared.pending() if run.rescore_of is not None])
         await self._initial_counts()
         started_at = prepared.batch.started_at or _now()
         await asyncio.to_thread(
@@ -709,6 +721,9 @@ class BatchRunner:
             await launches.aclose()
             if self._grace_handle is not None:
                 self._grace_handle.cancel()
+            if self._stored is not None:
+                self._stored.close()
+            self._copies.close()
             self._not_run(f"batch {self.batch_id} was stopped before this conversation started")
         result = await self._finish(launched_all)
         if own_cancel is not None:
@@ -735,11 +750,15 @@ class BatchRunner:
         if future is not None:
             self._queued.insert(0, (run, future, models))
 
+    def _free_slot(self, control: ConversationControl) -> None:
+        """The conversation no longer counts as in flight: its slot of the limit is free (once)."""
+        if self._in_flight.pop(control.conversation_id, None) is not None:
+            self.limiter.release()
+
     def _task_done(self, task: asyncio.Task[Any], control: ConversationControl, tasks: set[asyncio.Task[Any]]) -> None:
         tasks.discard(task)
-        self._in_flight.pop(control.conversation_id, None)
+        self._free_slot(control)
         self._run_models.pop(control.conversation_id, None)
-        self.limiter.release()
         control.phase = "done"
         future = self._waiting.pop(control.conversation_id, None)
         if future is not None and not future.done():  # cancelled before it started, or never stored
@@ -871,8 +890,9 @@ class BatchRunner:
             self._emit(ConversationStarted(**self._about(run, control.conversation_id)))
             try:
                 if run.rescore_of is not None:  # judged again here, whoever runs the batch's conversations
+                    assert self._stored is not None  # made by _run for a plan with re-scores
                     conversation, verdict = await rescore_planned(
-                        control, store=self.store, models=self.models, parent_bot=self.options.models
+                        control, stored_conversations=self._stored, models=self.models, parent_bot=self.options.models
                     )
                 else:
                     conversation, verdict = await self._conversation(control)
@@ -950,9 +970,12 @@ class BatchRunner:
         try:
             source = (conversation.metadata.get("rescored_from") or {}).get("conversation_id") if run.rescore_of else None
             if source is not None:
-                # a re-score's copy: its transcript rows are copied inside SQLite, not written anew
-                copy = functools.partial(self.store.save_copy, source_id=source)
-                await asyncio.to_thread(copy, self.batch_id, run.spec, conversation, verdict, run.trial)
+                # a re-score's copy: its transcript rows are copied inside SQLite, not written anew,
+                # together with the other copies that are ready (parley.core.engine.stored_copies)
+                copy = ConversationCopy(spec=run.spec, conversation=conversation, verdict=verdict, trial=run.trial, source_id=source)
+                written = await self._copies.hand_over(copy)
+                self._free_slot(control)  # storing it calls no model: its slot goes to the next judging now
+                await asyncio.shield(written)
             else:
                 await asyncio.to_thread(save, self.batch_id, run.spec, conversation, verdict, run.trial)
             return conversation, verdict

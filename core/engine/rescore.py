@@ -7,11 +7,12 @@ customer, into a new batch that names it as its parent (`parley rescore BATCH`).
   batch keeps the parent's sources, seed and options, and says what it re-scored
   (`BatchOptions.rescore_of`, `criteria_from`).
 - The batch runner runs it as any batch (progress, Ctrl-C, `--resume`, the app's feed): each
-  run loads its stored conversation (`rescore_planned`) and evaluates a copy of it, as the
-  parent's bot was evaluated (a bot without parley's World is judged on what parley saw of it).
-  The copy keeps the transcript, tool calls, final state and timings; its usage is only what the
-  judging cost (no bot or customer was called), and its metadata names the conversation it
-  copies (`rescored_from`).
+  run takes its stored conversation (`rescore_planned`; read a page at a time ahead of the
+  runs, and the copies written together: parley.core.engine.stored_copies) and evaluates a
+  copy of it, as the parent's bot was evaluated (a bot without parley's World is judged on what
+  parley saw of it). The copy keeps the transcript, tool calls, final state and timings; its
+  usage is only what the judging cost (no bot or customer was called), and its metadata names
+  the conversation it copies (`rescored_from`).
 - With `cache`, the judge's replies go through the store's reply cache: a second re-score with
   the same judge and expectations makes no model call.
 - Sensei rule files (`rules`, else the parent's `--rules`) decide each copy as they decide a
@@ -31,6 +32,7 @@ from parley.core.engine.batch_conversation import ConversationControl
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import InvalidInputs, PreparedBatch, RunKey
 from parley.core.engine.batch_rules import load_batch_rules
+from parley.core.engine.stored_copies import ReadAhead
 from parley.core.errors import ParleyError
 from parley.core.evaluation import evaluate_observed
 from parley.core.records import BatchOptions, BatchRecord, Conversation, ConversationSpec, Expectations, RoleModels, Verdict
@@ -193,13 +195,14 @@ async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
 
 
 async def rescore_planned(
-    control: ConversationControl, *, store: Store, models: BatchModels, parent_bot: RoleModels
+    control: ConversationControl, *, stored_conversations: ReadAhead, models: BatchModels, parent_bot: RoleModels
 ) -> tuple[Conversation, Verdict]:
-    """Judge one stored conversation again: a copy of it under this run's conversation id,
-    evaluated as its bot was (`parent_bot`: the parent batch's models)."""
+    """Judge one stored conversation again (read through `stored_conversations`): a copy of
+    it under this run's conversation id, evaluated as its bot was (`parent_bot`: the parent
+    batch's models)."""
     run = control.run
     assert run.rescore_of is not None
-    stored = await asyncio.to_thread(store.load_conversation, run.rescore_of)
+    stored = await stored_conversations.take(run.rescore_of)
     original = stored.conversation
     conversation = original.model_copy(
         update={

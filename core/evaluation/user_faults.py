@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
-from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, goal_mentioned, heuristic_view, parse_goals
+from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, Goal, goal_mentioned, heuristic_view, parse_goals
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
 
 REPEATS = 3
@@ -178,11 +179,17 @@ def stopped_after_question(conversation: Conversation) -> list[UserFault]:
     return []
 
 
+@lru_cache(maxsize=1024)
+def _parsed_goals(texts: tuple[str, ...]) -> tuple[Goal, ...]:
+    """A spec's goals parsed once, not once per conversation (a batch's trials share them)."""
+    return tuple(parse_goals(texts))
+
+
 def no_goal_stated(conversation: Conversation, spec: ConversationSpec) -> list[UserFault]:
     """None of the spec's goals is mentioned in any user message (its order id, else its words)."""
     if not spec.goals:
         return []
-    goals = parse_goals(spec.goals)
+    goals = _parsed_goals(tuple(spec.goals))
     said = [m.content for m in conversation.messages if m.role == "user" and m.content and m.content.strip()]
     if not said:
         return []  # nothing said at all: empty_turn (or the run broke) says it better

@@ -251,6 +251,17 @@ class StoredConversation(BaseModel):
     batch_id: str | None
 
 
+class ConversationCopy(BaseModel):
+    """A re-score's copy of stored conversation `source_id`, to store: the copy under its own
+    id, the spec and trial it is judged as, and its fresh verdict."""
+
+    spec: ConversationSpec
+    conversation: Conversation
+    verdict: Verdict
+    trial: int
+    source_id: str
+
+
 class ChatSessionRow(BaseModel):
     """One live chat in a list of chats."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -66,12 +66,14 @@ def _parley_column(name: str) -> bool:
     return name == "id" or name.endswith(("_id", "_at")) or name in _OWN_COLUMNS or name.startswith("owner_")
 
 
-def redact_row(row: dict[str, Any]) -> dict[str, Any]:
+def redact_row(row: dict[str, Any], redact: Callable[[str], str] | None = None) -> dict[str, Any]:
     """`row` with every secret of this process (parley.core.redaction) redacted from its text
-    columns; parley's own columns (ids, times, states) are left as they are."""
+    columns; parley's own columns (ids, times, states) are left as they are. `redact`: the
+    write's `REDACTOR.stored_redaction()`, when it stores many rows."""
+    clean = redact or REDACTOR.stored_redaction()
     for key, value in row.items():
         if isinstance(value, str) and not _parley_column(key):
-            row[key] = REDACTOR.redact_stored(value)
+            row[key] = clean(value)
     return row
 
 

@@ -39,6 +39,7 @@ from parley.core.records import (
     ChatExport,
     ChatSessionRow,
     Conversation,
+    ConversationCopy,
     ConversationRow,
     ConversationSpec,
     OutcomeFilter,
@@ -49,6 +50,7 @@ from parley.core.records import (
     Usage,
     Verdict,
 )
+from parley.core.redaction import REDACTOR
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.store.batch_row import BatchRow
 from parley.core.store.rows import (
@@ -289,6 +291,10 @@ class ConversationFilters(TypedDict, total=False):
     """Started before."""
 
 
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
 class Store:
     """The SQLite store. Open with `Store.open()`; close with `close()` or a `with` block."""
 
@@ -435,14 +441,16 @@ class Store:
                 raise ParleyError(f"'{ident}' is too short to pick a {what}: type at least {MIN_PREFIX} characters of the id")
         raise ParleyError(f"no {what} '{ident}'; {_LIST_HINT}")
 
-    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        """Insert rows that all have the same keys. Plain executemany: sqlite-utils' insert_all
-        inspects the table on every call, which costs more than the write itself here."""
+    def _insert(self, table: str, rows: list[dict[str, Any]], redact: Callable[[str], str] | None = None) -> None:
+        """Insert rows that all have the same keys, redacted (`redact`: the write's
+        `REDACTOR.stored_redaction()`, one for all of its rows). Plain executemany: sqlite-utils'
+        insert_all inspects the table on every call, which costs more than the write itself here."""
         if not rows:
             return
+        clean = redact or REDACTOR.stored_redaction()
         columns = list(rows[0])
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (redact_row(r) for r in rows)])
+        self.db.conn.executemany(sql, [[r[c] for c in columns] for r in (redact_row(r, clean) for r in rows)])
 
     # ---- batches --------------------------------------------------------------------------------
 
@@ -686,14 +694,15 @@ class Store:
         """
         if self._stored_already(conversation, verdict):
             return conversation.id
+        clean = REDACTOR.stored_redaction()
         with self._writing():
             self._make_room(batch_id, spec, trial)
-            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
-            self._insert("messages", message_rows(conversation))
-            self._insert("tool_calls", tool_call_rows(conversation))
+            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)], clean)
+            self._insert("messages", message_rows(conversation), clean)
+            self._insert("tool_calls", tool_call_rows(conversation), clean)
             if verdict is not None:
-                self._insert("verdicts", [verdict_row(conversation, verdict)])
-            self._insert("usage", usage_rows(conversation, verdict))
+                self._insert("verdicts", [verdict_row(conversation, verdict)], clean)
+            self._insert("usage", usage_rows(conversation, verdict), clean)
         return conversation.id
 
     def _stored_already(self, conversation: Conversation, verdict: Verdict | None) -> bool:
@@ -721,7 +730,6 @@ class Store:
                 )
             self.db.execute("DELETE FROM conversations WHERE id = ?", [existing[0]])
 
-    @_writes
     def save_copy(
         self, batch_id: str, spec: ConversationSpec, conversation: Conversation, verdict: Verdict, trial: int, *, source_id: str
     ) -> str:
@@ -729,23 +737,94 @@ class Store:
         re-score's), with its own verdict and usage, in one transaction as save_conversation
         does; its messages and tool calls are copied row for row inside SQLite, as they were
         stored. ParleyError, with nothing stored, when the source no longer has them all."""
-        if self._stored_already(conversation, verdict):
-            return conversation.id
-        with self._writing():
-            self._make_room(batch_id, spec, trial)
-            self._insert("conversations", [conversation_row(batch_id, spec, conversation, verdict, trial)])
-            copied = [
-                self.db.execute(
-                    f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
-                    [conversation.id, source_id],
-                ).rowcount
-                for table, columns in _COPIED
-            ]
-            if copied != [len(conversation.messages), len(conversation.tool_calls)]:
-                raise ParleyError(f"conversation {source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
-            self._insert("verdicts", [verdict_row(conversation, verdict)])
-            self._insert("usage", usage_rows(conversation, verdict))
+        copy = ConversationCopy(spec=spec, conversation=conversation, verdict=verdict, trial=trial, source_id=source_id)
+        error = self.save_copies(batch_id, [copy])[0]
+        if error is not None:
+            raise error
         return conversation.id
+
+    @_writes
+    def save_copies(self, batch_id: str, copies: Sequence[ConversationCopy]) -> list[Exception | None]:
+        """Store several re-score copies (see `save_copy`) in one transaction: a re-score's
+        copies are many and small, and a commit costs more than one copy. They are written with
+        a statement per table when none is in the way; else (and when that fails) each in a
+        savepoint of its own, so one the store refuses (DuplicateConversationError, a source
+        that changed, a value it cannot write) is rolled back alone: its error is at its place
+        in the list returned (None: stored), and the others are stored all the same."""
+        for copy in copies:
+            if copy.verdict.conversation_id != copy.conversation.id:
+                raise ValueError(f"verdict is for conversation {copy.verdict.conversation_id}, not {copy.conversation.id}")
+        errors: list[Exception | None] = []
+        clean = REDACTOR.stored_redaction()
+        with self._writing():
+            if len(copies) > 1:
+                try:
+                    with self._writing():  # a savepoint: every copy at once, when none is in the way
+                        if self._copy_all(batch_id, copies, clean):
+                            return [None] * len(copies)
+                except Exception:  # noqa: BLE001 - each copy is tried alone next, and gets its own error
+                    log.debug("%d copies could not be stored at once; storing them one by one", len(copies), exc_info=True)
+            for copy in copies:
+                try:
+                    with self._writing():  # a savepoint inside the transaction
+                        self._copy(batch_id, copy, clean)
+                except Exception as exc:  # noqa: BLE001 - the caller gets it, in its place
+                    if not self.db.conn.in_transaction:
+                        raise  # SQLite ended the whole transaction: none of the copies is stored
+                    errors.append(exc)
+                else:
+                    errors.append(None)
+        return errors
+
+    def _copy_all(self, batch_id: str, copies: Sequence[ConversationCopy], clean: Callable[[str], str]) -> bool:
+        """Every copy with a statement per table, not per copy; False, with nothing written, when
+        one of them is not a plain new one (its id or its run is stored already, or the batch is
+        gone): `_copy` deals with those one by one. Raises (the caller rolls back) when a source
+        no longer has the rows its copy counts."""
+        ids = [copy.conversation.id for copy in copies]
+        if self.db.execute(f"SELECT 1 FROM conversations WHERE id IN ({_marks(ids)}) LIMIT 1", ids).fetchone():
+            return False
+        if not self.db.execute("SELECT 1 FROM batches WHERE id = ?", [batch_id]).fetchone():
+            return False
+        spec_ids = sorted({copy.spec.spec_id for copy in copies})
+        sql = f"SELECT spec_id, trial FROM conversations WHERE batch_id = ? AND spec_id IN ({_marks(spec_ids)})"
+        stored = {(row[0], row[1]) for row in self.db.execute(sql, [batch_id, *spec_ids]).fetchall()}
+        runs = [(copy.spec.spec_id, copy.trial) for copy in copies]
+        if stored.intersection(runs) or len(set(runs)) < len(runs):
+            return False
+        rows = [conversation_row(batch_id, copy.spec, copy.conversation, copy.verdict, copy.trial) for copy in copies]
+        self._insert("conversations", rows, clean)
+        pairs = [value for copy in copies for value in (copy.conversation.id, copy.source_id)]
+        expected = [sum(len(c.conversation.messages) for c in copies), sum(len(c.conversation.tool_calls) for c in copies)]
+        for (table, columns), count in zip(_COPIED, expected, strict=True):
+            rest = columns.split(", ", 1)[1]
+            sql = (
+                f"INSERT INTO {table} ({columns}) SELECT copied.column1, {rest} FROM {table}"
+                f" JOIN (VALUES {', '.join(['(?, ?)'] * len(copies))}) AS copied ON {table}.conversation_id = copied.column2"
+            )
+            if self.db.execute(sql, pairs).rowcount != count:
+                raise ParleyError(f"a conversation changed while {len(copies)} copies of it were made")  # each is tried alone next
+        self._insert("verdicts", [verdict_row(copy.conversation, copy.verdict) for copy in copies], clean)
+        self._insert("usage", [row for copy in copies for row in usage_rows(copy.conversation, copy.verdict)], clean)
+        return True
+
+    def _copy(self, batch_id: str, copy: ConversationCopy, clean: Callable[[str], str]) -> None:
+        conversation, verdict = copy.conversation, copy.verdict
+        if self._stored_already(conversation, verdict):
+            return
+        self._make_room(batch_id, copy.spec, copy.trial)
+        self._insert("conversations", [conversation_row(batch_id, copy.spec, conversation, verdict, copy.trial)], clean)
+        copied = [
+            self.db.execute(
+                f"INSERT INTO {table} ({columns}) SELECT ?, {columns.split(', ', 1)[1]} FROM {table} WHERE conversation_id = ?",
+                [conversation.id, copy.source_id],
+            ).rowcount
+            for table, columns in _COPIED
+        ]
+        if copied != [len(conversation.messages), len(conversation.tool_calls)]:
+            raise ParleyError(f"conversation {copy.source_id} changed while it was copied ({copied[0]} messages, {copied[1]} tool calls)")
+        self._insert("verdicts", [verdict_row(conversation, verdict)], clean)
+        self._insert("usage", usage_rows(conversation, verdict), clean)
 
     @_locked
     def completed_keys(self, batch_id: str, *, retry_errors: bool = True) -> set[tuple[str, int]]:
@@ -846,6 +925,19 @@ class Store:
         row = next(self.db.query("SELECT * FROM conversations WHERE id = ?", [resolved]))
         return self._load_many([row])[0]
 
+    @_locked
+    def load_conversations(self, conversation_ids: Sequence[str]) -> list[StoredConversation]:
+        """Stored conversations in full, by exact id, in the order given: a page of them read
+        at once (a few queries for all), not one by one. ParleyError for an id not stored."""
+        if not conversation_ids:
+            return []
+        marks = ",".join("?" * len(conversation_ids))
+        rows = {r["id"]: r for r in self.db.query(f"SELECT * FROM conversations WHERE id IN ({marks})", list(conversation_ids))}
+        missing = [i for i in conversation_ids if i not in rows]
+        if missing:
+            raise ParleyError(f"no conversation '{missing[0]}'; {_LIST_HINT}")
+        return self._load_many([rows[i] for i in conversation_ids])
+
     def iter_conversations(self, batch_id: str, *, page_size: int = 25) -> Iterator[StoredConversation]:
         """Every conversation of a batch in full, in spec order then trial, a page at a time:
         memory stays bounded however large the batch."""
@@ -928,6 +1020,7 @@ class Store:
         tools = self._rows_by_conversation("tool_calls", ids, "position")
         usage = self._rows_by_conversation("usage", ids, "role")
         verdicts = {cid: vs[0] for cid, vs in self._rows_by_conversation("verdicts", ids, "conversation_id").items()}
+        specs: dict[str, ConversationSpec] = {}  # a spec's trials share it: read once a page
         out = []
         for row in rows:
             cid = row["id"]
@@ -996,7 +1089,7 @@ class Store:
                 )
             out.append(
                 StoredConversation(
-                    spec=ConversationSpec.model_validate_json(row["spec"]),
+                    spec=specs.get(row["spec"]) or specs.setdefault(row["spec"], ConversationSpec.model_validate_json(row["spec"])),
                     conversation=conv,
                     verdict=verdict,
                     trial=row["trial"],
