@@ -117,6 +117,12 @@ async def test_a_checkpoint_is_judged_on_the_transcript_up_to_its_step_with_evid
     [asks] = checks_named(verdict, "at step 5: ")
     assert asks.outcome == "pass" and asks.details["evidence"] == 'turn 2: "Shall I cancel order ORD-1004 now?"'
     assert verdict.outcome == "passed" and verdict.judge.usage.calls == 4  # the score, two checkpoints, the end's criteria
+    # how each prompt met the judge's context is kept, the checkpoints' too (the batch counts them)
+    assert (verdict.judge.prompt_fit, verdict.judge.checkpoint_prompt_fits, verdict.judge.criteria_prompt_fit) == (
+        "whole",
+        ["whole", "whole"],
+        "whole",
+    )
 
 
 async def test_a_checkpoint_not_met_fails_the_conversation_with_its_quote(server, today):
@@ -288,6 +294,8 @@ def test_rescore_decides_a_checkpoint_again_on_the_stored_transcript_cut_at_its_
     assert copy.conversation.messages == first.conversation.messages
     [judged] = checks_named(copy.verdict, "at step 2: ")
     assert judged.outcome == "pass" and judged.details["evidence"] == 'turn 1: "has shipped with UPS"'
+    # the batch's line counts the checkpoint's prompt beside the score's and the end's criteria's
+    assert "Judge context (4096 tokens): 3 judge prompts, 0 condensed to fit, 0 could not fit even condensed" in again.output
 
 
 def test_a_dry_run_counts_a_judge_call_per_checkpoint(tmp_path):

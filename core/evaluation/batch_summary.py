@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
@@ -149,6 +149,8 @@ class CountedRow(Protocol):
     def judge_prompt_fit(self) -> str | None: ...
     @property
     def criteria_prompt_fit(self) -> str | None: ...
+    @property
+    def checkpoint_prompt_fits(self) -> Sequence[str]: ...
 
 
 class _Spec:
@@ -197,7 +199,8 @@ class BatchSummary(BaseModel):
     """Runs whose judge failed (no score), whatever their outcome (runs that broke left out)."""
     judge_prompts: int = 0
     """Prompts an LLM judge was sent or refused for its context: one per conversation for the
-    score, one more for the criteria in words (each fitted to the judge's context)."""
+    score, one more for the criteria in words, one per `judge` checkpoint reached (each fitted to
+    the judge's context)."""
     judge_prompts_condensed: int = 0
     """Of `judge_prompts`, those whose transcript was condensed to fit the judge's context and sent."""
     judge_prompts_too_long: int = 0
@@ -299,7 +302,8 @@ class BatchSummary(BaseModel):
             else:
                 costs.append(row.cost_usd)
             judge_errors += row.judge_error and row.stop_reason not in BROKEN_STOPS
-            for fit in (row.judge_prompt_fit, row.criteria_prompt_fit):  # the score's call, the criteria's
+            # the score's call, the criteria's, each checkpoint's
+            for fit in (row.judge_prompt_fit, row.criteria_prompt_fit, *row.checkpoint_prompt_fits):
                 if fit is not None:
                     fits[fit] += 1
             max_trial = max(max_trial, row.trial)

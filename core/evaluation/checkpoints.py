@@ -22,8 +22,9 @@ in the transcript", a judge error). It is a check the author asked for: held, it
 Offline (no criteria judge) it is `not_run` with NEEDS_LLM_JUDGE; a checkpoint the conversation
 never reached, or a run that broke, is `not_run` saying so; never passed. A checkpoint reached
 before a timeout is decided: the transcript up to it is whole. Its prompt is fitted to the
-judge's context as the end's is (too long even condensed: a judge error on its criteria); the
-batch's count of condensed judge prompts counts the score's and the end's criteria call alone.
+judge's context as the end's is (too long even condensed: a judge error on its criteria), and
+the batch's count of judge prompts condensed or too long counts it beside the score's and the
+end's criteria call.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from collections.abc import Sequence
 from pydantic import TypeAdapter, ValidationError
 
 from parley.core.evaluation.claims import sees_actions
-from parley.core.evaluation.criteria import Criterion, criteria_checks, undecided_criteria
+from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, criteria_checks, undecided_criteria
 from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_judge
 from parley.core.evaluation.criteria_prompt import CHECKPOINT_KEY, CheckpointCut
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE
-from parley.core.records import CheckResult, Conversation, ConversationSpec, Usage
+from parley.core.records import CheckResult, Conversation, ConversationSpec
 from parley.core.specs import JudgeStep, PlaybookCheckpoint, judge_steps
 
 __all__ = ["checkpoint_checks", "checkpoint_name", "conversation_at"]
@@ -90,16 +91,17 @@ def _at_step(checks: Sequence[CheckResult], step: int, checkpoint: PlaybookCheck
 
 async def checkpoint_checks(
     decider: CriteriaJudge | None, conversation: Conversation, spec: ConversationSpec, broke: str | None
-) -> tuple[list[CheckResult], Usage]:
-    """A check per criterion of each `judge` step of `spec` (in step order), and what deciding
-    them cost: each checkpoint reached is one call of `decider` on the conversation cut there
-    (see the module doc). `broke`: why the run broke, None when it did not."""
+) -> tuple[list[CheckResult], list[CriteriaJudgement]]:
+    """A check per criterion of each `judge` step of `spec` (in step order), and the judgements
+    they came from (what each cost, how its prompt met the judge's context): each checkpoint
+    reached is one call of `decider` on the conversation cut there (see the module doc).
+    `broke`: why the run broke, None when it did not."""
     steps: list[tuple[int, JudgeStep]] = judge_steps(spec)
     if not steps:
-        return [], Usage()
+        return [], []
     reached = _reached(conversation)
     checks: list[CheckResult] = []
-    usage = Usage()
+    judgements: list[CriteriaJudgement] = []
     for number, step in steps:
         criteria = [Criterion(number=n, text=text) for n, text in enumerate(step.criteria, 1)]
         checkpoint = reached.get(number) if isinstance(reached, dict) else None
@@ -115,6 +117,6 @@ async def checkpoint_checks(
             cut = conversation_at(conversation, checkpoint)
             judgement = await ask_criteria_judge(decider, cut, spec, criteria)
             decided = criteria_checks(criteria, judgement, cut)
-            usage = usage + judgement.usage
+            judgements.append(judgement)
         checks += _at_step(decided, number, checkpoint)
-    return checks, usage
+    return checks, judgements

@@ -209,13 +209,17 @@ async def evaluate(
         checks.append(check.model_copy(update={"name": f"{check.name} (default)"}))
     decider: CriteriaJudge | None = getattr(judge, "criteria_judge", None) if judge is not None else None
     # one call at a time, in the conversation's order: the judge's calls come the same way every run
-    at_steps, step_usage = await checkpoint_checks(decider, conversation, spec, broke)
+    at_steps, step_judgements = await checkpoint_checks(decider, conversation, spec, broke)
     decided, judgement = await _criteria(decider, conversation, spec, broke)
     checks += at_steps + decided
-    if judge_result is not None and judgement is not None:
-        usage = judge_result.usage + step_usage + judgement.usage
-        judge_result = judge_result.model_copy(update={"usage": usage, "criteria_prompt_fit": judgement.prompt_fit})
-    elif judge_result is not None and step_usage.calls:  # a run cut short after its checkpoints: only they were judged
-        judge_result = judge_result.model_copy(update={"usage": judge_result.usage + step_usage})
+    if judge_result is not None and (judgement is not None or step_judgements):  # (a run cut short: only its checkpoints)
+        asked = [*step_judgements, *([judgement] if judgement is not None else [])]
+        update: dict[str, object] = {
+            "usage": sum((j.usage for j in asked), judge_result.usage),
+            "checkpoint_prompt_fits": [j.prompt_fit for j in step_judgements if j.prompt_fit is not None],
+        }
+        if judgement is not None:
+            update["criteria_prompt_fit"] = judgement.prompt_fit
+        judge_result = judge_result.model_copy(update=update)
     faults = detect_user_faults(conversation, spec) if broke is None else []
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)

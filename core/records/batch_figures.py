@@ -51,6 +51,8 @@ class SummaryRow(BaseModel):
     whole, condensed, too_long); None: no model judge was asked."""
     criteria_prompt_fit: str | None = None
     """The same for the judge's call on the criteria in words; None: no such call was made."""
+    checkpoint_prompt_fits: list[str] = Field(default_factory=list)
+    """The same for each call on a playbook's `judge` checkpoints."""
     name: str = ""
     spec_index: int = 0
 
@@ -72,6 +74,7 @@ class SummaryRow(BaseModel):
         if isinstance(verdict, dict) and isinstance(verdict.get("judge"), dict):
             row.setdefault("judge_prompt_fit", verdict["judge"].get("prompt_fit"))
             row.setdefault("criteria_prompt_fit", verdict["judge"].get("criteria_prompt_fit"))
+            row.setdefault("checkpoint_prompt_fits", verdict["judge"].get("checkpoint_prompt_fits") or [])
         if not row.get("name"):
             row["name"] = row.get("spec_id", "")
         if "spec_index" not in row:  # the spec's index: in the exported spec, else the id's `#N` (make_spec_id)

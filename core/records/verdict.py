@@ -120,6 +120,8 @@ class JudgeResult(BaseModel):
     criteria_prompt_fit: JudgePromptFit | None = None
     """The same for the call that decided the criteria in words (a call of its own, after the
     score's); None when none was made."""
+    checkpoint_prompt_fits: list[JudgePromptFit] = Field(default_factory=list)
+    """The same for each call on a playbook's `judge` checkpoints, in step order (the ones asked)."""
 
 
 class Verdict(BaseModel):

@@ -24,7 +24,7 @@ from parley.core.records import (
     RoleUsage,
     StatedGoals,
 )
-from parley.core.store.rows import user_fault_items
+from parley.core.store.rows import loads_list, user_fault_items
 from parley.core.store.store import BROKEN_SQL, OUTCOME_SQL, Store
 from parley.core.users import GOALS_ONLY_STATED
 
@@ -42,6 +42,7 @@ _OUTCOME_COLUMNS = f"""
       WHERE json_extract(j.value, '$.kind') = 'criterion' AND json_extract(j.value, '$.outcome') = 'pass') AS met_criteria,
     json_extract(v.judge, '$.error') IS NOT NULL AS judge_error, json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit,
     json_extract(v.judge, '$.criteria_prompt_fit') AS criteria_prompt_fit,
+    json_extract(v.judge, '$.checkpoint_prompt_fits') AS checkpoint_prompt_fits,
     COALESCE(v.policy_violations, 0) AS policy_violations,
     c.input_tokens, c.output_tokens, c.cost_usd, c.duration_s, c.turns,
     c.bot_latency_total_s, c.bot_latency_min_s, c.bot_latency_max_s,
@@ -82,6 +83,7 @@ def outcome_rows(store: Store, batch_id: str, *, page_size: int = 1000) -> Itera
                 judge_error=bool(r["judge_error"]),
                 judge_prompt_fit=r["judge_prompt_fit"],
                 criteria_prompt_fit=r["criteria_prompt_fit"],
+                checkpoint_prompt_fits=loads_list(r["checkpoint_prompt_fits"]),
                 policy_violations=r["policy_violations"],
                 first_divergence=r["first_divergence"],
             )

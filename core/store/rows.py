@@ -44,8 +44,9 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def loads_list(text: str) -> list[Any]:
-    return [] if text == "[]" else json.loads(text)  # most messages have no tool calls
+def loads_list(text: str | None) -> list[Any]:
+    """A stored JSON list (None, a missing one: empty)."""
+    return [] if text is None or text == "[]" else json.loads(text)  # most messages have no tool calls
 
 
 def _dump(model: Any) -> str:

@@ -234,7 +234,8 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
 _SUMMARY_COLUMNS = f"""
     c.batch_id, c.spec_id, c.spec_index, c.name, c.trial, ({OUTCOME_SQL}) AS outcome, v.score, c.turns, c.duration_s,
     c.cost_usd, c.stop_reason, json_extract(v.judge, '$.error') IS NOT NULL AS judge_error,
-    json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit, json_extract(v.judge, '$.criteria_prompt_fit') AS criteria_prompt_fit
+    json_extract(v.judge, '$.prompt_fit') AS judge_prompt_fit, json_extract(v.judge, '$.criteria_prompt_fit') AS criteria_prompt_fit,
+    json_extract(v.judge, '$.checkpoint_prompt_fits') AS checkpoint_prompt_fits
 """
 
 
@@ -256,6 +257,7 @@ class _CountedRow(NamedTuple):
     judge_error: bool
     judge_prompt_fit: str | None
     criteria_prompt_fit: str | None
+    checkpoint_prompt_fits: list[str]
 
 
 _COPIED = (
@@ -606,7 +608,8 @@ class Store:
                 f"SELECT {_SUMMARY_COLUMNS} FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id"
                 f" WHERE c.batch_id IN ({','.join('?' * len(ids))}) ORDER BY c.batch_id, c.spec_index, c.spec_id, c.trial"
             )
-            for row in map(_CountedRow._make, self.db.execute(sql, ids).fetchall()):
+            for found in self.db.execute(sql, ids).fetchall():
+                row = _CountedRow._make((*found[:-1], loads_list(found[-1])))  # the checkpoints' fits: a JSON list
                 rows[row.batch_id].append(row)
         return [
             BatchRow(
