@@ -35,7 +35,7 @@ run: $(VENV)/.installed
 # The suite on every core, then the tests bound to a clock (tests/conftest.py SERIAL) alone.
 # A phase that PYTEST_ARGS leaves empty (pytest's exit code 5) is not a failure.
 test: check
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --phase parallel $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder --phase parallel $(PYTEST_ARGS) || [ $$? -eq 5 ]
 	$(BIN)/python -m pytest --phase serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # The gates: lint and format (ruff), types (mypy on the engine, the mock API and the app and CLI), and the layering

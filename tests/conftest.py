@@ -23,6 +23,24 @@ SERIAL = (
 )
 
 
+# The files that take longest on a worker (a minute or more each: a wheel built and type-checked,
+# many app sessions, a large export), started first in `make test`'s parallel phase so that
+# neither worker is left running one of them alone at the end (longest first; xdist's own order,
+# by the number of tests in a file, put the wheel's four tests last). Slowest first.
+SLOW_FIRST = (
+    "tests/test_packaging.py",
+    "tests/test_tui_batches.py",
+    "tests/test_secrets_never_shown.py",
+    "tests/test_exports.py",
+    "tests/test_tui_chat.py",
+    "tests/test_tui_pane_keys.py",
+    "tests/test_tui_snapshots.py",
+    "tests/test_pytest_plugin.py",
+    "tests/test_readme_in_your_tests.py",
+    "tests/test_tui_sessions.py",
+)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--phase",
@@ -35,9 +53,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`make test` runs the suite on every core (pytest-xdist, --dist loadgroup): each test file
-    runs whole on one worker, so a module's fixtures (a fake server, a built wheel) start once.
-    Then the SERIAL files, alone. (tryfirst: xdist reads the groups in its own hook, after this.)"""
+    """`make test` runs the suite on every core (pytest-xdist, --dist loadgroup, in the order of
+    the items: --no-loadscope-reorder): each test file runs whole on one worker, so a module's
+    fixtures (a fake server, a built wheel) start once, the slowest files first. Then the SERIAL
+    files, alone. (tryfirst: xdist reads the groups in its own hook, after this.)"""
     phase = config.getoption("--phase")
     kept, dropped = [], []
     for item in items:
@@ -47,7 +66,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (kept if phase == "all" or serial == (phase == "serial") else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # the slowest files first (see SLOW_FIRST), the rest in their own order
+    first = {path: n for n, path in enumerate(SLOW_FIRST)}
+    kept.sort(key=lambda item: first.get(item.path.relative_to(config.rootpath).as_posix(), len(first)))
+    items[:] = kept
 
 
 # Every test pins "today" so that order ages, and so the 10-day policy, never depend on the
