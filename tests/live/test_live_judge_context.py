@@ -46,7 +46,7 @@ expect:
 """
 CONDENSED_NOTE = "To fit the model's context, the conversation is condensed"
 JUDGE_OPENINGS = {"score": "You evaluate a conversation", "criteria": "You check a conversation"}
-REPLY_LIMIT = 200
+REPLY_LIMIT = 80
 
 
 @pytest.fixture(scope="module")
