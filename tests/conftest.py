@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 # Registers and loads the hypothesis profiles before any test module is collected.
 import property_settings  # noqa: F401
@@ -119,20 +120,28 @@ def slow_bot(server, monkeypatch):
     return SLOW_BOT
 
 
+def _parley_logger_as_it_was() -> None:
+    """The `parley` logger as it was before any test ran: a CLI command points it at a log file
+    and stops it propagating (a command run in a module's fixture too, before any test's own
+    fixtures could save the state); whatever it added is closed."""
+    logger = logging.getLogger("parley")
+    for handler in logger.handlers:
+        if handler not in _PRISTINE_HANDLERS:
+            handler.close()
+    logger.handlers[:] = _PRISTINE_HANDLERS
+    logger.propagate, logger.level = True, logging.NOTSET
+
+
+_PRISTINE_HANDLERS = list(logging.getLogger("parley").handlers)
+
+
 @pytest.fixture(autouse=True)
 def restore_parley_logger():
-    """CLI commands point the `parley` logger at a log file (and stop it propagating); put it back
-    after each test so one test's command does not hide another test's log records."""
-    import logging
-
-    logger = logging.getLogger("parley")
-    saved = (list(logger.handlers), logger.propagate, logger.level)
+    """Each test starts and ends with the `parley` logger as it was before any test ran, so one
+    test's command (or a module fixture's) does not hide another test's log records."""
+    _parley_logger_as_it_was()
     yield
-    for handler in logger.handlers:
-        if handler not in saved[0]:
-            handler.close()
-    logger.handlers[:] = saved[0]
-    logger.propagate, logger.level = saved[1], saved[2]
+    _parley_logger_as_it_was()
 
 
 @pytest.fixture(autouse=True)
