@@ -121,16 +121,24 @@ def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
 # ---- read-only databases ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def read_only_db(tmp_path) -> Iterator[Path]:
-    """A parley database holding one finished batch, alone in a folder that commands given
-    `read_only=path.parent` see as a read-only file system (no -wal or -shm file can be made
-    beside it). Outside those commands the folder is the test's to change (`unseal` it first)."""
-    source = tmp_path / "p.db"
+@pytest.fixture(scope="module")
+def finished_batch_db(tmp_path_factory) -> Path:
+    """A parley database holding one finished batch, its log folded in: made once, copied by
+    each test that needs one."""
+    source = tmp_path_factory.mktemp("finished") / "p.db"
     made = parley("run", str(PLAYBOOK), "--db", str(source))
     assert made.returncode == 0, made.stdout + made.stderr
     with Store.open(source) as store:
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return source
+
+
+@pytest.fixture
+def read_only_db(finished_batch_db) -> Iterator[Path]:
+    """A copy of `finished_batch_db`, alone in a folder that commands given
+    `read_only=path.parent` see as a read-only file system (no -wal or -shm file can be made
+    beside it). Outside those commands the folder is the test's to change (`unseal` it first)."""
+    source = finished_batch_db
     # Not under tmp_path: where no mount namespace can be made, `nobody` reads it (read_only_fs).
     folder = Path(tempfile.mkdtemp(prefix="parley-read-only-"))
     path = folder / "p.db"
