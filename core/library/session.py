@@ -25,15 +25,15 @@ import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import Any, TypeVar
 
 from parley.core.bots import Bot
 from parley.core.engine import BatchModels, BatchResult, BatchRunner
 from parley.core.evaluation import BatchSummary
 from parley.core.library.building import conversation
+from parley.core.library.keywords import keywords_of
 from parley.core.library.results import ConversationResult
-from parley.core.library.running import BotArg, batch_options, open_store, prepare_code_batch, role_models
+from parley.core.library.running import BotArg, RunOptions, open_store, prepare_code_batch, role_models
 from parley.core.records import ConversationSpec, StoredConversation
 from parley.core.reports import BatchReport
 from parley.core.rules import RuleSummary
@@ -48,29 +48,13 @@ class BatchSession:
     """An open-ended stored batch on a loop of its own (see the module doc). Thread-safe: every
     method may be called from any thread but the session's own."""
 
-    def __init__(
-        self,
-        *,
-        bot: BotArg = "offline",
-        user: str = "offline",
-        judge: str = "offline",
-        trials: int = 1,
-        concurrency: int = 4,
-        max_turns: int = 30,
-        timeout_s: float = 90.0,
-        bot_timeout_s: float = 30.0,
-        db: str | Path | None = None,
-        cache: bool = False,
-        rules: str | Path | None = None,
-    ) -> None:
+    @keywords_of(RunOptions)
+    def __init__(self, **options: Any) -> None:
         """The batch's options, as `parley.core.library.running.run` takes them (checked now:
         the rule files are read); nothing opens until the first conversation (or `start`)."""
-        self.bot_timeout_s = bot_timeout_s
-        self.roles, self._bot = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
-        self.options = batch_options(
-            self.roles, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache, rules=rules
-        )
-        self.db = db
+        checked = RunOptions(**options)
+        self.roles, self._bot, self.options, self.db = checked.roles, checked.bot, checked.batch, checked.db
+        self.bot_timeout_s = self.roles.bot_timeout_s
         self.batch_id: str | None = None
         self.result: BatchResult | None = None
         self.summary: BatchSummary | None = None
