@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 from parley.core.bots import Bot
 from parley.core.engine import BatchModels, BatchResult, BatchRunner
@@ -42,6 +43,23 @@ from parley.core.store import Store
 __all__ = ["BatchSession"]
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
+
+
+def _awaited(submit: Callable[P, concurrent.futures.Future[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """`submit` awaited from async code on another event loop: called off that loop (it may start
+    the session), its future awaited there; named `a` + its name, it takes what `submit` takes."""
+
+    async def awaited(*args: P.args, **kwargs: P.kwargs) -> R:
+        future = await asyncio.to_thread(submit, *args, **kwargs)
+        return await asyncio.wrap_future(future)
+
+    awaited.__signature__ = inspect.signature(submit).replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
+    awaited.__name__ = f"a{submit.__name__}"
+    awaited.__qualname__ = f"{submit.__qualname__.removesuffix(submit.__name__)}a{submit.__name__}"
+    awaited.__doc__ = f"`{submit.__name__}`, awaited from async code on another event loop."
+    return awaited
 
 
 class BatchSession:
@@ -157,18 +175,7 @@ class BatchSession:
         stored: StoredConversation = await self._runner.submit(spec, trial, models=models)
         return ConversationResult.model_validate(stored, from_attributes=True)
 
-    async def asubmit(
-        self,
-        spec: ConversationSpec,
-        trial: int = 1,
-        *,
-        bot: BotArg | None = None,
-        user: str | None = None,
-        judge: str | None = None,
-    ) -> ConversationResult:
-        """`submit`, awaited from async code on another event loop."""
-        future = await asyncio.to_thread(self.submit, spec, trial, bot=bot, user=user, judge=judge)
-        return await asyncio.wrap_future(future)
+    asubmit = _awaited(submit)
 
     def converse(
         self, name: str, *, bot: BotArg | None = None, user: str | None = None, judge: str | None = None, **spec: Any
