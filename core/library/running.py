@@ -26,6 +26,7 @@ from typing import Any
 from parley.core.bots import Bot, PythonBot
 from parley.core.engine import BatchModels, BatchRunner, InvalidInputs, PreparedBatch, load_batch_rules, prepare_specs
 from parley.core.errors import ConfigError, ParleyError
+from parley.core.library.keywords import keywords_of
 from parley.core.library.results import ConversationResult, RunResult
 from parley.core.log_file import keep_log_beside
 from parley.core.records import BatchOptions, ConversationSpec, LoadOptions, RoleModels
@@ -35,6 +36,7 @@ from parley.core.store import Store
 
 __all__ = [
     "BotArg",
+    "RunOptions",
     "SpecsInvalid",
     "batch_options",
     "checked_rules",
@@ -179,21 +181,36 @@ def _unique(specs: Sequence[ConversationSpec]) -> None:
         seen.add(spec.spec_id)
 
 
-async def run(
-    specs: ConversationSpec | Iterable[ConversationSpec],
-    *,
-    bot: BotArg = "offline",
-    user: str = "offline",
-    judge: str = "offline",
-    trials: int = 1,
-    concurrency: int = 4,
-    max_turns: int = 30,
-    timeout_s: float = 90.0,
-    bot_timeout_s: float = 30.0,
-    db: str | Path | None = None,
-    cache: bool = False,
-    rules: str | Path | None = None,
-) -> RunResult:
+class RunOptions:
+    """A run's options, the keywords `run`, `run_sync` and `BatchSession` take (see `run`),
+    checked when made as the command line checks them (the rule files are read): the roles as
+    the batch records them, the bot itself when it is an object (`role_models`), the batch's
+    options (`batch_options`) and the store's path."""
+
+    def __init__(
+        self,
+        *,
+        bot: BotArg = "offline",
+        user: str = "offline",
+        judge: str = "offline",
+        trials: int = 1,
+        concurrency: int = 4,
+        max_turns: int = 30,
+        timeout_s: float = 90.0,
+        bot_timeout_s: float = 30.0,
+        db: str | Path | None = None,
+        cache: bool = False,
+        rules: str | Path | None = None,
+    ) -> None:
+        self.roles, self.bot = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
+        self.batch = batch_options(
+            self.roles, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache, rules=rules
+        )
+        self.db = db
+
+
+@keywords_of(RunOptions)
+async def run(specs: ConversationSpec | Iterable[ConversationSpec], **options: Any) -> RunResult:
     """Run `specs` as one stored batch (source `python`) in `db` (default: $PARLEY_DB, else
     sessions/parley.db) and return its results. The options are `parley run`'s: the roles'
     models (`bot` may be a callable), `trials` per spec, `concurrency` (the adaptive limit's
@@ -209,25 +226,14 @@ async def run(
     if not planned:
         raise ConfigError("run: no conversations given")
     _unique(planned)
-    models_record, given = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
-    options = await asyncio.to_thread(
-        functools.partial(
-            batch_options,
-            models_record,
-            trials=trials,
-            concurrency=concurrency,
-            max_turns=max_turns,
-            timeout_s=timeout_s,
-            cache=cache,
-            rules=rules,
-        )
-    )  # the rule files are read: off the loop
-    store = await asyncio.to_thread(open_store, db)
+    checked = await asyncio.to_thread(functools.partial(RunOptions, **options))  # the rule files are read: off the loop
+    store = await asyncio.to_thread(open_store, checked.db)
     models: BatchModels | None = None
     try:
-        models = BatchModels(options.models, store=store, cache=cache, judge_timeout_s=timeout_s, bot=given)
+        batch = checked.batch
+        models = BatchModels(batch.models, store=store, cache=batch.cache, judge_timeout_s=batch.timeout_s, bot=checked.bot)
         await asyncio.to_thread(models.check_keys, planned)  # a Python bot's import runs its module's code: off the loop
-        prepared = await prepare_code_batch(store, planned, options, models)
+        prepared = await prepare_code_batch(store, planned, batch, models)
         outcome = await BatchRunner(store, prepared, models=models).run()
         return await asyncio.to_thread(read_results, store, outcome.batch_id, outcome.status)
     finally:
@@ -262,21 +268,8 @@ def read_results(store: Store, batch_id: str, status: str) -> RunResult:
     )
 
 
-def run_sync(
-    specs: ConversationSpec | Iterable[ConversationSpec],
-    *,
-    bot: BotArg = "offline",
-    user: str = "offline",
-    judge: str = "offline",
-    trials: int = 1,
-    concurrency: int = 4,
-    max_turns: int = 30,
-    timeout_s: float = 90.0,
-    bot_timeout_s: float = 30.0,
-    db: str | Path | None = None,
-    cache: bool = False,
-    rules: str | Path | None = None,
-) -> RunResult:
+@keywords_of(RunOptions)
+def run_sync(specs: ConversationSpec | Iterable[ConversationSpec], **options: Any) -> RunResult:
     """`run`, from code that has no event loop running (a script, a plain test function): on an
     event loop of its own, closed with every client it opened."""
     try:
@@ -291,20 +284,7 @@ def run_sync(
         from parley.core.models import aclose_clients
 
         try:
-            return await run(
-                specs,
-                bot=bot,
-                user=user,
-                judge=judge,
-                trials=trials,
-                concurrency=concurrency,
-                max_turns=max_turns,
-                timeout_s=timeout_s,
-                bot_timeout_s=bot_timeout_s,
-                db=db,
-                cache=cache,
-                rules=rules,
-            )
+            return await run(specs, **options)
         finally:
             await aclose_clients()
             await aclose_connectors()

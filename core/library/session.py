@@ -23,17 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import threading
-from collections.abc import Coroutine
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 from parley.core.bots import Bot
 from parley.core.engine import BatchModels, BatchResult, BatchRunner
 from parley.core.evaluation import BatchSummary
 from parley.core.library.building import conversation
+from parley.core.library.keywords import keywords_of
 from parley.core.library.results import ConversationResult
-from parley.core.library.running import BotArg, batch_options, open_store, prepare_code_batch, role_models
+from parley.core.library.running import BotArg, RunOptions, open_store, prepare_code_batch, role_models
 from parley.core.records import ConversationSpec, StoredConversation
 from parley.core.reports import BatchReport
 from parley.core.rules import RuleSummary
@@ -42,35 +43,36 @@ from parley.core.store import Store
 __all__ = ["BatchSession"]
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
+
+
+def _awaited(submit: Callable[P, concurrent.futures.Future[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """`submit` awaited from async code on another event loop: called off that loop (it may start
+    the session), its future awaited there; named `a` + its name, it takes what `submit` takes."""
+
+    async def awaited(*args: P.args, **kwargs: P.kwargs) -> R:
+        future = await asyncio.to_thread(submit, *args, **kwargs)
+        return await asyncio.wrap_future(future)
+
+    awaited.__signature__ = inspect.signature(submit).replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
+    awaited.__name__ = f"a{submit.__name__}"
+    awaited.__qualname__ = f"{submit.__qualname__.removesuffix(submit.__name__)}a{submit.__name__}"
+    awaited.__doc__ = f"`{submit.__name__}`, awaited from async code on another event loop."
+    return awaited
 
 
 class BatchSession:
     """An open-ended stored batch on a loop of its own (see the module doc). Thread-safe: every
     method may be called from any thread but the session's own."""
 
-    def __init__(
-        self,
-        *,
-        bot: BotArg = "offline",
-        user: str = "offline",
-        judge: str = "offline",
-        trials: int = 1,
-        concurrency: int = 4,
-        max_turns: int = 30,
-        timeout_s: float = 90.0,
-        bot_timeout_s: float = 30.0,
-        db: str | Path | None = None,
-        cache: bool = False,
-        rules: str | Path | None = None,
-    ) -> None:
+    @keywords_of(RunOptions)
+    def __init__(self, **options: Any) -> None:
         """The batch's options, as `parley.core.library.running.run` takes them (checked now:
         the rule files are read); nothing opens until the first conversation (or `start`)."""
-        self.bot_timeout_s = bot_timeout_s
-        self.roles, self._bot = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
-        self.options = batch_options(
-            self.roles, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache, rules=rules
-        )
-        self.db = db
+        checked = RunOptions(**options)
+        self.roles, self._bot, self.options, self.db = checked.roles, checked.bot, checked.batch, checked.db
+        self.bot_timeout_s = self.roles.bot_timeout_s
         self.batch_id: str | None = None
         self.result: BatchResult | None = None
         self.summary: BatchSummary | None = None
@@ -173,18 +175,7 @@ class BatchSession:
         stored: StoredConversation = await self._runner.submit(spec, trial, models=models)
         return ConversationResult.model_validate(stored, from_attributes=True)
 
-    async def asubmit(
-        self,
-        spec: ConversationSpec,
-        trial: int = 1,
-        *,
-        bot: BotArg | None = None,
-        user: str | None = None,
-        judge: str | None = None,
-    ) -> ConversationResult:
-        """`submit`, awaited from async code on another event loop."""
-        future = await asyncio.to_thread(self.submit, spec, trial, bot=bot, user=user, judge=judge)
-        return await asyncio.wrap_future(future)
+    asubmit = _awaited(submit)
 
     def converse(
         self, name: str, *, bot: BotArg | None = None, user: str | None = None, judge: str | None = None, **spec: Any

@@ -15,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parley.core.reports.charts import rates_svg
-from parley.core.reports.compare import BatchComparison, ChangeKind, PairChange, SideSummary, SpecOnlyOnOneSide
+from parley.core.reports.compare import (
+    BatchComparison,
+    ChangeKind,
+    CheckChange,
+    CriterionChange,
+    PairChange,
+    SideSummary,
+    SpecOnlyOnOneSide,
+)
 from parley.core.reports.compare_markdown import MAX_ROWS, _delta, _lineage, _points, verdict_head
 from parley.core.reports.html_page import badge, esc, interval, num, page_end, page_start, section, table
 
@@ -204,6 +212,16 @@ def _only(title: str, field: str, specs: list[SpecOnlyOnOneSide]) -> str:
     return f"<h3>{esc(title)}</h3>" + table(["Spec", "Conversations", "Outcomes"], rows, cls="tall")
 
 
+def _counts_table(field: str, changes: Sequence[CheckChange] | Sequence[CriterionChange], header: list[str]) -> str:
+    """A check's or a criterion's changes (BatchComparison.<field>), a row each: its name, then
+    its two counts, each marked with where the JSON report holds it."""
+    rows = []
+    for i, change in enumerate(changes[:MAX_ROWS]):
+        (_, name), *counts = change.model_dump().items()
+        rows.append([esc(name), *(num(f"{field}.{i}.{key}", value) for key, value in counts)])
+    return table(header, rows, cls="tall")
+
+
 def _other(c: BatchComparison) -> str:
     parts = [_only("New specs (only in the new batch)", "new_specs", c.new_specs)]
     if c.made_from_base != "rerun":  # a re-run leaves out what it did not re-run: not news
@@ -227,27 +245,14 @@ def _other(c: BatchComparison) -> str:
         ]
         parts += ["<h3>Score changes (same outcome)</h3>", table(["Spec", "Trial", "Base", "New"], rows, cls="tall")]
     if c.check_changes:
-        rows = [
-            [
-                esc(ch.check),
-                num(f"check_changes.{i}.started_failing", ch.started_failing),
-                num(f"check_changes.{i}.stopped_failing", ch.stopped_failing),
-            ]
-            for i, ch in enumerate(c.check_changes[:MAX_ROWS])
+        parts += [
+            "<h3>Check changes</h3>",
+            _counts_table("check_changes", c.check_changes, ["Check", "Started failing in", "Stopped failing in"]),
         ]
-        parts += ["<h3>Check changes</h3>", table(["Check", "Started failing in", "Stopped failing in"], rows, cls="tall")]
     if c.criterion_changes:
-        rows = [
-            [
-                esc(ch.criterion),
-                num(f"criterion_changes.{i}.started_being_met", ch.started_being_met),
-                num(f"criterion_changes.{i}.stopped_being_met", ch.stopped_being_met),
-            ]
-            for i, ch in enumerate(c.criterion_changes[:MAX_ROWS])
-        ]
         parts += [
             "<h3>Criteria in words</h3>",
-            table(["Criterion", "Started being met in", "Stopped being met in"], rows, cls="tall"),
+            _counts_table("criterion_changes", c.criterion_changes, ["Criterion", "Started being met in", "Stopped being met in"]),
         ]
     same = [(i, ch) for i, ch in enumerate(c.changes) if ch.kind == "check_change"]
     if same:
