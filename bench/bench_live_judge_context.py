@@ -1,7 +1,7 @@
 """The judge-context issue's batch on a real small model: how many judge prompts were sent, sent
 condensed, could not fit, and how many the server refused for their length.
 
-Run: .venv/bin/python bench/bench_live_judge_context.py [--max-turns 4] [--concurrency 1]
+Run: .venv/bin/python bench/bench_live_judge_context.py [--max-turns 4] [--concurrency 1] [--timeout 1200]
                                                         [--reply-limit TOKENS] [PROFILE ...]
 
 Starts llama-cpp-python's server on loopback with SmolLM2-135M-Instruct (the live test tier's
@@ -82,6 +82,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("profiles", nargs="*", type=Path, default=PROFILES)
     parser.add_argument("--max-turns", type=int, default=4)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1200,
+        help="each conversation's time limit, s (default 1200: on two CPU cores the order bot on SmolLM2 takes about 8 s a "
+        "call, and `parley run`'s own 90 s ends most conversations before their judge is asked)",
+    )
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--reply-limit", type=int, default=None, help="the most tokens a reply may have (default: none)")
     args = parser.parse_args()
@@ -101,7 +108,16 @@ def main() -> None:
             os.environ[f"{SERVICE.upper()}_BASE_URL"] = url
             os.environ.pop(f"{SERVICE.upper()}_API_KEY", None)
             command = ["run", *map(str, args.profiles), "--bot", model, "--user", model, "--judge", model]
-            command += ["--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "--db", str(home / "bench.db")]
+            command += [
+                "--max-turns",
+                str(args.max_turns),
+                "--timeout",
+                str(args.timeout),
+                "--concurrency",
+                str(args.concurrency),
+                "--db",
+                str(home / "bench.db"),
+            ]
             result = CliRunner().invoke(cli, command)
     finally:
         server.terminate()
