@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,8 +123,10 @@ class Figures:
         return self.conversations * 60 / self.wall_s
 
 
-async def bare_sdk(base_url: str, calls: int, concurrency: int) -> Figures:
-    """`calls` chat completions through one AsyncOpenAI, `concurrency` at a time."""
+async def bare_sdk(base_url: str, calls: int, concurrency: int, *, bodies: Sequence[dict[str, Any]] = ()) -> Figures:
+    """`calls` chat completions through one AsyncOpenAI's `create`, `concurrency` at a time: a
+    one-word "hello" each, or, given `bodies` (request bodies as a client posted them), each body
+    in turn, so the SDK carries the same requests the client did."""
     import httpx2
     from openai import AsyncOpenAI, DefaultAsyncHttpx2Client
 
@@ -139,13 +141,12 @@ async def bare_sdk(base_url: str, calls: int, concurrency: int) -> Figures:
             timeout=httpx2.Timeout(DEFAULT_TIMEOUT_S, connect=CONNECT_TIMEOUT_S, pool=None),
         ),
     )
-    left = calls
+    hello: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
+    requests = [bodies[n % len(bodies)] if bodies else hello for n in range(calls)]
 
     async def worker() -> None:
-        nonlocal left
-        while left > 0:
-            left -= 1
-            await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hello"}])
+        while requests:
+            await client.chat.completions.create(**requests.pop())
 
     try:
         started, cpu = time.perf_counter(), time.process_time()

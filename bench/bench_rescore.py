@@ -16,6 +16,9 @@ under as many trials as it takes to reach --conversations, on a fresh SQLite fil
    --concurrency, two judge calls each (the score, then every criterion in one call: the
    built-in one here), measured in calls/s, beside the bare openai SDK's calls/s with the same
    number of calls in flight (bench/bench_llm_overhead.py's `bare_sdk`), medians of --repeat.
+   The bare SDK sends the very requests the re-score sends (caught once beforehand by a fake
+   server in this process): a judge's prompt holds a whole transcript, and the SDK's own cost
+   grows with it. It is also timed with a one-word request per call, printed beside.
    The goal: the ratio parley / bare >= 0.90.
 """
 
@@ -100,6 +103,20 @@ async def rescore(store: Store, parent: str, *, judge: str = "offline", concurre
     return wall, cpu, result.done, judge_calls, result.batch_id
 
 
+def judge_requests(store: Store, parent: str, concurrency: int) -> list[dict[str, object]]:
+    """The request bodies a re-score of `parent` posts to its judge (the score's and the
+    criteria's), caught by a fake server in this process that answers ANSWER: what the bare SDK
+    is then given to send, so that both sides carry the same requests."""
+    from tests.fake_openai_server import FakeOpenAIServer, TextReply, run_fake_server
+
+    catcher = FakeOpenAIServer()
+    catcher.default = TextReply(ANSWER)
+    with run_fake_server(catcher) as server:
+        os.environ["FAKE_BASE_URL"] = server.base_url
+        asyncio.run(rescore(store, parent, judge=JUDGE, concurrency=concurrency))
+    return [request.body for request in catcher.requests if request.path.endswith("/chat/completions")]
+
+
 def differing_verdicts(store: Store, parent: str, child: str) -> int:
     """How many of the re-score's verdicts differ from its parent's (conversation ids aside)."""
     before = {(c.spec.spec_id, c.trial): c.verdict for c in store.iter_conversations(parent)}
@@ -147,24 +164,30 @@ def main() -> None:
             per_conversation = 2
             size = max(1, round(args.calls / (c * per_conversation))) * c  # a multiple of C: no longer tail than bare's
             parent = asyncio.run(stored_batch(store, size))
+            bodies = judge_requests(store, parent, c)
             with fake_server_process(delay_ms=args.delay_ms, text=ANSWER) as base_url:
                 os.environ["FAKE_BASE_URL"] = base_url
+                hello: list[Figures] = []
                 bare: list[Figures] = []
                 ours: list[Figures] = []
                 for _ in range(args.repeat):
-                    bare.append(asyncio.run(bare_sdk(base_url, size * per_conversation, c)))
+                    hello.append(asyncio.run(bare_sdk(base_url, size * per_conversation, c)))
+                    bare.append(asyncio.run(bare_sdk(base_url, size * per_conversation, c, bodies=bodies)))
                     wall_s, cpu_s, done, calls, _ = asyncio.run(rescore(store, parent, judge=JUDGE, concurrency=c))
                     if calls != done * per_conversation:
                         raise SystemExit(f"the re-score made {calls} judge calls for {done} conversations")
                     ours.append(Figures(calls=calls, wall_s=wall_s, cpu_s=cpu_s, conversations=done))
+            hello_med = statistics.median(f.calls_per_s for f in hello)
             bare_med = statistics.median(f.calls_per_s for f in bare)
             ours_med = statistics.median(f.calls_per_s for f in ours)
             ratios = ", ".join(f"{o.calls_per_s / b.calls_per_s:.2f}" for o, b in zip(ours, bare, strict=True))
             print(
                 f"LLM judge at {args.delay_ms} ms per call, concurrency {c}: {size} conversations, {size * per_conversation} judge calls; "
-                f"ideal {c * 1000 / args.delay_ms:.0f} calls/s, bare SDK {bare_med:.0f} calls/s, parley rescore {ours_med:.0f} calls/s: "
-                f"ratio {ours_med / bare_med:.2f} (runs {ratios}); "
-                f"CPU ms per call bare {statistics.median(f.cpu_ms_per_call for f in bare):.2f}, "
+                f"ideal {c * 1000 / args.delay_ms:.0f} calls/s, bare SDK with the same {len(bodies)} requests {bare_med:.0f} calls/s "
+                f"(with a one-word request instead: {hello_med:.0f}), parley rescore {ours_med:.0f} calls/s: "
+                f"ratio {ours_med / bare_med:.2f} (runs {ratios}; to the one-word requests {ours_med / hello_med:.2f}); "
+                f"CPU ms per call bare {statistics.median(f.cpu_ms_per_call for f in bare):.2f} "
+                f"(one-word {statistics.median(f.cpu_ms_per_call for f in hello):.2f}), "
                 f"parley {statistics.median(f.cpu_ms_per_call for f in ours):.2f}; goal >= 0.90: "
                 f"{'met' if ours_med / bare_med >= 0.9 else 'NOT met'}"
             )
