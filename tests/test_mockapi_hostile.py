@@ -11,7 +11,7 @@ from mockapi_fixtures import TODAY
 from parley.core.store.store import Store
 from parley.mockapi.order_store import DatabaseRefused, open_file_store
 from tests.read_only_fs import seal, unseal
-from tests.test_store_hostile import digest, foreign_db, parley, read_only_db, tables  # noqa: F401  (fixtures)
+from tests.test_store_hostile import digest, finished_batch_db, foreign_db, parley, read_only_db, tables  # noqa: F401  (fixtures)
 
 
 @pytest.mark.parametrize("reset", [False, True], ids=["open", "reset"])
