@@ -44,17 +44,35 @@ TIMINGS = {"started_at", "ended_at", "duration_s", "latency_s", "turn_timings", 
 
 
 class CountingServer(FakeOpenAIServer):
-    """The fake server, counting the requests it holds at once (its fixed delay)."""
+    """The fake server, counting the requests it holds at once (its fixed delay). With
+    `gather_at` set, the first requests also wait until that many are held together (an event:
+    however busy the machine, calls that may overlap do), or until `gather_timeout_s` passes
+    once, after which nothing waits."""
 
     def __init__(self) -> None:
         super().__init__()
         self.holding = 0
         self.most_held = 0
+        self.gather_at: int | None = None
+        self.gather_timeout_s = 10.0
+        self._gathered = asyncio.Event()
+
+    def forget_gathering(self) -> None:
+        self.gather_at = None
+        self._gathered = asyncio.Event()
 
     async def _pause(self, seconds: float) -> None:
         self.holding += 1
         self.most_held = max(self.most_held, self.holding)
         try:
+            if self.gather_at is not None and not self._gathered.is_set():
+                if self.holding >= self.gather_at:
+                    self._gathered.set()
+                else:
+                    try:
+                        await asyncio.wait_for(self._gathered.wait(), self.gather_timeout_s)
+                    except TimeoutError:
+                        self._gathered.set()  # waited once: the rest go at their pace
             await super()._pause(seconds)
         finally:
             self.holding -= 1
@@ -70,9 +88,11 @@ def server():
 def fake(server, monkeypatch):
     server.reset()
     server.most_held = 0
+    server.forget_gathering()
     monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
     yield server
     server.reset()
+    server.forget_gathering()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -236,7 +256,8 @@ async def test_a_worker_killed_with_kill_9_loses_nothing_and_nothing_is_stored_t
 
 
 async def test_one_adaptive_limit_holds_for_all_workers_together(store, pool, fake):
-    fake.fixed_delay_ms = 400  # calls long enough for the two workers' calls to overlap on a busy machine
+    fake.fixed_delay_ms = 400
+    fake.gather_at = 4  # the first calls wait for each other: more than one worker's share in flight at once
     for _ in range(4):  # the first wave is throttled
         fake.push_error(429, "slow down", retry_after=1)
     options = BatchOptions(models=RoleModels(bot=FAKE), concurrency=6, trials=4, max_turns=3)
