@@ -212,13 +212,15 @@ def _only(title: str, field: str, specs: list[SpecOnlyOnOneSide]) -> str:
     return f"<h3>{esc(title)}</h3>" + table(["Spec", "Conversations", "Outcomes"], rows, cls="tall")
 
 
-def _counts_table(field: str, changes: Sequence[CheckChange] | Sequence[CriterionChange], header: list[str]) -> str:
-    """A check's or a criterion's changes (BatchComparison.<field>), a row each: its name, then
-    its two counts, each marked with where the JSON report holds it."""
-    rows = []
-    for i, change in enumerate(changes[:MAX_ROWS]):
-        (_, name), *counts = change.model_dump().items()
-        rows.append([esc(name), *(num(f"{field}.{i}.{key}", value) for key, value in counts)])
+def _counts_table(
+    field: str, changes: Sequence[CheckChange] | Sequence[CriterionChange], name: str, counts: tuple[str, str], header: list[str]
+) -> str:
+    """A check's or a criterion's changes (BatchComparison.<field>), a row each: its `name`, then
+    its two `counts`, each marked with where the JSON report holds it."""
+    rows = [
+        [esc(getattr(change, name)), *(num(f"{field}.{i}.{key}", getattr(change, key)) for key in counts)]
+        for i, change in enumerate(changes[:MAX_ROWS])
+    ]
     return table(header, rows, cls="tall")
 
 
@@ -247,12 +249,24 @@ def _other(c: BatchComparison) -> str:
     if c.check_changes:
         parts += [
             "<h3>Check changes</h3>",
-            _counts_table("check_changes", c.check_changes, ["Check", "Started failing in", "Stopped failing in"]),
+            _counts_table(
+                "check_changes",
+                c.check_changes,
+                "check",
+                ("started_failing", "stopped_failing"),
+                ["Check", "Started failing in", "Stopped failing in"],
+            ),
         ]
     if c.criterion_changes:
         parts += [
             "<h3>Criteria in words</h3>",
-            _counts_table("criterion_changes", c.criterion_changes, ["Criterion", "Started being met in", "Stopped being met in"]),
+            _counts_table(
+                "criterion_changes",
+                c.criterion_changes,
+                "criterion",
+                ("started_being_met", "stopped_being_met"),
+                ["Criterion", "Started being met in", "Stopped being met in"],
+            ),
         ]
     same = [(i, ch) for i, ch in enumerate(c.changes) if ch.kind == "check_change"]
     if same:
