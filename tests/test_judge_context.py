@@ -5,6 +5,7 @@ a judge error saying so, never a score and never "the judge model failed"."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 
@@ -13,6 +14,7 @@ import pytest
 from parley.core.evaluation.criteria import criteria_of
 from parley.core.evaluation.criteria_prompt import criteria_messages, fit_criteria_prompt
 from parley.core.evaluation.judge import LLMJudge, fit_judge_prompt
+from parley.core.evaluation.judge_prompt import fit_off_the_loop
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
@@ -222,3 +224,30 @@ def test_condensing_keeps_the_mark_on_messages_the_test_injected():
     text = fitted_messages[1].content
     assert "Assistant (injected by the test): Injected hello" in text
     assert "Assistant: Here they are (3)" in text
+
+
+@pytest.mark.parametrize("context", [100_000, CONTEXT], ids=["fits-whole", "condensed"])
+async def test_the_prompt_a_judge_sends_is_the_one_fitted_to_its_budget_wherever_it_is_built(long_conversation, context, monkeypatch):
+    """The judges build a prompt that fits whole on the event loop and condense one that does
+    not in a thread: either way it is exactly the prompt fitted to the budget, and only the
+    condensing leaves the loop."""
+    spec = make_spec(Expectations(criteria=["The assistant names the order it talks about."]), goals=["see my orders"])
+    budget = prompt_budget(context)
+    threaded: list[object] = []
+    real_to_thread = asyncio.to_thread
+
+    async def to_thread(func, /, *args, **kwargs):
+        threaded.append(func)
+        return await real_to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+    for fit in (
+        functools.partial(fit_judge_prompt, long_conversation, spec, []),
+        functools.partial(fit_criteria_prompt, long_conversation, spec, criteria_of(spec, builtin=True)),
+    ):
+        threaded.clear()
+        got = await fit_off_the_loop(fit, budget)
+        assert got == fit(budget=budget)
+        assert got[1].fits and got[1].budget == budget
+        assert got[1].condensed == (context == CONTEXT)
+        assert len(threaded) == (1 if context == CONTEXT else 0)

@@ -25,6 +25,7 @@ from typing import Protocol, runtime_checkable
 from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, CriterionAnswer, parse_criteria_reply
 from parley.core.evaluation.criteria_prompt import REMINDER, fit_criteria_prompt
+from parley.core.evaluation.judge_prompt import fit_off_the_loop
 from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_budget
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, JudgePromptFit, Usage
@@ -94,9 +95,8 @@ class LLMCriteriaJudge:
         fit: JudgePromptFit = "whole"
         judgement = CriteriaJudgement(judge=self.name, prompt_fit=fit)
         for attempt in range(2):  # the first try and one reminder
-            # condensing a long transcript is some milliseconds of CPU: off the event loop
-            messages, fitted = await asyncio.to_thread(
-                functools.partial(fit_criteria_prompt, budget=budget, tail=tail), conversation, spec, criteria
+            messages, fitted = await fit_off_the_loop(
+                functools.partial(fit_criteria_prompt, conversation, spec, criteria, tail=tail), budget
             )
             too_long = None
             if fitted.condensed:

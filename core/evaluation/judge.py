@@ -16,7 +16,6 @@ long, is a judge error saying so (`prompt_fit` "too_long"), never sent in vain o
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
@@ -25,7 +24,7 @@ from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
-from parley.core.evaluation.judge_prompt import fit_judge_messages
+from parley.core.evaluation.judge_prompt import fit_judge_messages, fit_off_the_loop
 from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
 from parley.core.models import ChatModel
 from parley.core.prompts import (
@@ -329,12 +328,11 @@ class LLMJudge:
         fit: JudgePromptFit = "whole"
         problem = ""
         for _ in range(2):  # the first try and one reminder
-            # condensing a long transcript is some milliseconds of CPU: off the event loop
-            messages, fitted = await asyncio.to_thread(
-                functools.partial(fit_judge_prompt, rubric=self.rubric, show_checks=self.show_checks, budget=budget, tail=tail),
-                conversation,
-                spec,
-                checks,
+            messages, fitted = await fit_off_the_loop(
+                functools.partial(
+                    fit_judge_prompt, conversation, spec, checks, rubric=self.rubric, show_checks=self.show_checks, tail=tail
+                ),
+                budget,
             )
             if fitted.condensed:
                 fit = "condensed"
