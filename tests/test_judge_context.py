@@ -251,3 +251,34 @@ async def test_the_prompt_a_judge_sends_is_the_one_fitted_to_its_budget_wherever
         assert got[1].fits and got[1].budget == budget
         assert got[1].condensed == (context == CONTEXT)
         assert len(threaded) == (1 if context == CONTEXT else 0)
+
+
+async def test_a_reminder_the_endpoint_refuses_as_too_long_says_the_first_answer_was_unreadable(server, long_conversation):
+    # Each judge's first prompt just fits the endpoint; the reminder after an unreadable answer
+    # (that answer shown back, then the reminder) does not. What went wrong first is said.
+    spec = criteria_spec()
+    criteria = criteria_of(spec, builtin=True)
+    server.chars_per_token = SMOLLM2_CHARS_PER_TOKEN
+    refused = "does not fit the judge's 100000-token context (the endpoint refused the prompt as too long)"
+
+    def just_fits(messages: list[ChatMessage]) -> int:
+        return server.prompt_tokens({"messages": [m.to_openai() for m in messages]}) + 2
+
+    server.context_tokens = just_fits(fit_judge_prompt(long_conversation, spec, [])[0])
+    server.push_text("Looks fine to me.")  # no JSON
+    result = await judge(server, 100_000).judge(long_conversation, spec, [])
+    assert len(server.requests) == 2 and server.refused_for_length == 1
+    assert result.prompt_fit == "too_long" and result.score is None
+    assert result.error.startswith("after a first answer that could not be read in full (")
+    assert result.error.endswith(f"), the conversation with a reminder {refused}")
+
+    server.reset()
+    server.chars_per_token = SMOLLM2_CHARS_PER_TOKEN
+    server.context_tokens = just_fits(criteria_messages(long_conversation, spec, criteria))
+    server.push_text(json.dumps({"criteria": [{"criterion": 1, "verdict": "met", "turns": [5], "quote": "", "reasoning": "ok"}]}))
+    judgement = await judge(server, 100_000).criteria_judge.judge_criteria(long_conversation, spec, criteria)
+    assert len(server.requests) == 2 and server.refused_for_length == 1
+    assert judgement.prompt_fit == "too_long" and set(judgement.answers) == {1}  # what the first answer decided stays
+    assert judgement.unanswered == {
+        2: f"after a first answer that could not be read in full (no decision on criterion 2), the conversation with a reminder {refused}"
+    }

@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, CriterionAnswer, parse_criteria_reply
 from parley.core.evaluation.criteria_prompt import REMINDER, fit_criteria_prompt
-from parley.core.evaluation.judge_prompt import fit_off_the_loop
+from parley.core.evaluation.judge_prompt import fit_off_the_loop, too_long_subject
 from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_budget
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, JudgePromptFit, Usage
@@ -82,8 +82,10 @@ class LLMCriteriaJudge:
         self.name = model.name
         self.context_tokens = context_tokens
 
-    def _too_long(self, why: str) -> str:
-        return f"the conversation does not fit the judge's {self.context_tokens}-token context ({why})"
+    def _too_long(self, why: str, unreadable: str = "") -> str:
+        """Why the prompt does not fit (`unreadable`: why the first answer could not be read,
+        when it is the reminder's prompt that does not)."""
+        return f"{too_long_subject(unreadable)} does not fit the judge's {self.context_tokens}-token context ({why})"
 
     async def judge_criteria(self, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> CriteriaJudgement:
         max_tokens = self.config.max_tokens if self.config is not None else None
@@ -94,6 +96,7 @@ class LLMCriteriaJudge:
         answers: dict[int, CriterionAnswer] = {}
         fit: JudgePromptFit = "whole"
         judgement = CriteriaJudgement(judge=self.name, prompt_fit=fit)
+        problems = ""  # why the first answer could not be read in full, once it was not
         for attempt in range(2):  # the first try and one reminder
             messages, fitted = await fit_off_the_loop(
                 functools.partial(fit_criteria_prompt, conversation, spec, criteria, tail=tail), budget
@@ -103,13 +106,13 @@ class LLMCriteriaJudge:
                 fit = "condensed"
             if not fitted.fits:
                 too_long = self._too_long(
-                    f"about {fitted.tokens_after} tokens even condensed, {max_tokens or ANSWER_TOKENS} kept for the answer"
+                    f"about {fitted.tokens_after} tokens even condensed, {max_tokens or ANSWER_TOKENS} kept for the answer", problems
                 )
             else:
                 try:
                     reply = await self.model.generate(messages, None, self.config)
                 except ContextLengthExceeded:
-                    too_long = self._too_long("the endpoint refused the prompt as too long")
+                    too_long = self._too_long("the endpoint refused the prompt as too long", problems)
                 except ParleyError as err:  # ProviderError after retries, ConfigError (no key)
                     if attempt == 0:
                         return CriteriaJudgement(judge=self.name, error=f"the judge model failed: {err}", usage=usage, prompt_fit=fit)

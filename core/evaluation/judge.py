@@ -24,7 +24,7 @@ from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
-from parley.core.evaluation.judge_prompt import fit_judge_messages, fit_off_the_loop
+from parley.core.evaluation.judge_prompt import fit_judge_messages, fit_off_the_loop, too_long_subject
 from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
 from parley.core.models import ChatModel
 from parley.core.prompts import (
@@ -312,10 +312,12 @@ class LLMJudge:
         fitted to the same context."""
         return LLMCriteriaJudge(self.model, config=self.config, context_tokens=self.context_tokens)
 
-    def _too_long(self, why: str, usage: Usage) -> JudgeResult:
+    def _too_long(self, why: str, usage: Usage, unreadable: str = "") -> JudgeResult:
+        """A judge error: the prompt does not fit (`unreadable`: why the first answer could not be
+        read, when it is the reminder's prompt that does not)."""
         return JudgeResult(
             judge=self.name,
-            error=f"the conversation does not fit the judge's {self.context_tokens}-token context ({why})",
+            error=f"{too_long_subject(unreadable)} does not fit the judge's {self.context_tokens}-token context ({why})",
             usage=usage,
             prompt_fit="too_long",
         )
@@ -338,12 +340,12 @@ class LLMJudge:
                 fit = "condensed"
             if not fitted.fits:
                 return self._too_long(
-                    f"about {fitted.tokens_after} tokens even condensed, {max_tokens or ANSWER_TOKENS} kept for the answer", usage
+                    f"about {fitted.tokens_after} tokens even condensed, {max_tokens or ANSWER_TOKENS} kept for the answer", usage, problem
                 )
             try:
                 reply = await self.model.generate(messages, None, self.config)
             except ContextLengthExceeded:
-                return self._too_long("the endpoint refused the prompt as too long", usage)
+                return self._too_long("the endpoint refused the prompt as too long", usage, problem)
             except ParleyError as err:  # ProviderError after retries, ConfigError (no key)
                 return JudgeResult(judge=self.name, error=f"the judge model failed: {err}", usage=usage, prompt_fit=fit)
             usage = usage + reply.usage

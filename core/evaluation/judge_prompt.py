@@ -17,7 +17,7 @@ from typing import Protocol
 from parley.core.prompts import Condensed, condense, estimate_messages
 from parley.core.records import ChatMessage, Conversation, ConversationSpec
 
-__all__ = ["fit_judge_messages", "fit_off_the_loop"]
+__all__ = ["fit_judge_messages", "fit_off_the_loop", "too_long_subject"]
 
 _TRANSCRIPT_HEADING = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
 
@@ -72,6 +72,14 @@ def fit_judge_messages(
     if built and built[0][0] is fitted:  # the chosen one was the last measured: built already
         return built[0][1], fitted
     return build(fitted), fitted
+
+
+def too_long_subject(unreadable: str = "") -> str:
+    """What does not fit a judge's context: the conversation; or, when the judge's first answer
+    could not be read (`unreadable` says why), the conversation with the reminder after it."""
+    if not unreadable:
+        return "the conversation"
+    return f"after a first answer that could not be read in full ({unreadable}), the conversation with a reminder"
 
 
 class _Fit(Protocol):
