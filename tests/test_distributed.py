@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -47,7 +48,10 @@ class CountingServer(FakeOpenAIServer):
     """The fake server, counting the requests it holds at once (its fixed delay). With
     `gather_at` set, the first requests also wait until that many are held together (an event:
     however busy the machine, calls that may overlap do), or until `gather_timeout_s` passes
-    once, after which nothing waits."""
+    once, after which nothing waits. After `hold()`, no request is answered until `release()`
+    (or HOLD_MOST_S): a conversation then in flight cannot end on its own."""
+
+    HOLD_MOST_S = 60.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -56,10 +60,23 @@ class CountingServer(FakeOpenAIServer):
         self.gather_at: int | None = None
         self.gather_timeout_s = 10.0
         self._gathered = asyncio.Event()
+        self._held = threading.Event()  # set and cleared from the test's thread, read on the server's
 
     def forget_gathering(self) -> None:
         self.gather_at = None
         self._gathered = asyncio.Event()
+        self.release()
+
+    def hold(self) -> None:
+        self._held.set()
+
+    def release(self) -> None:
+        self._held.clear()
+
+    async def _held_back(self) -> None:
+        deadline = time.monotonic() + self.HOLD_MOST_S
+        while self._held.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     async def _pause(self, seconds: float) -> None:
         self.holding += 1
@@ -74,6 +91,7 @@ class CountingServer(FakeOpenAIServer):
                     except TimeoutError:
                         self._gathered.set()  # waited once: the rest go at their pace
             await super()._pause(seconds)
+            await self._held_back()
         finally:
             self.holding -= 1
 
@@ -301,8 +319,14 @@ async def test_a_stop_reaches_the_workers_and_the_batch_resumes_to_the_end(store
     while runner.in_flight < 4 or not stored_keys(store, prepared.id):
         assert time.monotonic() < deadline and not task.done()
         await asyncio.sleep(0.05)
+    # From here the model answers nothing: the conversations in flight end only if the stop
+    # reaches them on their workers (however slowly it travels on a busy machine).
+    fake.hold()
     runner.stop()
-    result = await asyncio.wait_for(task, 30)
+    try:
+        result = await asyncio.wait_for(task, 30)
+    finally:
+        fake.release()
     await aclose_clients()
 
     assert result.status == "cancelled"
