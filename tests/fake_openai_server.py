@@ -89,7 +89,15 @@ class Hang:
     seconds: float = 30.0
 
 
-Step = TextReply | ToolCallsReply | ErrorReply | Hang
+@dataclass
+class RawReply:
+    """Answer 200 with `body` as it is (JSON-encoded unless it is a str, sent as text/plain):
+    a reply that is not a chat completion."""
+
+    body: Any
+
+
+Step = TextReply | ToolCallsReply | ErrorReply | Hang | RawReply
 
 
 @dataclass
@@ -301,6 +309,10 @@ class FakeOpenAIServer:
                 await self._pause(step.delay_ms / 1000)
             if isinstance(step, ErrorReply):
                 return _error(step.status, step.message, step.headers)
+            if isinstance(step, RawReply):
+                if isinstance(step.body, str):
+                    return Response(step.body, media_type="text/plain")
+                return JSONResponse(step.body)
             stream = bool(body.get("stream"))
             wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             if stream and "stream_options" in body and self.stream_usage == "reject":

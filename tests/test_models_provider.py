@@ -12,7 +12,7 @@ from parley.core.errors import ConfigError, ProviderError
 from parley.core.models.openai_provider import OpenAICompatibleModel, aclose_clients, shared_client_count
 from parley.core.models.retry import RetryEvent, RetryPolicy
 from parley.core.records.chat import ChatMessage, GenerateConfig, ToolCall, ToolSpec
-from tests.fake_openai_server import FakeOpenAIServer, TextReply, fake_server_process
+from tests.fake_openai_server import FakeOpenAIServer, RawReply, TextReply, fake_server_process
 from tests.waiting import until
 
 KEY = "sk-test-key"
@@ -123,6 +123,50 @@ async def test_unpriced_model_has_unknown_cost(server):
     model = OpenAICompatibleModel("ollama/qwen2.5", env={"OLLAMA_BASE_URL": server.base_url})
     reply = await model.generate(HELLO)
     assert reply.usage.input_tokens == 10 and reply.usage.cost_usd is None
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"id": "x", "choices": []}, "the reply has no choices"),
+        ({"id": "x"}, "the reply's choices: Field required"),
+        ({"choices": [{"message": {"content": 42}}]}, "the reply's choices.0.message.content: Input should be a valid string"),
+        (
+            {"choices": [{"message": {"content": "hi", "tool_calls": [{"id": "c1", "function": {"arguments": "{}"}}]}}]},
+            "the reply's choices.0.message.tool_calls.0.function.name: Field required",
+        ),
+        (["not", "a", "completion"], "the reply is not a JSON object but ['not', 'a', 'completion']"),
+        ("<html>busy</html>", "the reply is not a JSON object but '<html>busy</html>'"),
+    ],
+)
+async def test_a_reply_that_is_not_a_chat_completion_says_which_field_is_wrong(server, body, expected):
+    server.push(RawReply(body))
+    with pytest.raises(ProviderError) as caught:
+        await make_model(server).generate(HELLO)
+    assert str(caught.value) == f"openai/gpt-4o-mini (bot): bad reply from {server.base_url}: {expected}"
+    assert not caught.value.retryable
+    assert len(server.requests) == 1  # a malformed reply is not asked again
+
+
+async def test_a_tool_call_without_a_function_is_left_out_and_missing_fields_get_defaults(server):
+    server.push(
+        RawReply(
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "content": None,
+                            "tool_calls": [{"id": "c1", "type": "retrieval"}, {"function": {"name": "track_order", "arguments": None}}],
+                        }
+                    }
+                ]
+            }
+        )
+    )
+    reply = await make_model(server).generate(HELLO, tools=[TRACK])
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("call_1", "track_order", "")]
+    assert reply.text is None and reply.finish_reason is None
+    assert reply.usage.calls == 1 and reply.usage.cost_usd is None
 
 
 async def test_latency_measures_the_wait(server):
