@@ -65,7 +65,6 @@ class CountingServer(FakeOpenAIServer):
     def forget_gathering(self) -> None:
         self.gather_at = None
         self._gathered = asyncio.Event()
-        self.release()
 
     def hold(self) -> None:
         self._held.set()
@@ -107,10 +106,12 @@ def fake(server, monkeypatch):
     server.reset()
     server.most_held = 0
     server.forget_gathering()
+    server.release()
     monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
     yield server
     server.reset()
     server.forget_gathering()
+    server.release()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -57,11 +57,12 @@ def fit_judge_messages(
         shown += render(fitted)
         return [system_message, ChatMessage(role="user", content="\n\n".join([*before, shown, ended, *asked])), *tail]
 
-    built: list[tuple[Condensed, list[ChatMessage]]] = []  # the last candidate measured, as built
+    last: tuple[Condensed, list[ChatMessage]] | None = None  # the last candidate measured, as built
 
     def measure(candidate: Condensed) -> int:
-        built[:] = [(candidate, build(candidate))]
-        return estimate_messages(built[0][1])
+        nonlocal last
+        last = (candidate, build(candidate))
+        return estimate_messages(last[1])
 
     fitted = condense(
         list(transcript),
@@ -69,8 +70,8 @@ def fit_judge_messages(
         measure=measure,
         answering=False,  # every turn is history to a judge: the last one's results may be shortened too
     )
-    if built and built[0][0] is fitted:  # the chosen one was the last measured: built already
-        return built[0][1], fitted
+    if last is not None and last[0] is fitted:  # the chosen one was the last measured: built already
+        return last[1], fitted
     return build(fitted), fitted
 
 
