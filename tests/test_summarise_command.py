@@ -349,6 +349,11 @@ def test_a_histogram_file_must_be_a_picture(tmp_path):
         ("odd.ndjson", '{"session_id": "a", "status": "done", "score": 3}\n', "odd.ndjson:1: status 'done' is not one of"),
         ("five.ndjson", '{"session_id": "a", "status": "completed", "score": 5}\n', "five.ndjson:1: score 5 is not 1, 2 or 3"),
         (
+            "many.ndjson",
+            '{"session_id": "a", "status": "completed", "score": 3, "turns": "many"}\n',
+            "many.ndjson:1: turns: Input should be a valid integer, unable to parse string as an integer (got 'many')",
+        ),
+        (
             "nan.json",
             '[{"spec_id": "a#0", "outcome": "passed", "duration_s": NaN}]',
             "nan.json: result 1: duration nan is not a finite number",

@@ -39,6 +39,7 @@ from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_ju
 from parley.core.evaluation.criteria_prompt import CHECKPOINT_KEY, CheckpointCut
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE
 from parley.core.records import CheckResult, Conversation, ConversationSpec
+from parley.core.records.validation_errors import first_error
 from parley.core.specs import JudgeStep, PlaybookCheckpoint, judge_steps
 
 __all__ = ["checkpoint_checks", "checkpoint_name", "conversation_at"]
@@ -79,9 +80,8 @@ def _reached(conversation: Conversation) -> dict[int, PlaybookCheckpoint] | str:
     try:
         return {c.step: c for c in _CHECKPOINTS.validate_python(raw)}
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "record"
-        return f"unreadable checkpoint record ({where}: {first['msg']})"
+        first = first_error(err, "record")
+        return f"unreadable checkpoint record ({first.where}: {first.message})"
 
 
 def _at_step(checks: Sequence[CheckResult], step: int, checkpoint: PlaybookCheckpoint | None) -> list[CheckResult]:

@@ -53,6 +53,7 @@ from parley.core.records import (
     JudgeResult,
     ToolCallRecord,
 )
+from parley.core.records.validation_errors import first_error
 from parley.core.specs import TextMatch, TextPattern, TooLongToMatch, compile_pattern
 from parley.core.world import AuditEntry, WorldState
 from parley.mockapi.policy import CANCELLATION_WINDOW_DAYS
@@ -440,14 +441,13 @@ def playbook_assertion_checks(metadata: Mapping[str, Any]) -> list[CheckResult]:
         try:
             a = _Assertion.model_validate(item)
         except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "record"
+            first = first_error(err, "record")
             checks.append(
                 CheckResult(
                     kind="playbook_assertion",
                     name=f"playbook assertion {n}",
                     outcome="error",
-                    reason=f"Unreadable playbook assertion record ({where}: {first['msg']}).",
+                    reason=f"Unreadable playbook assertion record ({first.where}: {first.message}).",
                 )
             )
             continue

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from parley.core.records import ToolCall
+from parley.core.records.validation_errors import first_error
 
 __all__ = ["CompletionReply", "MalformedReply", "read_completion"]
 
@@ -72,9 +73,8 @@ def read_completion(data: Any) -> CompletionReply:
     try:
         completion = _Completion.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise MalformedReply(f"the reply's {where}: {first['msg']}") from err
+        first = first_error(err, "body")
+        raise MalformedReply(f"the reply's {first.where}: {first.message}") from err
     if not completion.choices:
         raise MalformedReply("the reply has no choices")
     choice = completion.choices[0]

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 from parley.core.errors import ParleyError
 from parley.core.evaluation import BatchSummary
 from parley.core.records import DEFAULT_MIN_SCORE, SummaryRow
+from parley.core.records.validation_errors import first_error
 
 FileFormat = Literal["json", "ndjson", "csv"]
 Shape = Literal["parley", "003"]
@@ -215,9 +216,8 @@ def _row(name: str, where: str, record: Any, shape: Shape) -> SummaryRow:
     try:
         row = SummaryRow.model_validate(fields)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "the row"
-        raise ParleyError(f"{at}: {field}: {first['msg']} (got {first.get('input')!r})") from None
+        first = first_error(exc, "the row")
+        raise ParleyError(f"{at}: {first.where}: {first.message} (got {first.input!r})") from None
     for what, value in (("turns", row.turns), ("duration", row.duration_s), ("cost", row.cost_usd)):
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise ParleyError(f"{at}: {what} {value!r} is not a finite number of 0 or more")

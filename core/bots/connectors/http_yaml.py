@@ -59,6 +59,7 @@ from parley.core.bots.connectors.base import (
 )
 from parley.core.errors import ConfigError, ProfileError
 from parley.core.records import ChatMessage
+from parley.core.records.validation_errors import first_error
 from parley.core.redaction import REDACTOR
 from parley.core.specs import read_yaml
 
@@ -132,10 +133,9 @@ def load_http_bot_config(path: str | Path) -> HttpBotConfig:
     try:
         config = HttpBotConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
-        raise ConfigError(f"{source}: {field}: {message}") from None
+        first = first_error(exc, "(top level)")
+        message = "unknown field" if first.type == "extra_forbidden" else first.message
+        raise ConfigError(f"{source}: {first.where}: {message}") from None
     check_url(config.base_url, what=f"{source}: base_url")
     for field, endpoint in (("send_message", config.send_message), ("start", config.start)):
         if endpoint is not None and endpoint.path.startswith(("http://", "https://")):
