@@ -58,7 +58,7 @@ class CountingServer(FakeOpenAIServer):
         self.holding = 0
         self.most_held = 0
         self.gather_at: int | None = None
-        self.gather_timeout_s = 10.0
+        self.gather_timeout_s = 60.0  # a worker's first call may come late on a busy machine (10 s was once too short)
         self._gathered = asyncio.Event()
         self._held = threading.Event()  # set and cleared from the test's thread, read on the server's
 
