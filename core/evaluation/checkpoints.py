@@ -38,8 +38,7 @@ from parley.core.evaluation.criteria import CriteriaJudgement, Criterion, criter
 from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_judge
 from parley.core.evaluation.criteria_prompt import CHECKPOINT_KEY, CheckpointCut
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE
-from parley.core.records import CheckResult, Conversation, ConversationSpec
-from parley.core.records.validation_errors import first_error
+from parley.core.records import CheckResult, Conversation, ConversationSpec, first_error
 from parley.core.specs import JudgeStep, PlaybookCheckpoint, judge_steps
 
 __all__ = ["checkpoint_checks", "checkpoint_name", "conversation_at"]

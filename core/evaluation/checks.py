@@ -52,8 +52,8 @@ from parley.core.records import (
     Expectations,
     JudgeResult,
     ToolCallRecord,
+    first_error,
 )
-from parley.core.records.validation_errors import first_error
 from parley.core.specs import TextMatch, TextPattern, TooLongToMatch, compile_pattern
 from parley.core.world import AuditEntry, WorldState
 from parley.mockapi.policy import CANCELLATION_WINDOW_DAYS

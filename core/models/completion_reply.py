@@ -14,8 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from parley.core.records import ToolCall
-from parley.core.records.validation_errors import first_error
+from parley.core.records import ToolCall, first_error
 
 __all__ = ["CompletionReply", "MalformedReply", "read_completion"]
 

@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     )
     from parley.core.records.spec import ConversationSpec, VariableValue, derive_seed, make_spec_id
     from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
+    from parley.core.records.validation_errors import FirstError, first_error
     from parley.core.records.verdict import (
         BOT_FAILURES,
         DEFAULT_MIN_SCORE,
@@ -299,6 +300,8 @@ __all__ = [
     "make_spec_id",
     "qualify_model_name",
     "rerun_outcomes",
+    "FirstError",
+    "first_error",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -36,8 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from parley.core.errors import ParleyError
 from parley.core.evaluation import BatchSummary
-from parley.core.records import DEFAULT_MIN_SCORE, SummaryRow
-from parley.core.records.validation_errors import first_error
+from parley.core.records import DEFAULT_MIN_SCORE, SummaryRow, first_error
 
 FileFormat = Literal["json", "ndjson", "csv"]
 Shape = Literal["parley", "003"]

@@ -58,8 +58,7 @@ from parley.core.bots.connectors.base import (
     resolve_env,
 )
 from parley.core.errors import ConfigError, ProfileError
-from parley.core.records import ChatMessage
-from parley.core.records.validation_errors import first_error
+from parley.core.records import ChatMessage, first_error
 from parley.core.redaction import REDACTOR
 from parley.core.specs import read_yaml
 
