@@ -6,9 +6,18 @@ CORES  := $(shell nproc 2>/dev/null || echo 2)
 # llama.cpp (the live test tier's server) builds from source on first install, the longest part
 # of a new machine's install: on every core, and text only, without the multimodal library and
 # the "common" library only it and llama.cpp's own tools use (tests/live/llama_text_only.cmake).
+# It is built for a fixed, portable instruction set, never for the build machine's own CPU
+# (GGML_NATIVE): a native build on a CPU that reports AMX compiles AMX kernels that a virtual
+# machine may not let it run (a general protection fault at `ldtilecfg` on the first completion).
+# x86-64 gets AVX2, FMA, F16C and BMI2 (x86-64-v3) and nothing wider; other machines a generic build.
 # A CMAKE_ARGS of your own replaces this one.
+LLAMA_ISA_x86_64 := -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+  -DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_ISA := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF $(LLAMA_ISA_$(shell uname -m))
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(CORES)
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/tests/live/llama_text_only.cmake
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/tests/live/llama_text_only.cmake $(LLAMA_ISA)
+# The pinned llama-cpp-python, as the live extra in pyproject.toml names it.
+LLAMA_CPP := llama-cpp-python[server]==0.3.36
 # pytest workers for `make test` (pytest-xdist; each test file runs whole on one worker).
 JOBS ?= $(CORES)
 
@@ -22,7 +31,15 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+# llama.cpp first, on its own and never from pip's wheel cache: the cache keys a built wheel by
+# the source's name alone, so a wheel built earlier with other CMAKE_ARGS (a native build) would
+# be handed back. tests/live/check_portable_build.py then refuses a library holding AMX code.
+$(VENV)/.llama-built: Makefile | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-cache-dir --force-reinstall --no-deps '$(LLAMA_CPP)'
+	$(BIN)/python tests/live/check_portable_build.py
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.llama-built | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed
 

@@ -12,7 +12,7 @@ from parley.core.errors import ConfigError, ProviderError
 from parley.core.models.openai_provider import OpenAICompatibleModel, aclose_clients, shared_client_count
 from parley.core.models.retry import RetryEvent, RetryPolicy
 from parley.core.records.chat import ChatMessage, GenerateConfig, ToolCall, ToolSpec
-from tests.fake_openai_server import FakeOpenAIServer, RawReply, TextReply, fake_server_process
+from tests.fake_openai_server import FakeOpenAIServer, RawReply, TextReply, fake_server_process, run_fake_server
 from tests.waiting import until
 
 KEY = "sk-test-key"
@@ -303,6 +303,21 @@ async def test_unreachable_server_is_retried_then_reported():
     assert f"cannot reach {base_url}" in str(info.value)
     assert info.value.retryable is True
     assert [e.reason for e in events] == ["connection", "connection"]
+
+
+async def test_a_server_that_answered_and_then_died_is_named_as_stopped_not_unreachable():
+    # The live tier's crash: llama.cpp's server answered, then died on a completion. Every
+    # conversation after that must say the server stopped, not only "connection failed".
+    with run_fake_server() as live:
+        base_url = live.base_url
+        model = OpenAICompatibleModel(
+            "openai-api/dying/m", env={"DYING_BASE_URL": base_url}, sleep=RecordingSleep(), retry_policy=RetryPolicy(max_retries=1)
+        )
+        assert (await model.generate(HELLO)).text
+    with pytest.raises(ProviderError) as info:  # the server's process is gone
+        await model.generate(HELLO)
+    assert f"the model server at {base_url} stopped answering" in str(info.value)
+    assert "cannot reach" not in str(info.value)
 
 
 async def test_a_local_server_never_sees_the_openai_key(server, monkeypatch):

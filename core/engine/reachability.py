@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.errors import ParleyError
 from parley.core.ingress import FetchedReply, fetch_bounded
+from parley.core.models import mark_answered
 from parley.core.specs import did_you_mean
 
 log = logging.getLogger("parley.engine.reachability")
@@ -263,6 +264,8 @@ async def run_preflight(targets: Sequence[Target], *, timeout_s: float = PROBE_T
             )
         if answer.reply.status in REFUSED:
             raise _refused(target, answer.reply.status)
+        if target.kind == "model":
+            mark_answered(target.url)  # a connection refused later means the server stopped
         warnings: list[str] = []
         report.endpoints.append(_facts(target, answer.reply, warnings))
         for warning in warnings:  # one per model and endpoint, however many roles share them

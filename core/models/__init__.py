@@ -10,7 +10,14 @@ if TYPE_CHECKING:
     from parley.core.models.api import ChatModel, ReplyStream
     from parley.core.models.chat_model_base import ChatModelBase, WholeReplyStream
     from parley.core.models.names import OFFLINE, parse_model_name
-    from parley.core.models.openai_provider import CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, POOL_CONNECTIONS, POOL_KEEPALIVE, aclose_clients
+    from parley.core.models.openai_provider import (
+        CONNECT_TIMEOUT_S,
+        DEFAULT_TIMEOUT_S,
+        POOL_CONNECTIONS,
+        POOL_KEEPALIVE,
+        aclose_clients,
+        mark_answered,
+    )
     from parley.core.models.pricing import price_for
     from parley.core.models.registry import get_model
     from parley.core.models.retry import RetryEvent, rate_limit_deadline
@@ -28,6 +35,7 @@ __all__ = [
     "WholeReplyStream",
     "aclose_clients",
     "get_model",
+    "mark_answered",
     "parse_model_name",
     "price_for",
     "rate_limit_deadline",

@@ -94,6 +94,17 @@ def _shared_endpoint(endpoint: Endpoint, loop: asyncio.AbstractEventLoop | None 
     return shared
 
 
+# Base URLs of servers that answered in this process (a reply, or the check before launch): a
+# connection that fails after that means the server stopped (crashed, was killed), not that it
+# was never there, and the message says so.
+_answered: set[str] = set()
+
+
+def mark_answered(base_url: str) -> None:
+    """Remember that the server at `base_url` answered (parley.core.engine.reachability calls it)."""
+    _answered.add(base_url.rstrip("/"))
+
+
 def shared_client(endpoint: Endpoint) -> AsyncOpenAI:
     """The one AsyncOpenAI client for this endpoint on the running event loop."""
     return _shared_endpoint(endpoint).client
@@ -255,6 +266,8 @@ class OpenAICompatibleModel(ChatModelBase):
         if isinstance(err, openai.APIConnectionError):
             cause = err.__cause__ or err.__context__
             detail = f": {cause}" if cause else ""
+            if where.rstrip("/") in _answered:
+                return AttemptError(f"{who}: the model server at {where} stopped answering{detail}", retryable=True, kind="connection")
             return AttemptError(f"{who}: cannot reach {where}{detail}", retryable=True, kind="connection")
         if isinstance(err, openai.APIStatusError):
             status = err.status_code
@@ -332,6 +345,7 @@ class OpenAICompatibleModel(ChatModelBase):
             rng=self._rng,
         )
         latency = time.perf_counter() - started
+        mark_answered(self.base_url)
         try:
             reply = read_completion(resp)
         except MalformedReply as err:
@@ -401,7 +415,9 @@ class OpenAIReplyStream:
                 retryable=True,
             )
         if isinstance(err, (httpx2.TransportError, openai.APIConnectionError)):
-            return ProviderError(f"{who}: the reply from {model.base_url} broke off: {err}", retryable=True)
+            return ProviderError(
+                f"{who}: the model server at {model.base_url} stopped answering: the reply broke off: {err}", retryable=True
+            )
         mapped = model._map_error(err)
         if mapped is err:
             return err
@@ -458,6 +474,7 @@ class OpenAIReplyStream:
                 raise failure from err
         finally:
             await sdk_stream.close()
+        mark_answered(model.base_url)
         latency = time.perf_counter() - started
         self.reply = ModelReply(
             model=model.name,

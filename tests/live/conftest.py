@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -62,6 +63,50 @@ def smollm2_q8(folder: Path) -> Path:
     return out
 
 
+LOG_LINES_SHOWN = 30
+
+
+class ServerWatch:
+    """The running server's process and log, to say so when it dies under a test."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], base_url: str, log_path: Path) -> None:
+        self.proc = proc
+        self.base_url = base_url
+        self.log_path = log_path
+
+    def why_dead(self) -> str | None:
+        """None while the server runs; once it exited, which status and the last lines of its log."""
+        code = self.proc.poll()
+        if code is None:
+            return None
+        status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-LOG_LINES_SHOWN:]) or "(its log is empty)"
+        return (
+            f"the model server at {self.base_url} stopped answering ({status}); a crash inside llama.cpp shows in `dmesg`"
+            f" (tests/live/check_portable_build.py checks the build for CPU instructions the machine may not run).\n"
+            f"The last lines of its log ({self.log_path}):\n{tail}"
+        )
+
+
+_watched: list[ServerWatch] = []
+
+
+@pytest.fixture(autouse=True)
+def _model_server_still_up(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A live test whose server died fails saying so, before and after the test, rather than
+    only with each conversation's "All connection attempts failed"."""
+    if "llama_server" not in request.fixturenames:
+        yield
+        return
+    for watch in _watched:
+        if why := watch.why_dead():
+            pytest.fail(why)
+    yield
+    for watch in _watched:
+        if why := watch.why_dead():
+            pytest.fail(why)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -100,11 +145,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ]
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
+    watch = ServerWatch(proc, base_url, log_path)
     deadline = time.monotonic() + START_TIMEOUT_S
     try:
         while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama.cpp server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+            if why := watch.why_dead():
+                pytest.fail(f"llama.cpp server did not start: {why}")
             try:
                 if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
                     break
@@ -113,8 +159,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if time.monotonic() > deadline:
                 pytest.fail(f"llama.cpp server not up after {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.5)
+        _watched.append(watch)
         yield base_url
     finally:
+        if watch in _watched:
+            _watched.remove(watch)
         stop_process(proc)
         log.close()
 
