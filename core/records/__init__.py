@@ -127,6 +127,7 @@ if TYPE_CHECKING:
         UserFault,
         Verdict,
     )
+    from parley.core.records.world_state import RecordChange, RecordRef, RuleViolation, WorldDiff
     from parley.core.records.yaml_fields import (
         PROBLEM,
         Keyed,
@@ -155,6 +156,10 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "RecordChange",
+    "RecordRef",
+    "RuleViolation",
+    "WorldDiff",
     "FUNCTIONS",
     "MAX_VALUES",
     "PLACEHOLDER_RE",

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from parley.core.records.chat import ToolSpec
+from parley.core.records.world_state import RecordChange, RecordRef, RuleViolation
 
 _ORDER_ID_SCHEMA = {
     "type": "string",
@@ -86,6 +87,12 @@ class ToolCallRecord(BaseModel):
     http_status: int | None = None
     latency_s: float = 0.0
     ignored_arguments: list[str] = Field(default_factory=list)
+    changes: list[RecordChange] = Field(default_factory=list)
+    """The records of the world this call inserted, changed or deleted."""
+    reads: list[RecordRef] = Field(default_factory=list)
+    """The records of customers the call's result showed the bot (by their keys)."""
+    violations: list[RuleViolation] = Field(default_factory=list)
+    """The world's rules (those its API leaves to the bot) this call broke."""
 
     @property
     def order_id(self) -> str | None:

@@ -1,4 +1,4 @@
-"""The order world a conversation runs against: a private copy of the mock order API per conversation."""
+"""The world API: what a world declares (data, tools, policy, identity, ownership, rules), the private copy of its database per conversation, running its tools, and finding a world by name or path."""
 
 from __future__ import annotations
 
@@ -7,8 +7,53 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.world.order_world import AuditEntry, World, WorldState, WorldTemplate, new_world, world_client, world_template
+    from parley.core.world.database import WorldClock, WorldCopy, WorldDB, WorldTemplate
+    from parley.core.world.declaration import ACTIONS, ConversationIdentity, Rule, RuleCall, SessionIdentity, WorldDefinition
+    from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
+    from parley.core.world.order_world import AuditEntry, World, WorldState, new_world, world_client, world_template
+    from parley.core.world.overrides import merge_overrides, override_problems
+    from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
+    from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError
+    from parley.core.world.tool_declaration import Refused, RefusalKind, ToolContext, ToolDeclarationError, WorldTool, declare_tool, tool
 
-__all__ = ["AuditEntry", "World", "WorldState", "WorldTemplate", "new_world", "world_client", "world_template"]
+__all__ = [
+    "ACTIONS",
+    "AuditEntry",
+    "BUILT_IN",
+    "COLUMN_TYPES",
+    "ColumnType",
+    "ConversationIdentity",
+    "DEFAULT_WORLD",
+    "IDENTITY_ARGUMENTS",
+    "Refused",
+    "RefusalKind",
+    "Rule",
+    "RuleCall",
+    "SessionIdentity",
+    "Table",
+    "TableError",
+    "ToolContext",
+    "ToolDeclarationError",
+    "World",
+    "WorldClock",
+    "WorldCopy",
+    "WorldDB",
+    "WorldDefinition",
+    "WorldError",
+    "WorldState",
+    "WorldTemplate",
+    "WorldTool",
+    "WorldTools",
+    "declare_tool",
+    "known_worlds",
+    "load_world",
+    "merge_overrides",
+    "new_world",
+    "override_problems",
+    "result_text",
+    "tool",
+    "world_client",
+    "world_template",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
