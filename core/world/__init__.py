@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
     from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError
-    from parley.core.world.tool_declaration import Refused, RefusalKind, ToolContext, ToolDeclarationError, WorldTool, declare_tool, tool
+    from parley.core.world.tool_declaration import RefusalKind, Refused, ToolContext, ToolDeclarationError, WorldTool, declare_tool, tool
 
 __all__ = [
     "ACTIONS",

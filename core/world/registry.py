@@ -81,7 +81,9 @@ def load_world(
     ref = name or DEFAULT_WORLD
     worlds = known_worlds()
     if ref not in worlds:
-        raise WorldError(f"no world named {ref!r}{did_you_mean(ref, worlds)}; the worlds: {', '.join(sorted(worlds))} (or world: {{path: FILE.py}})")
+        raise WorldError(
+            f"no world named {ref!r}{did_you_mean(ref, worlds)}; the worlds: {', '.join(sorted(worlds))} (or world: {{path: FILE.py}})"
+        )
     key = ("name", ref, tuple(sorted((k, repr(v)) for k, v in opts.items())))
     with _lock:
         if key in _loaded:

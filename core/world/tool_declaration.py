@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
 from parley.core.errors import ParleyError
 from parley.core.records import ToolSpec
@@ -215,11 +216,20 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
     return " ".join(summary), args
 
 
-def _strip_titles(schema: Any) -> Any:
+class _AsWritten(GenerateJsonSchema):
+    """Pydantic's schema with its keys in the order they were written, not sorted."""
+
+    def sort(self, value: JsonSchemaValue, parent_key: str | None = None) -> JsonSchemaValue:
+        return value
+
+
+def _plain(schema: Any) -> Any:
+    """The schema a bot is offered: without pydantic's titles, the examples (kept for messages) and
+    null defaults, which tell a model nothing."""
     if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+        return {k: _plain(v) for k, v in schema.items() if k not in ("title", "examples") and not (k == "default" and v is None)}
     if isinstance(schema, list):
-        return [_strip_titles(v) for v in schema]
+        return [_plain(v) for v in schema]
     return schema
 
 
@@ -272,7 +282,7 @@ def declare_tool(
         __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=False),
         **fields,
     )
-    schema = _strip_titles(model.model_json_schema())
+    schema = _plain(model.model_json_schema(schema_generator=_AsWritten))
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
     schema = {"type": "object", **{k: v for k, v in schema.items() if k != "type"}}

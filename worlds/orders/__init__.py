@@ -1,0 +1,106 @@
+"""The order world: a small shop's orders, served by the mock order API (parley.mockapi), declared
+through the world API. parley's default world.
+
+- data: the mock API's fixture (4 customers, their orders, dated relative to the world's `today`)
+  in its own tables (customers, orders, an audit trail), built by the mock API's own loader;
+- tools: get_order, track_order, list_my_orders, check_cancellation, cancel_order (tools.py),
+  running the mock API's store, which enforces the 10-day cancellation policy itself;
+- identity: bound by the session: the bot acts for the signed-in customer and no one else;
+- whose records: an order is its customer's; ids look like ORD-1001 and C-100;
+- cancel_order changes the world (claimed as "cancel"), and the policy asks for the customer's
+  explicit confirmation first.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import sqlite_utils
+
+from parley.core.world import SessionIdentity, Table, WorldDB, WorldDefinition
+from parley.mockapi.order_store import OrderStore, load_fixture
+from parley.mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN
+from parley.worlds.orders.prompt import POLICY, build_system_prompt
+from parley.worlds.orders.tools import STORE, TOOLS
+
+__all__ = ["DEFAULT_CUSTOMER", "ORDER_STATUSES", "WORLD", "make_tables"]
+
+DEFAULT_CUSTOMER = "C-100"
+ORDER_STATUSES = ("pending", "processing", "shipped", "delivered", "cancelled")
+
+
+def _pattern(anchored: str) -> str:
+    return anchored.removeprefix("^").removesuffix("$")
+
+
+def make_tables() -> list[Table]:
+    """The order world's tables as the mock API's loader creates them."""
+    return [
+        Table(
+            "customers",
+            key="id",
+            columns={"id": "text", "name": "text", "email": "text"},
+            owner="key",
+            id_pattern=_pattern(CUSTOMER_ID_PATTERN),
+            description="The shop's customers.",
+        ),
+        Table(
+            "orders",
+            key="id",
+            columns={
+                "id": "text",
+                "customer_id": "text",
+                "placed_date": "date",
+                "status": "text",
+                "total": "real",
+                "currency": "text",
+                "items": "json",
+                "tracking": "json",
+                "cancelled_at": "text",
+            },
+            owner="customer_id",
+            id_pattern=_pattern(ORDER_ID_PATTERN),
+            description="Orders, each its customer's.",
+        ),
+        Table(
+            "audit",
+            key="id",
+            columns={
+                "id": "integer",
+                "order_id": "text",
+                "customer_id": "text",
+                "old_status": "text",
+                "new_status": "text",
+                "at": "text",
+                "reason": "text",
+            },
+            owner="customer_id",
+            log=True,
+            description="Every status change, as the API records it.",
+        ),
+    ]
+
+
+def _build(conn: sqlite3.Connection, today: datetime.date, overrides: dict[str, Sequence[Mapping[str, Any]]]) -> None:
+    load_fixture(sqlite_utils.Database(conn), today=today, overrides=list(overrides.get("orders", ())))
+
+
+def _open_copy(db: WorldDB, today: datetime.date, clock: Callable[[], datetime.datetime]) -> dict[str, Any]:
+    return {STORE: OrderStore(sqlite_utils.Database(db.connection), clock=clock, today=today, in_memory=True)}
+
+
+WORLD = WorldDefinition(
+    name="orders",
+    description="A small shop's orders: track, list and cancel them (the mock order API)",
+    policy=POLICY,
+    tables=make_tables(),
+    tools=TOOLS,
+    identity=SessionIdentity(customers="customers", default=DEFAULT_CUSTOMER),
+    actions={"cancel_order": "cancel"},
+    build=_build,
+    open_copy=_open_copy,
+    hooks={"system_prompt": build_system_prompt},
+)
