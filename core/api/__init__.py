@@ -59,6 +59,20 @@ if TYPE_CHECKING:
         ToolCallRecord,
         Verdict,
     )
+    from parley.core.world import (
+        ConversationIdentity,
+        Refused,
+        Rule,
+        RuleCall,
+        SessionIdentity,
+        Table,
+        ToolContext,
+        WorldDB,
+        WorldDefinition,
+        WorldTool,
+        load_world,
+        tool,
+    )
 
 __all__ = [
     "AsyncTools",
@@ -69,6 +83,7 @@ __all__ = [
     "CheckResult",
     "ConfigError",
     "Conversation",
+    "ConversationIdentity",
     "ConversationResult",
     "ConversationSpec",
     "Expectations",
@@ -78,11 +93,20 @@ __all__ = [
     "ParleyError",
     "ProfileError",
     "PythonBotError",
+    "Refused",
+    "Rule",
+    "RuleCall",
     "RunResult",
+    "SessionIdentity",
     "SpecsInvalid",
+    "Table",
     "ToolCallRecord",
+    "ToolContext",
     "Tools",
     "Verdict",
+    "WorldDB",
+    "WorldDefinition",
+    "WorldTool",
     "checkpoint",
     "conversation",
     "expect_reply",
@@ -90,10 +114,12 @@ __all__ = [
     "inject_reply",
     "inject_tool",
     "load_specs",
+    "load_world",
     "run",
     "run_sync",
     "say",
     "simulate",
+    "tool",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -91,6 +91,8 @@ class RuleCall:
     """The conversation's customer (the one it runs as, whatever the bot was told)."""
     earlier: Sequence[ToolCallRecord]
     """The calls before this one in the conversation."""
+    today: datetime.date
+    """The world's today."""
 
     def before(self, table: str, key: str) -> dict[str, Any] | None:
         for change in self.changes:

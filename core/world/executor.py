@@ -199,7 +199,9 @@ class WorldTools:
             ok=True,
             changes=changes,
         )
-        shown = RuleCall(record=probe, changes=changes, db=self.copy.db, customer_id=self.customer_id, earlier=list(self.records))
+        shown = RuleCall(
+            record=probe, changes=changes, db=self.copy.db, customer_id=self.customer_id, earlier=list(self.records), today=self.copy.today
+        )
         found: list[RuleViolation] = []
         for rule in self.world.rules:
             try:
