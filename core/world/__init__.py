@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.world.checking import world_problems
     from parley.core.world.database import WorldClock, WorldCopy, WorldDB, WorldTemplate
     from parley.core.world.declaration import ACTIONS, ConversationIdentity, Rule, RuleCall, SessionIdentity, WorldDefinition
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
     from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError
-    from parley.core.world.tool_declaration import RefusalKind, Refused, ToolContext, ToolDeclarationError, WorldTool, declare_tool, tool
+    from parley.core.world.tool_declaration import RefusalKind, Refused, ToolContext, WorldTool, declare_tool, tool
 
 __all__ = [
     "ACTIONS",
@@ -33,7 +34,6 @@ __all__ = [
     "Table",
     "TableError",
     "ToolContext",
-    "ToolDeclarationError",
     "World",
     "WorldClock",
     "WorldCopy",
@@ -53,6 +53,7 @@ __all__ = [
     "result_text",
     "tool",
     "world_client",
+    "world_problems",
     "world_template",
 ]
 

@@ -94,7 +94,7 @@ def load_world(
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise WorldError(f"world {ref!r}: cannot import {module_name}: {exc}") from exc
-    world = _definition(getattr(module, attr or "WORLD", None), module, f"world {ref!r} ({target})", {"name": ref, **opts})
+    world = checked(_definition(getattr(module, attr or "WORLD", None), module, f"world {ref!r} ({target})", {"name": ref, **opts}))
     with _lock:
         return _loaded.setdefault(key, world)
 
@@ -129,8 +129,22 @@ def _from_file(file: Path, options: dict[str, Any]) -> WorldDefinition:
     if world.base_dir is None:
         world.base_dir = file.parent
         world.__post_init__()
+    if options.get("unchecked"):
+        return world
+    checked(world)
     with _lock:
         return _loaded.setdefault(key, world)
+
+
+def checked(world: WorldDefinition) -> WorldDefinition:
+    """`world`, or WorldError listing what is wrong with its declaration (`parley worlds check` says all)."""
+    from parley.core.world.checking import world_problems
+
+    problems = world_problems(world, build=False)
+    if problems:
+        more = f" (and {len(problems) - 3} more: parley worlds check {world.source or world.name})" if len(problems) > 3 else ""
+        raise WorldError("; ".join(problems[:3]) + more)
+    return world
 
 
 def _definition(target: Any, module: Any, where: str, options: dict[str, Any]) -> WorldDefinition:

@@ -64,6 +64,19 @@ class Table:
     description: str = ""
     base_dir: Path | None = None
     """Where a relative `rows` path is read from (set by the world: its file's folder)."""
+    choices: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    """Columns that take one of a few values (an order's status), for checks of rows and files."""
+    inputs: Mapping[str, ColumnType] = field(default_factory=dict)
+    """Fields a file's override may write that are not columns, which the world's own build turns
+    into columns (the order world's `placed_days_ago`)."""
+    fixed_keys: bool = False
+    """True: a file's override may change this table's records but not add new ones."""
+    declared_at: str = field(default="", compare=False)
+    """`file:line` where the table was declared, for messages (found when it is made)."""
+
+    def __post_init__(self) -> None:
+        if not self.declared_at:
+            object.__setattr__(self, "declared_at", _caller_place())
 
     def problems(self) -> list[str]:
         """Every mistake in the declaration itself, each as one sentence naming the table."""
@@ -164,23 +177,41 @@ class Table:
         no key), each as (the column it is about, or None; why)."""
         found: list[tuple[str | None, str]] = []
         if self.columns:
+            known = {**self.columns, **self.inputs}
             for column in row:
-                if column not in self.columns:
-                    found.append((column, f"unknown column {column!r}{did_you_mean(column, self.columns)} of table {self.name}"))
+                if column not in known:
+                    found.append((column, f"unknown column {column!r}{did_you_mean(column, known)} of table {self.name}"))
         if row.get(self.key) in (None, ""):
             found.append((None, f"no {self.key} (the key of table {self.name})"))
         for column, value in row.items():
-            kind = self.columns.get(column)
+            kind = self.columns.get(column) or self.inputs.get(column)
             if kind is None or value is None:
                 continue
             problem = _type_problem(kind, value)
             if problem:
                 found.append((column, problem))
+            elif column in self.choices and value not in self.choices[column]:
+                options = [str(c) for c in self.choices[column]]
+                found.append((column, f"{value!r} is not one of {', '.join(options)}{did_you_mean(value, options)}"))
         return found
 
     def check_row(self, row: Mapping[str, Any], where: str) -> list[str]:
         """`row_problems` as sentences, each naming `where` (e.g. `fixtures/orders.yaml: row 3`)."""
         return [f"{where}: {column}: {why}" if column else f"{where}: {why}" for column, why in self.row_problems(row)]
+
+
+def _caller_place() -> str:
+    """`file:line` of the code that made the table (the first frame outside this module and dataclasses)."""
+    import sys
+
+    frame = sys._getframe(1)
+    while (
+        frame is not None
+        and frame.f_code.co_filename in (__file__, "<string>")
+        or (frame is not None and frame.f_code.co_filename.endswith("dataclasses.py"))
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else ""
 
 
 def _type_problem(kind: str, value: Any) -> str | None:

@@ -36,13 +36,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
-from parley.core.errors import ParleyError
 from parley.core.records import ToolSpec
 
 if TYPE_CHECKING:
     from parley.core.world.database import WorldDB
 
-__all__ = ["Refused", "RefusalKind", "ToolContext", "WorldTool", "tool"]
+__all__ = ["Refused", "RefusalKind", "ToolContext", "WorldTool", "declare_tool", "tool"]
 
 RefusalKind = Literal["policy", "request"]
 
@@ -89,10 +88,6 @@ class ToolContext:
         return self.clock()
 
 
-class ToolDeclarationError(ParleyError):
-    """A tool cannot be declared as written (a parameter without a type hint, say)."""
-
-
 @dataclass(frozen=True)
 class WorldTool:
     """One declared tool: its function, the schema generated from it, and what parley must know
@@ -112,6 +107,9 @@ class WorldTool:
     """An example value per parameter (from `Field(examples=[...])`), for messages to the bot."""
     source: str = ""
     """`file:line` of the function, for messages."""
+    problems: tuple[str, ...] = ()
+    """What is wrong with the declaration (each `file:line: tool NAME: why`): a world holding a tool
+    with problems is refused when loaded, and `parley worlds check` lists every one."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -241,34 +239,40 @@ def declare_tool(
     needs_confirmation: bool = False,
     description: str | None = None,
 ) -> WorldTool:
-    """A `WorldTool` from `fn` (see the module doc); `ToolDeclarationError` naming the function's
-    place when a parameter has no type hint or the docstring is missing."""
+    """A `WorldTool` from `fn` (see the module doc). What cannot be declared as written (a
+    parameter without a type hint, no docstring) is kept in its `problems`, each naming the
+    function's place; the parameters that can be read still make its schema."""
     if isinstance(fn, WorldTool):
         return fn
     where = _source_of(fn)
-    tool_name = name or fn.__name__
+    tool_name = name or getattr(fn, "__name__", "tool")
+    problems: list[str] = []
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as exc:  # noqa: BLE001 - a hint that does not resolve is the author's mistake, said where
-        raise ToolDeclarationError(f"{where}: tool {tool_name}: its type hints do not resolve: {exc}") from exc
-    signature = inspect.signature(fn)
-    params = list(signature.parameters.values())
+        problems.append(f"{where}: tool {tool_name}: its type hints do not resolve: {exc}")
+        hints = {}
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError) as exc:
+        problems.append(f"{where}: tool {tool_name}: its signature cannot be read: {exc}")
+        params = []
     takes_context = bool(params) and (hints.get(params[0].name) is ToolContext or params[0].name == "ctx")
     if takes_context:
         params = params[1:]
     doc_description, doc_args = _docstring_parts(inspect.getdoc(fn) or "")
     text = description or doc_description
     if not text:
-        raise ToolDeclarationError(f"{where}: tool {tool_name} has no docstring: its first line is what the bot is told the tool does")
+        problems.append(f"{where}: tool {tool_name} has no docstring: its first line is what the bot is told the tool does")
     fields: dict[str, Any] = {}
     examples: dict[str, Any] = {}
     for param in params:
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise ToolDeclarationError(f"{where}: tool {tool_name}: *{param.name} cannot be offered to a bot; name each argument")
+            problems.append(f"{where}: tool {tool_name}: *{param.name} cannot be offered to a bot; name each argument")
+            continue
         if param.name not in hints:
-            raise ToolDeclarationError(
-                f"{where}: tool {tool_name}: parameter {param.name!r} has no type hint (the bot's schema is made from it)"
-            )
+            problems.append(f"{where}: tool {tool_name}: parameter {param.name!r} has no type hint (the bot's schema is made from it)")
+            continue
         annotation = hints[param.name]
         default = param.default if param.default is not inspect.Parameter.empty else ...
         info = _field_info(annotation)
@@ -277,12 +281,17 @@ def declare_tool(
         if (info is None or info.description is None) and param.name in doc_args:
             annotation = typing.Annotated[annotation, FieldInfo(description=doc_args[param.name])]
         fields[param.name] = (annotation, default)
-    model = create_model(  # type: ignore[call-overload]
-        f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=False),
-        **fields,
-    )
-    schema = _plain(model.model_json_schema(schema_generator=_AsWritten))
+    try:
+        model = create_model(  # type: ignore[call-overload]
+            f"{tool_name}_arguments",
+            __config__=ConfigDict(extra="ignore"),
+            **fields,
+        )
+        schema = _plain(model.model_json_schema(schema_generator=_AsWritten))
+    except Exception as exc:  # noqa: BLE001 - a type pydantic cannot make a schema of, said where
+        problems.append(f"{where}: tool {tool_name}: no JSON schema can be made of its parameters: {exc}")
+        model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="ignore"))
+        schema = {"properties": {}}
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
     schema = {"type": "object", **{k: v for k, v in schema.items() if k != "type"}}
@@ -297,6 +306,7 @@ def declare_tool(
         needs_confirmation=needs_confirmation,
         examples=examples,
         source=where,
+        problems=tuple(problems),
     )
 
 
