@@ -45,6 +45,7 @@ COMMANDS: dict[str, str | None] = {
     "mockapi": None,
     "serve": "parley.tui.cli.serve_command:serve",
     "serve-bot": "parley.tui.cli.serve_bot_command:serve_bot",
+    "worlds": "parley.tui.cli.worlds_command:worlds",
     "submit": "parley.tui.cli.service_client:submit",
     "status": "parley.tui.cli.service_client:status",
     "fetch": "parley.tui.cli.service_client:fetch",
