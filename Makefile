@@ -43,6 +43,12 @@ $(VENV)/.llama-built: Makefile | $(BIN)/python
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.llama-built | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed $(VENV)/.installed-docs
+
+# The documentation's tools alone (the dev extra includes them): `make docs` on a fresh clone
+# needs neither the test tiers nor llama.cpp's build.
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -77,12 +83,12 @@ check: $(VENV)/.installed-dev $(VIEW)/parley/api
 # The documentation site (mkdocs.yml, docs/) into site/: the CLI and REST references generated
 # from the code as it builds (docs/hooks/), the Python API from the faces' docstrings, read
 # through the same view; nothing is fetched. Open site/index.html, or `.venv/bin/mkdocs serve`.
-docs: $(VENV)/.installed-dev $(VIEW)/parley/api
+docs: $(VENV)/.installed-docs $(VIEW)/parley/api
 	$(BIN)/mkdocs build --strict
 
 # The app's screenshots in docs/images/ (and the README's), taken from real runs: the app through
 # Textual's Pilot as SVG, turned into PNG by headless Chromium (Debian's `chromium`).
-screenshots: $(VENV)/.installed-dev
+screenshots: $(VENV)/.installed-docs
 	$(BIN)/python docs/screenshots.py
 
 # Property-based tests with fresh randomness and FUZZ_SCALE times the examples (`make test` runs
