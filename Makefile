@@ -18,10 +18,12 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= $(CORES)
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/tests/live/llama_text_only.cmake $(LLAMA_ISA)
 # The pinned llama-cpp-python, as the live extra in pyproject.toml names it.
 LLAMA_CPP := llama-cpp-python[server]==0.3.36
+# mkdocs-material's notice about MkDocs 2 on every build: said once here, not on every `make check`.
+export NO_MKDOCS_2_WARNING := 1
 # pytest workers for `make test` (pytest-xdist; each test file runs whole on one worker).
 JOBS ?= $(CORES)
 
-.PHONY: run test check fuzz install install-dev clean
+.PHONY: run test check docs screenshots fuzz install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +43,12 @@ $(VENV)/.llama-built: Makefile | $(BIN)/python
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.llama-built | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed $(VENV)/.installed-docs
+
+# The documentation's tools alone (the dev extra includes them): `make docs` on a fresh clone
+# needs neither the test tiers nor llama.cpp's build.
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -70,6 +78,18 @@ check: $(VENV)/.installed-dev $(VIEW)/parley/api
 	$(BIN)/ruff format --check .
 	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.api -p parley.core -p parley.mockapi -p parley.tui
 	PYTHONPATH=$(VIEW) $(BIN)/lint-imports
+	$(BIN)/mkdocs build --strict --quiet
+
+# The documentation site (mkdocs.yml, docs/) into site/: the CLI and REST references generated
+# from the code as it builds (docs/hooks/), the Python API from the faces' docstrings, read
+# through the same view; nothing is fetched. Open site/index.html, or `.venv/bin/mkdocs serve`.
+docs: $(VENV)/.installed-docs $(VIEW)/parley/api
+	$(BIN)/mkdocs build --strict
+
+# The app's screenshots in docs/images/ (and the README's), taken from real runs: the app through
+# Textual's Pilot as SVG, turned into PNG by headless Chromium (Debian's `chromium`).
+screenshots: $(VENV)/.installed-docs
+	$(BIN)/python docs/screenshots.py
 
 # Property-based tests with fresh randomness and FUZZ_SCALE times the examples (`make test` runs
 # them derandomized). Put every input this finds into the suite as an explicit example.

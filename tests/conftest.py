@@ -37,7 +37,8 @@ SLOW_FIRST = (
     "tests/test_tui_pane_keys.py",
     "tests/test_tui_snapshots.py",
     "tests/test_pytest_plugin.py",
-    "tests/test_readme_in_your_tests.py",
+    "tests/test_docs_in_your_tests.py",
+    "tests/test_docs_examples.py",
     "tests/test_tui_sessions.py",
 )
 

@@ -168,7 +168,7 @@ def test_offline_bot_scores_match_a_parley_batch_and_trials_give_pass_hat_k(tmp_
 
 
 def test_inspect_eval_from_the_repo_root_with_epochs_and_the_pass_k_reducer(tmp_path):
-    """The command line the README gives, relative paths and all (inspect itself runs the task
+    """The offline command line docs/inspect.md gives (on one playbook, two epochs), relative paths and all (inspect itself runs the task
     in core/)."""
     inspect = Path(sys.executable).with_name("inspect")
     if not inspect.exists():

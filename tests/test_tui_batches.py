@@ -133,8 +133,8 @@ async def test_a_running_batch_can_be_cancelled(db_path, folder):
         pane.query_one("#batch-results").focus()
         await pilot.press("x")
         await pilot.press("x")
-        await settle(pilot, rounds=60)
-        assert pane.running_batch is None
+        await until(pilot, lambda: pane.running_batch is None, "the cancelled batch ends")
+        await settle(pilot)
         assert str(app.query_one("#batch-counts").render()).startswith("cancelled:")
         assert app.query_one("#batches-table", RowTable).full_row(0)[2] == "cancelled"
         total = planned(folder, 40)

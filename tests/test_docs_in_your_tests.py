@@ -1,6 +1,6 @@
-"""The README's "parley in your tests" runs as written: its Python files are written where a user
+"""The page "parley in your tests" (docs/in-your-tests.md) runs as written: its Python files are written where a user
 would keep them, and its commands (`python check_bot.py`, `parley run ...`, `pytest --parley ...`)
-run there in processes of their own, each doing what the section says it does."""
+run there in processes of their own, each doing what the page says it does."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from parley.core.store import Store
+from tests.docs_examples import output_pattern, read_blocks
 from tests.waiting import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,10 +20,11 @@ BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 FILE_NAME = re.compile(r"^# (\S+\.(?:py|yaml)): ")
 
 
+PAGE = ROOT / "docs" / "in-your-tests.md"
+
+
 def section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("### parley in your tests\n")
-    return text[start : text.index("\n### ", start + 1)]
+    return PAGE.read_text(encoding="utf-8")
 
 
 def blocks(language: str) -> list[str]:
@@ -47,7 +49,7 @@ def run_as_user(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=PATIENCE_S * 3)
 
 
-def test_the_section_has_a_bot_an_api_script_a_test_file_and_their_commands():
+def test_the_page_has_a_bot_an_api_script_a_test_file_and_their_commands():
     names = [FILE_NAME.match(body).group(1) for body in blocks("python")]  # type: ignore[union-attr]
     assert names == ["my_bot.py", "check_bot.py", "test_my_bot.py"]
     assert [FILE_NAME.match(body).group(1) for body in blocks("yaml")] == ["track_then_cancel.yaml", "rules/short.yaml"]  # type: ignore[union-attr]
@@ -57,7 +59,7 @@ def test_the_section_has_a_bot_an_api_script_a_test_file_and_their_commands():
     assert [c[:2] for c in commands()] == [["parley", "run"], ["pytest", "--parley"], ["pytest", "--parley"], ["pytest", "--parley"]]
 
 
-def test_the_sections_code_runs_as_written(tmp_path: Path):
+def test_the_pages_code_runs_as_written(tmp_path: Path):
     for body in blocks("python") + blocks("yaml"):
         path = tmp_path / FILE_NAME.match(body).group(1)  # type: ignore[union-attr]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,9 +67,11 @@ def test_the_sections_code_runs_as_written(tmp_path: Path):
     (tmp_path / "profiles").symlink_to(ROOT / "profiles")
     db = tmp_path / "sessions" / "parley.db"
 
-    api = run_as_user(["python", "check_bot.py"], tmp_path)
+    [session] = [block for block in read_blocks(PAGE) if block.kind == "console"]
+    [(command, shown)] = session.sessions()  # `python check_bot.py` and what the page says it prints
+    api = run_as_user(shlex.split(command), tmp_path)
     assert api.returncode == 0, api.stdout + api.stderr
-    assert re.fullmatch(r"batch [0-9a-f]{32}: 4 of 4 passed\n", api.stdout)
+    assert output_pattern(shown).fullmatch(api.stdout.rstrip("\n")), api.stdout
 
     ran = {}
     for argv in commands():
