@@ -52,12 +52,16 @@ claims of these actions in every language it covers)."""
 
 @dataclass(frozen=True)
 class SessionIdentity:
-    """The customer is bound by the session: every tool acts for the conversation's customer, and
-    no argument or message can make it act for anyone else. `customers` names the table whose keys
-    are customer ids; `default` the customer a file that names none runs as."""
+    """The customer is signed in by the session, and the bot is told who they are. `bound` (the
+    default): every tool acts for that customer, and no argument or message can make it act for
+    anyone else. Not bound: the world's API trusts the bot, as a staff console trusts an agent (its
+    tools take any customer's ids); keeping to the signed-in customer's records is then the bot's
+    job, and parley decides when it did not. `customers` names the table whose keys are customer
+    ids; `default` the customer a file that names none runs as."""
 
     customers: str = "customers"
     default: str | None = None
+    bound: bool = True
     kind: Literal["session"] = "session"
 
 
@@ -183,6 +187,12 @@ class WorldDefinition:
 
     @property
     def session_bound(self) -> bool:
+        """True when the world's API itself keeps every tool to the session's customer."""
+        return isinstance(self.identity, SessionIdentity) and self.identity.bound
+
+    @property
+    def session_signed_in(self) -> bool:
+        """True when the session tells the bot who the customer is (bound or not)."""
         return isinstance(self.identity, SessionIdentity)
 
     def action_of(self, tool_name: str) -> str | None:

@@ -116,7 +116,7 @@ class WorldTools:
         return ToolContext(
             db=self.copy.db,
             today=self.copy.today,
-            customer_id=self.customer_id if self.world.session_bound else None,
+            customer_id=self.customer_id if self.world.session_signed_in else None,
             clock=self.copy.clock,
             extras=self.copy.extras,
         )

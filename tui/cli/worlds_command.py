@@ -65,8 +65,12 @@ def show(world: str, today: dt.date | None) -> None:
             f"\nIdentity: the customer authenticates in the conversation ({', '.join(identity.authenticate)});"
             f" the simulated customer knows its {', '.join(identity.credentials) or 'id'}."
         )
-    else:
+    elif definition.session_bound:
         click.echo("\nIdentity: bound by the session; the bot cannot act for anyone else.")
+    else:
+        click.echo(
+            "\nIdentity: signed in by the session, but the API trusts the bot: its tools act for anyone, keeping to the signed-in customer is the bot's job."
+        )
     template = WorldTemplate(definition, day)
     with template.new_copy() as copy:
         click.echo(f"\nTables (as of {day}):")

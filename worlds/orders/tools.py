@@ -63,7 +63,8 @@ def _customer(ctx: ToolContext) -> str:
     return ctx.customer_id
 
 
-def _refused(exc: OrderStoreError) -> Refused:
+def refusal(exc: OrderStoreError) -> Refused:
+    """The API's refusal as the bot reads it: its reason, and its status (403 and 409 are the policy's)."""
     status = STATUS_OF_REASON[exc.reason]
     return Refused(exc.message, reason=exc.reason, kind="policy" if status in _REFUSALS else "request", status=status)
 
@@ -93,7 +94,7 @@ def get_order(ctx: ToolContext, order_id: OrderIdArgument) -> Order:
     try:
         return _store(ctx).get_order(order_id_argument(order_id), customer_id=_customer(ctx))
     except OrderStoreError as exc:
-        raise _refused(exc) from None
+        raise refusal(exc) from None
 
 
 @tool
@@ -102,7 +103,7 @@ def track_order(ctx: ToolContext, order_id: OrderIdArgument) -> TrackingInfo:
     try:
         return _store(ctx).tracking(order_id_argument(order_id), customer_id=_customer(ctx))
     except OrderStoreError as exc:
-        raise _refused(exc) from None
+        raise refusal(exc) from None
 
 
 @tool
@@ -112,7 +113,7 @@ def list_my_orders(ctx: ToolContext) -> list[Order]:
     try:
         return _store(ctx).customer_orders(customer, acting_customer_id=customer)
     except OrderStoreError as exc:
-        raise _refused(exc) from None
+        raise refusal(exc) from None
 
 
 @tool(
@@ -126,7 +127,7 @@ def check_cancellation(ctx: ToolContext, order_id: OrderIdArgument) -> Cancellat
     try:
         return _store(ctx).cancellation(order_id_argument(order_id), customer_id=_customer(ctx))
     except OrderStoreError as exc:
-        raise _refused(exc) from None
+        raise refusal(exc) from None
 
 
 @tool(
@@ -152,7 +153,7 @@ def cancel_order(ctx: ToolContext, order_id: OrderIdArgument, reason: ReasonArgu
     try:
         return _store(ctx).cancel(order, customer_id=_customer(ctx), reason=reason or None)
     except OrderStoreError as exc:
-        raise _refused(exc) from None
+        raise refusal(exc) from None
 
 
 TOOLS = [get_order, track_order, list_my_orders, check_cancellation, cancel_order]
