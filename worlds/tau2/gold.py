@@ -34,6 +34,8 @@ class ActionOutcome(BaseModel):
     name: str
     arguments: dict[str, object]
     ok: bool
+    writes: bool = False
+    """The tool is one that changes the world (a failed write leaves the expected state without the change the task meant)."""
     refused: bool = False
     """The world's policy refused it (False for a wrong request, such as an unknown record)."""
     error: str | None = None
@@ -56,7 +58,7 @@ class GoldReplay:
     outcomes: list[ActionOutcome]
     copy: WorldCopy
     customers: list[str] = field(default_factory=list)
-    """The users the gold actions acted for (authenticated, or whose records they changed)."""
+    """The users the gold actions acted for (authenticated, or whose records they showed or changed)."""
 
     @property
     def valid(self) -> bool:
@@ -95,6 +97,7 @@ async def replay_gold(world: WorldDefinition, template: WorldTemplate, task: Tau
                 name=action.name,
                 arguments=dict(action.arguments),
                 ok=record.ok,
+                writes=bool((tool := world.tool(action.name)) and tool.changes_state),
                 refused=record.refused,
                 error=record.error,
                 result=record.result,
@@ -103,6 +106,7 @@ async def replay_gold(world: WorldDefinition, template: WorldTemplate, task: Tau
         )
     authenticate = getattr(world.identity, "authenticate", ())
     owners = {c.owner for r in tools.records for c in r.changes if c.owner and not c.log}
+    owners |= {ref.owner for r in tools.records for ref in r.reads if ref.owner}
     customers = sorted(authenticated_users(tools.records, authenticate) | owners)
     return GoldReplay(task_id=task.id, outcomes=outcomes, copy=copy, customers=customers)
 
@@ -148,6 +152,11 @@ class TaskCheckReport(BaseModel):
         return [c for c in self.checks if not c.valid]
 
     @property
+    def failed_writes(self) -> list[TaskCheck]:
+        """Invalid tasks whose failing gold action is a write (not a lookup the task's authors may have meant to fail)."""
+        return [c for c in self.invalid if c.failed_action is not None and c.failed_action.writes]
+
+    @property
     def null_agent_state_passes(self) -> list[TaskCheck]:
         return [c for c in self.checks if c.null_agent_state_pass]
 
@@ -159,12 +168,14 @@ class TaskCheckReport(BaseModel):
         """The report as lines: counts, each invalid task with its failing action, the null agent's passes."""
         lines = [
             f"{self.world}{f' ({self.split})' if self.split else ''}: {len(self.checks)} tasks, "
-            f"{len(self.valid)} valid, {len(self.invalid)} invalid; the null agent passes the state check of "
+            f"{len(self.valid)} valid, {len(self.invalid)} invalid ({len(self.failed_writes)} at a write); "
+            f"the null agent passes the state check of "
             f"{len(self.null_agent_state_passes)} and the whole task of {len(self.null_agent_passes)}"
         ]
         for check in self.invalid:
             failed = check.failed_action
-            lines.append(f"  task {check.task_id} invalid: {failed.describe() if failed else '?'}")
+            kind = "write" if failed is not None and failed.writes else "lookup"
+            lines.append(f"  task {check.task_id} invalid at a {kind}: {failed.describe() if failed else '?'}")
         if self.null_agent_passes:
             lines.append("  passes without acting (no write, nothing to say): " + ", ".join(c.task_id for c in self.null_agent_passes))
         return lines

@@ -10,6 +10,7 @@ know are ignored); a task whose schema differs is one line naming the file, the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ __all__ = [
     "Tau2Instructions",
     "Tau2Task",
     "Tau2UserScenario",
+    "in_split",
     "read_splits",
     "read_tasks",
 ]
@@ -147,8 +149,14 @@ def read_tasks(source: Tau2Source, domain: str, split: str | None = None) -> lis
             raise Tau2SourceError(f"{path}: {label}: id: a second task with this id")
         seen.add(task.id)
         tasks.append(task)
+    return in_split(tasks, source, domain, split)
+
+
+def in_split(tasks: Sequence[Tau2Task], source: Tau2Source, domain: str, split: str | None) -> list[Tau2Task]:
+    """The tasks of one split (all of them for None), in their order; `Tau2SourceError` for a split
+    split_tasks.json does not name."""
     if split is None:
-        return tasks
+        return list(tasks)
     splits = read_splits(source, domain)
     if split not in splits:
         raise Tau2SourceError(f"{source.file(domain, 'split_tasks.json')}: no split {split!r} (its splits: {', '.join(splits)})")
