@@ -33,34 +33,38 @@ def median_us(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(samples) * 1e6
 
 
+def bench_world(name: str) -> None:
+    started = time.perf_counter()
+    world = make_world(name)
+    loaded = time.perf_counter()
+    template = WorldTemplate(world, world.today or datetime.date(2024, 5, 15))
+    built = time.perf_counter()
+    with template.new_copy() as copy:
+        counts = {t: copy.db.count(t) for t in template.tables}
+    print(f"{name}: {', '.join(f'{n} {t}' for t, n in counts.items())}; template image {template.image_bytes / 1e6:.1f} MB")
+    print(f"  read SOURCE (db.json, tasks, through their models){1e3 * (loaded - started):8.1f} ms (once per process)")
+    print(f"  build the template image                          {1e3 * (built - loaded):8.1f} ms (once per process)")
+    print(f"  a conversation's copy (new_copy + close)           {median_us(lambda: template.new_copy().close(), RUNS):8.1f} µs")
+    with template.new_copy() as copy:
+        tau2_hash(copy)  # the per-template record JSON, computed once
+        print(f"  tau2's hash of an unchanged copy                  {median_us(lambda: tau2_hash(copy), 50) / 1e3:8.2f} ms")
+    tasks = world.hooks["tau2_tasks"]()
+
+    def replay_all() -> None:
+        async def run() -> None:
+            for task in tasks:
+                with await replay_gold(world, template, task):
+                    pass
+
+        asyncio.run(run())
+
+    per_task = median_us(replay_all, 5) / len(tasks)
+    print(f"  a task's gold replay on a fresh copy              {per_task / 1e3:8.2f} ms ({len(tasks)} tasks)")
+
+
 def main() -> None:
     for name in ("tau2-retail", "tau2-airline"):
-        started = time.perf_counter()
-        world = make_world(name)
-        loaded = time.perf_counter()
-        template = WorldTemplate(world, world.today or datetime.date(2024, 5, 15))
-        built = time.perf_counter()
-        with template.new_copy() as copy:
-            counts = {t: copy.db.count(t) for t in template.tables}
-        print(f"{name}: {', '.join(f'{n} {t}' for t, n in counts.items())}; template image {template.image_bytes / 1e6:.1f} MB")
-        print(f"  read SOURCE (db.json through tau2's record models) {1e3 * (loaded - started):8.1f} ms (once per process)")
-        print(f"  build the template image                          {1e3 * (built - loaded):8.1f} ms (once per process)")
-        print(f"  a conversation's copy (new_copy + close)           {median_us(lambda: template.new_copy().close(), RUNS):8.1f} µs")
-        with template.new_copy() as copy:
-            tau2_hash(copy)  # the per-template record JSON, computed once
-            print(f"  tau2's hash of an unchanged copy                  {median_us(lambda: tau2_hash(copy), 50) / 1e3:8.2f} ms")
-        tasks = world.hooks["tau2_tasks"]()
-
-        def replay_all() -> None:
-            async def run() -> None:
-                for task in tasks:
-                    with await replay_gold(world, template, task):
-                        pass
-
-            asyncio.run(run())
-
-        per_task = median_us(replay_all, 5) / len(tasks)
-        print(f"  a task's gold replay on a fresh copy              {per_task / 1e3:8.2f} ms ({len(tasks)} tasks)")
+        bench_world(name)
 
 
 if __name__ == "__main__":

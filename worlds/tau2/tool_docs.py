@@ -101,7 +101,7 @@ def read_constant_calls(path: Path, function: str, callee: str) -> list[dict[str
             calls: list[dict[str, object]] = []
             for call in ast.walk(node):
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == callee:
-                    values = {k.arg: k.value.value for k in call.keywords if k.arg and isinstance(k.value, ast.Constant)}
+                    values: dict[str, object] = {k.arg: k.value.value for k in call.keywords if k.arg and isinstance(k.value, ast.Constant)}
                     calls.append(values)
             return calls
     return []
