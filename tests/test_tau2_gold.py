@@ -11,6 +11,7 @@ import pytest
 
 from parley.core.world import WorldTools, compare_states
 from parley.worlds.tau2.gold import check_tasks, compare_to_expected, replay_gold
+from parley.worlds.tau2.source import Tau2SourceError
 from parley.worlds.tau2.tasks import Tau2Action, Tau2Task
 from parley.worlds.tau2.tau2_db import tau2_hash
 from tests.tau2_recorded import GOLD, GOLD_ERRORS
@@ -164,3 +165,16 @@ async def test_the_comparison_ignores_order_where_tau2s_hash_does_not(retail):
         actual.db.update("users", user["user_id"], payment_methods=methods)
         lines = compare_states(expected, actual).describe()
     assert lines == [f"users/{user['user_id']}: payment_methods.{gift_card}.balance: expected {balance}, found {balance + 10}"]
+
+
+async def test_a_task_parley_cannot_replay_as_tau2_would_is_said_not_skipped(retail):
+    world, template = retail
+    task = next(t for t in world.hooks["tau2_tasks"]() if t.id == "0")
+    with_state = task.model_copy(update={"initial_state": {"initialization_actions": []}})
+    with pytest.raises(Tau2SourceError, match=r"^task '0': initial_state: "):
+        await replay_gold(world, template, with_state)
+    criteria = task.evaluation_criteria
+    assert criteria is not None
+    by_user = criteria.model_copy(update={"actions": [task.actions[0].model_copy(update={"requestor": "user"})]})
+    with pytest.raises(Tau2SourceError, match=r"^task '0': action 0_0: requestor 'user': "):
+        await replay_gold(world, template, task.model_copy(update={"evaluation_criteria": by_user}))

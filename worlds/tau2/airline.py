@@ -17,9 +17,9 @@ import copy as copying
 import datetime
 from typing import Any, Literal
 
-from parley.api import Refused, Table, ToolContext, tool
-from parley.worlds.tau2 import arithmetic
+from parley.api import Table, ToolContext, tool
 from parley.worlds.tau2.airline_records import CabinClass, DirectFlight, FlightInfo, Passenger, Payment, Reservation, ReservationFlight
+from parley.worlds.tau2.shared_tools import calculate, policy, request, save, transfer_to_human_agents
 from parley.worlds.tau2.tau2_db import FILE_ORDER, tau2_text
 
 __all__ = ["ACTIONS", "AUTHENTICATE", "NOW", "TODAY", "TOOLS", "make_tables"]
@@ -96,42 +96,30 @@ def make_tables(rows: dict[str, list[dict[str, Any]]]) -> list[Table]:
     ]
 
 
-def _request(message: str, reason: str, status: int = 422) -> Refused:
-    return Refused(message, reason=reason, kind="request", status=status)
-
-
-def _policy(message: str, reason: str) -> Refused:
-    return Refused(message, reason=reason, kind="policy", status=409)
-
-
-def _save(ctx: ToolContext, table: str, key_column: str, row: dict[str, Any]) -> None:
-    ctx.db.update(table, row[key_column], **{column: value for column, value in row.items() if column != key_column})
-
-
 def _user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
     user = ctx.db.get("users", user_id)
     if user is None:
-        raise _request(f"User {user_id} not found", "user_not_found", 404)
+        raise request(f"User {user_id} not found", "user_not_found", 404)
     return user
 
 
 def _reservation(ctx: ToolContext, reservation_id: str) -> dict[str, Any]:
     reservation = ctx.db.get("reservations", reservation_id)
     if reservation is None:
-        raise _request(f"Reservation {reservation_id} not found", "reservation_not_found", 404)
+        raise request(f"Reservation {reservation_id} not found", "reservation_not_found", 404)
     return reservation
 
 
 def _flight(ctx: ToolContext, flight_number: str) -> dict[str, Any]:
     flight = ctx.db.get("flights", flight_number)
     if flight is None:
-        raise _request(f"Flight {flight_number} not found", "flight_not_found", 404)
+        raise request(f"Flight {flight_number} not found", "flight_not_found", 404)
     return flight
 
 
 def _on_date(flight: dict[str, Any], date: str) -> dict[str, Any]:
     if date not in flight["dates"]:
-        raise _request(f"Flight {flight['flight_number']} not found on date {date}", "flight_not_found", 404)
+        raise request(f"Flight {flight['flight_number']} not found on date {date}", "flight_not_found", 404)
     return dict(flight["dates"][date])
 
 
@@ -139,9 +127,9 @@ def _bookable(flight: dict[str, Any], date: str, cabin: str, passengers: int) ->
     """The flight's day when it can take `passengers` more in `cabin` (tau2's checks, in its order)."""
     day = flight["dates"][date]
     if day["status"] != "available":
-        raise _policy(f"Flight {flight['flight_number']} not available on date {date}", "flight_not_available")
+        raise policy(f"Flight {flight['flight_number']} not available on date {date}", "flight_not_available")
     if day["available_seats"][cabin] < passengers:
-        raise _policy(f"Not enough seats on flight {flight['flight_number']}", "not_enough_seats")
+        raise policy(f"Not enough seats on flight {flight['flight_number']}", "not_enough_seats")
     return dict(day)
 
 
@@ -179,15 +167,15 @@ def _pay_for_update(ctx: ToolContext, user: dict[str, Any], payment_id: str, tot
     """Charge `total_price` (a refund when negative) to the user's payment method: tau2's checks,
     the gift card's new amount saved; the payment to record, or None for nothing to pay."""
     if payment_id not in user["payment_methods"]:
-        raise _request("Payment method not found", "payment_method_not_found", 404)
+        raise request("Payment method not found", "payment_method_not_found", 404)
     method = user["payment_methods"][payment_id]
     if method["source"] == "certificate":
-        raise _policy("Certificate cannot be used to update reservation", "certificate_not_allowed")
+        raise policy("Certificate cannot be used to update reservation", "certificate_not_allowed")
     if method["source"] == "gift_card" and method["amount"] < total_price:
-        raise _policy("Gift card balance is not enough", "insufficient_balance")
+        raise policy("Gift card balance is not enough", "insufficient_balance")
     if method["source"] == "gift_card":
         method["amount"] -= total_price
-        _save(ctx, "users", "user_id", user)
+        save(ctx, "users", "user_id", user)
     return Payment(payment_id=payment_id, amount=total_price).model_dump() if total_price != 0 else None
 
 
@@ -224,7 +212,7 @@ def book_reservation(
     user = _user(ctx, user_id)
     reservation_id = next((rid for rid in NEW_RESERVATION_IDS if ctx.db.get("reservations", rid) is None), None)
     if reservation_id is None:
-        raise _policy("Too many reservations", "too_many_reservations")
+        raise policy("Too many reservations", "too_many_reservations")
     booked: list[dict[str, Any]] = []
     touched: dict[str, dict[str, Any]] = {}
     total_price = 0
@@ -245,18 +233,18 @@ def book_reservation(
     total_price += 50 * nonfree_baggages
     for payment in payment_methods:
         if payment.payment_id not in user["payment_methods"]:
-            raise _request(f"Payment method {payment.payment_id} not found", "payment_method_not_found", 404)
+            raise request(f"Payment method {payment.payment_id} not found", "payment_method_not_found", 404)
         method = user["payment_methods"][payment.payment_id]
         if method["source"] in ("gift_card", "certificate") and method["amount"] < payment.amount:
-            raise _policy(f"Not enough balance in payment method {payment.payment_id}", "insufficient_balance")
+            raise policy(f"Not enough balance in payment method {payment.payment_id}", "insufficient_balance")
     total_payment = sum(payment.amount for payment in payment_methods)
     if total_payment != total_price:
-        raise _request(f"Payment amount does not add up, total price is {total_price}, but paid {total_payment}", "payment_mismatch")
+        raise request(f"Payment amount does not add up, total price is {total_price}, but paid {total_payment}", "payment_mismatch")
     for payment in payment_methods:
         method = user["payment_methods"].get(payment.payment_id)
         if method is None:  # a certificate named twice: tau2 fails here, after the first one is spent
-            _save(ctx, "users", "user_id", user)
-            raise _request(repr(payment.payment_id), "payment_method_not_found", 404)
+            save(ctx, "users", "user_id", user)
+            raise request(repr(payment.payment_id), "payment_method_not_found", 404)
         if method["source"] == "gift_card":
             method["amount"] -= payment.amount
         elif method["source"] == "certificate":
@@ -264,7 +252,7 @@ def book_reservation(
     for info in flights:
         touched[info.flight_number]["dates"][info.date]["available_seats"][cabin] -= len(passengers)
     for flight in touched.values():
-        _save(ctx, "flights", "flight_number", flight)
+        save(ctx, "flights", "flight_number", flight)
     reservation = Reservation(
         reservation_id=reservation_id,
         user_id=user_id,
@@ -282,21 +270,8 @@ def book_reservation(
     ).model_dump()
     ctx.db.insert("reservations", reservation)
     user["reservations"].append(reservation_id)
-    _save(ctx, "users", "user_id", user)
+    save(ctx, "users", "user_id", user)
     return tau2_text(reservation)
-
-
-@tool
-def calculate(expression: str) -> str:
-    """Calculate an arithmetic expression and round the result to two decimals.
-
-    Args:
-        expression: The expression, of numbers, + - * /, parentheses and spaces, e.g. '2 + 2'.
-    """
-    try:
-        return arithmetic.calculate(expression)
-    except arithmetic.CalculationError as exc:
-        raise _request(str(exc), "invalid_expression") from None
 
 
 @tool(changes_state=True, needs_confirmation=True)
@@ -310,7 +285,7 @@ def cancel_reservation(ctx: ToolContext, reservation_id: str) -> str:
     refunds = [Payment(payment_id=p["payment_id"], amount=-p["amount"]).model_dump() for p in reservation["payment_history"]]
     reservation["payment_history"].extend(refunds)
     reservation["status"] = "cancelled"
-    _save(ctx, "reservations", "reservation_id", reservation)
+    save(ctx, "reservations", "reservation_id", reservation)
     return tau2_text(reservation)
 
 
@@ -368,7 +343,7 @@ def search_onestop_flight(ctx: ToolContext, origin: str, destination: str, date:
             try:
                 next_day = f"2024-05-{int(date[-2:]) + 1}"  # as tau2 26.3 writes it: no leading zero
             except ValueError as exc:
-                raise _request(str(exc), "invalid_date") from None
+                raise request(str(exc), "invalid_date") from None
         else:
             next_day = date
         for second in _search(ctx, next_day, first["destination"], destination, leave_after=first["scheduled_arrival_time_est"]):
@@ -389,19 +364,9 @@ def send_certificate(ctx: ToolContext, user_id: str, amount: int) -> str:
     for payment_id in NEW_CERTIFICATE_IDS:
         if payment_id not in user["payment_methods"]:
             user["payment_methods"][payment_id] = {"source": "certificate", "id": payment_id, "amount": float(amount)}
-            _save(ctx, "users", "user_id", user)
+            save(ctx, "users", "user_id", user)
             return f"Certificate {payment_id} added to user {user_id} with amount {amount}."
-    raise _policy("Too many certificates", "too_many_certificates")
-
-
-@tool
-def transfer_to_human_agents(summary: str) -> str:
-    """Hand the user over to a human agent with a summary of their issue: only when they ask for one, or the policy and tools cannot solve it.
-
-    Args:
-        summary: The user's issue in a few sentences.
-    """
-    return "Transfer successful"
+    raise policy("Too many certificates", "too_many_certificates")
 
 
 @tool(changes_state=True, needs_confirmation=True)
@@ -422,7 +387,7 @@ def update_reservation_baggages(ctx: ToolContext, reservation_id: str, total_bag
         reservation["payment_history"].append(payment)
     reservation["total_baggages"] = total_baggages
     reservation["nonfree_baggages"] = nonfree_baggages
-    _save(ctx, "reservations", "reservation_id", reservation)
+    save(ctx, "reservations", "reservation_id", reservation)
     return tau2_text(reservation)
 
 
@@ -472,7 +437,7 @@ def update_reservation_flights(ctx: ToolContext, reservation_id: str, cabin: Cab
         reservation["payment_history"].append(payment)
     reservation["flights"] = new_flights
     reservation["cabin"] = cabin
-    _save(ctx, "reservations", "reservation_id", reservation)
+    save(ctx, "reservations", "reservation_id", reservation)
     return tau2_text(reservation)
 
 
@@ -486,9 +451,9 @@ def update_reservation_passengers(ctx: ToolContext, reservation_id: str, passeng
     """
     reservation = _reservation(ctx, reservation_id)
     if len(passengers) != len(reservation["passengers"]):
-        raise _request("Number of passengers does not match", "passenger_count_mismatch")
+        raise request("Number of passengers does not match", "passenger_count_mismatch")
     reservation["passengers"] = [copying.deepcopy(p.model_dump()) for p in passengers]
-    _save(ctx, "reservations", "reservation_id", reservation)
+    save(ctx, "reservations", "reservation_id", reservation)
     return tau2_text(reservation)
 
 

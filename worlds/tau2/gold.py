@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from parley.core.records import ToolCall
 from parley.core.world import StateComparison, WorldCopy, WorldDefinition, WorldTemplate, WorldTools, compare_states
 from parley.worlds.tau2 import authenticated_users
+from parley.worlds.tau2.source import Tau2SourceError
 from parley.worlds.tau2.tasks import Tau2Task
 
 __all__ = ["ActionOutcome", "GoldReplay", "TaskCheck", "TaskCheckReport", "check_tasks", "compare_to_expected", "replay_gold"]
@@ -85,7 +86,16 @@ class GoldReplay:
 
 
 async def replay_gold(world: WorldDefinition, template: WorldTemplate, task: Tau2Task) -> GoldReplay:
-    """`task`'s gold actions run in order on a fresh copy of `template` (see the module doc)."""
+    """`task`'s gold actions run in order on a fresh copy of `template` (see the module doc);
+    `Tau2SourceError` for a task parley cannot replay as tau2 would (an initial state to set up,
+    an action of the user's own tools: no retail or airline task of tau2 26.3 has either)."""
+    if task.initial_state is not None:
+        raise Tau2SourceError(f"task {task.id!r}: initial_state: parley replays tasks from the world's initial state only")
+    for action in task.actions:
+        if action.requestor != "assistant":
+            raise Tau2SourceError(
+                f"task {task.id!r}: action {action.action_id}: requestor {action.requestor!r}: the user's own tools are not in parley's tau2 worlds"
+            )
     copy = template.new_copy()
     tools = WorldTools(world, copy, customer_id="")
     outcomes: list[ActionOutcome] = []

@@ -16,12 +16,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from parley.api import Refused, Table, ToolContext, tool
-from parley.worlds.tau2 import arithmetic
+from parley.api import Table, ToolContext, tool
 from parley.worlds.tau2.retail_records import UserAddress
+from parley.worlds.tau2.shared_tools import calculate, policy, request, save, transfer_to_human_agents
 from parley.worlds.tau2.tau2_db import FILE_ORDER, tau2_text
 
-__all__ = ["ACTIONS", "AUTHENTICATE", "TABLES", "TOOLS", "make_tables"]
+__all__ = ["ACTIONS", "AUTHENTICATE", "TOOLS", "make_tables"]
 
 AUTHENTICATE = ("find_user_id_by_email", "find_user_id_by_name_zip")
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
@@ -74,41 +74,26 @@ def make_tables(rows: dict[str, list[dict[str, Any]]]) -> list[Table]:
     ]
 
 
-TABLES = ("products", "users", "orders")
-
-
-def _request(message: str, reason: str, status: int = 422) -> Refused:
-    return Refused(message, reason=reason, kind="request", status=status)
-
-
-def _policy(message: str, reason: str) -> Refused:
-    return Refused(message, reason=reason, kind="policy", status=409)
-
-
-def _save(ctx: ToolContext, table: str, key_column: str, row: dict[str, Any]) -> None:
-    ctx.db.update(table, row[key_column], **{column: value for column, value in row.items() if column != key_column})
-
-
 def _order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     order = ctx.db.get("orders", order_id)
     if order is None:
-        raise _request("Order not found", "order_not_found", 404)
+        raise request("Order not found", "order_not_found", 404)
     return order
 
 
 def _user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
     user = ctx.db.get("users", user_id)
     if user is None:
-        raise _request("User not found", "user_not_found", 404)
+        raise request("User not found", "user_not_found", 404)
     return user
 
 
 def _variant(ctx: ToolContext, product_id: str, item_id: str) -> dict[str, Any]:
     product = ctx.db.get("products", product_id)
     if product is None:
-        raise _request("Product not found", "product_not_found", 404)
+        raise request("Product not found", "product_not_found", 404)
     if item_id not in product["variants"]:
-        raise _request("Variant not found", "variant_not_found", 404)
+        raise request("Variant not found", "variant_not_found", 404)
     return dict(product["variants"][item_id])
 
 
@@ -116,7 +101,7 @@ def _payment_method(ctx: ToolContext, user_id: str, payment_method_id: str) -> t
     """(the user, their payment method) — tau2 looks the user up first."""
     user = _user(ctx, user_id)
     if payment_method_id not in user["payment_methods"]:
-        raise _request("Payment method not found", "payment_method_not_found", 404)
+        raise request("Payment method not found", "payment_method_not_found", 404)
     return user, user["payment_methods"][payment_method_id]
 
 
@@ -127,7 +112,7 @@ def _is_gift_card(method: dict[str, Any]) -> bool:
 def _add_to_balance(ctx: ToolContext, user: dict[str, Any], payment_method_id: str, amount: float) -> None:
     method = user["payment_methods"][payment_method_id]
     method["balance"] = round(method["balance"] + amount, 2)
-    _save(ctx, "users", "user_id", user)
+    save(ctx, "users", "user_id", user)
 
 
 def _check_items_in_order(order: dict[str, Any], item_ids: Sequence[str], message: str) -> None:
@@ -135,31 +120,18 @@ def _check_items_in_order(order: dict[str, Any], item_ids: Sequence[str], messag
     held = [item["item_id"] for item in order["items"]]
     for item_id in item_ids:
         if item_ids.count(item_id) > held.count(item_id):
-            raise _request(message.format(item_id=item_id), "item_not_in_order")
+            raise request(message.format(item_id=item_id), "item_not_in_order")
 
 
 def _first_item(order: dict[str, Any], item_id: str) -> dict[str, Any]:
     item = next((item for item in order["items"] if item["item_id"] == item_id), None)
     if item is None:
-        raise _request(f"Item {item_id} not found", "item_not_in_order")
+        raise request(f"Item {item_id} not found", "item_not_in_order")
     return item
 
 
 def _address(address1: str, address2: str, city: str, state: str, country: str, zip: str) -> dict[str, Any]:
     return UserAddress(address1=address1, address2=address2, city=city, state=state, country=country, zip=zip).model_dump()
-
-
-@tool
-def calculate(expression: str) -> str:
-    """Calculate an arithmetic expression and round the result to two decimals.
-
-    Args:
-        expression: The expression, of numbers, + - * /, parentheses and spaces, e.g. '2 + 2'.
-    """
-    try:
-        return arithmetic.calculate(expression)
-    except arithmetic.CalculationError as exc:
-        raise _request(str(exc), "invalid_expression") from None
 
 
 @tool(changes_state=True, needs_confirmation=True)
@@ -172,9 +144,9 @@ def cancel_pending_order(ctx: ToolContext, order_id: str, reason: str) -> str:
     """
     order = _order(ctx, order_id)
     if order["status"] != "pending":
-        raise _policy("Non-pending order cannot be cancelled", "not_pending")
+        raise policy("Non-pending order cannot be cancelled", "not_pending")
     if reason not in CANCEL_REASONS:
-        raise _request("Invalid reason", "invalid_reason")
+        raise request("Invalid reason", "invalid_reason")
     refunds = []
     for payment in order["payment_history"]:
         refunds.append({"transaction_type": "refund", "amount": payment["amount"], "payment_method_id": payment["payment_method_id"]})
@@ -184,7 +156,7 @@ def cancel_pending_order(ctx: ToolContext, order_id: str, reason: str) -> str:
     order["status"] = "cancelled"
     order["cancel_reason"] = reason
     order["payment_history"].extend(refunds)
-    _save(ctx, "orders", "order_id", order)
+    save(ctx, "orders", "order_id", order)
     return tau2_text(order)
 
 
@@ -202,27 +174,27 @@ def exchange_delivered_order_items(
     """
     order = _order(ctx, order_id)
     if order["status"] != "delivered":
-        raise _policy("Non-delivered order cannot be exchanged", "not_delivered")
+        raise policy("Non-delivered order cannot be exchanged", "not_delivered")
     _check_items_in_order(order, item_ids, "Number of {item_id} not found.")
     if len(item_ids) != len(new_item_ids):
-        raise _request("The number of items to be exchanged should match.", "item_count_mismatch")
+        raise request("The number of items to be exchanged should match.", "item_count_mismatch")
     difference: float = 0
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         item = _first_item(order, item_id)
         variant = _variant(ctx, item["product_id"], new_item_id)
         if not variant["available"]:
-            raise _policy(f"New item {new_item_id} not found or available", "item_unavailable")
+            raise policy(f"New item {new_item_id} not found or available", "item_unavailable")
         difference += variant["price"] - item["price"]
     difference = round(difference, 2)
     _, method = _payment_method(ctx, order["user_id"], payment_method_id)
     if _is_gift_card(method) and method["balance"] < difference:
-        raise _policy("Insufficient gift card balance to pay for the price difference", "insufficient_balance")
+        raise policy("Insufficient gift card balance to pay for the price difference", "insufficient_balance")
     order["status"] = "exchange requested"
     order["exchange_items"] = sorted(item_ids)
     order["exchange_new_items"] = sorted(new_item_ids)
     order["exchange_payment_method_id"] = payment_method_id
     order["exchange_price_difference"] = difference
-    _save(ctx, "orders", "order_id", order)
+    save(ctx, "orders", "order_id", order)
     return tau2_text(order)
 
 
@@ -242,7 +214,7 @@ def find_user_id_by_name_zip(ctx: ToolContext, first_name: str, last_name: str, 
     for user_id, first, last, user_zip in rows:
         if first.lower() == first_name.lower() and last.lower() == last_name.lower() and user_zip == zip:
             return str(user_id)
-    raise _request("User not found", "user_not_found", 404)
+    raise request("User not found", "user_not_found", 404)
 
 
 @tool
@@ -255,7 +227,7 @@ def find_user_id_by_email(ctx: ToolContext, email: str) -> str:
     for user_id, user_email in ctx.db.execute(f"SELECT user_id, email FROM users ORDER BY {FILE_ORDER}"):
         if user_email.lower() == email.lower():
             return str(user_id)
-    raise _request("User not found", "user_not_found", 404)
+    raise request("User not found", "user_not_found", 404)
 
 
 @tool
@@ -277,7 +249,7 @@ def get_product_details(ctx: ToolContext, product_id: str) -> str:
     """
     product = ctx.db.get("products", product_id)
     if product is None:
-        raise _request("Product not found", "product_not_found", 404)
+        raise request("Product not found", "product_not_found", 404)
     return tau2_text(product)
 
 
@@ -315,9 +287,9 @@ def modify_pending_order_address(
     """
     order = _order(ctx, order_id)
     if "pending" not in order["status"]:
-        raise _policy("Non-pending order cannot be modified", "not_pending")
+        raise policy("Non-pending order cannot be modified", "not_pending")
     order["address"] = _address(address1, address2, city, state, country, zip)
-    _save(ctx, "orders", "order_id", order)
+    save(ctx, "orders", "order_id", order)
     return tau2_text(order)
 
 
@@ -335,23 +307,23 @@ def modify_pending_order_items(
     """
     order = _order(ctx, order_id)
     if order["status"] != "pending":
-        raise _policy("Non-pending order cannot be modified", "not_pending")
+        raise policy("Non-pending order cannot be modified", "not_pending")
     _check_items_in_order(order, item_ids, "{item_id} not found")
     if len(item_ids) != len(new_item_ids):
-        raise _request("The number of items to be exchanged should match", "item_count_mismatch")
+        raise request("The number of items to be exchanged should match", "item_count_mismatch")
     difference: float = 0
     variant: dict[str, Any] = {}
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         if item_id == new_item_id:
-            raise _request("The new item id should be different from the old item id", "same_item")
+            raise request("The new item id should be different from the old item id", "same_item")
         item = _first_item(order, item_id)
         variant = _variant(ctx, item["product_id"], new_item_id)
         if not variant["available"]:
-            raise _policy(f"New item {new_item_id} not found or available", "item_unavailable")
+            raise policy(f"New item {new_item_id} not found or available", "item_unavailable")
         difference += variant["price"] - item["price"]
     user, method = _payment_method(ctx, order["user_id"], payment_method_id)
     if _is_gift_card(method) and method["balance"] < difference:
-        raise _policy("Insufficient gift card balance to pay for the new item", "insufficient_balance")
+        raise policy("Insufficient gift card balance to pay for the new item", "insufficient_balance")
     order["payment_history"].append(
         {
             "transaction_type": "payment" if difference > 0 else "refund",
@@ -368,7 +340,7 @@ def modify_pending_order_items(
         item["price"] = variant["price"]
         item["options"] = dict(variant["options"])
     order["status"] = "pending (item modified)"
-    _save(ctx, "orders", "order_id", order)
+    save(ctx, "orders", "order_id", order)
     return tau2_text(order)
 
 
@@ -382,20 +354,20 @@ def modify_pending_order_payment(ctx: ToolContext, order_id: str, payment_method
     """
     order = _order(ctx, order_id)
     if "pending" not in order["status"]:
-        raise _policy("Non-pending order cannot be modified", "not_pending")
+        raise policy("Non-pending order cannot be modified", "not_pending")
     user, method = _payment_method(ctx, order["user_id"], payment_method_id)
     history = order["payment_history"]
     if len(history) != 1 or history[0]["transaction_type"] != "payment":
-        raise _policy("There should be exactly one payment for a pending order", "not_one_payment")
+        raise policy("There should be exactly one payment for a pending order", "not_one_payment")
     old_method_id = history[0]["payment_method_id"]
     if old_method_id == payment_method_id:
-        raise _request("The new payment method should be different from the current one", "same_payment_method")
+        raise request("The new payment method should be different from the current one", "same_payment_method")
     amount = history[0]["amount"]
     if _is_gift_card(method) and method["balance"] < amount:
-        raise _policy("Insufficient gift card balance to pay for the order", "insufficient_balance")
+        raise policy("Insufficient gift card balance to pay for the order", "insufficient_balance")
     history.append({"transaction_type": "payment", "amount": amount, "payment_method_id": payment_method_id})
     history.append({"transaction_type": "refund", "amount": amount, "payment_method_id": old_method_id})
-    _save(ctx, "orders", "order_id", order)
+    save(ctx, "orders", "order_id", order)
     if _is_gift_card(method):
         _add_to_balance(ctx, user, payment_method_id, -amount)
     user, old_method = _payment_method(ctx, order["user_id"], old_method_id)
@@ -419,7 +391,7 @@ def modify_user_address(ctx: ToolContext, user_id: str, address1: str, address2:
     """
     user = _user(ctx, user_id)
     user["address"] = _address(address1, address2, city, state, country, zip)
-    _save(ctx, "users", "user_id", user)
+    save(ctx, "users", "user_id", user)
     return tau2_text(user)
 
 
@@ -434,26 +406,16 @@ def return_delivered_order_items(ctx: ToolContext, order_id: str, item_ids: list
     """
     order = _order(ctx, order_id)
     if order["status"] != "delivered":
-        raise _policy("Non-delivered order cannot be returned", "not_delivered")
+        raise policy("Non-delivered order cannot be returned", "not_delivered")
     _, method = _payment_method(ctx, order["user_id"], payment_method_id)
     if not _is_gift_card(method) and payment_method_id != order["payment_history"][0]["payment_method_id"]:
-        raise _policy("Payment method should be the original payment method", "not_original_payment_method")
+        raise policy("Payment method should be the original payment method", "not_original_payment_method")
     _check_items_in_order(order, item_ids, "Some item not found")
     order["status"] = "return requested"
     order["return_items"] = sorted(item_ids)
     order["return_payment_method_id"] = payment_method_id
-    _save(ctx, "orders", "order_id", order)
+    save(ctx, "orders", "order_id", order)
     return tau2_text(order)
-
-
-@tool
-def transfer_to_human_agents(summary: str) -> str:
-    """Hand the user over to a human agent with a summary of their issue: only when they ask for one, or the policy and tools cannot solve it.
-
-    Args:
-        summary: The user's issue in a few sentences.
-    """
-    return "Transfer successful"
 
 
 TOOLS = [
