@@ -1,4 +1,4 @@
-"""The world API: what a world declares (data, tools, policy, identity, ownership, rules), the private copy of its database per conversation, running its tools, and finding a world by name or path."""
+"""The world API: what a world declares (data, tools, policy, identity, ownership, rules), the private copy of its database per conversation, running its tools, comparing two states of a world, and finding a world by name or path."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.world.checking import world_problems
+    from parley.core.world.comparison import FieldDifference, RecordDifference, StateComparison, compare_states, compare_values
     from parley.core.world.database import WorldClock, WorldCopy, WorldDB, WorldTemplate
     from parley.core.world.declaration import ACTIONS, ConversationIdentity, Rule, RuleCall, SessionIdentity, WorldDefinition
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
@@ -25,12 +26,15 @@ __all__ = [
     "ColumnType",
     "ConversationIdentity",
     "DEFAULT_WORLD",
+    "FieldDifference",
     "IDENTITY_ARGUMENTS",
     "Refused",
+    "RecordDifference",
     "RefusalKind",
     "Rule",
     "RuleCall",
     "SessionIdentity",
+    "StateComparison",
     "Table",
     "TableError",
     "ToolContext",
@@ -44,6 +48,8 @@ __all__ = [
     "WorldTemplate",
     "WorldTool",
     "WorldTools",
+    "compare_states",
+    "compare_values",
     "declare_tool",
     "known_worlds",
     "load_world",
