@@ -76,7 +76,24 @@ if TYPE_CHECKING:
         coerce,
         type_phrase,
     )
-    from parley.core.records.outcome_classes import PASSED, RERUN_OUTCOMES, judged, junit_kind, rerun_outcomes
+    from parley.core.records.outcome_classes import (
+        BOT_FAILURES,
+        ERRORS,
+        JUDGED,
+        OUTCOME_KINDS,
+        PASSED,
+        RERUN_OUTCOMES,
+        JunitKind,
+        OutcomeGroup,
+        OutcomeKind,
+        PytestKind,
+        judged,
+        junit_kind,
+        outcome_kind,
+        pytest_kind,
+        rerun_outcomes,
+    )
+    from parley.core.records.outcome_counts import OutcomeCounts
     from parley.core.records.profile import (
         DEFAULT_ALL_ANSWERED_LIMIT,
         DEFAULT_CUSTOMER_ID,
@@ -115,7 +132,6 @@ if TYPE_CHECKING:
     from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
     from parley.core.records.validation_errors import FirstError, first_error
     from parley.core.records.verdict import (
-        BOT_FAILURES,
         DEFAULT_MIN_SCORE,
         OUTCOMES,
         CheckOutcome,
@@ -196,6 +212,16 @@ __all__ = [
     "BATCH_STATUSES",
     "BOT_FAILURES",
     "BROKEN_STOPS",
+    "ERRORS",
+    "JUDGED",
+    "OUTCOME_KINDS",
+    "JunitKind",
+    "OutcomeCounts",
+    "OutcomeGroup",
+    "OutcomeKind",
+    "PytestKind",
+    "outcome_kind",
+    "pytest_kind",
     "DEFAULT_MIN_SCORE",
     "BatchEvent",
     "BatchFinished",

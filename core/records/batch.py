@@ -34,8 +34,9 @@ PYTHON_SOURCE = "python"
 """The one source of a batch run from Python (parley.api, the pytest plugin): its specs were
 built in code or collected by pytest, so it has no files to resume or re-run from."""
 
-RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
-"""What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.records.outcome_classes)."""
+RerunSelection = Literal["failed", "errors", "unverified", "user-faults", "evaluation-errors"]
+"""What `parley run --rerun WHAT BATCH` picks from the parent: each word picks the outcomes whose
+row names it (parley.core.records.outcome_classes.OUTCOME_KINDS)."""
 
 # Conversation outcome filter values: a verdict's outcome (parley.core.records.verdict.Outcome),
 # or "unevaluated" for no verdict.

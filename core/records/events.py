@@ -14,9 +14,10 @@ from __future__ import annotations
 import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.records.batch import ConversationRow
+from parley.core.records.outcome_counts import OutcomeCounts
 from parley.core.records.tools import ToolCallRecord
 
 
@@ -91,25 +92,14 @@ class ConcurrencyChanged(_Event):
     """How long new launches wait (the server's Retry-After), 0 when they do not."""
 
 
-class _Counts(_Event):
-    """The batch's counts as the runner keeps them, live (its summary,
-    parley.core.evaluation.BatchSummary, says them in the words every report uses)."""
+class _Counts(_Event, OutcomeCounts):
+    """The batch's counts as the runner keeps them, live: conversations stored per outcome, those
+    of earlier runs of a resumed batch included, with every figure derived from them under the
+    names every report uses (OutcomeCounts: done, passed, failed, bot_errors, errors...)."""
 
-    done: int
-    """Conversations stored, those of earlier runs of a resumed batch included."""
+    model_config = ConfigDict(frozen=False)
+
     total: int
-    passed: int
-    failed: int
-    """The bot's failures: failed checks and bot errors."""
-    errors: int
-    """Runs that broke on the simulator's or parley's side and evaluation errors: counted apart,
-    never as the bot's failures."""
-    unverified: int = 0
-    """Nothing about the bot was checked: counted apart."""
-    user_faults: int = 0
-    """The simulated user misbehaved: counted apart."""
-    bot_errors: int = 0
-    """Of `failed`, the conversations the bot under test broke."""
 
 
 class Progress(_Counts):

@@ -37,16 +37,10 @@ Outcome = Literal[
   unless it violated a policy;
 - user_error / infrastructure_error / cancelled: the run broke (its stop reason);
 - evaluation_error: it ran, but a check could not be decided (a judge error on a min-score check);
-- error: a legacy row, stored before parley told who failed, that could not be attributed."""
+- error: a legacy row, stored before parley told who failed, that could not be attributed.
+How each is counted and shown: parley.core.records.outcome_classes.OUTCOME_KINDS."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 VerdictOutcome = Outcome  # the name the store and older callers use
-
-JUDGED: frozenset[str] = frozenset({"passed", "failed", "bot_error"})
-"""Outcomes that say whether the bot did its job: the pass rate's denominator, pass^k's trials."""
-BOT_FAILURES: frozenset[str] = frozenset({"failed", "bot_error"})
-"""Outcomes counted as the bot's failures."""
-APART: tuple[Outcome, ...] = tuple(o for o in OUTCOMES if o not in JUDGED)
-"""Outcomes counted apart from the pass rate, each under its own name."""
 
 DEFAULT_MIN_SCORE = 2
 """The score an LLM judge must give when the spec names no minimum (1 means the request was not

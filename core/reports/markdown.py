@@ -351,7 +351,19 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
     out += ["## Per profile", ""]
     if summary.profiles:
         out += _table(
-            ["Profile", "Runs", "Passed", "Failed", "Bot errors", "Apart", "Pass rate", "95% interval", "Mean score", "Mean turns"],
+            [
+                "Profile",
+                "Runs",
+                "Passed",
+                "Failed",
+                "Bot errors",
+                "Apart",
+                "Errors",
+                "Pass rate",
+                "95% interval",
+                "Mean score",
+                "Mean turns",
+            ],
             [
                 [
                     p.name,
@@ -359,8 +371,9 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
                     p.passed,
                     p.failed,
                     p.bot_errors,
+                    p.apart,
                     p.errors,
-                    _pct(p.pass_rate) + f" of {p.passed + p.failed + p.bot_errors}",
+                    _pct(p.pass_rate) + f" of {p.pass_rate_denominator}",
                     _interval(p.pass_rate_interval),
                     _num(p.mean_score),
                     _num(p.mean_turns, 1),

@@ -162,7 +162,8 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     nargs=2,
     metavar="WHAT BATCH",
     help="A new batch of exactly BATCH's conversations that WHAT picks: failed (failed or bot_error), errors "
-    "(runs that broke), unverified, user-faults, or several joined by commas. Same sources, seeds and options; "
+    "(runs that broke on the simulator's or parley's side), unverified, user-faults, evaluation-errors, or several "
+    "joined by commas. Same sources, seeds and options; "
     "--bot, --bot-prompt, --user, --judge may change. `parley compare BATCH latest` then shows what was fixed.",
 )
 @click.option(

@@ -53,7 +53,8 @@ KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
 
 
 def parse_selection(text: str) -> list[RerunSelection]:
-    """`failed`, `errors`, `unverified`, `user-faults`, or several joined by commas."""
+    """`failed`, `errors`, `unverified`, `user-faults`, `evaluation-errors`, or several joined by
+    commas (parley.core.records.RERUN_OUTCOMES)."""
     from parley.core.records import RERUN_OUTCOMES
 
     picked: list[RerunSelection] = []
