@@ -49,7 +49,7 @@ def test_a_bare_pytest_collects_no_profile_and_the_plugin_is_installed(tmp_path)
     bare = pytest_run("--collect-only", "-q", str(tmp_path), cwd=tmp_path, autoload=True)
     assert bare.returncode == 0, bare.stdout + bare.stderr
     assert [line for line in bare.stdout.splitlines() if "::" in line] == ["test_plain.py::test_plain"]
-    assert "--parley-bot=MODEL|python:MODULE:NAME" in pytest_run("--help", cwd=tmp_path, autoload=True).stdout  # found by its entry point
+    assert "--parley-bot=MODEL|CONNECTOR" in pytest_run("--help", cwd=tmp_path, autoload=True).stdout  # found by its entry point
     asked = pytest_run("--collect-only", "-q", "--parley", str(tmp_path), cwd=tmp_path)
     assert "track.yaml::track_shipped_order#0[1]" in asked.stdout and "test_plain.py::test_plain" in asked.stdout
 

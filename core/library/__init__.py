@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         simulate,
     )
     from parley.core.library.results import ConversationResult, RunResult
-    from parley.core.library.running import BotArg, SpecsInvalid, checked_rules, load_specs, read_results, run, run_sync
+    from parley.core.library.running import BotArg, RunOptions, SpecsInvalid, checked_rules, load_specs, read_results, run, run_sync
     from parley.core.library.session import BatchSession
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "BotArg",
     "ConversationResult",
     "DEFAULT_ROLE",
+    "RunOptions",
     "RunResult",
     "SpecsInvalid",
     "checked_rules",
