@@ -89,6 +89,7 @@ from parley.core.records import (
     PYTHON_SOURCE,
     RERUN_STOPS,
     UNEVALUATED,
+    BatchEvent,
     BatchFinished,
     BatchOptions,
     BatchRecord,
@@ -105,6 +106,7 @@ from parley.core.records import (
     Progress,
     StoredConversation,
     TranscriptEvent,
+    TranscriptStep,
     Verdict,
 )
 from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
@@ -134,7 +136,7 @@ class NotRun(ParleyError):
     """A conversation submitted to an open-ended batch that never ran (the batch was stopped first)."""
 
 
-EventCallback = Callable[[Any], object]
+EventCallback = Callable[[BatchEvent], object]
 
 
 def _now() -> datetime.datetime:
@@ -413,7 +415,7 @@ class BatchRunner:
         self.limiter = AdaptiveLimit(concurrency or options.concurrency, on_change=self._limit_changed)
         self.models.attach(on_retry=self.limiter.on_retry, on_success=self.limiter.call_succeeded)
         self._callbacks: list[EventCallback] = [on_event] if on_event is not None else []
-        self._queues: list[asyncio.Queue[Any]] = []
+        self._queues: list[asyncio.Queue[BatchEvent]] = []
         self._in_flight: dict[str, ConversationControl] = {}
         self._worlds = WorldTemplates()
         self._stopping = False
@@ -525,13 +527,13 @@ class BatchRunner:
         """Call `callback(event)` for every event from now on (on the loop's thread)."""
         self._callbacks.append(callback)
 
-    def events(self) -> AsyncIterator[Any]:
+    def events(self) -> AsyncIterator[BatchEvent]:
         """Every event from now on, ending after BatchFinished. Call before `run()` starts to
         see BatchStarted."""
-        queue: asyncio.Queue[Any] = asyncio.Queue()
+        queue: asyncio.Queue[BatchEvent] = asyncio.Queue()
         self._queues.append(queue)
 
-        async def iterate() -> AsyncIterator[Any]:
+        async def iterate() -> AsyncIterator[BatchEvent]:
             try:
                 while True:
                     event = await queue.get()
@@ -544,7 +546,7 @@ class BatchRunner:
 
         return iterate()
 
-    def _emit(self, event: Any) -> None:
+    def _emit(self, event: BatchEvent) -> None:
         for callback in list(self._callbacks):
             try:
                 callback(event)
@@ -817,7 +819,7 @@ class BatchRunner:
             return None
         run = control.run
 
-        def on_step(step: str, data: dict[str, Any]) -> None:
+        def on_step(step: TranscriptStep, data: dict[str, Any]) -> None:
             self._emit(
                 TranscriptEvent(
                     batch_id=self.batch_id,

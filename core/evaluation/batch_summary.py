@@ -25,7 +25,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
@@ -74,7 +74,7 @@ class NumberStatistics(BaseModel):
     max: float | None = None
 
     @classmethod
-    def of(cls, values: list[float]) -> NumberStatistics:
+    def of(cls, values: list[float]) -> Self:
         if not values:
             return cls()
         n = len(values)

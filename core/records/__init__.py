@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         ConversationStarted,
         Progress,
         TranscriptEvent,
+        TranscriptStep,
     )
     from parley.core.records.goal_variables import (
         FUNCTIONS,
@@ -132,8 +133,10 @@ if TYPE_CHECKING:
     from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
     from parley.core.records.validation_errors import FirstError, first_error
     from parley.core.records.verdict import (
+        CHECK_KINDS,
         DEFAULT_MIN_SCORE,
         OUTCOMES,
+        CheckKind,
         CheckOutcome,
         CheckResult,
         ExtractedOutput,
@@ -212,6 +215,8 @@ __all__ = [
     "BATCH_STATUSES",
     "BOT_FAILURES",
     "BROKEN_STOPS",
+    "CHECK_KINDS",
+    "CheckKind",
     "ERRORS",
     "JUDGED",
     "OUTCOME_KINDS",
@@ -306,6 +311,7 @@ __all__ = [
     "ToolCallRecord",
     "ToolSpec",
     "TranscriptEvent",
+    "TranscriptStep",
     "TurnTiming",
     "UNEVALUATED",
     "UNFINISHED_STOPS",
@@ -330,4 +336,5 @@ __all__ = [
     "first_error",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

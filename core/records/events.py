@@ -120,6 +120,11 @@ class BatchFinished(_Counts):
     error: str | None = None
 
 
+TranscriptStep = Literal["user", "bot_text", "bot_done", "tool_call"]
+"""One step of a streamed conversation: a customer line, a piece of the bot's text, the end of
+the bot's turn, a tool call."""
+
+
 class TranscriptEvent(_Event):
     """One step of a streamed conversation: a customer line, a piece of the bot's text, a
     tool call and its result, or the end of the bot's turn."""
@@ -128,7 +133,7 @@ class TranscriptEvent(_Event):
     conversation_id: str
     spec_id: str
     trial: int
-    step: Literal["user", "bot_text", "bot_done", "tool_call"]
+    step: TranscriptStep
     text: str | None = None
     tool: ToolCallRecord | None = None
     """For `tool_call`: the call as it ran (name, arguments, result, ok/refused)."""

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_mo
 
 from parley.core.errors import ConfigError
 from parley.core.option_declarations import BatchOption, options_on
-from parley.core.records import BatchStatus, UnreadableBatch
+from parley.core.records import BatchStatus, OutcomeCounts, UnreadableBatch
 
 MAX_ITEMS = 10_000
 MAX_PLANNED = 50_000
@@ -269,14 +269,10 @@ class BatchLaunched(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-class BatchStatusView(BaseModel):
-    """Where a batch is, counted from the stored conversations (it moves as each one ends)."""
+class BatchCountsView(BaseModel):
+    """A batch's counts as every view of it shows them: the summary's (parley.core.records.OutcomeCounts),
+    under the summary's names, and 003's `completed_scenarios` and `failed_scenarios`."""
 
-    batch_id: str
-    status: BatchStatus
-    progress: float = Field(ge=0, le=100, description="Percent done, 0 to 100, as the simulation service gives it.")
-    progress_fraction: float = Field(ge=0, le=1, description="The same as a fraction: done / total_scenarios.")
-    total_scenarios: int
     completed_scenarios: int = Field(description="Conversations stored (any outcome).")
     failed_scenarios: int = Field(
         description="Conversations whose run broke (the bot's, the simulator's or parley's: bot_errors + errors): 003's failed."
@@ -290,6 +286,33 @@ class BatchStatusView(BaseModel):
     evaluation_errors: int = Field(default=0, description="A check could not be decided: counted apart.")
     unevaluated: int = Field(default=0, description="Stored without a verdict: counted apart.")
     pass_rate: float | None = Field(None, description="passed / (passed + failed + bot_errors); null before anything was judged.")
+
+    @classmethod
+    def of(cls, counts: OutcomeCounts) -> BatchCountsView:
+        """The counts of a batch's summary."""
+        return cls(
+            completed_scenarios=counts.done,
+            failed_scenarios=counts.broken,
+            passed=counts.passed,
+            failed=counts.failed,
+            bot_errors=counts.bot_errors,
+            unverified=counts.unverified,
+            user_faults=counts.user_faults,
+            errors=counts.errors,
+            evaluation_errors=counts.evaluation_errors,
+            unevaluated=counts.unevaluated,
+            pass_rate=counts.pass_rate,
+        )
+
+
+class BatchStatusView(BatchCountsView):
+    """Where a batch is, counted from the stored conversations (it moves as each one ends)."""
+
+    batch_id: str
+    status: BatchStatus
+    progress: float = Field(ge=0, le=100, description="Percent done, 0 to 100, as the simulation service gives it.")
+    progress_fraction: float = Field(ge=0, le=1, description="The same as a fraction: done / total_scenarios.")
+    total_scenarios: int
     in_flight: int = Field(description="Conversations running now in this service.")
     created_at: datetime.datetime
     started_at: datetime.datetime | None
@@ -303,23 +326,12 @@ class BatchStatusView(BaseModel):
     error: str | None
 
 
-class BatchListItem(BaseModel):
+class BatchListItem(BatchCountsView):
     """A batch in the list: the same counts, under the same names, as GET /batches/{id}."""
 
     batch_id: str
     status: BatchStatus
     total_scenarios: int
-    completed_scenarios: int
-    failed_scenarios: int = 0
-    passed: int
-    failed: int
-    errors: int
-    bot_errors: int = 0
-    unverified: int = 0
-    user_faults: int = 0
-    evaluation_errors: int = 0
-    unevaluated: int = 0
-    pass_rate: float | None = None
     created_at: datetime.datetime
     started_at: datetime.datetime | None
     completed_at: datetime.datetime | None

@@ -24,8 +24,8 @@ from parley.tui.cli.batch_options import given_options
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --help` starts
     from parley.core.engine import PreparedBatch
+    from parley.core.evaluation import BatchSummary
     from parley.core.records import BatchOptions, RerunSelection
-    from parley.core.reports import BatchSummary
     from parley.core.store import Store
 
 Mode = Literal["new", "resume", "rerun", "replay", "rescore"]
