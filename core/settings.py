@@ -1,4 +1,9 @@
-"""What parley reads from its environment, in one place: one pydantic-settings model.
+"""What parley reads from its environment, in one place: one pydantic model, read by `settings()`.
+
+Each field is read from PARLEY_ and its name in upper case (any case is taken), or from the
+variables its `validation_alias` names, the first one set winning. (pydantic-settings did this
+before; for these few plain values its import, a tenth of a second on every command, bought
+nothing more.)
 
 Provider keys and base URLs (OPENAI_API_KEY, ...) are not here: they belong to the endpoint a
 model name describes and are resolved when that model is about to be used
@@ -8,11 +13,11 @@ model name describes and are resolved when that model is about to be used
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from parley.core.errors import SettingError
 from parley.core.option_declarations import BATCH_OPTIONS, MAX_CONTEXT_TOKENS, BatchOption
@@ -35,13 +40,13 @@ def _from_declaration(setting: str) -> Any:
     return Field(declared.default, validation_alias=AliasChoices(*declared.env), **limits)
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """parley's settings from the environment. The batch options read from it (concurrency, max
     turns, timeout, the roles' context lengths) take their variables, defaults and bounds from
     their declarations (parley.core.option_declarations); the simulation service's names
     (CONCURRENCY, MAX_TURNS, TIMEOUT_SEC) are kept as aliases of the PARLEY_ ones, which win."""
 
-    model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="ignore", case_sensitive=False)
+    model_config = ConfigDict(extra="ignore")
 
     db: Path | None = None
     """PARLEY_DB: the SQLite file chats and batch results are kept in (default sessions/parley.db)."""
@@ -84,10 +89,29 @@ def settings() -> Settings:
     """The environment as parley's settings, read now (so a changed environment is seen). A value
     that is not what its variable takes (a non-finite number too) is a SettingError naming the variable."""
     try:
-        return Settings()
+        return Settings.model_validate(_from_environment(os.environ))
     except ValidationError as exc:
         problems = [f"{_variable(str(error['loc'][0]) if error['loc'] else '')}: {error['msg']}" for error in exc.errors()]
         raise SettingError("bad setting in the environment: " + "; ".join(problems)) from None
+
+
+def _variables(name: str) -> list[str]:
+    """The variables field `name` is read from, the first one winning."""
+    alias = Settings.model_fields[name].validation_alias
+    return [str(c) for c in alias.choices] if isinstance(alias, AliasChoices) else [f"PARLEY_{name.upper()}"]
+
+
+def _from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The set variables as the model takes them: under the variable read for a field with
+    aliases (which pydantic matches), else under the field's name; names compared in any case."""
+    upper = {key.upper(): value for key, value in environ.items()}
+    found: dict[str, str] = {}
+    for name, field in Settings.model_fields.items():
+        for variable in _variables(name):
+            if variable.upper() in upper:
+                found[variable if field.validation_alias is not None else name] = upper[variable.upper()]
+                break
+    return found
 
 
 def _variable(loc: str) -> str:

@@ -18,7 +18,7 @@ from parley.core.library import BatchSession, RunOptions, run, run_sync
 from parley.core.option_declarations import BATCH_OPTIONS, BatchOption, option, options_on
 from parley.core.records import BatchOptions
 from parley.core.service.models import BatchRequest, RoleModelsIn
-from parley.core.settings import Settings
+from parley.core.settings import Settings, settings
 from parley.tui.cli.main import cli
 from parley.tui.cli.run_command import run as run_command
 from parley.tui.cli.service_client import submit as submit_command
@@ -126,7 +126,7 @@ def test_each_option_read_from_the_environment_is_a_setting(declared, monkeypatc
     assert tuple(field.validation_alias.choices) == declared.env and field.default == declared.default  # type: ignore[union-attr]
     value = 7 if declared.kind is int else 12.5
     monkeypatch.setenv(declared.env[-1], str(value))
-    assert getattr(Settings(), declared.setting or "") == value  # the last alias is read too
+    assert getattr(settings(), declared.setting or "") == value  # the last alias is read too
 
 
 def test_a_run_option_typed_on_the_command_line_reaches_the_stored_batch(tmp_path):

@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from pydantic import ValidationError
-from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
 from parley.core.evaluation import CRITERION_KIND, BatchSummary, criterion_state
@@ -76,6 +75,7 @@ from parley.core.store.rows import (
 )
 from parley.core.store.schema import MIGRATIONS, Migration, check_owner, migrate, schema_version
 from parley.core.store.schema import ForeignDatabase as ForeignDatabase  # raised by Store.open
+from parley.core.store.sqlite_database import Database
 
 MIN_PREFIX = 6
 

@@ -50,7 +50,7 @@ def click_type(declared: BatchOption) -> click.ParamType | None:
 
 def _setting(name: str) -> Callable[[], Any]:
     """The default of an option read from the environment when the command runs (parley.core.settings
-    loads pydantic-settings: not at start-up)."""
+    loads pydantic: not at start-up)."""
 
     def read() -> Any:
         from parley.core.settings import settings
