@@ -5,6 +5,7 @@ through it (the layers themselves are import-linter's contract in pyproject.toml
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -22,6 +23,7 @@ def dotted(init: Path) -> str:
     return ".".join(("parley", "core", *init.parent.relative_to(CORE).parts)).rstrip(".")
 
 
+@functools.cache  # the scan below asks each face once per import of it
 def declared_all(init: Path) -> list[str] | None:
     for node in ast.parse(init.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):

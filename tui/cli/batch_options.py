@@ -112,13 +112,20 @@ def _apply(command: F, options: Sequence[Callable[[F], F]]) -> F:
     return command
 
 
-def declared_options(surface: Surface, *, defaults: bool = True, checks: dict[str, ModelCheck] | None = None) -> Callable[[F], F]:
+def declared_options(
+    surface: Surface, *, defaults: bool = True, checks: dict[str, ModelCheck] | None = None, roles_where: str | None = None
+) -> Callable[[F], F]:
     """Every option declared on `surface` (`run`, `submit`), in declaration order; `checks`
-    validate a value as the command understands it (by option name)."""
+    validate a value as the command understands it (by option name); `roles_where`, when given,
+    makes the roles' help `Model of <role><roles_where>.` (a service decides which bots it takes)."""
     checks = checks or {}
 
+    def help_of(o: BatchOption) -> str | None:
+        return f"Model of {o.role}{roles_where}." if roles_where is not None and o.role is not None else None
+
     def decorate(command: F) -> F:
-        options = [click_option(o, default=DECLARED if defaults else None, check=checks.get(o.name)) for o in options_on(surface)]
+        default = DECLARED if defaults else None
+        options = [click_option(o, default=default, check=checks.get(o.name), help=help_of(o)) for o in options_on(surface)]
         return _apply(command, options)
 
     return decorate

@@ -261,7 +261,7 @@ def submit_body(files: tuple[Path, ...], paths: tuple[str, ...]) -> dict[str, An
     metavar="PATH",
     help="A profile file or folder on the service's side, inside its profile folders (repeatable).",
 )
-@declared_options("submit", defaults=False)
+@declared_options("submit", defaults=False, roles_where=" (default: the service's)")
 @click.option("--wait", is_flag=True, help="Wait until the batch ends, printing its progress; exit 1 unless it completed.")
 @api_url_option
 def submit(files: tuple[Path, ...], paths: tuple[str, ...], wait: bool, api_url: str, **options: Any) -> None:
