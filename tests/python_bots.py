@@ -108,3 +108,10 @@ def thread_bot(messages: list[dict[str, Any]]) -> str:
     """Says which thread it runs in, and whether that thread is a daemon."""
     current = threading.current_thread()
     return f"thread={current.name} daemon={current.daemon} main={current is threading.main_thread()}"
+
+
+def cancel_breaks_bot(messages: list[dict[str, Any]], tools: Any) -> str:
+    """`order_bot`, whose cancelling is broken: it raises when asked to cancel (a bot error)."""
+    if "cancel" in (messages[-1]["content"] if messages else "").lower():
+        raise RuntimeError("cancelling is broken")
+    return order_bot(messages, tools)

@@ -131,11 +131,12 @@ def test_run_awaits_on_the_callers_loop_and_run_sync_refuses_to_nest(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"trials": 0}, "trials: expected a finite number above 0, got 0"),
+        ({"trials": 0}, "trials: expected a finite number from 1 to 1000, got 0"),
         ({"concurrency": 2.5}, "concurrency: expected a whole number"),
-        ({"timeout_s": math.inf}, "timeout_s: expected a finite number above 0, got inf"),
-        ({"timeout_s": math.nan}, "timeout_s: expected a finite number above 0, got nan"),
-        ({"bot_timeout_s": -1}, "bot_timeout_s: expected a finite number above 0"),
+        ({"timeout_s": math.inf}, "timeout_s: expected a finite number from 0.1, got inf"),
+        ({"timeout_s": math.nan}, "timeout_s: expected a finite number from 0.1, got nan"),
+        ({"bot_timeout_s": -1}, "bot_timeout_s: expected a finite number from 0.1"),
+        ({"max_turns": 5000}, "max_turns: expected a finite number from 1 to 1000, got 5000"),
         ({"bot": "python:tests.python_bots:nope"}, "has no 'nope'"),
         ({"bot": 42}, "expected a bot's name or a Python callable, got int"),
         ({"judge": "gpt-4o"}, "gpt-4o"),

@@ -147,11 +147,12 @@ def test_tracking() -> None:
 
 
 def test_mypy_checks_a_users_code_against_the_installed_api(installed, tmp_path):
-    """The wheel ships py.typed: mypy --strict passes a user's correct code and names a wrong call."""
+    """The wheel ships py.typed: mypy --strict passes a user's correct code and names a wrong call,
+    a wrong attribute and a misspelled name imported from parley.api."""
     (tmp_path / "test_user.py").write_text(USER_CODE, encoding="utf-8")
-    (tmp_path / "test_wrong.py").write_text(
-        USER_CODE.replace("trials=2", 'trials="2"').replace("first.failed_checks", "first.failed_check"), encoding="utf-8"
-    )
+    wrong = USER_CODE.replace("trials=2", 'trials="2"').replace("first.failed_checks", "first.failed_check")
+    wrong += "\n\nfrom parley.api import run_synk  # misspelled: the face's lazy loading hides nothing from mypy\n"
+    (tmp_path / "test_wrong.py").write_text(wrong, encoding="utf-8")
 
     # one mypy run over both files (a cold run reads parley and its dependencies: half a minute)
     command = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable", str(installed / "bin" / "python")]
@@ -164,6 +165,7 @@ def test_mypy_checks_a_users_code_against_the_installed_api(installed, tmp_path)
     assert not [line for line in problems if line.startswith("test_user.py")], checked.stdout  # the correct code passes
     assert any('Argument "trials" to "run_sync" has incompatible type "str"; expected "int"' in line for line in problems), checked.stdout
     assert any('"ConversationResult" has no attribute "failed_check"' in line for line in problems), checked.stdout
+    assert any('Module "parley.api" has no attribute "run_synk"' in line for line in problems), checked.stdout
     assert all(line.startswith("test_wrong.py") for line in problems), checked.stdout
     ran = _run(installed, tmp_path, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py")
     assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr

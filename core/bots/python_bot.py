@@ -284,7 +284,7 @@ class PythonBot:
         (made on its first turn, in a thread, as its calls are)."""
         if not self.per_conversation:
             return self.target  # type: ignore[return-value]
-        instance = ctx.session.get(_INSTANCE)
+        instance: Callable[..., Any] | None = ctx.session.get(_INSTANCE)
         if instance is None:
             factory: Callable[[], Any] = self.target  # type: ignore[assignment]
             instance = await in_daemon_thread(factory, thread_name=f"parley bot {self.name}")

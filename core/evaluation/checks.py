@@ -45,6 +45,7 @@ from parley.core.reading import order_digits
 from parley.core.records import (
     BROKEN_STOPS,
     UNFINISHED_STOPS,
+    CheckKind,
     CheckOutcome,
     CheckResult,
     Conversation,
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 # Checks about the final database: failing one is as bad as it gets (the offline judge's 1).
-WORLD_KINDS: frozenset[str] = frozenset({"order_status", "unchanged_others"})
+WORLD_KINDS: frozenset[CheckKind] = frozenset({"order_status", "unchanged_others"})
 
 _NO_STATE = (
     "Not checked: the conversation has no final database state (the bot under test is external or used an order API parley does not own)."
@@ -321,10 +322,11 @@ def _tool_summary(tool_calls: Sequence[ToolCallRecord]) -> str:
 def tool_checks(expect: Expectations, tool_calls: Sequence[ToolCallRecord]) -> list[CheckResult]:
     """`tools_called` and `tools_not_called`, with counts in the reasons."""
     checks: list[CheckResult] = []
-    for kind, tools, suffix, wanted in (
+    cases: tuple[tuple[CheckKind, Sequence[str], str, bool], ...] = (
         ("tool_called", expect.tools_called, "called", True),
         ("tool_not_called", expect.tools_not_called, "not called", False),
-    ):
+    )
+    for kind, tools, suffix, wanted in cases:
         for tool in tools:
             records = [r for r in tool_calls if r.name == tool]
             checks.append(
@@ -508,7 +510,7 @@ def checks_about_the_bot(checks: Iterable[CheckResult]) -> list[CheckResult]:
 
 # A conversation cut short has decided some checks for good: what the bot said, the tools it
 # called and an order it changed cannot be undone by what it would have said next.
-_DECIDED: dict[str, str] = {
+_DECIDED: dict[CheckKind, CheckOutcome] = {
     "bot_says": "pass",
     "bot_never_says": "fail",
     "tool_called": "pass",
@@ -572,7 +574,7 @@ def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged:
         return CheckResult(kind="judge_score", name=name, outcome="error", reason=f"judge_error: {why}", details=details)
     about = result.judge
     comment = f" {result.comment}" if result.comment else ""
-    outcome = "pass" if result.score >= min_score else "fail"
+    outcome: CheckOutcome = "pass" if result.score >= min_score else "fail"
     return CheckResult(
         kind="judge_score",
         name=name,

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,7 +34,7 @@ from parley.core.records import CheckResult, Conversation
 
 __all__ = ["CLAIMS_KIND", "Claim", "HeldClaim", "claims_check", "find_claims", "hold_claims"]
 
-CLAIMS_KIND = "claims_match_actions"
+CLAIMS_KIND: Final = "claims_match_actions"
 _NAME = "claims match actions"
 _QUOTE_CHARS = 200
 # A reason quotes this many claims, the verdict keeps this many: a bot repeating itself a

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
@@ -121,6 +121,7 @@ def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
             judge=OFFLINE_JUDGE_NAME,
             comment="Not scored: no check about the bot applied (the offline judge scores from the checks).",
         )
+    score: Literal[1, 2, 3]
     if any(c.policy_violation or c.kind in WORLD_KINDS for c in failed):
         score = 1
     elif failed:

@@ -79,7 +79,8 @@ ToolName = Literal["get_order", "track_order", "list_my_orders", "check_cancella
 FormatType = Literal["text", "speech"]
 
 OUTPUT_TYPES: tuple[str, ...] = get_args(OutputType)
-STYLE_NAMES: tuple[str, ...] = get_args(StyleName)
+STYLE_NAMES: tuple[StyleName, ...] = get_args(StyleName)
+_STYLES_BY_NAME: dict[str, StyleName] = {name: name for name in STYLE_NAMES}
 ORDER_STATUSES: tuple[str, ...] = get_args(OrderStatus)
 FORMAT_TYPES: tuple[str, ...] = get_args(FormatType)
 # The goal style's key: the kind as Sensei writes it ("random steps" with a space).
@@ -245,7 +246,7 @@ def _read_context(value: Any, reading: ProfileReading, personalities: list[str])
         if not check_keys(value, ("personality",), reading, problems, required=("personality",)):
             problems.raise_if_any()
         # Sensei ignores a personality it cannot find when the context is a mapping.
-        lines = problems.check(_personality, value, reading, personalities, missing_ok=True)
+        lines: list[str] = problems.check(_personality, value, reading, personalities, missing_ok=True)
         problems.raise_if_any()
         return lines
     if not isinstance(value, list):
@@ -505,9 +506,10 @@ def _read_style(value: Any, *, in_random: bool) -> InteractionStyle | RandomStyl
             fail("change language needs a list of languages, e.g. 'change language: [italian, chinese]'")
         if word == "random":
             fail("random needs a list of styles to choose from, e.g. 'random: [long phrases, all questions]'")
-        if word not in STYLE_NAMES:
+        style = _STYLES_BY_NAME.get(word)
+        if style is None:
             fail(f"unknown interaction style '{value}'{did_you_mean(word, known) or known_hint}")
-        return InteractionStyle(name=word)
+        return InteractionStyle(name=style)
     if not isinstance(value, dict) or not value:
         fail(f"expected an interaction style, got {describe(value)}")
     if len(value) > 1:
@@ -577,7 +579,8 @@ def _order_items(value: Any) -> list[dict[str, Any]]:
         if not isinstance(item, dict):
             problems.add(f"expected an item mapping, got {describe(item)}", at=(i,))
     problems.raise_if_any()
-    return plain_value(value)
+    items: list[dict[str, Any]] = plain_value(value)
+    return items
 
 
 def _tracking(value: Any) -> dict[str, Any] | None:
@@ -585,7 +588,8 @@ def _tracking(value: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         fail(f"expected a tracking mapping or null, got {describe(value)}")
-    return plain_value(value)
+    tracking: dict[str, Any] = plain_value(value)
+    return tracking
 
 
 class OrderOverride(YamlRecord):

@@ -37,35 +37,56 @@ Outcome = Literal[
   unless it violated a policy;
 - user_error / infrastructure_error / cancelled: the run broke (its stop reason);
 - evaluation_error: it ran, but a check could not be decided (a judge error on a min-score check);
-- error: a legacy row, stored before parley told who failed, that could not be attributed."""
+- error: a legacy row, stored before parley told who failed, that could not be attributed.
+How each is counted and shown: parley.core.records.outcome_classes.OUTCOME_KINDS."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 VerdictOutcome = Outcome  # the name the store and older callers use
-
-JUDGED: frozenset[str] = frozenset({"passed", "failed", "bot_error"})
-"""Outcomes that say whether the bot did its job: the pass rate's denominator, pass^k's trials."""
-BOT_FAILURES: frozenset[str] = frozenset({"failed", "bot_error"})
-"""Outcomes counted as the bot's failures."""
-APART: tuple[Outcome, ...] = tuple(o for o in OUTCOMES if o not in JUDGED)
-"""Outcomes counted apart from the pass rate, each under its own name."""
 
 DEFAULT_MIN_SCORE = 2
 """The score an LLM judge must give when the spec names no minimum (1 means the request was not
 handled, or handled wrongly)."""
 
+CheckKind = Literal[
+    "order_status",
+    "unchanged_others",
+    "tool_called",
+    "tool_not_called",
+    "bot_says",
+    "bot_never_says",
+    "playbook_assertion",
+    "playbook_injection",
+    "judge_score",
+    "criterion",
+    "claims_match_actions",
+    "conversation_completed",
+    "rule",
+]
+"""Every kind of check, the one registry (a new kind of check is added here, with its line below):
+- order_status: a named order ends in the status the profile expects (a world check);
+- unchanged_others: no order changed that the customer did not ask for or the policy forbids (a world check);
+- tool_called / tool_not_called: the bot called (or never called) a tool;
+- bot_says / bot_never_says: a bot message matches (or none matches) a regex;
+- playbook_assertion: a playbook step's assertion (expect_tool, expect_bot_regex, a judge checkpoint);
+- playbook_injection: a playbook's injected context, which a deployed bot never receives;
+- judge_score: an LLM judge's score reached the minimum;
+- criterion: a criterion in words, judged with its evidence;
+- claims_match_actions: each action a bot message claims is backed by a tool call or the final state;
+- conversation_completed: the conversation reached an end of its own (a parley default);
+- rule: a Sensei rule about one conversation (`rule:FILE`)."""
+CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
+
 UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
 
 
 class CheckResult(BaseModel):
-    """One check. `kind` is machine-readable (order_status, unchanged_others, tool_called,
-    tool_not_called, bot_says, bot_never_says, playbook_assertion, judge_score, criterion,
-    claims_match_actions, conversation_completed);
+    """One check. `kind` is machine-readable (one of CheckKind, the registry of kinds);
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
     as it did. `policy_violation` marks a failure that changed data the policy protects.
     `by_default` marks a check parley adds on its own, which the author did not ask for (the
     conversation completed; no other order changed when the profile did not say): it may fail a
     conversation, but never makes one pass (see `decides_a_pass`)."""
 
-    kind: str
+    kind: CheckKind
     name: str
     outcome: CheckOutcome
     reason: str

@@ -213,7 +213,8 @@ class BatchComparison(BaseModel):
 
 
 def _side_of(row: _Row) -> SideOfPair:
-    return SideOfPair(
+    # model_construct here and in _change: built from the store's own rows, which need no validating
+    return SideOfPair.model_construct(
         conversation_id=row.id,
         outcome=row.outcome,
         stop_reason=row.stop_reason,
@@ -251,7 +252,7 @@ def _change(base: _Row, new: _Row) -> PairChange | None:
             kind = "check_change"
         else:
             return None
-    return PairChange(
+    return PairChange.model_construct(
         kind=kind,
         spec_id=new.spec_id,
         name=new.name,
@@ -284,7 +285,11 @@ def _summary(batch: BatchRecord, rows: dict[PairKey, _Row], matched: Sequence[_R
     so a batch compared in full shows the numbers its own report shows."""
     every = list(rows.values())
     whole = BatchSummary.from_rows(every, planned=batch.planned, trials=batch.options.trials, seed=batch.options.seed)
-    paired = BatchSummary.from_rows(matched, trials=max((r.trial for r in matched), default=batch.options.trials), seed=batch.options.seed)
+    paired_trials = max((r.trial for r in matched), default=batch.options.trials)
+    if len(matched) == len(every) and paired_trials == batch.options.trials:  # every conversation has its pair
+        paired = whole
+    else:
+        paired = BatchSummary.from_rows(matched, trials=paired_trials, seed=batch.options.seed)
     turns = sum(r.turns for r in every)
     return SideSummary(
         batch=batch,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from parley.core.evaluation import Interval
 from parley.core.reports.charts import rates_svg
 from parley.core.reports.compare import (
     BatchComparison,
@@ -164,7 +165,9 @@ def _verdict(c: BatchComparison) -> str:
 
 def _rates(c: BatchComparison) -> str:
     base, new = c.base, c.new
-    chart_rows: list = [("pass rate", base.pass_rate.interval, base.pass_rate.value, new.pass_rate.interval, new.pass_rate.value)]
+    chart_rows: list[tuple[str, Interval | None, float | None, Interval | None, float | None]] = [
+        ("pass rate", base.pass_rate.interval, base.pass_rate.value, new.pass_rate.interval, new.pass_rate.value)
+    ]
     rows = [
         [
             "Pass rate",

@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 
 from parley.core.evaluation import Interval
 from parley.core.reports.compare import BatchComparison, ChangeKind, PairChange, Rate, SideSummary, SpecOnlyOnOneSide
-from parley.core.reports.markdown import _cost, _pct, _table  # the batch report's cell formats
+from parley.core.reports.markdown_cells import money as _cost
+from parley.core.reports.markdown_cells import percent as _pct
+from parley.core.reports.markdown_cells import table_lines as _table
 
 MAX_ROWS = 200
 

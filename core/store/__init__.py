@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     )
     from parley.core.store.batch_row import BatchRow
     from parley.core.store.reply_cache import CachedModel
-    from parley.core.store.rows import cache_key
+    from parley.core.store.rows import JUDGE_ROLE, cache_key
     from parley.core.store.rule_results import batch_rule_summaries, clear_batch_rules, iter_rule_results, save_batch_rules
     from parley.core.store.session_queries import (
         CHATS,
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     )
     from parley.core.store.store import (
         ACTIVE_STATUSES,
-        JUDGE_ROLE,
         DuplicateConversationError,
         ReadOnlyDatabase,
         Store,
@@ -76,4 +75,5 @@ __all__ = [
     "unpriced_models",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

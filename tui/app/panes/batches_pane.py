@@ -64,7 +64,7 @@ from parley.tui.app.widgets.score_histogram import ScoreHistogram
 
 if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
-    from parley.core.records import BatchFinished, BatchRecord, ConversationRow, Progress, UnreadableBatch
+    from parley.core.records import BatchFinished, BatchRecord, ConversationRow, OutcomeCounts, Progress, UnreadableBatch
     from parley.core.rules import RuleSummary
     from parley.core.store import BatchRow
 
@@ -110,22 +110,23 @@ def batch_cells(row: BatchRow | UnreadableBatch) -> tuple[str, ...]:
 
     if isinstance(row, UnreadableBatch):  # a damaged row: what it is, and why, in its place
         return (row.id[:12], (row.created_at or "-")[:16], "unreadable", row.reason, *["-"] * 7)
-    b, s = row.batch, row.summary
-    return _cells(b, s.done, s.passed, s.failed, s.bot_errors, s.apart, s.errors)
+    return _cells(row.batch, row.summary)
 
 
 def live_cells(row: BatchRow, p: Progress) -> tuple[str, ...]:
     """The running batch's row with the runner's live counts (parley.core.records.Progress):
     its stored summary is shown again once it ends."""
-    return _cells(row.batch, p.done, p.passed, p.failed - p.bot_errors, p.bot_errors, p.unverified + p.user_faults, p.errors, "running")
+    return _cells(row.batch, p, "running")
 
 
-def _cells(
-    b: BatchRecord, done: int, passed: int, failed: int, bot_errors: int, apart: int, errors: int, status: str | None = None
-) -> tuple[str, ...]:
+def count_cells(c: OutcomeCounts) -> list[str]:
+    """Done, Passed, Failed, Bot errors, Apart, Errors: the list's counts, as every surface names them."""
+    return [str(n) for n in (c.done, c.passed, c.failed, c.bot_errors, c.apart, c.errors)]
+
+
+def _cells(b: BatchRecord, counts: OutcomeCounts, status: str | None = None) -> tuple[str, ...]:
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    counts = (done, passed, failed, bot_errors, apart, errors)
-    return (b.id[:12], created, status or b.status, ", ".join(b.sources), str(b.planned), *(str(n) for n in counts))
+    return (b.id[:12], created, status or b.status, ", ".join(b.sources), str(b.planned), *count_cells(counts))
 
 
 def _eta(seconds: float | None) -> str:
@@ -468,7 +469,9 @@ class BatchesPane(Pane):
         try:
             feed.run(self.parley.store(), prepared)
         except Exception as exc:  # the runner never raises for a conversation; this is the run itself
-            self.post_message(BatchRunEnded(prepared.id, "failed", 0, prepared.total, 0, 0, 0, f"{type(exc).__name__}: {exc}"))
+            from parley.core.records import OutcomeCounts
+
+            self.post_message(BatchRunEnded(prepared.id, "failed", prepared.total, OutcomeCounts.of(), f"{type(exc).__name__}: {exc}"))
             raise
 
     def _draw(self) -> None:
@@ -500,17 +503,15 @@ class BatchesPane(Pane):
             self.notify(f"Concurrency now {limit}: {reason}", title="Batch", timeout=4)
         if update.finished is not None:
             e = self.feed_result = update.finished
-            self.post_message(
-                BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error, e.unverified, e.user_faults)
-            )
+            self.post_message(BatchRunEnded(e.batch_id, e.status, e.total, e, e.error))
 
     def _progress(self, p: Progress) -> None:
         self.progress = p
         self.query_one("#batch-progress", ProgressBar).update(total=p.total, progress=p.done)
         stopping = " · stopping (x again cancels now)" if self.stop_requests == 1 else ""
         self._counts(
-            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed - p.bot_errors:,} failed · {plural(p.bot_errors, 'bot error')}"
-            f" · {p.unverified + p.user_faults:,} apart · {plural(p.errors, 'error')}"
+            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed:,} failed · {plural(p.bot_errors, 'bot error')}"
+            f" · {p.apart:,} apart · {plural(p.errors, 'error')}"
             f" · {p.rate_per_s:.1f}/s · ETA {_eta(p.eta_s)} · concurrency {p.concurrency}{stopping}"
         )
         # The list's Done, Passed... move with it: at once when Done first leaves 0, then at most
@@ -530,14 +531,7 @@ class BatchesPane(Pane):
         self._list_drawn, self._list_done = time.monotonic(), p.done
         index = self.batch_ids.index(self.running_batch)
         cells = list(self.table.full_row(index))
-        cells[5:11] = [
-            str(p.done),
-            str(p.passed),
-            str(p.failed - p.bot_errors),
-            str(p.bot_errors),
-            str(p.unverified + p.user_faults),
-            str(p.errors),
-        ]
+        cells[5:11] = count_cells(p)
         cells[2] = "running"
         self.table.set_text_row(index, cells)
 
@@ -555,7 +549,7 @@ class BatchesPane(Pane):
         self.query_one("#batch-progress", ProgressBar).update(total=message.total, progress=message.done)
         # The counts follow from the batch's summary, read from the store with its rows.
         text = f"{message.status}: {message.done:,}/{message.total:,} done"
-        error = message.error or (self.last_error if message.errors else None)
+        error = message.error or (self.last_error if message.counts.errors else None)
         if error:
             text += f"\n{'failed' if message.status == 'failed' else 'last error'}: {error}"
         failed = message.status == "failed" or bool(message.error)
