@@ -108,3 +108,13 @@ def thread_bot(messages: list[dict[str, Any]]) -> str:
     """Says which thread it runs in, and whether that thread is a daemon."""
     current = threading.current_thread()
     return f"thread={current.name} daemon={current.daemon} main={current is threading.main_thread()}"
+
+
+def asks_for_the_order_id(messages: list[dict[str, Any]]) -> str:
+    """Never does its job: asks for the order id whatever the customer said (given or not)."""
+    return "Could you please give me your order id?"
+
+
+def says_nothing(messages: list[dict[str, Any]]) -> str:
+    """Answers every message with an empty reply."""
+    return ""

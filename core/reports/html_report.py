@@ -625,7 +625,7 @@ def _about(stored: StoredConversation, outcome: str, prompts: dict[str, int]) ->
         rows.append(("Verdict", esc(verdict.error)))
     if verdict is not None:
         for fault in verdict.user_faults:
-            rows.append(("Simulator fault", esc(f"{fault.kind}" + (f" (turn {fault.turn})" if fault.turn else "") + f": {fault.reason}")))
+            rows.append((fault.label.capitalize(), esc(f"{fault.kind}" + (f" (turn {fault.turn})" if fault.turn else "") + f": {fault.text}")))
         for output in verdict.outputs:
             rows.append((f"Output {esc(output.name)}", esc(output.value if output.found else "not found")))
     return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         stated_goals_of,
     )
     from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
+    from parley.core.users.fallback_detection import FallbackDetector
     from parley.core.users.llm_user import LLMUser, generate_any_items
     from parley.core.users.replay_user import REPLAY_USER, ReplayScript, ReplayUser, bot_replies, finish_replay
     from parley.core.users.simulator import GoalReporter, StatesGoals, UserSimulator, UserTurn
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACTED_INTENTS",
     "GOALS_ONLY_STATED",
+    "FallbackDetector",
     "ONLY_STATED_ADVICE",
     "GoalReporter",
     "LLMUser",
