@@ -118,3 +118,12 @@ def asks_for_the_order_id(messages: list[dict[str, Any]]) -> str:
 def says_nothing(messages: list[dict[str, Any]]) -> str:
     """Answers every message with an empty reply."""
     return ""
+
+
+def cancels_a_turn_late(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Says it cancelled ORD-1002 at once, and calls cancel_order only on the next message."""
+    asked = sum(1 for m in messages if m["role"] == "user")
+    if asked == 1:
+        return "I have cancelled your order ORD-1002."
+    tools.cancel_order("ORD-1002")
+    return "Anything else I can do for you?"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         pass_hat_k_from_counts,
     )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
-    from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
+    from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
         CLAIMS_CRITERION,
         CRITERION_KIND,
@@ -64,6 +64,7 @@ __all__ = [
     "checkpoint_checks",
     "checkpoint_name",
     "conversation_at",
+    "CLAIMS_KIND",
     "claims_check",
     "find_claims",
     "hold_claims",

@@ -607,6 +607,6 @@ def build_checks(
         checks += bot_says_checks(expect.bot_says, texts)
         checks += bot_never_says_checks(expect.bot_never_says, texts)
     checks += playbook_assertion_checks(conversation.metadata)
-    checks.append(claims_check(conversation))
+    checks.append(claims_check(conversation, language=spec.language))
     checks.append(conversation_completed_check(conversation))
     return checks

@@ -22,9 +22,10 @@ A conversation cut short (timeout or a broken run) keeps only the checks its tra
 decided; the others are not_run. With an LLM judge and no `expect.judge`, the judge's score is a
 check too (min score `DEFAULT_MIN_SCORE`); its failure leaves that check not applicable (a judge
 error is counted on the side, never a score), except a conversation that does not fit the
-judge's context: that check is `error`, the outcome evaluation_error. The offline judge's score is derived from the
-checks, so it is not a check of its own, and it reads no rubric: an `expect.judge` under it is
-`not_run` ("needs an LLM judge"), never passed.
+judge's context: that check is `error`, the outcome evaluation_error. The offline judge gives no
+score (nobody judged): its comment is the checks' result in words, said again each time the
+verdict is assembled, and it reads no rubric: an `expect.judge` under it is `not_run` ("needs an
+LLM judge"), never passed.
 
 Criteria in words (`expect.criteria`, parley.core.evaluation.criteria) are decided by the
 judge's criteria judge in one call per conversation, after the score: each is a check named by
@@ -59,7 +60,7 @@ from parley.core.evaluation.criteria import CriteriaJudgement, criteria_checks, 
 from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_judge
 from parley.core.evaluation.extraction import extract_outputs
 from parley.core.evaluation.fault_blame import bot_replies_check, excuse_after_failures
-from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
+from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, offline_judgement, rubric_not_read
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
@@ -158,6 +159,8 @@ def assemble_verdict(
         judge_errors = [c.reason for c in undecided if c.kind == "judge_score"]
         others = [f"{c.name}: {c.reason}" for c in undecided if c.kind != "judge_score"]
         error = "; ".join(judge_errors + others)
+    if judge_result is not None and judge_result.judge == OFFLINE_JUDGE_NAME:
+        judge_result = offline_judgement(checks)  # the checks as they stand now (a batch's rules join them later)
     judged = judge_result is not None and judge_result.error is None
     return Verdict(
         conversation_id=conversation.id,

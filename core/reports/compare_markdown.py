@@ -222,7 +222,12 @@ def render_comparison(c: BatchComparison) -> str:
         "",
     ]
 
-    out += _turned(c, "regression", "Regressions (passed → failed, bot_error, or user_fault with a failed check)", ["Now", "Checks that started failing"])
+    out += _turned(
+        c,
+        "regression",
+        "Regressions (passed → failed, bot_error, or user_fault with a failed check)",
+        ["Now", "Checks that started failing"],
+    )
     out += _turned(c, "fix", "Fixes (failed or bot_error → passed)", ["Was", "Checks that stopped failing"])
     out += _only("New specs (only in the new batch)", c.new_specs)
     if c.made_from_base != "rerun":  # a re-run leaves out what it did not re-run: not news

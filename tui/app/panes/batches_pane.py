@@ -307,7 +307,7 @@ class BatchesPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
         from parley.core.reports import batch_summary, rates_line, short_counts
-        from parley.core.store import UnreadableBatchError, batch_rule_summaries
+        from parley.core.store import UnreadableBatchError, batch_rule_summaries, not_read
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
@@ -320,6 +320,9 @@ class BatchesPane(Pane):
             rates, summary = str(exc), None
         if summary is not None:
             rates, counts = rates_line(summary), short_counts(summary)
+            unread = not_read(store, batch_id)
+            if unread:
+                rates += f" · {unread.note}"
         self.post_message(BatchRowsLoaded(batch_id, rows, rates, counts, rules, labels))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
