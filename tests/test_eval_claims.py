@@ -291,7 +291,7 @@ async def test_the_check_can_fail_a_conversation_but_never_pass_one_alone():
     verdict = await evaluate(lying, spec())
     assert verdict.outcome == "failed"
     assert [c.name for c in verdict.failed_checks] == ["claims match actions"]
-    assert verdict.score == 2  # the offline judge: a failed check about words, no policy violated
+    assert verdict.score is None and verdict.comment == "1 of 2 checks failed: claims match actions."  # the offline judge: no score
 
 
 def test_a_conversation_cut_short_keeps_a_claim_already_failed_but_not_a_pass():

@@ -159,7 +159,7 @@ def assemble_verdict(
         judge_errors = [c.reason for c in undecided if c.kind == "judge_score"]
         others = [f"{c.name}: {c.reason}" for c in undecided if c.kind != "judge_score"]
         error = "; ".join(judge_errors + others)
-    if judge_result is not None and judge_result.judge == OFFLINE_JUDGE_NAME:
+    if judge_result is not None and judge_result.judge == OFFLINE_JUDGE_NAME and judge_result.error is None:
         judge_result = offline_judgement(checks)  # the checks as they stand now (a batch's rules join them later)
     judged = judge_result is not None and judge_result.error is None
     return Verdict(
