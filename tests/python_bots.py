@@ -127,3 +127,9 @@ def cancels_a_turn_late(messages: list[dict[str, Any]], tools: Any) -> str:
         return "I have cancelled your order ORD-1002."
     tools.cancel_order("ORD-1002")
     return "Anything else I can do for you?"
+
+
+def checks_a_garbage_id(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Calls check_cancellation on an id the order API cannot read, and answers all the same."""
+    tools.check_cancellation("not-an-order")
+    return "I have checked: it cannot be cancelled."

@@ -254,19 +254,46 @@ async def test_tools_called_and_not_called_report_counts():
     checks = build_checks(conv, spec)
     called = by_name(checks, "check_cancellation called")
     assert called.outcome == "pass"
-    assert called.reason == "check_cancellation was called 2 times (2 succeeded; orders ORD-1005, ORD-1004)."
+    assert called.reason == (
+        "check_cancellation was called 2 times (2 succeeded; orders ORD-1005, ORD-1004): "
+        "only the calls that succeeded count (`tools_attempted:` counts every attempt)."
+    )
     never = by_name(checks, "track_order called")
     assert never.outcome == "fail"
     assert never.reason == "track_order was never called (tools called: check_cancellation ×2, cancel_order)."
     cancelled = by_name(checks, "cancel_order not called")
-    assert cancelled.outcome == "fail" and cancelled.reason == "cancel_order was called 1 time (1 succeeded; orders ORD-1004)."
+    assert cancelled.outcome == "fail"
+    assert cancelled.reason == "cancel_order was called 1 time (1 succeeded; orders ORD-1004): every attempt counts, refused or not."
     assert by_name(checks, "list_my_orders not called").outcome == "pass"
 
 
 def test_refused_calls_count_as_calls():
     conv = make_conversation(["Sorry."], tool_calls=[record("cancel_order", "ORD-1005", ok=False, refused=True)])
     check = by_name(build_checks(conv, make_spec(Expectations(tools_not_called=["cancel_order"]))), "cancel_order not called")
-    assert check.outcome == "fail" and check.reason == "cancel_order was called 1 time (1 refused; orders ORD-1005)."
+    assert check.outcome == "fail"
+    assert check.reason == "cancel_order was called 1 time (1 refused; orders ORD-1005): every attempt counts, refused or not."
+
+
+def test_tools_called_counts_the_calls_that_succeeded_and_tools_attempted_every_attempt():
+    garbage = record("check_cancellation", "XYZ-garbage", ok=False, refused=False)
+    conv = make_conversation(["Let me check."], tool_calls=[garbage])
+    spec = make_spec(Expectations(tools_called=["check_cancellation"]))
+    [called] = [c for c in build_checks(conv, spec) if c.kind == "tool_called"]
+    assert called.outcome == "fail"  # the world refused the call: the bot never did check
+    assert called.reason == (
+        "check_cancellation was called 1 time (1 failed; orders XYZ-garbage): only the calls that succeeded count "
+        "(`tools_attempted:` counts every attempt), and none succeeded."
+    )
+    assert called.details["counted"] == "succeeded" and called.details["counting"] == 0
+    attempted = make_spec(Expectations(tools_attempted=["check_cancellation"]))
+    [tried] = [c for c in build_checks(conv, attempted) if c.kind == "tool_called"]
+    assert (tried.name, tried.outcome) == ("check_cancellation attempted", "pass")
+    assert tried.reason.endswith("every attempt counts, refused or not.")
+
+
+def test_a_tool_both_attempted_and_forbidden_is_refused_when_the_file_is_read():
+    with pytest.raises(ValueError, match="check_cancellation is in both tools_attempted and tools_not_called"):
+        Expectations(tools_attempted=["check_cancellation"], tools_not_called=["check_cancellation"])
 
 
 # -- bot messages -----------------------------------------------------------------------------------

@@ -40,7 +40,13 @@ if TYPE_CHECKING:
     from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
-    from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
+    from parley.core.evaluation.unobservable import (
+        evaluate_observed,
+        hide_unobservable,
+        no_world_client,
+        unseen_context_warnings,
+        with_checks,
+    )
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
@@ -86,6 +92,7 @@ __all__ = [
     "evaluate_observed",
     "hide_unobservable",
     "no_world_client",
+    "unseen_context_warnings",
     "offline_limits",
     "offline_limits_by_file",
     "pass_hat_k",

@@ -153,6 +153,7 @@ def conversation(
     expect: Expectations | None = None,
     orders: Mapping[str, str] | None = None,
     tools_called: Sequence[str] = (),
+    tools_attempted: Sequence[str] = (),
     tools_not_called: Sequence[str] = (),
     says: Sequence[str] = (),
     never_says: Sequence[str] = (),
@@ -167,7 +168,8 @@ def conversation(
     `role`, `personality` (a shipped personality's name or a file) and `context` say who the
     customer is; `customer_id`, `today` and `world` (order overrides merged onto the shipped
     orders, as a profile's `world.orders`) set up its World. What must hold: `expect` whole, or
-    its parts: `orders` (order id -> final status), `tools_called`, `tools_not_called`, `says`
+    its parts: `orders` (order id -> final status), `tools_called` (calls that succeeded),
+    `tools_attempted` (any call), `tools_not_called`, `says`
     and `never_says` (regular expressions over the bot's messages), and `criteria` in words
     (decided by an LLM judge; not run offline, never passed). Its spec id is `name#index`; its
     seed derives from `seed`, `name` and `index` as a profile's does."""
@@ -194,6 +196,7 @@ def conversation(
         parts["orders"] = dict(orders)
     for key, value in (
         ("tools_called", tools_called),
+        ("tools_attempted", tools_attempted),
         ("tools_not_called", tools_not_called),
         ("bot_says", says),
         ("bot_never_says", never_says),
