@@ -20,6 +20,9 @@ DEFAULT_DB_PATH = Path("sessions") / "parley.db"
 DEFAULT_API_URL = "http://127.0.0.1:5000"
 MAX_CONTEXT_TOKENS = 100_000_000
 """The largest context length a role may be given (well past any model's)."""
+DEFAULT_JUDGE_MAX_TOKENS = 400
+"""The most tokens a judge's answer may take (a score and a comment need far fewer): sent with
+every judge request, so a small local model that rambles ends at it instead of at the timeout."""
 
 
 class Settings(BaseSettings):
@@ -50,6 +53,9 @@ class Settings(BaseSettings):
     """PARLEY_USER_CONTEXT: the user simulator model's context length in tokens (`--user-context`)."""
     judge_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
     """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
+    judge_max_tokens: int = Field(DEFAULT_JUDGE_MAX_TOKENS, ge=16, le=MAX_CONTEXT_TOKENS)
+    """PARLEY_JUDGE_MAX_TOKENS: the most tokens the judge's answer may take (`max_tokens` of each
+    judge request; the criteria judge's call gets this much per criterion it decides)."""
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """PARLEY_LOG_LEVEL: how much goes to parley.log beside the database."""

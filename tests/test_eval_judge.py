@@ -244,3 +244,25 @@ async def test_a_judge_that_raises_is_recorded_as_its_error():
     verdict = await evaluate(make_conversation(["Hi."]), spec, judge=Broken())
     assert verdict.judge.error == "RuntimeError: bug in the judge" and verdict.score is None
     assert verdict.outcome == "evaluation_error"
+
+
+async def test_every_judge_request_carries_an_output_cap(server):
+    server.push_text('{"score": 3, "comment": "Fine."}')
+    server.push_text(
+        '{"criteria": [{"criterion": 1, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "No claim."},'
+        ' {"criterion": 2, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "No order."}]}'
+    )
+    spec = make_spec(Expectations(criteria=["The bot names the order"]), goals=["track ORD-1003"])
+    await evaluate(make_conversation(["ORD-1003 has shipped."]), spec, judge=llm_judge(server))
+    score, criteria = server.requests
+    assert score.body["max_tokens"] == 400  # a few hundred tokens: a small model that rambles stops there
+    assert criteria.body["max_tokens"] == 800  # as much for each criterion it decides (the built-in one and the author's)
+
+
+def test_the_cap_is_a_setting_the_batchs_judge_sends(monkeypatch):
+    from parley.core.engine.batch_models import BatchModels
+    from parley.core.records import RoleModels
+
+    monkeypatch.setenv("PARLEY_JUDGE_MAX_TOKENS", "250")
+    judge = BatchModels(RoleModels(judge="openai-api/fake/judge-model")).judge()
+    assert judge.inner.config.max_tokens == 250

@@ -47,6 +47,7 @@ from parley.core.records import (
     ToolCallRecord,
     Usage,
 )
+from parley.core.settings import DEFAULT_JUDGE_MAX_TOKENS
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -278,14 +279,15 @@ class LLMJudge:
     """A judge over any ChatModel. JSON is asked for in the prompt (the model layer has no
     `response_format` option); the reply is parsed leniently, and an unreadable reply is
     retried once with a reminder before the judge gives up with an error. The prompt is fitted
-    to `context_tokens` (see the module doc)."""
+    to `context_tokens` (see the module doc). Its answers are capped (`config.max_tokens`, by
+    default DEFAULT_JUDGE_MAX_TOKENS): a judge that rambles stops there, not at the timeout."""
 
     def __init__(
         self,
         model: ChatModel,
         rubric: str | None = None,
         *,
-        config: GenerateConfig | None = GenerateConfig(temperature=0.0),
+        config: GenerateConfig | None = GenerateConfig(temperature=0.0, max_tokens=DEFAULT_JUDGE_MAX_TOKENS),
         show_checks: bool = True,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:
