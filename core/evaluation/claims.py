@@ -94,7 +94,8 @@ def _adverbs(words: Sequence[str]) -> str:
     return "(?:(?:" + _alternation(w.replace(" ", r"\s+") for w in words) + r")\s+)*"
 
 
-_ADVERBS: dict[str, tuple[str, ...]] = {"en": table.ADVERBS, "es": table.ADVERBS_ES, **more.ADVERBS_MORE}
+_ADVERBS: dict[str, tuple[str, ...]] = {"en": table.ADVERBS, "es": table.ADVERBS_ES}
+_ADVERBS.update({str(language): words for language, words in more.ADVERBS_MORE.items()})
 _ADV_OF = {language: _adverbs(words) for language, words in _ADVERBS.items()}
 _ADV_ANY = _adverbs(sorted({w for words in _ADVERBS.values() for w in words}))
 PARTICIPLES: dict[Action, dict[str, str]] = {a: {**table.PARTICIPLES[a], **more.PARTICIPLES_MORE[a]} for a in table.ACTIONS}
@@ -171,14 +172,14 @@ def _compiled() -> _Table:
 def _trie(words: Iterable[str]) -> str:
     """A regex matching any of `words`, their common beginnings written once (`annul(?:ad|ei)`):
     Python's engine tries a factored alternation many times faster than a flat one."""
-    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    root: dict[str, dict] = {}
     for word in words:
         node = root
         for char in word:
             node = node.setdefault(char, {})
         node[""] = {}
 
-    def pattern(node: dict) -> str:  # type: ignore[type-arg]
+    def pattern(node: dict) -> str:
         branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
         if not branches:
             return ""
@@ -479,8 +480,11 @@ def _turns_later(n: int) -> str:
 def _unbacked(action: Action, order: str, evidence: _Evidence, turn: int) -> str:
     backing, tools = BACKING[action], _tool_regex(action)
     tried = [f"{name} was {how}" for name, called, how in evidence.misses if called == order and tools.search(name)]
-    later = [(name, at) for name, called, at in evidence.calls + evidence.injected if called == order and tools.search(name)]
-    later = [(name, at) for name, at in later if at is not None and at > turn]
+    later = [
+        (name, at)
+        for name, called, at in [*evidence.calls, *evidence.injected]
+        if called == order and tools.search(name) and at is not None and at > turn
+    ]
     what = f"no {backing.tool_text} for {order} succeeded" + (" by then" if later else "")
     if tried:
         what += f" ({'; '.join(dict.fromkeys(tried))})"
