@@ -71,8 +71,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("parley") or any(config.getoption(f"parley_{n.replace('-', '_')}") is not None for n, _ in OPTIONS):
-        from parley.tui.pytest_plugin.options import read_options
+        from parley.tui.pytest_plugin.options import read_options, refuse_values_taken_for_paths
 
+        refuse_values_taken_for_paths(config, [name for name, _ in OPTIONS])  # `--parley-db PATH` must not move the rootdir
         read_options(config)  # a bad value is a usage error now, before anything is collected
 
 
