@@ -211,11 +211,16 @@ class BatchComparison(BaseModel):
         return [s.spec_id for s in self.spec_regressions if s.beyond_noise]
 
     @property
+    def missing_news(self) -> list[SpecOnlyOnOneSide]:
+        """The base's specs the new batch did not run, as news: none for a re-run, which left
+        out on purpose what it did not re-run (every surface lists these, never `missing_specs`)."""
+        return self.missing_specs if self.made_from_base != "rerun" else []
+
+    @property
     def no_change(self) -> bool:
         """Nothing changed in what both ran, and no spec came or went (a re-run's left-out
         specs are not news)."""
-        missing = self.missing_specs if self.made_from_base != "rerun" else []
-        return not self.changes and not self.new_specs and not missing
+        return not self.changes and not self.new_specs and not self.missing_news
 
 
 # ---- building it ------------------------------------------------------------------------------
@@ -425,8 +430,8 @@ def verdict_line(comparison: BatchComparison) -> str:
         parts.append(f"{others} other change{'s' if others != 1 else ''}")
     if lost:
         parts.append(f"{lost} pass{'es' if lost != 1 else ''} lost to simulator faults (the bot not judged)")
-    if comparison.new_specs or comparison.missing_specs:
-        parts.append(f"{len(comparison.new_specs)} new, {len(comparison.missing_specs)} missing spec(s)")
+    if comparison.new_specs or comparison.missing_news:
+        parts.append(f"{len(comparison.new_specs)} new, {len(comparison.missing_news)} missing spec(s)")
     beyond = comparison.regressed_beyond_noise
     noise = f"regressed beyond noise: {', '.join(beyond)}" if beyond else "no regression beyond noise"
     return f"{', '.join(parts)}; exact McNemar p = {t.p_value:.3g}; {noise}"

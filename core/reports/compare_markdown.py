@@ -231,7 +231,7 @@ def render_comparison(c: BatchComparison) -> str:
     out += _turned(c, "fix", "Fixes (failed or bot_error → passed)", ["Was", "Checks that stopped failing"])
     out += _only("New specs (only in the new batch)", c.new_specs)
     if c.made_from_base != "rerun":  # a re-run leaves out what it did not re-run: not news
-        out += _only("Missing specs (only in the base)", c.missing_specs)
+        out += _only("Missing specs (only in the base)", c.missing_news)
     others = c.of_kind("outcome_change")
     if others:
         out += _changes(
