@@ -160,7 +160,9 @@ def _world(
     overrides = []
     for n, order in enumerate(world):
         if not isinstance(order, (OrderOverride, Mapping)):
-            raise ProfileError(f"{where}: world[{n}]: expected an order override like {{'id': 'ORD-1001', 'status': 'shipped'}}, got {order!r}")
+            raise ProfileError(
+                f"{where}: world[{n}]: expected an order override like {{'id': 'ORD-1001', 'status': 'shipped'}}, got {order!r}"
+            )
         overrides.append(order if isinstance(order, OrderOverride) else OrderOverride.model_validate(dict(order)))
     return WorldSpec(customer_id=customer_id, today=today, orders=overrides)
 
