@@ -130,8 +130,7 @@ async def test_r_re_scores_a_batch_with_the_rule_files_named_in_its_form(db_path
 
         form.query_one("#rescore-rules", Input).value = str(folder)
         await pilot.click("#rescore-go")
-        await settle(pilot, rounds=60)
-        assert not isinstance(app.screen, RescoreScreen)
+        await until(pilot, lambda: not isinstance(app.screen, RescoreScreen), "the form closes once the re-score starts")
         pane = app.query_one(BatchesPane)
         await until(
             pilot, lambda: pane.running_batch is None and pane.progress is not None and pane.progress.done == 2, "the re-score ends"
