@@ -35,10 +35,11 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # pydantic is not loaded for this (the command line imports the redactor at start-up)
+    from pydantic import BaseModel
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 4
@@ -53,7 +54,7 @@ _CREDENTIAL_HEADER = re.compile(r"authorization|cookie|key|token|secret|passw|cr
 _ALNUM = "A-Za-z0-9"
 
 log = logging.getLogger("parley.redaction")
-R = TypeVar("R", bound=BaseModel)
+R = TypeVar("R", bound="BaseModel")
 
 
 def is_credential_name(name: str) -> bool:

@@ -1,4 +1,9 @@
-"""What parley reads from its environment, in one place: one pydantic-settings model.
+"""What parley reads from its environment, in one place: one pydantic model, read by `settings()`.
+
+Each field is read from PARLEY_ and its name in upper case (any case is taken), or from the
+variables its `validation_alias` names, the first one set winning. (pydantic-settings did this
+before; for these few plain values its import, a tenth of a second on every command, bought
+nothing more.)
 
 Provider keys and base URLs (OPENAI_API_KEY, ...) are not here: they belong to the endpoint a
 model name describes and are resolved when that model is about to be used
@@ -8,25 +13,43 @@ model name describes and are resolved when that model is about to be used
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from parley.core.errors import SettingError
+from parley.core.option_declarations import BATCH_OPTIONS, MAX_CONTEXT_TOKENS, BatchOption
+
+__all__ = ["DEFAULT_API_URL", "DEFAULT_DB_PATH", "MAX_CONTEXT_TOKENS", "Settings", "settings"]
 
 DEFAULT_DB_PATH = Path("sessions") / "parley.db"
 DEFAULT_API_URL = "http://127.0.0.1:5000"
-MAX_CONTEXT_TOKENS = 100_000_000
-"""The largest context length a role may be given (well past any model's)."""
+DEFAULT_JUDGE_MAX_TOKENS = 400
+"""The most tokens a judge's answer may take (a score and a comment need far fewer): sent with
+every judge request, so a small local model that rambles ends at it instead of at the timeout."""
 
 
-class Settings(BaseSettings):
-    """parley's settings from the environment. The simulation service's names (CONCURRENCY,
-    MAX_TURNS, TIMEOUT_SEC) are kept as aliases of the PARLEY_ ones; the PARLEY_ name wins."""
+def _from_declaration(setting: str) -> Any:
+    """The field of a batch option read from the environment: its default, bounds and variables,
+    as parley.core.option_declarations declares them."""
+    declared: BatchOption = next(o for o in BATCH_OPTIONS if o.setting == setting)
+    limits: dict[str, Any] = {"gt" if declared.above_minimum else "ge": declared.minimum} if declared.minimum is not None else {}
+    if declared.maximum is not None:
+        limits["le"] = declared.maximum
+    if declared.kind is float:
+        limits["allow_inf_nan"] = False
+    return Field(declared.default, validation_alias=AliasChoices(*declared.env), **limits)
 
-    model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="ignore", case_sensitive=False)
+
+class Settings(BaseModel):
+    """parley's settings from the environment. The batch options read from it (concurrency, max
+    turns, timeout, the roles' context lengths) take their variables, defaults and bounds from
+    their declarations (parley.core.option_declarations); the simulation service's names
+    (CONCURRENCY, MAX_TURNS, TIMEOUT_SEC) are kept as aliases of the PARLEY_ ones, which win."""
+
+    model_config = ConfigDict(extra="ignore")
 
     db: Path | None = None
     """PARLEY_DB: the SQLite file chats and batch results are kept in (default sessions/parley.db)."""
@@ -35,21 +58,24 @@ class Settings(BaseSettings):
     `parley submit/status/fetch` send it)."""
     api_url: str = DEFAULT_API_URL
     """PARLEY_API_URL: where `parley submit/status/fetch` find the batch service."""
-    concurrency: int = Field(4, ge=1, le=10_000, validation_alias=AliasChoices("PARLEY_CONCURRENCY", "CONCURRENCY"))
+    concurrency: int = _from_declaration("concurrency")
     """PARLEY_CONCURRENCY (or CONCURRENCY): conversations in flight at once in `parley run`."""
-    max_turns: int = Field(30, ge=1, le=1000, validation_alias=AliasChoices("PARLEY_MAX_TURNS", "MAX_TURNS"))
+    max_turns: int = _from_declaration("max_turns")
     """PARLEY_MAX_TURNS (or MAX_TURNS): bot answers per conversation before it stops."""
-    timeout_sec: float = Field(90.0, gt=0, allow_inf_nan=False, validation_alias=AliasChoices("PARLEY_TIMEOUT_SEC", "TIMEOUT_SEC"))
+    timeout_sec: float = _from_declaration("timeout_sec")
     """PARLEY_TIMEOUT_SEC (or TIMEOUT_SEC): wall-clock limit of each conversation, in seconds."""
 
-    bot_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
+    bot_context: int | None = _from_declaration("bot_context")
     """PARLEY_BOT_CONTEXT: the bot model's context length in tokens (`--bot-context`); unset: what its
     endpoint reported before launch, if it did, else 4096. Prompts parley builds for it are
     condensed to fit."""
-    user_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
+    user_context: int | None = _from_declaration("user_context")
     """PARLEY_USER_CONTEXT: the user simulator model's context length in tokens (`--user-context`)."""
-    judge_context: int | None = Field(None, gt=0, le=MAX_CONTEXT_TOKENS)
+    judge_context: int | None = _from_declaration("judge_context")
     """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
+    judge_max_tokens: int = Field(DEFAULT_JUDGE_MAX_TOKENS, ge=16, le=MAX_CONTEXT_TOKENS)
+    """PARLEY_JUDGE_MAX_TOKENS: the most tokens the judge's answer may take (`max_tokens` of each
+    judge request; the criteria judge's call gets this much per criterion it decides)."""
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """PARLEY_LOG_LEVEL: how much goes to parley.log beside the database."""
@@ -69,10 +95,29 @@ def settings() -> Settings:
     """The environment as parley's settings, read now (so a changed environment is seen). A value
     that is not what its variable takes (a non-finite number too) is a SettingError naming the variable."""
     try:
-        return Settings()
+        return Settings.model_validate(_from_environment(os.environ))
     except ValidationError as exc:
         problems = [f"{_variable(str(error['loc'][0]) if error['loc'] else '')}: {error['msg']}" for error in exc.errors()]
         raise SettingError("bad setting in the environment: " + "; ".join(problems)) from None
+
+
+def _variables(name: str) -> list[str]:
+    """The variables field `name` is read from, the first one winning."""
+    alias = Settings.model_fields[name].validation_alias
+    return [str(c) for c in alias.choices] if isinstance(alias, AliasChoices) else [f"PARLEY_{name.upper()}"]
+
+
+def _from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The set variables as the model takes them: under the variable read for a field with
+    aliases (which pydantic matches), else under the field's name; names compared in any case."""
+    upper = {key.upper(): value for key, value in environ.items()}
+    found: dict[str, str] = {}
+    for name, field in Settings.model_fields.items():
+        for variable in _variables(name):
+            if variable.upper() in upper:
+                found[variable if field.validation_alias is not None else name] = upper[variable.upper()]
+                break
+    return found
 
 
 def _variable(loc: str) -> str:

@@ -97,7 +97,7 @@ async def test_the_bots_provider_failing_after_retries_is_the_bots_failure_and_t
     result, events = await run_batch(store, [PLAYBOOKS], options)
 
     assert result.status == "completed" and result.done == 7
-    assert result.bot_errors == 1 and result.errors == 0 and result.passed + result.failed == 7
+    assert result.bot_errors == 1 and result.errors == 0 and result.passed + result.bot_failures == 7
     broke = [e for e in events if e.kind == "conversation_finished" and e.outcome == "bot_error"]
     assert len(broke) == 1 and broke[0].stop_reason == "bot_error" and not broke[0].passed
     assert "server error" in broke[0].row.error and "gave up after 5 attempts" in broke[0].row.error

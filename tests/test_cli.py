@@ -44,6 +44,40 @@ def test_help_lists_every_command_with_one_line_each():
         assert summary.strip(), f"{name} has no one-line description"
 
 
+HELP_CHILD = """
+import contextlib, io, json, sys
+sys.argv = ["parley", "--help"]
+from parley.tui.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        main()
+    except SystemExit:
+        pass
+print(json.dumps({"help": out.getvalue(), "modules": sorted(m for m in sys.modules if m.split(".")[0] == "parley")}))
+"""
+
+
+def test_help_imports_no_command_and_few_of_parleys_modules():
+    """`parley --help` reads each command's line from the registry: it imports no command's
+    module (a command added to parley without its line in COMMANDS fails here), and under 15 of
+    parley's modules in all, so it stays instant as commands are added."""
+    import json
+
+    from parley.tui.cli.main import COMMANDS
+
+    child = subprocess.run([sys.executable, "-c", HELP_CHILD], capture_output=True, text=True, timeout=60, check=True)
+    shown = json.loads(child.stdout)
+    command_modules = {listed.target.split(":")[0] for listed in COMMANDS.values() if listed.target}
+    assert not command_modules & set(shown["modules"]), sorted(command_modules & set(shown["modules"]))
+    assert len(shown["modules"]) < 15, shown["modules"]
+    commands = shown["help"].split("Commands:")[1].splitlines()
+    lines = dict(line.split(None, 1) for line in commands if line.strip())
+    for name, listed in COMMANDS.items():  # each line as the registry has it (shortened only where too long)
+        assert listed.summary.startswith(lines[name].removesuffix("...")), (name, lines[name])
+    assert CliRunner().invoke(cli, ["run", "--help"]).output.count("Run a batch of simulated conversations") == 1
+
+
 def test_a_client_command_with_no_service_says_so_in_one_line():
     result = CliRunner().invoke(cli, ["status", "0123456789ab", "--api-url", "http://127.0.0.1:9"])
     assert result.exit_code == 1

@@ -18,6 +18,7 @@ from tests.waiting import PATIENCE_S
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 FILE_NAME = re.compile(r"^# (\S+\.(?:py|yaml)): ")
+DEV_ONLY_PLUGINS = ("-p", "no:schemathesis", "-p", "no:hypothesispytest", "-p", "no:textual-snapshot", "-p", "no:syrupy")
 
 
 PAGE = ROOT / "docs" / "in-your-tests.md"
@@ -41,7 +42,9 @@ def run_as_user(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """`parley ...`, `pytest ...` or `python ...` as the user types it, with this environment's Python."""
     program = {
         "parley": [sys.executable, "-m", "parley.tui.cli.main"],
-        "pytest": [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
+        # parley's plugin loads by its entry point, as in a user's project; this environment's own
+        # test plugins, which a user's has not, are left out (their start-up is seconds a run)
+        "pytest": [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *DEV_ONLY_PLUGINS],
     }
     command = program.get(argv[0], [sys.executable] if argv[0] == "python" else [argv[0]]) + argv[1:]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PARLEY_", "PYTEST_"))}
@@ -80,7 +83,7 @@ def test_the_pages_code_runs_as_written(tmp_path: Path):
         assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     suite = ran["parley run profiles/ --bot python:my_bot:answer"]
     assert suite.returncode in (0, 1), suite.stderr  # 1: the short bot fails some of the shipped checks, a verdict
-    mine = ran["pytest --parley test_my_bot.py --parley-db sessions/parley.db"]
+    mine = ran["pytest --parley test_my_bot.py --parley-db=sessions/parley.db"]
     assert mine.returncode == 0 and "2 passed" in mine.stdout, mine.stdout[-3000:]
     shipped = ran["pytest --parley profiles/ --junitxml parley.xml"]
     assert shipped.returncode == 0 and re.search(r"= 22 passed, 5 skipped in ", shipped.stdout), shipped.stdout[-3000:]

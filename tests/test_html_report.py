@@ -46,7 +46,7 @@ def stored(tmp_path: Path) -> tuple[Path, str]:
         track, cancel, hostile = spec("track_order", 0), spec("cancel_recent", 1), spec(HOSTILE_NAME, 2)
 
         conv = conversation("track")
-        unseen = check("track_order called", "not_applicable", "the bot does not show its tool calls", kind="tools_called")
+        unseen = check("track_order called", "not_applicable", "the bot does not show its tool calls", kind="tool_called")
         store.save_conversation(b.id, track, conv, verdict(conv, "passed", 3, checks=[check("ORD-1003 stays shipped"), unseen]), 1)
         conv = conversation("cancel")
         blamed = check("bot never says /cancelled/", "fail", 'turn 1 says "I have cancelled it"', kind="bot_never_says", violation=True)

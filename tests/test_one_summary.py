@@ -6,7 +6,9 @@ hand (not by parley), then read back from every surface: `parley run`'s end line
 batches show`, `parley batches list` (table and JSON), the markdown report, the JSON, CSV and
 NDJSON exports (their per-conversation rows summarised again with `BatchSummary.from_rows`),
 the batch service's GET /api/batches, /api/batches/ID and /api/batches/ID/summary, the app's
-list and status line, and `parley compare`.
+list and status line (stored, and live from the runner's progress), `parley compare`, the JUnit
+report, the library's RunResult and its exit-code rule, and what `parley run --rerun WHAT` picks
+(`errors`: exactly what the summary calls errors).
 """
 
 from __future__ import annotations
@@ -15,16 +17,32 @@ import csv
 import io
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from parley.core.engine import BatchRunner, prepare_batch
 from parley.core.evaluation import BatchSummary
-from parley.core.records import SummaryRow
-from parley.core.store import Store
-from parley.tui.app.panes.batches_pane import BatchesPane
+from parley.core.library import read_results
+from parley.core.records import (
+    BROKEN_STOPS,
+    ERRORS,
+    OUTCOME_KINDS,
+    OUTCOMES,
+    UNEVALUATED,
+    BatchFinished,
+    BatchOptions,
+    Progress,
+    RoleModels,
+    SummaryRow,
+    rerun_outcomes,
+)
+from parley.core.reports import batch_summary
+from parley.core.store import BatchRow, Store
+from parley.tui.app.panes.batches_pane import BatchesPane, live_cells
 from parley.tui.app.widgets.row_table import RowTable
 from parley.tui.cli.main import cli
 from tests.service_support import service
@@ -91,6 +109,13 @@ def expected_counts(mix: dict[str, list[str]]) -> Counter[str]:
     counts["broken"] = counts["bot_error"] + counts["errors"]  # 003's failed_scenarios
     counts["apart"] = counts["unverified"] + counts["user_fault"] + counts["evaluation_error"] + counts["unevaluated"]
     return counts
+
+
+def exits_zero(counts: Counter[str], *, strict: bool) -> bool:
+    """`parley run`'s exit code rule, by hand: nothing but passed (and, without --strict,
+    unverified and simulator faults)."""
+    allowed = {"passed"} if strict else {"passed", "unverified", "user_fault"}
+    return all(counts[o] == 0 for o in WORDS if o not in allowed)
 
 
 def in_words(text: str) -> dict[str, int]:
@@ -267,6 +292,38 @@ async def test_every_surface_shows_the_same_counts(db_path, mix_name):
     assert (side["pass_rate"]["successes"], side["pass_rate"]["n"]) == (counts["passed"], counts["judged"])
     assert side["pass_rate"]["interval"] == stored["pass_rate_interval"] and side["pass_k"] == stored["pass_k"]
 
+    # what `parley run --rerun WHAT BATCH` picks: `errors` exactly the summary's errors, `failed`
+    # the bot's failures (failed checks and bot errors), each other word its own outcome
+    picks = {
+        "errors": counts["errors"],
+        "failed": counts["failed"] + counts["bot_error"],
+        "unverified": counts["unverified"],
+        "user-faults": counts["user_fault"],
+        "evaluation-errors": counts["evaluation_error"],
+    }
+    with Store.open(db) as store:
+        for what, n in picks.items():
+            assert len(store.run_keys(batch_id, sorted(rerun_outcomes([what])))) == n, what
+        [listed_batch] = [r for r in store.list_batches() if isinstance(r, BatchRow)]
+        result = read_results(store, batch_id, "completed")
+    assert {what: listed_batch.summary.selected([what]) for what in picks} == picks
+
+    # the library: its summary, its words, and the exit code's rule (`parley run`'s, --strict too)
+    assert_summary_fields(result.summary.model_dump(mode="json"), counts)
+    assert in_words(result.explain().splitlines()[0]) == by_outcome(counts, every=False) | {
+        o: counts[o] for o in ("unverified", "user_fault", "user_error", "infrastructure_error")
+    }
+    assert (result.ok(), result.ok(strict=True)) == (exits_zero(counts, strict=False), exits_zero(counts, strict=True))
+
+    # JUnit: a failed check is a failure, a run that broke or a check not decided an error, the rest skipped
+    junit = ET.fromstring(parley("report", batch_id, "--format", "junit", "--db", db).stdout)
+    assert {k: int(junit.get(k) or 0) for k in ("tests", "failures", "errors", "skipped")} == {
+        "tests": counts["done"],
+        "failures": counts["failed"],
+        "errors": counts["broken"] + counts["evaluation_error"],
+        "skipped": counts["unverified"] + counts["user_fault"] + counts["unevaluated"],
+    }
+
     # the app: the batch's row in the list, and the status line under it
     app = make_app(initial_pane="batches")
     async with app.run_test(size=SIZE) as pilot:
@@ -279,47 +336,39 @@ async def test_every_surface_shows_the_same_counts(db_path, mix_name):
     ]
     assert f"{batch_id[:12]}: pass rate {pct(rate(counts))} ({counts['passed']} of {counts['judged']}" in line
     assert in_words(line.split(f"{batch_id[:12]}: ")[1]) == by_outcome(counts, every=False)
+    # ... and the same row while it runs, drawn from the runner's live progress
+    live = Progress(
+        batch_id=batch_id, total=counts["done"] + 1, outcomes=stored["outcomes"], in_flight=0, rate_per_s=0.0, eta_s=None, concurrency=1
+    )
+    assert list(live_cells(listed_batch, live))[4:] == listed_row[4:]
 
 
-def test_parley_run_ends_with_the_lines_batches_show_prints(tmp_path):
-    db = tmp_path / "parley.db"
-    run = parley("run", PROFILE, "--db", db)
-    assert run.exit_code == 0, run.output
-    shown = parley("batches", "show", "latest", "--db", db)
-    ran = run.stdout.splitlines()
-    start = ran.index("batch completed: 1 of 1 done")  # the counts follow, from the summary: said once
-    end = next(i for i, line in enumerate(ran) if line.startswith("Ran "))
-    summary_lines = [line for line in ran[start + 1 : end] if line]
-    assert any(line.startswith("Conversations: 1 of 1 done: ") for line in summary_lines)
-    assert all(line in shown.stdout.splitlines() for line in summary_lines), (summary_lines, shown.stdout)
+def test_every_outcome_has_one_row_and_the_figures_add_up():
+    assert set(OUTCOME_KINDS) == {*OUTCOMES, UNEVALUATED}
+    assert {o: k.one for o, k in OUTCOME_KINDS.items()} == WORDS  # the words the surfaces above are read with
+    assert BROKEN_STOPS == ERRORS | {"bot_error"}  # a run that broke: the bot's error, or an error
+    for mix in MIXES.values():
+        s = BatchSummary.from_rows(
+            SummaryRow(spec_id=name, trial=t, outcome=o) for name, outcomes in mix.items() for t, o in enumerate(outcomes, 1)
+        )
+        assert s.done == s.passed + s.bot_failures + s.errors + s.apart
+        assert s.broken == s.bot_errors + s.errors and s.pass_rate_denominator == s.passed + s.bot_failures
 
 
-def test_a_summary_from_exported_rows_reads_003s_names_and_empty_cells():
-    rows = [
-        {
-            "spec_id": "a#0",
-            "trial": "1",
-            "outcome": "passed",
-            "score": "3",
-            "total_turns": "4",
-            "duration_seconds": "2.5",
-            "cost_usd": "0.01",
-        },
-        {"spec_id": "a#0", "trial": "2", "outcome": "", "stop_reason": "bot_error", "score": "", "total_turns": "1", "cost_usd": ""},
-        {
-            "spec_id": "b#1",
-            "trial": "1",
-            "outcome": "failed",
-            "score": "1",
-            "total_turns": "6",
-            "duration_seconds": "3.5",
-            "cost_usd": "0.02",
-        },
-    ]
-    s = BatchSummary.from_rows(SummaryRow.model_validate(r) for r in rows)
-    assert (s.done, s.passed, s.failed, s.bot_errors, s.broken, s.pass_rate_denominator) == (3, 1, 1, 1, 1, 3)
-    assert s.score_distribution == {"score_1": 1, "score_2": 0, "score_3": 1} and s.unscored == 1
-    assert (s.turn_statistics.mean, s.turn_statistics.median, s.turn_statistics.min, s.turn_statistics.max) == (11 / 3, 4.0, 1, 6)
-    assert s.cost_usd is None and s.cost_unknown == 1  # one cost unknown: the total is unknown, never a smaller number
-    assert [p.k for p in s.pass_k] == [1, 2] and s.pass_k[1].value == 0.0 and s.pass_k[1].specs == 1
-    assert s.pass_k[0].interval is not None and s.pass_rate_interval is not None
+async def test_the_runners_progress_and_result_are_the_stored_summary(db_path):
+    """A real run with a bot whose cancelling raises: passes, bot errors and what the simulator
+    makes of a bot that never lists orders, counted live by the runner as the summary counts them."""
+    sources = [PROFILE.parent / f"{name}.yaml" for name in ("track_shipped_order", "cancel_eligible_order", "list_my_orders")]
+    options = BatchOptions(models=RoleModels(bot="python:tests.python_bots:cancel_breaks_bot"))
+    with Store.open(db_path) as store:
+        prepared = await prepare_batch(store, sources, options)
+        events: list = []
+        result = await BatchRunner(store, prepared, on_event=events.append).run()
+        stored = batch_summary(store, prepared.id)
+    [finished] = [e for e in events if isinstance(e, BatchFinished)]
+    progress = [e for e in events if isinstance(e, Progress)][-1]
+    assert stored.done == prepared.total and stored.passed and stored.bot_errors and stored.done > stored.passed + stored.bot_errors
+    figures = ("done", "passed", "failed", "bot_errors", "unverified", "user_faults", "errors", "broken", "apart", "pass_rate")
+    for name in figures:
+        assert getattr(result, name) == getattr(finished, name) == getattr(progress, name) == getattr(stored, name), name
+    assert (result.ok(), result.ok(strict=True)) == (stored.ok(), stored.ok(strict=True)) == (False, False)

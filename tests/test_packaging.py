@@ -18,16 +18,28 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory)[0]
+
+
+def _build(tmp_path_factory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("dist")
     # --no-isolation: the build uses this venv's setuptools, so the test needs no network.
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
         check=True,
         capture_output=True,
         text=True,
     )
     [built] = out.glob("parley-*.whl")
-    return built
+    return built, done.stdout + done.stderr
+
+
+def test_building_parley_warns_about_none_of_its_data_folders(tmp_path_factory):
+    """Each data folder setuptools finds outside `packages` costs a 50-line warning on every
+    install (`make run` printed some 330 lines of them)."""
+    _, said = _build(tmp_path_factory)
+    assert "absent from the `packages` configuration" not in said
+    assert "WARNING" not in said.replace("byte-compiling is disabled", "")
 
 
 @pytest.fixture(scope="module")
@@ -147,11 +159,12 @@ def test_tracking() -> None:
 
 
 def test_mypy_checks_a_users_code_against_the_installed_api(installed, tmp_path):
-    """The wheel ships py.typed: mypy --strict passes a user's correct code and names a wrong call."""
+    """The wheel ships py.typed: mypy --strict passes a user's correct code and names a wrong call,
+    a wrong attribute and a misspelled name imported from parley.api."""
     (tmp_path / "test_user.py").write_text(USER_CODE, encoding="utf-8")
-    (tmp_path / "test_wrong.py").write_text(
-        USER_CODE.replace("trials=2", 'trials="2"').replace("first.failed_checks", "first.failed_check"), encoding="utf-8"
-    )
+    wrong = USER_CODE.replace("trials=2", 'trials="2"').replace("first.failed_checks", "first.failed_check")
+    wrong += "\n\nfrom parley.api import run_synk  # misspelled: the face's lazy loading hides nothing from mypy\n"
+    (tmp_path / "test_wrong.py").write_text(wrong, encoding="utf-8")
 
     # one mypy run over both files (a cold run reads parley and its dependencies: half a minute)
     command = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable", str(installed / "bin" / "python")]
@@ -164,6 +177,7 @@ def test_mypy_checks_a_users_code_against_the_installed_api(installed, tmp_path)
     assert not [line for line in problems if line.startswith("test_user.py")], checked.stdout  # the correct code passes
     assert any('Argument "trials" to "run_sync" has incompatible type "str"; expected "int"' in line for line in problems), checked.stdout
     assert any('"ConversationResult" has no attribute "failed_check"' in line for line in problems), checked.stdout
+    assert any('Module "parley.api" has no attribute "run_synk"' in line for line in problems), checked.stdout
     assert all(line.startswith("test_wrong.py") for line in problems), checked.stdout
     ran = _run(installed, tmp_path, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py")
     assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr

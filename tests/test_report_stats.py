@@ -80,10 +80,10 @@ def test_per_profile_rows(store):
     by_name = {p.name: p for p in s.profiles}
     assert [p.name for p in s.profiles] == ["cancel_recent", "track_order"]
     t = by_name["track_order"]
-    assert (t.runs, t.passed, t.failed, t.errors) == (6, 3, 2, 1)
+    assert (t.runs, t.passed, t.failed, t.apart, t.errors) == (6, 3, 2, 0, 1)
     assert t.pass_rate == pytest.approx(3 / 5) and t.mean_score == pytest.approx(12 / 5)
     c = by_name["cancel_recent"]
-    assert (c.runs, c.passed, c.failed, c.errors) == (6, 3, 1, 2)  # apart: a judge error and an unevaluated run
+    assert (c.runs, c.passed, c.failed, c.apart, c.errors) == (6, 3, 1, 2, 0)  # apart: a judge error and an unevaluated run
     assert c.pass_rate == pytest.approx(3 / 4) and c.mean_score == pytest.approx(10 / 4)
     assert t.mean_turns > 0
 

@@ -18,7 +18,7 @@ and their world checks are reported as not applicable.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal, cast
+from typing import Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,9 +29,18 @@ from parley.core.models import OFFLINE, ChatModel, parse_model_name
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS
 
 BotKind = Literal["model", "prompt", "rasa", "taskyto", "http", "python"]
-CONNECTOR_SCHEMES: tuple[str, ...] = ("rasa", "taskyto", "http")
+CONNECTOR_KINDS: dict[str, BotKind] = {"rasa": "rasa", "taskyto": "taskyto", "http": "http"}
+"""A connector's scheme (`rasa:URL`) and the kind of bot it makes."""
+CONNECTOR_SCHEMES: tuple[str, ...] = tuple(CONNECTOR_KINDS)
 CONNECTOR_FORMS = "rasa:URL, taskyto:URL, http:FILE.yaml"
 PYTHON_SCHEME = "python"
+
+
+class Limits(TypedDict):
+    """A bot's limits per call and per reply, as BotSpec takes them."""
+
+    timeout_s: float
+    max_reply_bytes: int
 
 
 class BotSpec(BaseModel):
@@ -51,14 +60,19 @@ class BotSpec(BaseModel):
 
     @property
     def uses_world(self) -> bool:
-        """The built-in order bot and a Python bot (through its `tools`) read and change parley's
-        order database; a connector or a prompt bot does not."""
-        return self.kind in ("model", "python")
+        """See `kind_uses_world`."""
+        return kind_uses_world(self.kind)
 
     @property
     def model_name(self) -> str | None:
         """The model the bot calls (model and prompt bots), None for a connector."""
         return self.target if self.kind in ("model", "prompt") else None
+
+
+def kind_uses_world(kind: BotKind) -> bool:
+    """The built-in order bot and a Python bot (through its `tools`) read and change parley's
+    order database, and parley sees their tool calls; a connector or a prompt bot does neither."""
+    return kind in ("model", "python")
 
 
 def _connector_scheme(name: str) -> str | None:
@@ -85,7 +99,7 @@ def parse_bot_spec(
 ) -> BotSpec:
     """Validate a `--bot` value (and `--bot-prompt`); ConfigError, one line, when it is wrong.
     A Python bot's form is checked, its module not imported (`build_bot` imports it)."""
-    limits = {"timeout_s": timeout_s, "max_reply_bytes": max_reply_bytes}
+    limits = Limits(timeout_s=timeout_s, max_reply_bytes=max_reply_bytes)
     name = (name or OFFLINE).strip()
     scheme, sep, rest = name.partition(":")
     if sep and scheme == PYTHON_SCHEME:
@@ -114,7 +128,7 @@ def parse_bot_spec(
             load_http_bot_config(rest)
         else:
             check_url(rest, what=f"{scheme}:URL")
-        return BotSpec(name=name, kind=scheme, target=rest, **limits)
+        return BotSpec(name=name, kind=CONNECTOR_KINDS[scheme], target=rest, **limits)
 
     parse_model_name(name)
     if not bot_prompt:

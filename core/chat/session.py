@@ -12,7 +12,7 @@ import datetime
 import json
 import pathlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -213,7 +213,7 @@ class ChatSession:
             return unknown_command(name)
         if COMMANDS[name].argument and not arg:
             return missing_argument(name)
-        handler = getattr(self, f"_cmd_{name}")
+        handler: Callable[[str | None], Awaitable[CommandResult]] = getattr(self, f"_cmd_{name}")
         try:
             return await handler(arg)
         except (ParleyError, httpx.HTTPError, OSError) as exc:
@@ -222,7 +222,8 @@ class ChatSession:
     async def _admin_orders(self) -> list[dict[str, Any]]:
         response = await self.client.get("/admin/orders")
         response.raise_for_status()
-        return response.json()
+        orders: list[dict[str, Any]] = response.json()
+        return orders
 
     async def _cmd_database(self, arg: str) -> CommandResult:
         orders = await self._admin_orders()
@@ -315,6 +316,8 @@ class ChatSession:
         return help_result()
 
     async def _cmd_exit(self, arg: str) -> CommandResult:
+        if not self.transcript:  # a chat is saved once something is said in it: an empty one never was
+            return CommandResult(kind="exit", command="/exit", text="Chat ended; nothing was said, so nothing was saved.")
         return CommandResult(kind="exit", command="/exit", text="Chat ended; it stays saved.")
 
     async def _cmd_quit(self, arg: str) -> CommandResult:

@@ -47,7 +47,7 @@ from parley.core.engine.harness import ConversationInterrupted, Limits, describe
 from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, evaluate_observed, no_world_client
-from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, Verdict
+from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, TranscriptStep, Verdict
 from parley.core.specs import PLAYBOOK_USER, simulates, spec_steps
 from parley.core.users import GOALS_ONLY_STATED, GoalReporter, ReplayUser, StatesGoals, UserSimulator, UserTurn, finish_replay
 
@@ -56,7 +56,7 @@ log = logging.getLogger("parley.engine.batch_conversation")
 CANCELLED_TEXT = "the batch was stopped while this conversation was running"
 WORLD_TEMPLATES_KEPT = 32
 
-StepCallback = Callable[[str, dict[str, Any]], None]
+StepCallback = Callable[[TranscriptStep, dict[str, Any]], None]
 """`on_step(step, data)`: step is user, bot_text, tool_call or bot_done."""
 
 

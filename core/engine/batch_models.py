@@ -39,11 +39,13 @@ from parley.core.records import (
     CheckResult,
     Conversation,
     ConversationSpec,
+    GenerateConfig,
     JudgeResult,
     ModelReply,
     ModelRequest,
     RoleModels,
 )
+from parley.core.settings import settings
 from parley.core.store import CachedModel, Store
 from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
 
@@ -235,7 +237,13 @@ class BatchModels:
         if self._judge is None:
             name = self.names.judge
             inner: Judge = (
-                OfflineJudge() if name == OFFLINE else LLMJudge(self.chat_model(name, "judge"), context_tokens=self.context_tokens("judge"))
+                OfflineJudge()
+                if name == OFFLINE
+                else LLMJudge(
+                    self.chat_model(name, "judge"),
+                    config=GenerateConfig(temperature=0.0, max_tokens=settings().judge_max_tokens),
+                    context_tokens=self.context_tokens("judge"),
+                )
             )
             self._judge = BoundedJudge(inner, self.judge_timeout_s)
         return self._judge

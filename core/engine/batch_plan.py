@@ -29,6 +29,8 @@ from parley.core.store import Store, cache_key
 from parley.core.users import PROFILE_MODEL, ReplayScript
 
 if TYPE_CHECKING:
+    from parley.core.engine.batch_models import BatchModels
+    from parley.core.models import ChatModel
     from parley.core.rules import CompiledRule
 
 RunKey = tuple[str, int]
@@ -126,7 +128,7 @@ def _any_scope(batch_id: str, shared: bool) -> str | None:
 async def _generated_profiles(
     first: SpecSet,
     *,
-    models: object,
+    models: BatchModels,
     store: Store | None,
     batch_id: str,
     shared_cache: bool,
@@ -136,7 +138,7 @@ async def _generated_profiles(
     from parley.core.specs import resolve_any_items
     from parley.core.users import generate_any_items
 
-    user_name = models.names.user  # type: ignore[attr-defined]
+    user_name = models.names.user
     resolved: dict[str, Profile] = {}
     for file in first.files:
         if file.kind != "profile":
@@ -147,9 +149,9 @@ async def _generated_profiles(
         name = profile.llm.qualified_model if user_name == PROFILE_MODEL else user_name
         if name == OFFLINE:
             continue
-        model = models.chat_model(name, "user")  # type: ignore[attr-defined]
+        model = models.chat_model(name, "user")
 
-        async def generate(instruction: str, model=model, name=name) -> list[str]:
+        async def generate(instruction: str, model: ChatModel = model, name: str = name) -> list[str]:
             key = cache_key({"kind": "any_items", "scope": _any_scope(batch_id, shared_cache), "model": name, "instruction": instruction})
             if store is not None:
                 stored = await asyncio.to_thread(store.cache_get, key)
@@ -168,7 +170,7 @@ async def load_batch_specs(
     sources: Sequence[str | Path],
     *,
     seed: int,
-    models: object | None = None,
+    models: BatchModels | None = None,
     store: Store | None = None,
     batch_id: str = "",
     shared_cache: bool = False,
@@ -183,8 +185,7 @@ async def load_batch_specs(
     loading = loading or LoadOptions()
     first = await asyncio.to_thread(load_specs_as, list(sources), loading, seed=seed)
     spec_set = first
-    user_name = getattr(getattr(models, "names", None), "user", OFFLINE)
-    if models is not None and user_name != OFFLINE:
+    if models is not None and models.names.user != OFFLINE:
         generated = await _generated_profiles(
             first, models=models, store=store, batch_id=batch_id, shared_cache=shared_cache, loading=loading
         )

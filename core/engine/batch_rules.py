@@ -28,9 +28,9 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import InvalidInputs
@@ -56,6 +56,8 @@ from parley.core.rules import (
     spec_counts,
 )
 from parley.core.store import Store, clear_batch_rules, save_batch_rules
+
+T = TypeVar("T")
 
 log = logging.getLogger("parley.engine.batch_rules")
 
@@ -103,7 +105,7 @@ class BatchRules:
         self._threads = max(1, min(threads, 32))  # a thread per conversation in flight, within reason
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
 
-    async def _in_thread(self, function: Any, *args: Any) -> Any:
+    async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="parley-rules")
         return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(function, *args))

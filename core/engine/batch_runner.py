@@ -60,10 +60,10 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from parley.core.bots import bot_kind, kind_uses_world
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_checks import TooManyConversations, check_and_store
 from parley.core.engine.batch_conversation import (
@@ -85,11 +85,12 @@ from parley.core.engine.harness import Limits, describe_error
 from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
 from parley.core.engine.stored_copies import CopyWriter, ReadAhead
 from parley.core.errors import ParleyError
-from parley.core.evaluation import broken_verdict, offline_limits_by_file
+from parley.core.evaluation import broken_verdict, offline_limits_by_file, unseen_context_warnings
 from parley.core.records import (
-    BOT_FAILURES,
     PYTHON_SOURCE,
     RERUN_STOPS,
+    UNEVALUATED,
+    BatchEvent,
     BatchFinished,
     BatchOptions,
     BatchRecord,
@@ -102,9 +103,11 @@ from parley.core.records import (
     ConversationRow,
     ConversationSpec,
     ConversationStarted,
+    OutcomeCounts,
     Progress,
     StoredConversation,
     TranscriptEvent,
+    TranscriptStep,
     Verdict,
 )
 from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
@@ -134,7 +137,7 @@ class NotRun(ParleyError):
     """A conversation submitted to an open-ended batch that never ran (the batch was stopped first)."""
 
 
-EventCallback = Callable[[Any], object]
+EventCallback = Callable[[BatchEvent], object]
 
 
 def _now() -> datetime.datetime:
@@ -236,16 +239,21 @@ async def _checked_and_stored(
     return PreparedBatch(
         batch=record,
         specs=specs,
-        warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, record.options)],
+        warnings=[*(preflight.warnings if preflight else []), *await _launch_warnings(specs, record.options)],
         preflight=preflight,
         rules=rules,
     )
 
 
-async def _offline_limits(specs: Sequence[ConversationSpec], options: BatchOptions) -> list[str]:
+async def _launch_warnings(specs: Sequence[ConversationSpec], options: BatchOptions) -> list[str]:
     """What the batch's offline roles will not read, one line per file (in a thread: a suite of
-    thousands of goals is parsed)."""
-    return await asyncio.to_thread(offline_limits_by_file, specs, user_model=options.models.user, judge_model=options.models.judge)
+    thousands of goals is parsed); and for a bot that only hears the customer's lines, each
+    playbook file whose injected context it will never receive."""
+    models = options.models
+    lines = await asyncio.to_thread(offline_limits_by_file, specs, user_model=models.user, judge_model=models.judge)
+    if not kind_uses_world(bot_kind(models.bot, bot_prompt=models.bot_prompt)):
+        lines += unseen_context_warnings(list(specs), models.bot)
+    return lines
 
 
 async def prepare_resume(
@@ -288,7 +296,7 @@ async def prepare_resume(
                 raise ParleyError(f"cannot resume batch {batch.id}: its sources no longer make {', '.join(options.only)}")
         if not dry_run:
             models.check_keys(specs)
-        warnings = loaded.warnings + await _offline_limits(specs, options)
+        warnings = loaded.warnings + await _launch_warnings(specs, options)
         prepared = PreparedBatch(batch=batch, specs=specs, warnings=warnings, resumed=True, notes=loaded.notes, left_out=loaded.left_out)
     prepared.rules = rules
     prepared.warnings[:0] = rule_warnings
@@ -321,20 +329,15 @@ def result_row(
     return ConversationRow.of(batch_id, spec, conversation, verdict, trial)
 
 
-@dataclass
-class BatchResult:
-    """How a run of a batch ended. Counts cover the whole batch (earlier runs included) and are
-    of stored conversations only: they always equal the rows the batch holds."""
+class BatchResult(OutcomeCounts):
+    """How a run of a batch ended: its counts (OutcomeCounts: passed, failed, bot_errors, errors,
+    the pass rate... under the summary's names) and how the run went. Counts cover the whole
+    batch (earlier runs included) and are of stored conversations only: they always equal the
+    rows the batch holds."""
 
     batch_id: str
     status: str
     total: int
-    done: int
-    passed: int
-    failed: int
-    """The bot's failures: failed checks and bot errors."""
-    errors: int
-    """Runs that broke on the simulator's or parley's side, evaluation errors (counted apart)."""
     elapsed_s: float
     ran: int
     """Conversations run by this run (a resumed batch's earlier ones not counted)."""
@@ -344,10 +347,6 @@ class BatchResult:
     cache_hits: int
     cache_misses: int
     error: str | None = None
-    bot_errors: int = 0
-    """Of `failed`, the conversations the bot broke."""
-    unverified: int = 0
-    user_faults: int = 0
     rule_failures: int = 0
     """Pair and batch rules (`--rules`) that failed: a pair of conversations, or the batch."""
 
@@ -356,21 +355,10 @@ class BatchResult:
         return self.status == "completed" and self.passed == self.total
 
     def ok(self, *, strict: bool = False) -> bool:
-        """Nothing failed and nothing broke: the exit code is 0. Unverified conversations and
-        the simulator's faults are counted apart, and fail it only when `strict`."""
-        if self.status != "completed" or self.done < self.total or self.failed or self.errors or self.rule_failures:
-            return False
-        return not strict or not (self.unverified or self.user_faults)
-
-
-class _Counts(TypedDict):
-    done: int
-    passed: int
-    failed: int
-    errors: int
-    unverified: int
-    user_faults: int
-    bot_errors: int
+        """The exit code is 0: the batch completed every conversation, no pair or batch rule
+        failed, and its conversations are ok (OutcomeCounts.ok: unverified conversations and
+        the simulator's faults fail it only when `strict`)."""
+        return self.status == "completed" and self.done >= self.total and not self.rule_failures and super().ok(strict=strict)
 
 
 class _AboutConversation(TypedDict):
@@ -384,34 +372,21 @@ class _AboutConversation(TypedDict):
 
 
 class _Tally:
-    """Outcomes of the stored conversations, grouped as the batch's counts are."""
+    """Outcomes of the stored conversations, counted as the batch's counts are (OutcomeCounts)."""
 
     def __init__(self) -> None:
-        self._counts = _Counts(done=0, passed=0, failed=0, errors=0, unverified=0, user_faults=0, bot_errors=0)
+        self._outcomes: Counter[str] = Counter()
 
     @property
     def done(self) -> int:
-        return self._counts["done"]
+        return self._outcomes.total()
 
-    def counts(self) -> _Counts:
-        """The counts every event and result of the batch carries, by field name."""
-        return self._counts.copy()
+    def counts(self) -> dict[str, int]:
+        """The counts every event and result of the batch carries (OutcomeCounts' `outcomes`)."""
+        return OutcomeCounts.of(self._outcomes).outcomes
 
     def add(self, outcome: str | None, n: int = 1) -> None:
-        counts = self._counts
-        counts["done"] += n  # every outcome is counted once below (bot errors are among the failures)
-        if outcome == "passed":
-            counts["passed"] += n
-        elif outcome in BOT_FAILURES:
-            counts["failed"] += n
-            if outcome == "bot_error":
-                counts["bot_errors"] += n
-        elif outcome == "unverified":
-            counts["unverified"] += n
-        elif outcome == "user_fault":
-            counts["user_faults"] += n
-        else:
-            counts["errors"] += n
+        self._outcomes[outcome or UNEVALUATED] += n
 
 
 # -- the runner ---------------------------------------------------------------------------------
@@ -446,7 +421,7 @@ class BatchRunner:
         self.limiter = AdaptiveLimit(concurrency or options.concurrency, on_change=self._limit_changed)
         self.models.attach(on_retry=self.limiter.on_retry, on_success=self.limiter.call_succeeded)
         self._callbacks: list[EventCallback] = [on_event] if on_event is not None else []
-        self._queues: list[asyncio.Queue[Any]] = []
+        self._queues: list[asyncio.Queue[BatchEvent]] = []
         self._in_flight: dict[str, ConversationControl] = {}
         self._worlds = WorldTemplates()
         self._stopping = False
@@ -558,13 +533,13 @@ class BatchRunner:
         """Call `callback(event)` for every event from now on (on the loop's thread)."""
         self._callbacks.append(callback)
 
-    def events(self) -> AsyncIterator[Any]:
+    def events(self) -> AsyncIterator[BatchEvent]:
         """Every event from now on, ending after BatchFinished. Call before `run()` starts to
         see BatchStarted."""
-        queue: asyncio.Queue[Any] = asyncio.Queue()
+        queue: asyncio.Queue[BatchEvent] = asyncio.Queue()
         self._queues.append(queue)
 
-        async def iterate() -> AsyncIterator[Any]:
+        async def iterate() -> AsyncIterator[BatchEvent]:
             try:
                 while True:
                     event = await queue.get()
@@ -577,7 +552,7 @@ class BatchRunner:
 
         return iterate()
 
-    def _emit(self, event: Any) -> None:
+    def _emit(self, event: BatchEvent) -> None:
         for callback in list(self._callbacks):
             try:
                 callback(event)
@@ -598,7 +573,7 @@ class BatchRunner:
         return Progress(
             batch_id=self.batch_id,
             total=total,
-            **self._tally.counts(),
+            outcomes=self._tally.counts(),
             in_flight=len(self._in_flight),
             rate_per_s=rate,
             eta_s=(remaining / rate) if rate > 0 else None,
@@ -798,7 +773,7 @@ class BatchRunner:
                 batch_id=self.batch_id,
                 status=status,
                 total=self.total,
-                **self._tally.counts(),
+                outcomes=self._tally.counts(),
                 elapsed_s=elapsed,
                 error=self._fatal,
             )
@@ -807,7 +782,7 @@ class BatchRunner:
             batch_id=self.batch_id,
             status=status,
             total=self.total,
-            **self._tally.counts(),
+            outcomes=self._tally.counts(),
             elapsed_s=elapsed,
             ran=self._ran,
             max_in_flight=self.limiter.max_in_flight,
@@ -850,7 +825,7 @@ class BatchRunner:
             return None
         run = control.run
 
-        def on_step(step: str, data: dict[str, Any]) -> None:
+        def on_step(step: TranscriptStep, data: dict[str, Any]) -> None:
             self._emit(
                 TranscriptEvent(
                     batch_id=self.batch_id,

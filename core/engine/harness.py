@@ -308,7 +308,8 @@ def bot_system_prompt(bot: Bot, ctx: BotContext) -> str | None:
     if not callable(getter):
         return None
     try:
-        return getter(ctx)
+        prompt: str | None = getter(ctx)
+        return prompt
     except Exception:  # noqa: BLE001 - the record must be written even if a connector cannot say
         log.warning("the bot %s could not give its system prompt", getattr(bot, "name", bot), exc_info=True)
         return None

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         pass_hat_k_from_counts,
     )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
-    from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
+    from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
         CLAIMS_CRITERION,
         CRITERION_KIND,
@@ -40,7 +40,13 @@ if TYPE_CHECKING:
     from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
-    from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
+    from parley.core.evaluation.unobservable import (
+        evaluate_observed,
+        hide_unobservable,
+        no_world_client,
+        unseen_context_warnings,
+        with_checks,
+    )
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
@@ -64,6 +70,7 @@ __all__ = [
     "checkpoint_checks",
     "checkpoint_name",
     "conversation_at",
+    "CLAIMS_KIND",
     "claims_check",
     "find_claims",
     "hold_claims",
@@ -85,6 +92,7 @@ __all__ = [
     "evaluate_observed",
     "hide_unobservable",
     "no_world_client",
+    "unseen_context_warnings",
     "offline_limits",
     "offline_limits_by_file",
     "pass_hat_k",
@@ -94,4 +102,5 @@ __all__ = [
     "with_checks",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

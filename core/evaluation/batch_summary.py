@@ -2,16 +2,12 @@
 
 Every count a person reads about a batch (the command line's end lines, `parley batches
 list/show`, the markdown report, the JSON export, the batch service's views, the app's lines,
-the comparison) is a field of this record, under one name each:
-- *passed*, *failed* (a check about the bot failed) and *bot errors* (the bot under test broke)
-  say whether the bot did its job: the pass rate is passed / (passed + failed + bot errors), with
-  its 95% Wilson interval and its denominator, and pass^k counts these trials only (k >= 2: with
-  a seeded bootstrap interval over specs);
-- *unverified*, *simulator faults* (user_fault), *simulator errors* (user_error), *infrastructure
-  errors*, *cancelled*, *evaluation errors*, *legacy errors* and *unevaluated* are counted apart,
-  each under its own name; *errors* are the runs that broke on the simulator's or parley's side;
-- *broken* are the conversations whose run broke, whoever broke it (bot errors + errors): the
-  batch simulation service's `failed_scenarios`, in that one meaning everywhere;
+the comparison) is a field of this record, under one name each. Its counts per outcome and the
+figures derived from them (passed, failed, bot errors, errors, broken, the pass rate and its
+denominator...) are those of parley.core.records.OutcomeCounts, defined there once; this record
+adds what the conversations say besides:
+- the pass rate's 95% Wilson interval, and pass^k over the judged trials only (k >= 2: with a
+  seeded bootstrap interval over specs);
 - a *judge error* is a conversation whose judge failed (no score), whatever its outcome;
 - *judge prompts* are the conversations an LLM judge was asked about: of them, how many were
   *condensed* to fit the judge's context, and how many were *too long* even condensed.
@@ -29,13 +25,13 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
-from pydantic import BaseModel, Field, PrivateAttr, computed_field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
 from parley.core.evaluation.pass_k import pass_hat_k
-from parley.core.records import BOT_FAILURES, BROKEN_STOPS, OUTCOMES, UNEVALUATED
+from parley.core.records import BROKEN_STOPS, JUDGED, PASSED, OutcomeCounts
 
 __all__ = [
     "PASS_RATE_BASIS",
@@ -52,7 +48,6 @@ PASS_RATE_BASIS = (
     "passed / (passed + failed + bot errors): unverified conversations, simulator faults and errors, "
     "infrastructure errors, cancelled runs, evaluation errors and unevaluated conversations are counted apart"
 )
-_JUDGED = frozenset({"passed"}) | BOT_FAILURES
 _SCORES = (1, 2, 3)
 S = TypeVar("S", bound="BatchSummary")
 
@@ -79,7 +74,7 @@ class NumberStatistics(BaseModel):
     max: float | None = None
 
     @classmethod
-    def of(cls, values: list[float]) -> NumberStatistics:
+    def of(cls, values: list[float]) -> Self:
         if not values:
             return cls()
         n = len(values)
@@ -161,40 +156,17 @@ class _Spec:
         self.passed = self.judged = self.apart = 0
 
 
-class BatchSummary(BaseModel):
-    """The numbers of one batch (see the module doc). Build it with `from_rows` (or, for a
-    subclass that adds fields, `extended`): `pass_k` is computed from the per-spec counts it
-    keeps, which a summary read back from JSON does not have."""
+class BatchSummary(OutcomeCounts):
+    """The numbers of one batch (see the module doc): its counts (OutcomeCounts: passed, failed,
+    bot_errors, errors, broken, the pass rate...) and what the conversations say besides. Build it
+    with `from_rows` (or, for a subclass that adds fields, `extended`): `pass_k` is computed from
+    the per-spec counts it keeps, which a summary read back from JSON does not have."""
+
+    model_config = ConfigDict(frozen=False)
+    serialized_first = ("planned",)
 
     planned: int
     """Conversations the batch planned (the rows' count when not known)."""
-    done: int
-    """Conversations stored."""
-    outcomes: dict[str, int] = Field(default_factory=dict)
-    """Every outcome's count (all of parley.core.records.verdict.OUTCOMES, and unevaluated)."""
-    passed: int
-    failed: int
-    """Conversations in which a check about the bot failed."""
-    bot_errors: int = 0
-    """Conversations the bot broke (bot_error): failures of the bot too."""
-    unverified: int = 0
-    """Ran to an end, nothing failed, nothing about the bot checked: neither passed nor failed."""
-    user_faults: int = 0
-    """Simulator faults: the simulated user misbehaved (empty turn, repeating itself...)."""
-    user_errors: int = 0
-    """Simulator errors: the simulated user's run broke."""
-    infrastructure_errors: int = 0
-    cancelled: int = 0
-    legacy_errors: int = 0
-    """Stop reason `error`: stored before parley told who failed, and not attributable."""
-    errors: int
-    """The runs that broke on the simulator's or parley's side: user_errors +
-    infrastructure_errors + cancelled + legacy_errors."""
-    broken: int = 0
-    """Conversations whose run broke, whoever broke it: bot_errors + errors. The batch service's
-    `failed_scenarios`."""
-    evaluation_errors: int
-    """Runs that did not break but a check could not be decided."""
     judge_errors: int
     """Runs whose judge failed (no score), whatever their outcome (runs that broke left out)."""
     judge_prompts: int = 0
@@ -206,11 +178,8 @@ class BatchSummary(BaseModel):
     judge_prompts_too_long: int = 0
     """Of `judge_prompts`, those that did not fit the judge's context even condensed, or that its
     endpoint refused as too long: judge errors, never scores."""
-    unevaluated: int
-    pass_rate: float | None
     pass_rate_interval: Interval | None = None
     """95% Wilson interval of the pass rate."""
-    pass_rate_denominator: int
     pass_rate_basis: str = PASS_RATE_BASIS
     flaky_specs: list[FlakySpec] = Field(default_factory=list)
     """With 2 or more trials: the specs whose judged trials disagree, most disagreeing first."""
@@ -250,24 +219,6 @@ class BatchSummary(BaseModel):
             )
             for k in range(1, max(self._trials, 1) + 1)
         ]
-
-    @property
-    def bot_failures(self) -> int:
-        """Failed checks and bot errors: the pass rate's failures."""
-        return self.failed + self.bot_errors
-
-    @property
-    def apart(self) -> int:
-        """Neither passed nor failed, and the run did not break: unverified, simulator faults,
-        evaluation errors, unevaluated. With `errors` (the runs that broke on the simulator's or
-        parley's side), what the pass rate leaves out: done = passed + failed + bot_errors +
-        apart + errors."""
-        return self.done - self.pass_rate_denominator - self.errors
-
-    @property
-    def not_passed(self) -> int:
-        """Every conversation that neither passed nor was merely unverified."""
-        return self.done - self.passed - self.unverified
 
     def extended(self, cls: type[S], **extra: Any) -> S:
         """This summary as `cls`, a subclass that adds fields of its own (the report, a view)."""
@@ -312,45 +263,25 @@ class BatchSummary(BaseModel):
                 spec = specs[row.spec_id] = _Spec(row.name, row.spec_index)
             else:
                 spec.order, spec.name = min(spec.order, row.spec_index), min(spec.name, row.name)
-            spec.passed += o == "passed"
-            spec.judged += o in _JUDGED
-            spec.apart += o not in _JUDGED
+            spec.passed += o in PASSED
+            spec.judged += o in JUDGED
+            spec.apart += o not in JUDGED
 
         done = len(turns)
-        counts = {o: outcomes.get(o, 0) for o in (*OUTCOMES, UNEVALUATED)}
-        for other in sorted(set(outcomes) - set(counts)):
-            counts[other] = outcomes[other]
-        passed, failed, bot_errors = counts["passed"], counts["failed"], counts["bot_error"]
-        judged = passed + failed + bot_errors
-        errors = counts["user_error"] + counts["infrastructure_error"] + counts["cancelled"] + counts["error"]
+        counts = OutcomeCounts.of(outcomes)
+        passed, judged = counts.passed, counts.pass_rate_denominator
         trials = trials if trials is not None else max(max_trial, 1)
         ordered = sorted(specs.items(), key=lambda item: (item[1].order, item[0]))
         per_spec = {spec_id: (s.passed, s.judged) for spec_id, s in ordered if s.judged}
         cost = None if cost_unknown else math.fsum(costs)
         summary = BatchSummary(
             planned=planned if planned is not None else done,
-            done=done,
-            outcomes=counts,
-            passed=passed,
-            failed=failed,
-            bot_errors=bot_errors,
-            unverified=counts["unverified"],
-            user_faults=counts["user_fault"],
-            user_errors=counts["user_error"],
-            infrastructure_errors=counts["infrastructure_error"],
-            cancelled=counts["cancelled"],
-            legacy_errors=counts["error"],
-            errors=errors,
-            broken=bot_errors + errors,
-            evaluation_errors=counts["evaluation_error"],
+            outcomes=counts.outcomes,
             judge_errors=judge_errors,
             judge_prompts=sum(fits.values()),
             judge_prompts_condensed=fits["condensed"],
             judge_prompts_too_long=fits["too_long"],
-            unevaluated=counts[UNEVALUATED],
-            pass_rate=passed / judged if judged else None,
             pass_rate_interval=wilson_interval(passed, judged),
-            pass_rate_denominator=judged,
             flaky_specs=_flaky(ordered) if trials >= 2 else [],
             score_statistics=ScoreStatistics.of([s for s, n in sorted(scores.items()) for _ in range(n)]),
             score_distribution={f"score_{s}": scores.get(s, 0) for s in _SCORES},

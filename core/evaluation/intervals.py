@@ -22,6 +22,7 @@ batch's interval takes a fraction of a second. The comparison of two batches
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import math
 import random
@@ -89,6 +90,7 @@ def stats_seed(batch_seed: int | str, what: str = "") -> int:
     return int.from_bytes(digest[:8], "big")
 
 
+@functools.lru_cache(maxsize=4096)  # the same (n, p) comes back in every resampling of a batch's pass^k
 def _binomial_cdf(n: int, p: float) -> tuple[int, list[float]]:
     """(lo, cdf) with cdf[i] = P(X <= lo + i), X ~ Binomial(n, p), over the values from lo up to
     where what is left is negligible (the last entry is 1). Built outward from the mode with the
@@ -139,20 +141,24 @@ def _resampled_means(values: list[float], resamples: int, rng: random.Random) ->
         left -= share
     tables: dict[tuple[int, int], tuple[int, list[float]]] = {}
     means = []
+    steps = [(j, p, counted[j][0]) for j, p in enumerate(conditional)]
+    last = counted[-1][0]
+    draw, find, known = rng.random, bisect.bisect_left, tables.get  # the loop below runs resamples x values times
     for _ in range(resamples):
         remaining, total = size, 0.0
-        for j, p in enumerate(conditional):
+        for j, p, value in steps:
             if remaining == 0:
                 break
-            table = tables.get((j, remaining))
+            table = known((j, remaining))
             if table is None:
                 table = tables[(j, remaining)] = _binomial_cdf(remaining, p)
             lo, cdf = table
-            drawn = min(lo + bisect.bisect_left(cdf, rng.random()), remaining)
-            total += counted[j][0] * drawn
+            drawn = lo + find(cdf, draw())
+            if drawn > remaining:
+                drawn = remaining
+            total += value * drawn
             remaining -= drawn
-        total += counted[-1][0] * remaining
-        means.append(total / size)
+        means.append((total + last * remaining) / size)
     return means
 
 

@@ -23,4 +23,5 @@ __all__ = [
     "fetch_bounded",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -8,12 +8,15 @@ to the app whole.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
 
 
 class BodyLimit:
@@ -21,7 +24,7 @@ class BodyLimit:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -69,7 +72,7 @@ class BodyLimit:
         return f"the request body{size} is larger than this service accepts ({self.max_bytes} bytes)"
 
 
-async def _reply(send: Any, status: int, detail: str) -> None:
+async def _reply(send: Send, status: int, detail: str) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send(
         {

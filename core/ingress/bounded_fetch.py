@@ -48,7 +48,8 @@ class FetchedReply:
     @property
     def location(self) -> str | None:
         """Where a redirect points (the Location header), None when there is none."""
-        return self.headers.get("location")
+        location: str | None = self.headers.get("location")
+        return location
 
     @property
     def is_redirect(self) -> bool:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         simulate,
     )
     from parley.core.library.results import ConversationResult, RunResult
-    from parley.core.library.running import BotArg, SpecsInvalid, checked_rules, load_specs, read_results, run, run_sync
+    from parley.core.library.running import BotArg, RunOptions, SpecsInvalid, checked_rules, load_specs, read_results, run, run_sync
     from parley.core.library.session import BatchSession
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "BotArg",
     "ConversationResult",
     "DEFAULT_ROLE",
+    "RunOptions",
     "RunResult",
     "SpecsInvalid",
     "checked_rules",
@@ -44,4 +45,5 @@ __all__ = [
     "simulate",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -95,11 +95,8 @@ class RunResult(BaseModel):
     def ok(self, *, strict: bool = False) -> bool:
         """What `parley run`'s exit code 0 says: nothing failed and nothing broke (a failed pair
         or batch rule included); unverified conversations and the simulator's faults fail only
-        when `strict`."""
-        if self.status != "completed" or self.failed_rules:
-            return False
-        allowed = {"passed"} if strict else {"passed", "unverified", "user_fault"}
-        return all(c.outcome in allowed for c in self.conversations)
+        when `strict` (the summary's counts decide it: OutcomeCounts.ok)."""
+        return self.status == "completed" and not self.failed_rules and self.summary.ok(strict=strict)
 
     def explain(self) -> str:
         """The batch in words: its counts (as every parley surface words them) and pass rate,

@@ -29,6 +29,7 @@ from parley.core.errors import ConfigError, ParleyError
 from parley.core.library.keywords import keywords_of
 from parley.core.library.results import ConversationResult, RunResult
 from parley.core.log_file import keep_log_beside
+from parley.core.option_declarations import option
 from parley.core.records import BatchOptions, ConversationSpec, LoadOptions, RoleModels
 from parley.core.reports import batch_summary, summarize
 from parley.core.specs import load_specs_as
@@ -94,11 +95,11 @@ def load_specs(
 
 
 def role_models(
-    bot: BotArg = "offline", user: str = "offline", judge: str = "offline", *, bot_timeout_s: float = 30.0
+    bot: BotArg = "offline", user: str = "offline", judge: str = "offline", *, bot_timeout_s: float = option("bot_timeout_s").default
 ) -> tuple[RoleModels, Bot | None]:
     """The roles as a batch records them, and the bot itself when it is an object rather than a
     name (a Python callable is wrapped: parley.core.bots.python_bot). ConfigError for a bad one."""
-    _positive("bot_timeout_s", bot_timeout_s)
+    _checked("bot_timeout_s", bot_timeout_s)
     given: Bot | None = None
     if isinstance(bot, str):
         name = bot.strip() or "offline"
@@ -112,11 +113,24 @@ def role_models(
     return RoleModels(bot=name, user=user, judge=judge, bot_timeout_s=bot_timeout_s), given
 
 
-def _positive(name: str, value: float, *, whole: bool = False) -> None:
+def _checked(name: str, value: Any) -> Any:
+    """`value`, if option `name` takes it as the command line would (its declaration's kind and
+    bounds: parley.core.option_declarations); ConfigError saying what it takes otherwise."""
+    declared = option(name)
+    if declared.kind not in (int, float) or (value is None and declared.optional):
+        return value
+    whole = declared.kind is int
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (whole and not isinstance(value, int)):
         raise ConfigError(f"{name}: expected a {'whole ' if whole else ''}number, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name}: expected a finite number above 0, got {value!r}")
+    low, high = declared.minimum, declared.maximum
+    below = low is not None and (value < low or (declared.above_minimum and value == low))
+    if not math.isfinite(value) or below or (high is not None and value > high):
+        bounds = [
+            f"{'above' if declared.above_minimum else 'from'} {low:g}" if low is not None else "",
+            f"to {high:g}" if high is not None else "",
+        ]
+        raise ConfigError(f"{name}: expected a finite number {' '.join(b for b in bounds if b)}, got {value!r}")
+    return value
 
 
 def checked_rules(rules: str | Path | None, *, option: str = "rules") -> str | None:
@@ -136,30 +150,14 @@ def checked_rules(rules: str | Path | None, *, option: str = "rules") -> str | N
     return str(Path(rules).resolve())
 
 
-def batch_options(
-    models: RoleModels,
-    *,
-    trials: int = 1,
-    concurrency: int = 4,
-    max_turns: int = 30,
-    timeout_s: float = 90.0,
-    cache: bool = False,
-    rules: str | Path | None = None,
-) -> BatchOptions:
-    """A batch's options from the API's arguments, checked as the command line checks them (the
-    rule files too: `checked_rules`)."""
-    for name, value in (("trials", trials), ("concurrency", concurrency), ("max_turns", max_turns)):
-        _positive(name, value, whole=True)
-    _positive("timeout_s", timeout_s)
-    return BatchOptions(
-        models=models,
-        trials=trials,
-        concurrency=concurrency,
-        max_turns=max_turns,
-        timeout_s=timeout_s,
-        cache=cache,
-        rules=checked_rules(rules),
-    )
+def batch_options(models: RoleModels, **values: Any) -> BatchOptions:
+    """A batch's options from the API's keywords (the declared options of the `api` surface but
+    the roles, which `models` holds), checked as the command line checks them (the rule files
+    too: `checked_rules`)."""
+    checked = {name: _checked(name, value) for name, value in values.items()}
+    if "rules" in checked:
+        checked["rules"] = checked_rules(checked["rules"])
+    return BatchOptions.from_values(checked).model_copy(update={"models": models})
 
 
 async def prepare_code_batch(store: Store, specs: Sequence[ConversationSpec], options: BatchOptions, models: BatchModels) -> PreparedBatch:
@@ -182,25 +180,27 @@ def _unique(specs: Sequence[ConversationSpec]) -> None:
 
 
 class RunOptions:
-    """A run's options, the keywords `run`, `run_sync` and `BatchSession` take (see `run`),
-    checked when made as the command line checks them (the rule files are read): the roles as
-    the batch records them, the bot itself when it is an object (`role_models`), the batch's
-    options (`batch_options`) and the store's path."""
+    """A run's options, the keywords `run`, `run_sync` and `BatchSession` take (see `run`): the
+    options declared for the Python API (parley.core.option_declarations, their defaults from
+    there; written out here so that type checkers see each keyword), checked when made as the
+    command line checks them (the rule files are read): the roles as the batch records them, the
+    bot itself when it is an object (`role_models`), the batch's options (`batch_options`) and the
+    store's path."""
 
     def __init__(
         self,
         *,
-        bot: BotArg = "offline",
-        user: str = "offline",
-        judge: str = "offline",
-        trials: int = 1,
-        concurrency: int = 4,
-        max_turns: int = 30,
-        timeout_s: float = 90.0,
-        bot_timeout_s: float = 30.0,
+        bot: BotArg = option("bot").default,
+        user: str = option("user").default,
+        judge: str = option("judge").default,
+        trials: int = option("trials").default,
+        concurrency: int = option("concurrency").default,
+        max_turns: int = option("max_turns").default,
+        timeout_s: float = option("timeout_s").default,
+        bot_timeout_s: float = option("bot_timeout_s").default,
         db: str | Path | None = None,
-        cache: bool = False,
-        rules: str | Path | None = None,
+        cache: bool = option("cache").default,
+        rules: str | Path | None = option("rules").default,
     ) -> None:
         self.roles, self.bot = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
         self.batch = batch_options(

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         FailureEntry,
         MeasuredUsage,
         NotApplicableCount,
+        NotRead,
         OutcomeRow,
         PolicyViolation,
         RoleUsage,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
         ConversationStarted,
         Progress,
         TranscriptEvent,
+        TranscriptStep,
     )
     from parley.core.records.goal_variables import (
         FUNCTIONS,
@@ -76,7 +78,24 @@ if TYPE_CHECKING:
         coerce,
         type_phrase,
     )
-    from parley.core.records.outcome_classes import PASSED, RERUN_OUTCOMES, judged, junit_kind, rerun_outcomes
+    from parley.core.records.outcome_classes import (
+        BOT_FAILURES,
+        ERRORS,
+        JUDGED,
+        OUTCOME_KINDS,
+        PASSED,
+        RERUN_OUTCOMES,
+        JunitKind,
+        OutcomeGroup,
+        OutcomeKind,
+        PytestKind,
+        judged,
+        junit_kind,
+        outcome_kind,
+        pytest_kind,
+        rerun_outcomes,
+    )
+    from parley.core.records.outcome_counts import OutcomeCounts
     from parley.core.records.profile import (
         DEFAULT_ALL_ANSWERED_LIMIT,
         DEFAULT_CUSTOMER_ID,
@@ -115,9 +134,10 @@ if TYPE_CHECKING:
     from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
     from parley.core.records.validation_errors import FirstError, first_error
     from parley.core.records.verdict import (
-        BOT_FAILURES,
+        CHECK_KINDS,
         DEFAULT_MIN_SCORE,
         OUTCOMES,
+        CheckKind,
         CheckOutcome,
         CheckResult,
         ExtractedOutput,
@@ -201,6 +221,18 @@ __all__ = [
     "BATCH_STATUSES",
     "BOT_FAILURES",
     "BROKEN_STOPS",
+    "CHECK_KINDS",
+    "CheckKind",
+    "ERRORS",
+    "JUDGED",
+    "OUTCOME_KINDS",
+    "JunitKind",
+    "OutcomeCounts",
+    "OutcomeGroup",
+    "OutcomeKind",
+    "PytestKind",
+    "outcome_kind",
+    "pytest_kind",
     "DEFAULT_MIN_SCORE",
     "BatchEvent",
     "BatchFinished",
@@ -214,6 +246,7 @@ __all__ = [
     "ChatbotSection",
     "CheckFailureCount",
     "CriterionCounts",
+    "NotRead",
     "CheckOutcome",
     "CheckResult",
     "ConcurrencyChanged",
@@ -285,6 +318,7 @@ __all__ = [
     "ToolCallRecord",
     "ToolSpec",
     "TranscriptEvent",
+    "TranscriptStep",
     "TurnTiming",
     "UNEVALUATED",
     "UNFINISHED_STOPS",
@@ -309,4 +343,5 @@ __all__ = [
     "first_error",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

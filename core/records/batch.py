@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import datetime
 import uuid
-from typing import Literal, get_args
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from parley.core.option_declarations import option
 from parley.core.records.chat import Usage
 from parley.core.records.chat_export import ChatExport
 from parley.core.records.conversation import Conversation
@@ -34,8 +37,9 @@ PYTHON_SOURCE = "python"
 """The one source of a batch run from Python (parley.api, the pytest plugin): its specs were
 built in code or collected by pytest, so it has no files to resume or re-run from."""
 
-RerunSelection = Literal["failed", "errors", "unverified", "user-faults"]
-"""What `parley run --rerun WHAT BATCH` picks from the parent (parley.core.records.outcome_classes)."""
+RerunSelection = Literal["failed", "errors", "unverified", "user-faults", "evaluation-errors"]
+"""What `parley run --rerun WHAT BATCH` picks from the parent: each word picks the outcomes whose
+row names it (parley.core.records.outcome_classes.OUTCOME_KINDS)."""
 
 # Conversation outcome filter values: a verdict's outcome (parley.core.records.verdict.Outcome),
 # or "unevaluated" for no verdict.
@@ -58,9 +62,9 @@ class RoleModels(BaseModel):
     judge: str = "offline"
     bot_prompt: str | None = None
     """The system prompt file of a prompt bot (`--bot-prompt`); None: the built-in order bot."""
-    bot_timeout_s: float = Field(default=30.0, gt=0)
+    bot_timeout_s: float = Field(default=option("bot_timeout_s").default, gt=0)
     """A connector's limit per HTTP call, connect to last byte (`--bot-timeout`)."""
-    bot_max_reply_bytes: int = Field(default=1024 * 1024, ge=1)
+    bot_max_reply_bytes: int = Field(default=option("bot_max_reply_bytes").default, ge=1)
     """A connector's cap on each reply's body (`--bot-max-reply-bytes`): past it, a bot_error."""
     bot_context: int | None = Field(default=None, gt=0)
     """The bot model's context length in tokens (`--bot-context`, PARLEY_BOT_CONTEXT); None: what
@@ -93,12 +97,12 @@ class BatchOptions(BaseModel):
     model_config = ConfigDict(allow_inf_nan=False)  # JSON has no inf or nan: stored, they would come back null
 
     models: RoleModels = Field(default_factory=RoleModels)
-    concurrency: int = 4
-    trials: int = Field(default=1, ge=1, description="Runs of each spec (pass^k goes up to this k).")
-    seed: int = 0
-    max_turns: int = 30
-    timeout_s: float = 90.0
-    cache: bool = False
+    concurrency: int = option("concurrency").default
+    trials: int = Field(default=option("trials").default, ge=1, description="Runs of each spec (pass^k goes up to this k).")
+    seed: int = option("seed").default
+    max_turns: int = option("max_turns").default
+    timeout_s: float = option("timeout_s").default
+    cache: bool = option("cache").default
     prompt_version: str | None = None
     """A label for the bot prompt under test (the 003 CSV's `prompt_version` column)."""
     only: list[str] | None = None
@@ -126,6 +130,30 @@ class BatchOptions(BaseModel):
     """`--rules`: a Sensei rule file or a folder of them, read again by `--resume`. Its
     `conversations: 1` rules are checks of each conversation; its pair and batch rules are
     decided once every conversation is in. None: no rules."""
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> BatchOptions:
+        """The options of a batch from the values of its declared options (parley.core.option_declarations:
+        `max_turns`, `bot`, `agent_template`...), each put where its declaration says (`max_turns`,
+        `models.bot`, `loading.agent_template`); paths are kept as text. Options left out keep their
+        defaults; a value the record refuses is a pydantic ValidationError."""
+        data: dict[str, Any] = {}
+        for name, value in values.items():
+            *parents, leaf = option(name).option_field.split(".")
+            place = data
+            for parent in parents:
+                place = place.setdefault(parent, {})
+            place[leaf] = _plain(value)
+        return cls.model_validate(data)
+
+
+def _plain(value: Any) -> Any:
+    """A path as text, a sequence of them as a list of text."""
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 class BatchRecord(BaseModel):

@@ -14,9 +14,10 @@ from __future__ import annotations
 import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.records.batch import ConversationRow
+from parley.core.records.outcome_counts import OutcomeCounts
 from parley.core.records.tools import ToolCallRecord
 
 
@@ -91,25 +92,14 @@ class ConcurrencyChanged(_Event):
     """How long new launches wait (the server's Retry-After), 0 when they do not."""
 
 
-class _Counts(_Event):
-    """The batch's counts as the runner keeps them, live (its summary,
-    parley.core.evaluation.BatchSummary, says them in the words every report uses)."""
+class _Counts(_Event, OutcomeCounts):
+    """The batch's counts as the runner keeps them, live: conversations stored per outcome, those
+    of earlier runs of a resumed batch included, with every figure derived from them under the
+    names every report uses (OutcomeCounts: done, passed, failed, bot_errors, errors...)."""
 
-    done: int
-    """Conversations stored, those of earlier runs of a resumed batch included."""
+    model_config = ConfigDict(frozen=False)
+
     total: int
-    passed: int
-    failed: int
-    """The bot's failures: failed checks and bot errors."""
-    errors: int
-    """Runs that broke on the simulator's or parley's side and evaluation errors: counted apart,
-    never as the bot's failures."""
-    unverified: int = 0
-    """Nothing about the bot was checked: counted apart."""
-    user_faults: int = 0
-    """The simulated user misbehaved: counted apart."""
-    bot_errors: int = 0
-    """Of `failed`, the conversations the bot under test broke."""
 
 
 class Progress(_Counts):
@@ -130,6 +120,11 @@ class BatchFinished(_Counts):
     error: str | None = None
 
 
+TranscriptStep = Literal["user", "bot_text", "bot_done", "tool_call"]
+"""One step of a streamed conversation: a customer line, a piece of the bot's text, the end of
+the bot's turn, a tool call."""
+
+
 class TranscriptEvent(_Event):
     """One step of a streamed conversation: a customer line, a piece of the bot's text, a
     tool call and its result, or the end of the bot's turn."""
@@ -138,7 +133,7 @@ class TranscriptEvent(_Event):
     conversation_id: str
     spec_id: str
     trial: int
-    step: Literal["user", "bot_text", "bot_done", "tool_call"]
+    step: TranscriptStep
     text: str | None = None
     tool: ToolCallRecord | None = None
     """For `tool_call`: the call as it ran (name, arguments, result, ok/refused)."""

@@ -114,7 +114,7 @@ def parse_function(value: Any) -> VariableFunction:
     if name in ("default", "another"):
         if arg:
             fail(f"{name}() takes no argument, got '{arg}'")
-        return VariableFunction(kind=name, text=written)
+        return VariableFunction(kind="default" if name == "default" else "another", text=written)
     if name == "random":
         if not arg:
             return VariableFunction(kind="random", text=written, count=1)

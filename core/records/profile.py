@@ -79,7 +79,8 @@ ToolName = Literal["get_order", "track_order", "list_my_orders", "check_cancella
 FormatType = Literal["text", "speech"]
 
 OUTPUT_TYPES: tuple[str, ...] = get_args(OutputType)
-STYLE_NAMES: tuple[str, ...] = get_args(StyleName)
+STYLE_NAMES: tuple[StyleName, ...] = get_args(StyleName)
+_STYLES_BY_NAME: dict[str, StyleName] = {name: name for name in STYLE_NAMES}
 ORDER_STATUSES: tuple[str, ...] = get_args(OrderStatus)
 FORMAT_TYPES: tuple[str, ...] = get_args(FormatType)
 # The goal style's key: the kind as Sensei writes it ("random steps" with a space).
@@ -245,7 +246,7 @@ def _read_context(value: Any, reading: ProfileReading, personalities: list[str])
         if not check_keys(value, ("personality",), reading, problems, required=("personality",)):
             problems.raise_if_any()
         # Sensei ignores a personality it cannot find when the context is a mapping.
-        lines = problems.check(_personality, value, reading, personalities, missing_ok=True)
+        lines: list[str] = problems.check(_personality, value, reading, personalities, missing_ok=True)
         problems.raise_if_any()
         return lines
     if not isinstance(value, list):
@@ -505,9 +506,10 @@ def _read_style(value: Any, *, in_random: bool) -> InteractionStyle | RandomStyl
             fail("change language needs a list of languages, e.g. 'change language: [italian, chinese]'")
         if word == "random":
             fail("random needs a list of styles to choose from, e.g. 'random: [long phrases, all questions]'")
-        if word not in STYLE_NAMES:
+        style = _STYLES_BY_NAME.get(word)
+        if style is None:
             fail(f"unknown interaction style '{value}'{did_you_mean(word, known) or known_hint}")
-        return InteractionStyle(name=word)
+        return InteractionStyle(name=style)
     if not isinstance(value, dict) or not value:
         fail(f"expected an interaction style, got {describe(value)}")
     if len(value) > 1:
@@ -577,7 +579,8 @@ def _order_items(value: Any) -> list[dict[str, Any]]:
         if not isinstance(item, dict):
             problems.add(f"expected an item mapping, got {describe(item)}", at=(i,))
     problems.raise_if_any()
-    return plain_value(value)
+    items: list[dict[str, Any]] = plain_value(value)
+    return items
 
 
 def _tracking(value: Any) -> dict[str, Any] | None:
@@ -585,7 +588,8 @@ def _tracking(value: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         fail(f"expected a tracking mapping or null, got {describe(value)}")
-    return plain_value(value)
+    tracking: dict[str, Any] = plain_value(value)
+    return tracking
 
 
 class OrderOverride(YamlRecord):
@@ -743,7 +747,12 @@ class Expectations(YamlRecord):
     (not written): parley checks it by default, a check that may fail a conversation but never
     makes one pass."""
     tools_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    """Tools the bot must have called with success: a call the world refused or failed (a garbage
+    id, a forbidden order) does not count."""
+    tools_attempted: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    """Tools the bot must have tried to call, however the world answered (a refused call counts)."""
     tools_not_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    """Tools the bot must not have called: every attempt counts, refused or not."""
     bot_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     bot_never_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     judge: JudgeSpec | None = None
@@ -754,12 +763,11 @@ class Expectations(YamlRecord):
 
     @model_validator(mode="after")
     def _tools_apart(self) -> "Expectations":
-        both = sorted(set(self.tools_called) & set(self.tools_not_called))
-        if both:
-            problems = Problems()
-            for tool in both:
-                problems.add(f"{tool} is in both tools_called and tools_not_called", at=("tools_not_called",), at_key=True)
-            problems.raise_if_any()
+        problems = Problems()
+        for wanted in ("tools_called", "tools_attempted"):
+            for tool in sorted(set(getattr(self, wanted)) & set(self.tools_not_called)):
+                problems.add(f"{tool} is in both {wanted} and tools_not_called", at=("tools_not_called",), at_key=True)
+        problems.raise_if_any()
         return self
 
 

@@ -37,35 +37,59 @@ Outcome = Literal[
   unless it violated a policy;
 - user_error / infrastructure_error / cancelled: the run broke (its stop reason);
 - evaluation_error: it ran, but a check could not be decided (a judge error on a min-score check);
-- error: a legacy row, stored before parley told who failed, that could not be attributed."""
+- error: a legacy row, stored before parley told who failed, that could not be attributed.
+How each is counted and shown: parley.core.records.outcome_classes.OUTCOME_KINDS."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 VerdictOutcome = Outcome  # the name the store and older callers use
-
-JUDGED: frozenset[str] = frozenset({"passed", "failed", "bot_error"})
-"""Outcomes that say whether the bot did its job: the pass rate's denominator, pass^k's trials."""
-BOT_FAILURES: frozenset[str] = frozenset({"failed", "bot_error"})
-"""Outcomes counted as the bot's failures."""
-APART: tuple[Outcome, ...] = tuple(o for o in OUTCOMES if o not in JUDGED)
-"""Outcomes counted apart from the pass rate, each under its own name."""
 
 DEFAULT_MIN_SCORE = 2
 """The score an LLM judge must give when the spec names no minimum (1 means the request was not
 handled, or handled wrongly)."""
 
+CheckKind = Literal[
+    "order_status",
+    "unchanged_others",
+    "tool_called",
+    "tool_not_called",
+    "bot_says",
+    "bot_never_says",
+    "playbook_assertion",
+    "playbook_injection",
+    "judge_score",
+    "criterion",
+    "claims_match_actions",
+    "conversation_completed",
+    "bot_replies",
+    "rule",
+]
+"""Every kind of check, the one registry (a new kind of check is added here, with its line below):
+- order_status: a named order ends in the status the profile expects (a world check);
+- unchanged_others: no order changed that the customer did not ask for or the policy forbids (a world check);
+- tool_called / tool_not_called: the bot called (or never called) a tool;
+- bot_says / bot_never_says: a bot message matches (or none matches) a regex;
+- playbook_assertion: a playbook step's assertion (expect_tool, expect_bot_regex, a judge checkpoint);
+- playbook_injection: a playbook's injected context, which a deployed bot never receives;
+- judge_score: an LLM judge's score reached the minimum;
+- criterion: a criterion in words, judged with its evidence;
+- claims_match_actions: each action a bot message claims is backed by a tool call or the final state;
+- conversation_completed: the conversation reached an end of its own (a parley default);
+- bot_replies: the bot answered what the customer said: no empty reply, no fault of the customer's
+  its own replies caused (a parley default, parley.core.evaluation.fault_blame);
+- rule: a Sensei rule about one conversation (`rule:FILE`)."""
+CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
+
 UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
 
 
 class CheckResult(BaseModel):
-    """One check. `kind` is machine-readable (order_status, unchanged_others, tool_called,
-    tool_not_called, bot_says, bot_never_says, playbook_assertion, judge_score, criterion,
-    claims_match_actions, conversation_completed);
+    """One check. `kind` is machine-readable (one of CheckKind, the registry of kinds);
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
     as it did. `policy_violation` marks a failure that changed data the policy protects.
     `by_default` marks a check parley adds on its own, which the author did not ask for (the
     conversation completed; no other order changed when the profile did not say): it may fail a
     conversation, but never makes one pass (see `decides_a_pass`)."""
 
-    kind: str
+    kind: CheckKind
     name: str
     outcome: CheckOutcome
     reason: str
@@ -86,6 +110,24 @@ class UserFault(BaseModel):
     kind: UserFaultKind
     turn: int | None = None
     reason: str
+    excused: str | None = None
+    """Why the customer is not blamed for it (None: it is): the bot's replies caused it, or the
+    bot misbehaved first (parley.core.evaluation.fault_blame). An excused fault is the bot's."""
+
+    @property
+    def label(self) -> str:
+        """What a person reads before its kind: "simulator fault", or "excused simulator fault"."""
+        return "simulator fault" if self.excused is None else "excused simulator fault"
+
+    @property
+    def text(self) -> str:
+        """Its reason, and why the customer is not blamed when it is excused."""
+        return self.reason if self.excused is None else f"{self.reason}; not blamed on the customer: {self.excused}"
+
+    @property
+    def blamed(self) -> bool:
+        """The customer misbehaved first, on its own: the bot is not blamed for the conversation."""
+        return self.excused is None
 
 
 class ExtractedOutput(BaseModel):
@@ -136,8 +178,14 @@ class Verdict(BaseModel):
     outputs: list[ExtractedOutput] = Field(default_factory=list)
     error: str | None = None  # why the run broke / judge_error / a check that could not be decided
     user_faults: list[UserFault] = Field(default_factory=list)
-    """The simulated user's faults (empty: none detected); with any, the outcome is user_fault
-    unless the run broke or the bot violated a policy."""
+    """The simulated user's faults (empty: none detected); with any the customer is blamed for
+    (`UserFault.blamed`), the outcome is user_fault unless the run broke or the bot violated a
+    policy; an excused one says why the bot is blamed instead."""
+
+    @property
+    def blamed_faults(self) -> list[UserFault]:
+        """The faults the simulated customer is blamed for (the excused ones are the bot's)."""
+        return [f for f in self.user_faults if f.blamed]
 
     @property
     def policy_violations(self) -> list[CheckResult]:

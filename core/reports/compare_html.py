@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from parley.core.evaluation import Interval
 from parley.core.reports.charts import rates_svg
 from parley.core.reports.compare import (
     BatchComparison,
@@ -164,7 +165,9 @@ def _verdict(c: BatchComparison) -> str:
 
 def _rates(c: BatchComparison) -> str:
     base, new = c.base, c.new
-    chart_rows: list = [("pass rate", base.pass_rate.interval, base.pass_rate.value, new.pass_rate.interval, new.pass_rate.value)]
+    chart_rows: list[tuple[str, Interval | None, float | None, Interval | None, float | None]] = [
+        ("pass rate", base.pass_rate.interval, base.pass_rate.value, new.pass_rate.interval, new.pass_rate.value)
+    ]
     rows = [
         [
             "Pass rate",
@@ -226,8 +229,8 @@ def _counts_table(
 
 def _other(c: BatchComparison) -> str:
     parts = [_only("New specs (only in the new batch)", "new_specs", c.new_specs)]
-    if c.made_from_base != "rerun":  # a re-run leaves out what it did not re-run: not news
-        parts.append(_only("Missing specs (only in the base)", "missing_specs", c.missing_specs))
+    if c.missing_news:  # a re-run leaves out what it did not re-run: not news
+        parts.append(_only("Missing specs (only in the base)", "missing_specs", c.missing_news))
     others = [(i, ch) for i, ch in enumerate(c.changes) if ch.kind == "outcome_change"]
     if others:
         rows = [

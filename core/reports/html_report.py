@@ -25,7 +25,16 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from parley.core.evaluation import CRITERION_KIND, criterion_state
-from parley.core.records import BatchRecord, CheckResult, RoleUsage, StoredConversation, ToolCallRecord, effective_outcome
+from parley.core.records import (
+    JUDGED,
+    BatchRecord,
+    CheckResult,
+    RoleUsage,
+    StoredConversation,
+    ToolCallRecord,
+    effective_outcome,
+    outcome_kind,
+)
 from parley.core.reports.charts import histogram_svg, outcomes_svg, score_histogram_svg
 from parley.core.reports.check_turns import check_target
 from parley.core.reports.distributions import Histogram
@@ -50,20 +59,6 @@ OUTCOME_ORDER = (
     "passed",
 )
 """The conversations' groups: the bot's failures first, passed last."""
-OUTCOME_WORDS = {
-    "passed": "passed",
-    "failed": "failed",
-    "bot_error": "bot errors",
-    "unverified": "unverified",
-    "user_fault": "simulator faults",
-    "user_error": "simulator errors",
-    "infrastructure_error": "infrastructure errors",
-    "cancelled": "cancelled",
-    "evaluation_error": "evaluation errors",
-    "error": "legacy errors",
-    "unevaluated": "unevaluated",
-}
-"""Each outcome in the words every surface uses (parley.core.reports.count_words)."""
 FILTER_STYLE = "".join(
     f"#only-{o}:target~.groups .group{{display:none}}#only-{o}:target~.groups .g-{o}{{display:block}}"
     f'#only-{o}:target~nav.filter a[href="#only-{o}"]{{border-color:var(--ink);font-weight:600}}'
@@ -176,9 +171,9 @@ def _summary(r: BatchReport) -> str:
         )
     shown_outcomes = [(name, n) for name, n in _ordered(r.outcomes) if n]
     rows = [
-        [badge(name), f'<span class="r">{num(f"summary.outcomes.{name}", n)}</span>', esc(_counted_as(name))]
+        [badge(name), f'<span class="r">{num(f"summary.outcomes.{name}", n)}</span>', esc(outcome_kind(name).counted_as)]
         for name, n in _ordered(r.outcomes)
-        if n or name in ("passed", "failed", "bot_error")
+        if n or name in JUDGED
     ]
     chart = outcomes_svg(shown_outcomes or [("passed", 0)], "Conversations by outcome")
     notes = "".join(f'<p class="note">{_code_spans(n)}</p>' for n in outcome_notes(r))
@@ -199,6 +194,7 @@ def _summary(r: BatchReport) -> str:
         ("When", f"created {_when(b.created_at)}, started {_when(b.started_at)}, finished {_when(b.finished_at)}"),
         ("Judge errors", f"{num('summary.judge_errors', r.judge_errors)} (runs whose judge failed: no score, never a score of 1)"),
         ("Pass rate", esc(r.pass_rate_basis)),
+        *([("Not read", esc(r.not_read.note))] if r.not_read else []),
     ]
     return section(
         "summary",
@@ -218,18 +214,12 @@ def _card(label: str, big: str, small: str) -> str:
 
 def _ordered(outcomes: dict[str, int]) -> list[tuple[str, int]]:
     """Passed, the bot's failures, then what is counted apart (the summary's order)."""
-    first = ("passed", "failed", "bot_error")
-    return [(o, outcomes[o]) for o in first if o in outcomes] + [(o, n) for o, n in outcomes.items() if o not in first]
+    return [(o, n) for o, n in outcomes.items() if o in JUDGED] + [(o, n) for o, n in outcomes.items() if o not in JUDGED]
 
 
-def _counted_as(outcome: str) -> str:
-    if outcome == "passed":
-        return "the pass rate's passes"
-    if outcome in ("failed", "bot_error"):
-        return "the bot's failures"
-    if outcome in ("user_error", "infrastructure_error", "cancelled", "error"):
-        return "apart: the run broke on the simulator's or parley's side"
-    return "apart: neither passed nor failed"
+def _words(outcome: str) -> str:
+    """Several conversations of `outcome`, in the words every surface uses (OUTCOME_KINDS)."""
+    return outcome_kind(outcome).many or outcome
 
 
 def _pass_k(r: BatchReport) -> str:
@@ -254,13 +244,13 @@ def _pass_k(r: BatchReport) -> str:
 
 def _worst_first(specs: Iterable[SpecStats]) -> list[SpecStats]:
     """Lowest pass rate first (then the most failures); specs with nothing judged last."""
-    return sorted(specs, key=lambda s: (s.pass_rate is None, s.pass_rate if s.pass_rate is not None else 0.0, -(s.failed + s.bot_errors)))
+    return sorted(specs, key=lambda s: (s.pass_rate is None, s.pass_rate if s.pass_rate is not None else 0.0, -s.bot_failures))
 
 
 def _specs(r: BatchReport) -> str:
     rows = []
     for s in _worst_first(r.specs):
-        judged = s.passed + s.failed + s.bot_errors
+        judged = s.pass_rate_denominator
         bar = ""
         if s.pass_rate is not None:
             bar = f'<span class="rate" aria-hidden="true"><i style="width:{s.pass_rate * 100:.1f}%"></i>'
@@ -282,18 +272,22 @@ def _specs(r: BatchReport) -> str:
                     _stat("passed", s.passed),
                     _stat("failed", s.failed),
                     _stat("bot_errors", s.bot_errors),
+                    _stat("apart", s.apart),
                     _stat("errors", s.errors),
                 ],
             )
         )
-    head = "".join(f"<th>{h}</th>" for h in ("Spec", "Pass rate (95% interval)", "Runs", "Passed", "Failed", "Bot errors", "Apart"))
+    head = "".join(
+        f"<th>{h}</th>" for h in ("Spec", "Pass rate (95% interval)", "Runs", "Passed", "Failed", "Bot errors", "Apart", "Errors")
+    )
     body = "".join(f'<tr data-spec="{esc(spec_id)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" for spec_id, cells in rows)
     return section(
         "specs",
         f"Pass rate per spec ({len(r.specs)})",
         f'<div class="scroll tall"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>',
         '<p class="note">Worst first. Pass rate: passed / (passed + failed + bot errors) over the spec\'s trials, with a '
-        "95% Wilson interval (the bar's bracket); Apart: trials counted apart (unverified, simulator faults, runs that broke).</p>",
+        "95% Wilson interval (the bar's bracket); Apart: neither passed nor failed (unverified, simulator faults, evaluation "
+        "errors, unevaluated); Errors: runs that broke on the simulator's or parley's side.</p>",
     )
 
 
@@ -341,11 +335,17 @@ def _distributions(r: BatchReport) -> str:
             ("all", num("summary.total_duration_s", r.total_duration_s, "seconds")),
         ]
     )
+    judged = (
+        f"{score_histogram_svg(r, 'Conversations by judge score')}{scores}"
+        if s.count
+        else '<p class="dim">No score: no LLM judge scored these conversations, and the checks decide each outcome '
+        "(a score is only ever a judge's).</p>"
+    )
     return section(
         "distributions",
         "Scores, turns and time",
         '<div class="grid3">',
-        f"<figure><figcaption>Judge's scores</figcaption>{score_histogram_svg(r, 'Conversations by judge score')}{scores}</figure>",
+        f"<figure><figcaption>Judge's scores</figcaption>{judged}</figure>",
         "<figure><figcaption>Turns per conversation</figcaption>"
         f"{histogram_svg(r.turn_histogram, 'Bot turns', 'Conversations by number of turns', whole=True)}{turns}</figure>",
         "<figure><figcaption>The bot's response time</figcaption>"
@@ -543,8 +543,8 @@ def _conversations(r: BatchReport, groups: dict[str, list[str]]) -> str:
     links += [f'<a href="#only-{o}">{badge(o)}{num(f"summary.outcomes.{o}", r.outcomes.get(o, len(groups[o])))}</a>' for o in present]
     targets = "".join(f'<div class="only" id="only-{o}"></div>' for o in present)
     body = "".join(
-        f'<section class="group g-{o}" id="g-{o}" aria-label="{esc(OUTCOME_WORDS.get(o, o))}">'
-        f"<h3>{badge(o)} {len(groups[o])} {esc(OUTCOME_WORDS.get(o, o))}</h3>{''.join(groups[o])}</section>"
+        f'<section class="group g-{o}" id="g-{o}" aria-label="{esc(_words(o))}">'
+        f"<h3>{badge(o)} {len(groups[o])} {esc(_words(o))}</h3>{''.join(groups[o])}</section>"
         for o in present
     )
     return section(
@@ -625,7 +625,9 @@ def _about(stored: StoredConversation, outcome: str, prompts: dict[str, int]) ->
         rows.append(("Verdict", esc(verdict.error)))
     if verdict is not None:
         for fault in verdict.user_faults:
-            rows.append(("Simulator fault", esc(f"{fault.kind}" + (f" (turn {fault.turn})" if fault.turn else "") + f": {fault.reason}")))
+            rows.append(
+                (fault.label.capitalize(), esc(f"{fault.kind}" + (f" (turn {fault.turn})" if fault.turn else "") + f": {fault.text}"))
+            )
         for output in verdict.outputs:
             rows.append((f"Output {esc(output.name)}", esc(output.value if output.found else "not found")))
     return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"

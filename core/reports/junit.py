@@ -2,16 +2,18 @@
 GitHub Actions' JUnit reporters, Azure Pipelines...).
 
 One `<testsuite>` per source file, one `<testcase>` per conversation, named by spec id and
-trial (`classname` is the profile's name, `file` its source). What each outcome becomes is the
-one mapping in parley.core.records.outcome_classes:
+trial (`classname` is the profile's name, `file` its source). What each outcome becomes is its
+row's `junit` in parley.core.records.OUTCOME_KINDS, so the counts are the summary's: failures =
+failed, errors = broken + evaluation errors, skipped = unverified + simulator faults + unevaluated:
 - a failed check: `<failure>`, its message the failed checks (a criterion in words with the
   judge's evidence: its turn and quote), its text each failed check with its reason, the stop
   reason and score, and the transcript's last turns;
-- a run that broke (the bot's own error included): `<error>` typed by the outcome, with the
-  error and the last turns;
+- a run that broke (the bot's own error included) or a check that could not be decided:
+  `<error>` typed by the outcome, with the error and the last turns;
 - a conversation that could not be judged (unverified, a simulator fault, no verdict):
   `<skipped>` with the reason, so it is neither a pass nor a failure.
-Every count is the one the store gives; characters XML 1.0 cannot hold are dropped. The file
+What no role read (criteria for want of an LLM judge, languages the claims check does not read)
+is each suite's `not_read` property. Every count is the one the store gives; characters XML 1.0 cannot hold are dropped. The file
 is read from the store a page of transcripts at a time.
 """
 
@@ -26,7 +28,7 @@ from typing import TextIO
 
 from parley.core.evaluation import CRITERION_KIND
 from parley.core.records import UNEVALUATED, CheckResult, StoredConversation, junit_kind
-from parley.core.store import Store, outcome_rows
+from parley.core.store import Store, not_read, outcome_rows
 
 LAST_TURNS = 6
 """Messages of the transcript's end shown with a failure or an error."""
@@ -149,6 +151,9 @@ def junit_report(store: Store, batch_ref: str) -> tuple[ET.Element, int]:
         "trials": str(batch.options.trials),
         "seed": str(batch.options.seed),
     }
+    unread = not_read(store, batch.id)
+    if unread:
+        properties["not_read"] = unread.note
     for index, (source, cases) in enumerate(suites.items()):
         suite = ET.SubElement(
             root,

@@ -18,27 +18,16 @@ from collections.abc import Mapping, Sequence
 
 from parley.core.evaluation import BatchSummary, Interval
 from parley.core.records import RoleUsage
+from parley.core.reports.markdown_cells import cell as _cell
+from parley.core.reports.markdown_cells import money as _cost
+from parley.core.reports.markdown_cells import percent as _pct
+from parley.core.reports.markdown_cells import table_lines as _table
 from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport
 from parley.core.rules import RuleResult, RuleSummary
 from parley.core.users import only_stated_advice, only_stated_note
 
 BAR = "█"
 BAR_WIDTH = 30
-
-
-def _cell(text: object) -> str:
-    """Text safe inside a markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return lines
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
 def _interval(interval: Interval | None) -> str:
@@ -93,10 +82,6 @@ def outcome_notes(summary: BatchSummary) -> list[str]:
 
 def _num(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _cost(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
 
 
 def _when(value: object) -> str:
@@ -261,6 +246,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
 
     out += ["## Pass rate", ""]
     out += [f"**{_pct(summary.pass_rate)}** {rate_detail(summary)}; pass rate = {summary.pass_rate_basis}.", ""]
+    if summary.not_read:
+        out += [f"Not read: {summary.not_read.note}. A pass is decided on the checks that were.", ""]
     out += _table(
         ["k", "pass^k", "95% interval", "Specs"],
         [[p.k, _pct(p.value), _interval(p.interval), p.specs] for p in summary.pass_k],
@@ -339,7 +326,7 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
     s = summary.score_statistics
     out += ["## Scores", ""]
     if not s.count:
-        out += ["No conversation was scored.", ""]
+        out += ["No conversation was scored: no LLM judge scored them, and the checks decide each outcome.", ""]
     else:
         out += _table(
             ["Scored", "Mean", "Median", "Std", "Min", "Max"],
@@ -351,7 +338,19 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
     out += ["## Per profile", ""]
     if summary.profiles:
         out += _table(
-            ["Profile", "Runs", "Passed", "Failed", "Bot errors", "Apart", "Pass rate", "95% interval", "Mean score", "Mean turns"],
+            [
+                "Profile",
+                "Runs",
+                "Passed",
+                "Failed",
+                "Bot errors",
+                "Apart",
+                "Errors",
+                "Pass rate",
+                "95% interval",
+                "Mean score",
+                "Mean turns",
+            ],
             [
                 [
                     p.name,
@@ -359,8 +358,9 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
                     p.passed,
                     p.failed,
                     p.bot_errors,
+                    p.apart,
                     p.errors,
-                    _pct(p.pass_rate) + f" of {p.passed + p.failed + p.bot_errors}",
+                    _pct(p.pass_rate) + f" of {p.pass_rate_denominator}",
                     _interval(p.pass_rate_interval),
                     _num(p.mean_score),
                     _num(p.mean_turns, 1),

@@ -25,7 +25,7 @@ def _tail_at_least(successes: int, n: int) -> float:
         return 1.0
     if successes > n:
         return 0.0
-    return sum(comb(n, i) for i in range(successes, n + 1)) / 2**n
+    return sum(comb(n, i) for i in range(successes, n + 1)) / (1 << n)
 
 
 def one_sided_p(worse: int, better: int) -> float:

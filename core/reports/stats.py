@@ -22,17 +22,18 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from parley.core.evaluation import BatchSummary, Interval, wilson_interval
 from parley.core.records import (
-    BOT_FAILURES,
     STOP_REASONS,
     BatchRecord,
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
     NotApplicableCount,
+    NotRead,
+    OutcomeCounts,
     OutcomeRow,
     PolicyViolation,
     RoleUsage,
@@ -49,6 +50,7 @@ from parley.core.store import (
     failure_entries,
     goals_only_stated,
     not_applicable_checks,
+    not_read,
     outcome_rows,
     policy_violations,
     role_usage,
@@ -61,24 +63,23 @@ LEGACY_ERROR_NOTE = (
 UNVERIFIED_HINT = "add an `expect:` block or use an LLM judge (`--judge MODEL`)"
 ROLE_ORDER = ("bot", "user", JUDGE_ROLE)
 DEFAULT_MAX_LISTED = 100
-_JUDGED = frozenset({"passed"}) | BOT_FAILURES
 _S = TypeVar("_S", bound="ProfileStats")
 
 
-class ProfileStats(BaseModel):
+class ProfileStats(OutcomeCounts):
+    """One profile's conversations: their counts (OutcomeCounts, under the summary's names) and
+    pass rate, with its interval, mean score and turns."""
+
     name: str
-    runs: int
-    passed: int
-    failed: int
-    """Conversations in which a check about the bot failed."""
-    bot_errors: int = 0
-    """Conversations the bot broke: with `failed`, the bot's failures."""
-    errors: int
-    """Counted apart: unverified, simulator faults, broken runs, evaluation errors."""
-    pass_rate: float | None
+    pass_rate_interval: Interval | None = None
     mean_score: float | None
     mean_turns: float
-    pass_rate_interval: Interval | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def runs(self) -> int:
+        """Its conversations (the table's Runs: `done`)."""
+        return self.done
 
 
 class SpecStats(ProfileStats):
@@ -132,6 +133,9 @@ class BatchReport(BatchSummary):
     """The batch's pair and batch rules (`--rules`), as they were last decided: none when it had none."""
     rule_labels: dict[str, str] = Field(default_factory=dict)
     """`SPEC_ID trial N` of each conversation the rules' listed decisions name, by its id."""
+    not_read: NotRead = Field(default_factory=NotRead)
+    """What no role read (criteria for want of an LLM judge, languages the claims check does not
+    read): every surface says it beside the pass rate (`NotRead.note`)."""
 
     @property
     def rules_failed(self) -> int:
@@ -144,10 +148,10 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 class _Profile:
-    __slots__ = ("runs", "passed", "failed", "bot_errors", "errors", "scores", "turns")
+    __slots__ = ("outcomes", "scores", "turns")
 
     def __init__(self) -> None:
-        self.runs = self.passed = self.failed = self.bot_errors = self.errors = 0
+        self.outcomes: Counter[str] = Counter()
         self.scores: list[int] = []
         self.turns: list[int] = []
 
@@ -186,11 +190,7 @@ class _Details:
             self.spec_order.setdefault(r.spec_id, (r.spec_index, r.name))
             tallies.append(self.specs[r.spec_id])
         for p in tallies:
-            p.runs += 1
-            p.passed += r.outcome == "passed"
-            p.failed += r.outcome == "failed"
-            p.bot_errors += r.outcome == "bot_error"
-            p.errors += r.outcome not in _JUDGED
+            p.outcomes[r.outcome] += 1
             p.turns.append(r.turns)
             if r.score is not None:
                 p.scores.append(r.score)
@@ -230,16 +230,11 @@ class _Details:
 
 
 def _stats(cls: type[_S], p: _Profile, **names: str) -> _S:
-    judged = p.passed + p.failed + p.bot_errors
+    counts = OutcomeCounts.of(p.outcomes)
     return cls(
         **names,
-        runs=p.runs,
-        passed=p.passed,
-        failed=p.failed,
-        bot_errors=p.bot_errors,
-        errors=p.errors,
-        pass_rate=p.passed / judged if judged else None,
-        pass_rate_interval=wilson_interval(p.passed, judged),
+        outcomes=counts.outcomes,
+        pass_rate_interval=wilson_interval(counts.passed, counts.pass_rate_denominator),
         mean_score=_mean(p.scores),
         mean_turns=_mean(p.turns) or 0.0,
     )
@@ -305,4 +300,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         turn_histogram=Histogram.of(details.turns, whole=True),
         latency_histogram=Histogram.of(details.mean_latencies),
         goals_only_stated=goals_only_stated(store, bid, max_listed),
+        not_read=not_read(store, bid),
     )

@@ -13,6 +13,7 @@ not judged by rules: each is `not_run`, saying why, and the conversation's own o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from parley.core.records import CheckResult
 from parley.core.rules.model_helpers import RuleModel
@@ -21,7 +22,7 @@ from parley.core.rules.rule_evaluation import evaluate_rule, prepare
 from parley.core.rules.rule_file import CompiledRule
 from parley.core.rules.sensei_conversation import SenseiConversation
 
-RULE_CHECK_KIND = "rule"
+RULE_CHECK_KIND: Final = "rule"
 CHECK_PREFIX = "rule:"
 
 

@@ -44,7 +44,7 @@ def chatbot_returns(interaction: Any, what: Any, and_not: Any = None) -> list[in
     return found
 
 
-def _first_without_second(text: Any, first: Any, second: Any) -> bool:
+def _first_without_second(text: str, first: str, second: str) -> bool:
     at = text.find(first)
     return at != -1 and text.find(second, at + len(first)) == -1
 

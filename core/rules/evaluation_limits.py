@@ -15,7 +15,9 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 MAX_STEPS = 1_000_000
 """Comprehension items, lambda calls and helper iterations in one evaluation."""
@@ -64,7 +66,7 @@ class EvaluationBudget:
         if self.steps % _CHECK_EVERY < steps:
             self.check_time()
 
-    def charge(self, value: Any) -> Any:
+    def charge(self, value: T) -> T:
         """Count what building `value` cost (its length, an integer's size); `value` itself."""
         size = _size(value)
         if size:
@@ -91,7 +93,7 @@ class EvaluationBudget:
             self._paused_for += time.monotonic() - start
 
 
-def check_size(value: Any) -> Any:
+def check_size(value: T) -> T:
     """`value` itself, or LimitExceeded when it is longer or larger than the bounds allow."""
     if isinstance(value, int) and not isinstance(value, bool):
         if value.bit_length() > MAX_INT_BITS:

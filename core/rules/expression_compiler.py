@@ -585,12 +585,16 @@ def _assigner(target: ast.expr) -> Callable[[Frame, Any], None]:
 
 def _bound_method(owner: Any, method: str) -> Callable[..., Any]:
     """The read-only method `method` of `owner`, when its type is one rules may call it on."""
+    unbound: Any = None
     if isinstance(owner, str) and method in STR_METHODS:
-        return getattr(str, method).__get__(owner)
-    if isinstance(owner, dict) and method in MAPPING_METHODS:
-        return getattr(dict, method).__get__(owner)
-    if isinstance(owner, list | tuple) and method in SEQUENCE_METHODS:
-        return getattr(type(owner), method).__get__(owner)
+        unbound = getattr(str, method)
+    elif isinstance(owner, dict) and method in MAPPING_METHODS:
+        unbound = getattr(dict, method)
+    elif isinstance(owner, list | tuple) and method in SEQUENCE_METHODS:
+        unbound = getattr(type(owner), method)
+    if unbound is not None:
+        bound: Callable[..., Any] = unbound.__get__(owner)
+        return bound
     raise AttributeError(f"'{type(owner).__name__}' object has no method .{method}() rules may call")
 
 

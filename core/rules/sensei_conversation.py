@@ -14,6 +14,7 @@ name and prefixed (`data_output_cost`, nested keys joined with `_`), `interactio
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -186,10 +187,11 @@ def _metadata(metadata: Any, source: str) -> dict[str, Any]:
 
 def _check_variables(conversation: SenseiConversation, metadata: dict[Any, Any], turns: dict[Any, Any], source: str) -> None:
     """The variables a rule sees can be built: each part checked so the error names its field."""
-    for key, build in (
+    builders: tuple[tuple[str, Callable[[], object]], ...] = (
         ("conversation", lambda: _flattened(conversation.conversation, "conversation")),
         ("data_output", lambda: _flattened(conversation.data_output, "data_output")),
-    ):
+    )
+    for key, build in builders:
         try:
             build()
         except (TypeError, AttributeError) as exc:

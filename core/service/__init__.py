@@ -13,4 +13,5 @@ if TYPE_CHECKING:
 
 __all__ = ["TOKEN_ENV", "check_model_name", "create_app", "default_profile_dirs", "parse_allowed_host"]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -8,18 +8,14 @@ needs no file is done here (ranges, model names: a 422 naming the field); what n
 from __future__ import annotations
 
 import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, field_validator, model_validator
 
 from parley.core.errors import ConfigError
-from parley.core.records import BatchStatus, UnreadableBatch
+from parley.core.option_declarations import BatchOption, options_on
+from parley.core.records import BatchStatus, OutcomeCounts, UnreadableBatch
 
-MAX_CONCURRENCY = 256
-MAX_TRIALS = 100
-MAX_TURNS = 1000
-MAX_TIMEOUT_S = 3600.0
-MAX_SEED = 2**63 - 1
 MAX_ITEMS = 10_000
 MAX_PLANNED = 50_000
 """The most conversations one request may plan (specs x trials, after profiles expand)."""
@@ -84,6 +80,13 @@ class ScenarioIn(BaseModel):
         "from the transcript as evidence (offline: not run).",
         examples=[["The agent gives the tracking number"]],
     )
+    expect: dict[str, Any] | None = Field(
+        None,
+        description="What must hold, as a profile's `expect:` block (orders, unchanged_others, tools_called, "
+        "tools_attempted, tools_not_called, bot_says, bot_never_says, criteria, judge): checks the offline roles "
+        "decide too. Read as a scenario file's, each problem located (422).",
+        examples=[{"tools_called": ["track_order"], "bot_says": ["ORD-1003"]}],
+    )
 
 
 class RoleModelsIn(BaseModel):
@@ -101,7 +104,7 @@ class RoleModelsIn(BaseModel):
     user: str | None = Field(
         None, description="The simulated customer; `profile` runs each profile's own llm: model.", examples=["offline"]
     )
-    judge: str | None = Field(None, description="The judge (offline: scores from the checks alone).", examples=["offline"])
+    judge: str | None = Field(None, description="The judge (offline: no score; the checks alone decide).", examples=["offline"])
 
     @field_validator("bot")
     @classmethod
@@ -153,8 +156,13 @@ ProfileItem = Annotated[
 ]
 
 
-class BatchRequest(BaseModel):
-    """A new batch: 003's `{"scenarios": [...]}`, and/or profiles, with how to run it."""
+REQUEST_OPTIONS = tuple(o for o in options_on("service") if o.role is None)
+"""The batch options a request sets at its top level (the roles' models are under `models`)."""
+
+
+class BatchRequestBase(BaseModel):
+    """A new batch: 003's `{"scenarios": [...]}`, and/or profiles, with how to run it. Its options
+    (concurrency, trials, seed...) are fields made from their declarations (BatchRequest)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -163,29 +171,52 @@ class BatchRequest(BaseModel):
         None, max_length=MAX_ITEMS, description="Profiles, playbooks, scenario files or folders of them."
     )
     models: RoleModelsIn = Field(default_factory=RoleModelsIn, description="The model of each role.")
-    concurrency: int = Field(
-        4, ge=1, le=MAX_CONCURRENCY, description="Most conversations in flight at once (lowered automatically on 429s)."
-    )
-    trials: int = Field(1, ge=1, le=MAX_TRIALS, description="Runs of each conversation (pass^k up to this k).")
-    seed: int = Field(0, ge=0, le=MAX_SEED, description="Batch seed: same seed and inputs, same conversations.")
-    max_turns: int = Field(30, ge=1, le=MAX_TURNS, description="Bot answers per conversation before it stops.")
-    timeout_s: float = Field(
-        90.0, gt=0, le=MAX_TIMEOUT_S, description="Wall-clock limit of each conversation, in seconds (the judge gets its own)."
-    )
-    cache: bool = Field(False, description="Record LLM replies and replay identical requests.")
-    prompt_version: str | None = Field(None, max_length=200, description="A label for the bot prompt under test.")
+
+    def option_values(self) -> dict[str, Any]:
+        """Each declared option's value, by name (parley.core.option_declarations)."""
+        return {o.name: getattr(self, o.name) for o in REQUEST_OPTIONS}
 
     @model_validator(mode="after")
-    def _something_to_run(self) -> BatchRequest:
+    def _something_to_run(self) -> Self:
         if not self.scenarios and not self.profiles:
             raise ValueError("give `scenarios` or `profiles` (or both): there is nothing to run")
-        planned = len(self.scenarios or []) * self.trials
+        trials = self.option_values()["trials"]
+        planned = len(self.scenarios or []) * trials
         if planned > MAX_PLANNED:
             raise ValueError(
-                f"{len(self.scenarios or []):,} scenarios x {self.trials} trials plan {planned:,} conversations; "
+                f"{len(self.scenarios or []):,} scenarios x {trials} trials plan {planned:,} conversations; "
                 f"at most {MAX_PLANNED:,} may be planned by one request: split it into smaller batches"
             )
         return self
+
+
+def _request_field(declared: BatchOption) -> tuple[Any, Any]:
+    """A declared option as a request field: its type, default, bounds (the service's own where
+    they are lower) and help."""
+    annotation: Any = declared.kind | None if declared.optional else declared.kind
+    low = declared.request_minimum if declared.request_minimum is not None else declared.minimum
+    high = declared.request_maximum if declared.request_maximum is not None else declared.maximum
+    limits: dict[str, Any] = {}
+    if declared.kind is str:
+        limits = {"max_length": int(high)} if high is not None else {}
+    else:
+        if low is not None:
+            limits["gt" if declared.above_minimum else "ge"] = low
+        if high is not None:
+            limits["le"] = high
+    return annotation, Field(declared.default, description=declared.help, **limits)
+
+
+if TYPE_CHECKING:  # type checkers see the base; its options are read through `option_values`
+    BatchRequest = BatchRequestBase
+else:
+    BatchRequest = create_model(
+        "BatchRequest",
+        __base__=BatchRequestBase,
+        __module__=__name__,
+        __doc__=BatchRequestBase.__doc__,
+        **{o.name: _request_field(o) for o in REQUEST_OPTIONS},
+    )
 
 
 def _body_kind(value: Any) -> str:
@@ -245,14 +276,10 @@ class BatchLaunched(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-class BatchStatusView(BaseModel):
-    """Where a batch is, counted from the stored conversations (it moves as each one ends)."""
+class BatchCountsView(BaseModel):
+    """A batch's counts as every view of it shows them: the summary's (parley.core.records.OutcomeCounts),
+    under the summary's names, and 003's `completed_scenarios` and `failed_scenarios`."""
 
-    batch_id: str
-    status: BatchStatus
-    progress: float = Field(ge=0, le=100, description="Percent done, 0 to 100, as the simulation service gives it.")
-    progress_fraction: float = Field(ge=0, le=1, description="The same as a fraction: done / total_scenarios.")
-    total_scenarios: int
     completed_scenarios: int = Field(description="Conversations stored (any outcome).")
     failed_scenarios: int = Field(
         description="Conversations whose run broke (the bot's, the simulator's or parley's: bot_errors + errors): 003's failed."
@@ -266,6 +293,33 @@ class BatchStatusView(BaseModel):
     evaluation_errors: int = Field(default=0, description="A check could not be decided: counted apart.")
     unevaluated: int = Field(default=0, description="Stored without a verdict: counted apart.")
     pass_rate: float | None = Field(None, description="passed / (passed + failed + bot_errors); null before anything was judged.")
+
+    @classmethod
+    def of(cls, counts: OutcomeCounts) -> BatchCountsView:
+        """The counts of a batch's summary."""
+        return cls(
+            completed_scenarios=counts.done,
+            failed_scenarios=counts.broken,
+            passed=counts.passed,
+            failed=counts.failed,
+            bot_errors=counts.bot_errors,
+            unverified=counts.unverified,
+            user_faults=counts.user_faults,
+            errors=counts.errors,
+            evaluation_errors=counts.evaluation_errors,
+            unevaluated=counts.unevaluated,
+            pass_rate=counts.pass_rate,
+        )
+
+
+class BatchStatusView(BatchCountsView):
+    """Where a batch is, counted from the stored conversations (it moves as each one ends)."""
+
+    batch_id: str
+    status: BatchStatus
+    progress: float = Field(ge=0, le=100, description="Percent done, 0 to 100, as the simulation service gives it.")
+    progress_fraction: float = Field(ge=0, le=1, description="The same as a fraction: done / total_scenarios.")
+    total_scenarios: int
     in_flight: int = Field(description="Conversations running now in this service.")
     created_at: datetime.datetime
     started_at: datetime.datetime | None
@@ -279,23 +333,12 @@ class BatchStatusView(BaseModel):
     error: str | None
 
 
-class BatchListItem(BaseModel):
+class BatchListItem(BatchCountsView):
     """A batch in the list: the same counts, under the same names, as GET /batches/{id}."""
 
     batch_id: str
     status: BatchStatus
     total_scenarios: int
-    completed_scenarios: int
-    failed_scenarios: int = 0
-    passed: int
-    failed: int
-    errors: int
-    bot_errors: int = 0
-    unverified: int = 0
-    user_faults: int = 0
-    evaluation_errors: int = 0
-    unevaluated: int = 0
-    pass_rate: float | None = None
     created_at: datetime.datetime
     started_at: datetime.datetime | None
     completed_at: datetime.datetime | None

@@ -47,7 +47,7 @@ def render_results(store: Store, batch_id: str, fmt: str, partial: bool) -> Any:
 class _SkipFirstBrace:
     """A text sink that drops the leading "{" of what is written to it."""
 
-    def __init__(self, out: Any) -> None:
+    def __init__(self, out: TextIO) -> None:
         self.out = out
         self.started = False
 

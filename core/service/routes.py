@@ -192,21 +192,16 @@ def build_router(*, guarded: bool) -> APIRouter:
             raise _unprocessable([(["body"], "the list of scenarios is empty: there is nothing to run")])
         request = body if isinstance(body, BatchRequest) else BatchRequest(scenarios=body)
         models = request.models
-        options = BatchOptions(
-            models=RoleModels(
-                bot=models.bot or state.defaults.bot,
-                user=models.user or state.defaults.user,
-                judge=models.judge or state.defaults.judge,
-            ),
-            concurrency=request.concurrency,
-            trials=request.trials,
-            seed=request.seed,
-            max_turns=request.max_turns,
-            timeout_s=request.timeout_s,
-            cache=request.cache,
-            prompt_version=request.prompt_version,
-            # A profile's files are read beside it, never from the service's working directory.
-            loading=LoadOptions(from_working_dir=False, personality_dirs=state.personality_dirs),
+        options = BatchOptions.from_values(request.option_values()).model_copy(
+            update={
+                "models": RoleModels(
+                    bot=models.bot or state.defaults.bot,
+                    user=models.user or state.defaults.user,
+                    judge=models.judge or state.defaults.judge,
+                ),
+                # A profile's files are read beside it, never from the service's working directory.
+                "loading": LoadOptions(from_working_dir=False, personality_dirs=state.personality_dirs),
+            }
         )
         refused_python = python_bot_problem(options.models.bot, state.allow_python_bots)
         if refused_python is not None:  # code execution on the server: refused before anything is read

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from parley.core.evaluation import BatchSummary
 from parley.core.records import BatchRecord, UnreadableBatch
 from parley.core.reports import BatchReport, summarize
-from parley.core.service.models import BatchCost, BatchList, BatchListItem, BatchStatusView, RoleCost
+from parley.core.service.models import BatchCost, BatchCountsView, BatchList, BatchListItem, BatchStatusView, RoleCost
 from parley.core.store import BatchRow, unpriced_models
 
 if TYPE_CHECKING:
@@ -31,23 +31,6 @@ def _elapsed(batch: BatchRecord) -> float | None:
     return max(0.0, (end - batch.started_at).total_seconds())
 
 
-def _counts(summary: BatchSummary) -> dict[str, int | float | None]:
-    """The counts every view of a batch shows, from its summary, under the summary's names."""
-    return {
-        "completed_scenarios": summary.done,
-        "failed_scenarios": summary.broken,
-        "passed": summary.passed,
-        "failed": summary.failed,
-        "bot_errors": summary.bot_errors,
-        "unverified": summary.unverified,
-        "user_faults": summary.user_faults,
-        "errors": summary.errors,
-        "evaluation_errors": summary.evaluation_errors,
-        "unevaluated": summary.unevaluated,
-        "pass_rate": summary.pass_rate,
-    }
-
-
 def status_view(row: BatchRow, progress: Progress | None, owner: str | None) -> BatchStatusView:
     """GET /batches/{id}: counts from the stored conversations' summary; in-flight and ETA from
     the runner when this service runs the batch."""
@@ -59,7 +42,7 @@ def status_view(row: BatchRow, progress: Progress | None, owner: str | None) -> 
         progress=round(100.0 * fraction, 1),
         progress_fraction=round(fraction, 6),
         total_scenarios=batch.planned,
-        **_counts(summary),
+        **BatchCountsView.of(summary).model_dump(),
         in_flight=progress.in_flight if progress else 0,
         created_at=batch.created_at,
         started_at=batch.started_at,
@@ -83,7 +66,7 @@ def list_view(store: Store, limit: int, offset: int) -> BatchList:
                 batch_id=r.batch.id,
                 status=r.batch.status,
                 total_scenarios=r.batch.planned,
-                **_counts(r.summary),
+                **BatchCountsView.of(r.summary).model_dump(),
                 created_at=r.batch.created_at,
                 started_at=r.batch.started_at,
                 completed_at=r.batch.finished_at if r.batch.status not in ("pending", "running") else None,

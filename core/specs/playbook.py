@@ -282,7 +282,8 @@ def _read_step(item: Any, seen_user: bool, reading: Reading) -> _Step:
         )
     if kind in _AFTER_AN_ANSWER and not seen_user:
         fail(f"{kind} comes before any `user` or `simulate` step: the bot has not answered anything yet", at=(kind,), at_key=True)
-    return below((kind,), _STEP_RECORDS[kind].model_validate, Keyed(kind, body), context=reading)
+    step: _Step = below((kind,), _STEP_RECORDS[kind].model_validate, Keyed(kind, body), context=reading)
+    return step
 
 
 class Playbook(YamlRecord):

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         goals_only_stated,
         measured_usage,
         not_applicable_checks,
+        not_read,
         outcome_rows,
         policy_violations,
         role_usage,
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     )
     from parley.core.store.batch_row import BatchRow
     from parley.core.store.reply_cache import CachedModel
-    from parley.core.store.rows import cache_key
+    from parley.core.store.rows import JUDGE_ROLE, cache_key
     from parley.core.store.rule_results import batch_rule_summaries, clear_batch_rules, iter_rule_results, save_batch_rules
     from parley.core.store.session_queries import (
         CHATS,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     )
     from parley.core.store.store import (
         ACTIVE_STATUSES,
-        JUDGE_ROLE,
         DuplicateConversationError,
         ReadOnlyDatabase,
         Store,
@@ -66,6 +66,7 @@ __all__ = [
     "iter_rule_results",
     "measured_usage",
     "not_applicable_checks",
+    "not_read",
     "outcome_rows",
     "outcome_names",
     "policy_violations",
@@ -76,4 +77,5 @@ __all__ = [
     "unpriced_models",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use
+    __getattr__, __dir__ = lazy_exports(__name__, __file__)

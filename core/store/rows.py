@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from parley.core.records import Conversation, ConversationRow, ConversationSpec, Usage, Verdict
@@ -31,7 +32,13 @@ def utc_text(value: datetime.datetime | None) -> str | None:
 
 
 def parse_utc(text: str | None) -> datetime.datetime | None:
+    """A nullable time column's value."""
     return None if text is None else datetime.datetime.fromisoformat(text)
+
+
+def stored_time(text: str) -> datetime.datetime:
+    """A time column that is never null (a creation, a start, an end)."""
+    return datetime.datetime.fromisoformat(text)
 
 
 def bound_text(value: datetime.datetime | datetime.date) -> str:
@@ -49,7 +56,7 @@ def loads_list(text: str | None) -> list[Any]:
     return [] if text is None or text == "[]" else json.loads(text)  # most messages have no tool calls
 
 
-def _dump(model: Any) -> str:
+def _dump(model: BaseModel) -> str:
     return model.model_dump_json()
 
 
@@ -217,8 +224,9 @@ def failed_check_lines(checks: str | None, *, outcomes: tuple[str, ...] = ("fail
 
 
 def user_fault_items(faults: str | None) -> list[tuple[str, str]]:
-    """A verdict's stored simulator faults as (kind, reason)."""
-    return [(str(f.get("kind")), str(f.get("reason"))) for f in json.loads(faults or "[]")]
+    """A verdict's stored simulator faults the customer is blamed for, as (kind, reason); an
+    excused one is the bot's, and the check `bot answered what the customer said` says so."""
+    return [(str(f.get("kind")), str(f.get("reason"))) for f in json.loads(faults or "[]") if not f.get("excused")]
 
 
 def usage_dict(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -245,7 +253,7 @@ def conversation_row_model(row: Mapping[str, Any]) -> ConversationRow:
         output_tokens=row["output_tokens"],
         cost_usd=row["cost_usd"],
         duration_s=row["duration_s"],
-        started_at=parse_utc(row["started_at"]),
+        started_at=stored_time(row["started_at"]),
         policy_violations=row["policy_violations"] or 0,
         error=row["error"] or row["verdict_error"],
     )

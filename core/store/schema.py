@@ -13,9 +13,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlite_utils import Database
-
 from parley.core.errors import ParleyError
+from parley.core.store.sqlite_database import Database
 
 Migration = Callable[[Database], None]
 

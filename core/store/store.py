@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from pydantic import ValidationError
-from sqlite_utils import Database
 
 from parley.core.errors import ParleyError
 from parley.core.evaluation import CRITERION_KIND, BatchSummary, criterion_state
@@ -65,6 +64,7 @@ from parley.core.store.rows import (
     message_rows,
     parse_utc,
     redact_row,
+    stored_time,
     strip_credentials,
     tool_call_rows,
     usage_dict,
@@ -75,6 +75,7 @@ from parley.core.store.rows import (
 )
 from parley.core.store.schema import MIGRATIONS, Migration, check_owner, migrate, schema_version
 from parley.core.store.schema import ForeignDatabase as ForeignDatabase  # raised by Store.open
+from parley.core.store.sqlite_database import Database
 
 MIN_PREFIX = 6
 
@@ -434,7 +435,7 @@ class Store:
         if len(ident) >= MIN_PREFIX:
             rows = self.db.execute(f"SELECT id FROM {table} WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 3", [len(ident), ident]).fetchall()
             if len(rows) == 1:
-                return rows[0][0]
+                return str(rows[0][0])
             if len(rows) > 1:
                 plural = what + ("es" if what.endswith("ch") else "s")
                 raise ParleyError(f"'{ident}' matches several {plural} ({', '.join(r[0] for r in rows)}...); type more of the id")
@@ -505,7 +506,7 @@ class Store:
         try:
             return BatchRecord(
                 id=row["id"],
-                created_at=parse_utc(row["created_at"]),
+                created_at=stored_time(row["created_at"]),
                 started_at=parse_utc(row["started_at"]),
                 finished_at=parse_utc(row["finished_at"]),
                 status=row["status"],
@@ -621,7 +622,7 @@ class Store:
 
     @_locked
     def count_batches(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0]
+        return int(self.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0])
 
     @_locked
     def data_version(self) -> int:
@@ -903,7 +904,7 @@ class Store:
         """How many conversations `conversation_rows` would page through with these filters."""
         where, params = self._filters(batch_id, filters)
         sql = f"SELECT COUNT(*) FROM conversations c LEFT JOIN verdicts v ON v.conversation_id = c.id{where}"
-        return self.db.execute(sql, params).fetchone()[0]
+        return int(self.db.execute(sql, params).fetchone()[0])
 
     @_locked
     def stored_runs(self, batch_id: str) -> list[tuple[str, int, str, ConversationSpec]]:
@@ -992,7 +993,7 @@ class Store:
                     bot_model=row["bot_model"],
                     user_model=row["user_model"],
                     judge_model=judge["judge"] if judge else None,
-                    ended_at=parse_utc(row["ended_at"]),
+                    ended_at=stored_time(row["ended_at"]),
                     tool_call_count=row["tool_call_count"],
                     verdict_outcome=row["verdict_outcome"],
                     usage={u["role"]: Usage(**usage_dict(u)) for u in usage.get(row["id"], [])},
@@ -1163,8 +1164,8 @@ class Store:
         return [
             ChatSessionRow(
                 id=r["id"],
-                created_at=parse_utc(r["created_at"]),
-                updated_at=parse_utc(r["updated_at"]),
+                created_at=stored_time(r["created_at"]),
+                updated_at=stored_time(r["updated_at"]),
                 customer_id=r["customer_id"],
                 bot_model=r["bot_model"],
                 messages=r["message_count"],
@@ -1183,7 +1184,7 @@ class Store:
         r = next(self.db.query("SELECT * FROM chat_sessions WHERE id = ?", [resolved]))
         chat = ChatExport(
             session_id=r["id"],
-            exported_at=parse_utc(r["updated_at"]),
+            exported_at=stored_time(r["updated_at"]),
             customer_id=r["customer_id"],
             bot_model=r["bot_model"],
             today=datetime.date.fromisoformat(r["today"]),
@@ -1193,7 +1194,7 @@ class Store:
             metrics=json.loads(r["metrics"]),
             world_state=json.loads(r["world_state"]),
         )
-        return StoredChatSession(created_at=parse_utc(r["created_at"]), updated_at=parse_utc(r["updated_at"]), chat=chat)
+        return StoredChatSession(created_at=stored_time(r["created_at"]), updated_at=stored_time(r["updated_at"]), chat=chat)
 
     # ---- LLM response cache ---------------------------------------------------------------------
 

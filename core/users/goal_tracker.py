@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -272,6 +272,6 @@ class GoalTracker:
         return [r.model_copy() for r in self.rows]
 
 
-def goal_table(rows: Sequence[GoalRow]) -> list[dict]:
+def goal_table(rows: Sequence[GoalRow]) -> list[dict[str, Any]]:
     """The table as plain dicts (JSON-ready), e.g. for a conversation's metadata."""
     return [r.model_dump() for r in rows]

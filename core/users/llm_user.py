@@ -32,6 +32,7 @@ import random
 import re
 import time
 from collections.abc import Sequence
+from typing import Literal
 
 from parley.core.models import ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget
@@ -74,7 +75,7 @@ def flip_roles(transcript: Sequence[ChatMessage]) -> list[ChatMessage]:
     first when the customer opens the conversation."""
     out: list[ChatMessage] = []
     for m in visible_transcript(transcript):
-        role = "user" if m.role == "assistant" else "assistant"
+        role: Literal["user", "assistant"] = "user" if m.role == "assistant" else "assistant"
         text = m.content or ""
         if out and out[-1].role == role:
             out[-1] = ChatMessage(role=role, content=f"{out[-1].content}\n\n{text}")

@@ -15,6 +15,7 @@ turns diverged from the old bot's answers (1-based; whitespace is not a divergen
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -24,7 +25,8 @@ from parley.core.users.simulator import UserTurn
 REPLAY_USER = "replay"
 """The user role's name in a replay batch's options: no model, the stored words."""
 
-_STOPPED_LIKE_THE_ORIGINAL = ("user_stop", "fallback_loop")
+_STOPPED_LIKE_THE_ORIGINAL: dict[str, Literal["user_stop", "fallback_loop"]] = {"user_stop": "user_stop", "fallback_loop": "fallback_loop"}
+"""The stored stops a replayed customer repeats: the customer's own."""
 
 
 class ReplayScript(BaseModel):
@@ -79,7 +81,8 @@ class ReplayUser:
         if said < len(lines):
             note = f"replayed line {said + 1} of {len(lines)}"
             if said == len(lines) - 1 and self.script.last_line_stops:
-                return UserTurn(text=lines[said], stop=True, note=note, stop_reason=self.script.stop_reason)
+                stop = _STOPPED_LIKE_THE_ORIGINAL.get(self.script.stop_reason, "user_stop")  # last_line_stops: one of them
+                return UserTurn(text=lines[said], stop=True, note=note, stop_reason=stop)
             return UserTurn.say(lines[said], note=note)
         return self._out_of_lines(transcript)
 
@@ -90,13 +93,14 @@ class ReplayUser:
 
     def _stop(self, transcript: Sequence[ChatMessage]) -> UserTurn:
         original = self.script.stop_reason
+        like_the_original = _STOPPED_LIKE_THE_ORIGINAL.get(original)
         new_replies = bot_replies(transcript, bot_starts=self.script.bot_starts)
         last_new = new_replies[-1] if new_replies else ""
         last_old = self.script.bot_replies[-1] if self.script.bot_replies else ""
-        if original in _STOPPED_LIKE_THE_ORIGINAL:
+        if like_the_original is not None:
             if asks_something(last_new) and not same_text(last_new, last_old):
                 return UserTurn.stopped("the bot asked something the stored customer never answered", stop_reason="replay_exhausted")
-            return UserTurn.stopped("the stored customer stopped here", stop_reason=original)
+            return UserTurn.stopped("the stored customer stopped here", stop_reason=like_the_original)
         if original == "bot_stop":
             why = "the old bot closed the conversation here; this one did not"
         else:

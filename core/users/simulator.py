@@ -8,11 +8,12 @@ and an LLM user fit the same shape (an LLM user reports its token usage in `usag
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from parley.core.records import ChatMessage, Usage
+from parley.core.users.goal_tracker import GoalRow
 
 
 class UserTurn(BaseModel):
@@ -28,11 +29,11 @@ class UserTurn(BaseModel):
     latency_s: float = 0.0
 
     @classmethod
-    def say(cls, text: str, **kw) -> UserTurn:
+    def say(cls, text: str, **kw: Any) -> UserTurn:
         return cls(text=text, **kw)
 
     @classmethod
-    def stopped(cls, note: str | None = None, **kw) -> UserTurn:
+    def stopped(cls, note: str | None = None, **kw: Any) -> UserTurn:
         return cls(text=None, stop=True, note=note, **kw)
 
 
@@ -78,7 +79,7 @@ class GoalReporter(Protocol):
     `goal_report(conversation.messages)` gives one row per goal (goal, asked, answered, data...;
     see parley.core.users.goal_tracker.GoalRow), judging the bot's last answer too."""
 
-    def goal_report(self, transcript: Sequence[ChatMessage] | None = None) -> list: ...
+    def goal_report(self, transcript: Sequence[ChatMessage] | None = None) -> list[GoalRow]: ...
 
 
 @runtime_checkable

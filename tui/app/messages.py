@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from parley.core.chat import ChatSession, CommandResult
     from parley.core.engine import PreparedBatch
     from parley.core.errors import ProfileError
-    from parley.core.records import BatchRow, ConversationRow, ConversationSpec, SessionMetrics, ToolCallRecord, UnreadableBatch
+    from parley.core.records import ConversationRow, ConversationSpec, OutcomeCounts, SessionMetrics, ToolCallRecord, UnreadableBatch
     from parley.core.rules import RuleSummary
-    from parley.core.store import SessionCursor, SessionItem
+    from parley.core.store import BatchRow, SessionCursor, SessionItem
     from parley.tui.app.panes.session_listing import SessionDetail
 
 # ---- the app -----------------------------------------------------------------------------------
@@ -241,11 +241,11 @@ class BatchRunEnded(Message):
 
     batch_id: str
     status: str
-    done: int
     total: int
-    passed: int
-    failed: int
-    errors: int
+    counts: OutcomeCounts
+    """The stored conversations per outcome (parley.core.records.OutcomeCounts)."""
     error: str | None = None
-    unverified: int = 0
-    user_faults: int = 0
+
+    @property
+    def done(self) -> int:
+        return self.counts.done

@@ -1,49 +1,56 @@
-"""The options of a batch, declared once for every command that starts one: `parley run` (here),
-`parley serve` (the defaults of the batches it is sent) and `parley submit` (a batch sent to a
-service). Each group is a decorator, as inspect_ai's `common_options` is:
+"""The click options of a batch, made from their declarations (parley.core.option_declarations):
+`parley run`'s and `parley submit`'s, the roles' models of `parley serve`, and the types the
+pytest plugin checks its `--parley-*` values with.
 
-    @role_model_options(default="offline", where="")     --bot, --user, --judge
-    @context_options                                     --bot-context, --user-context, --judge-context
-    @limit_options(defaults=True)                        --concurrency, --max-turns, --timeout, --trials, --seed
-    @grace_option(default=5.0, when="On Ctrl-C")         --grace
-    @prompt_version_option                               --prompt-version
+    @declared_options("run", checks={"bot": check_bot})     every option `parley run` takes
+    @declared_options("submit", defaults=False)             `parley submit`'s: unset is the service's default
+    @role_model_options(default="offline", where="...")     --bot, --user, --judge
+    @grace_option(default=5.0, when="On Ctrl-C")            --grace
 
-A command that takes the service's defaults (`submit`) declares them without defaults: what it
-does not give, the service decides. What each option means is written once, in
-parley.tui.cli.run_option_help; what each takes, in the `*_TYPE` values below (the pytest
-plugin checks its `--parley-*` values with them).
+Each option's click parameter is named as its declaration (`max_turns`, `bot`, `rules`), so a
+command takes them as `**options` and hands them on (BatchOptions.from_values). What a resume, a
+re-run and a replay make of an option given on their command line is its declaration's too
+(`given_options`, `lineage`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from parley.core.option_declarations import BATCH_OPTIONS, BatchOption, Surface, option, options_on
 from parley.tui.cli.finite_numbers import FiniteFloatRange, TokenCount
-from parley.tui.cli.run_option_help import RUN_OPTION_HELP
 
 F = TypeVar("F", bound=Callable[..., Any])
 ModelCheck = Callable[[click.Context, click.Parameter, Any], Any]
 
-CONCURRENCY_TYPE = click.IntRange(1, 10_000)
-MAX_TURNS_TYPE = click.IntRange(1, 1000)
-TIMEOUT_TYPE = FiniteFloatRange(0.1, None)
-TRIALS_TYPE = click.IntRange(1, 1000)
-SEED_TYPE = click.INT
-BOT_TIMEOUT_TYPE = FiniteFloatRange(0.1, None)
 
-ROLES = (
-    ("bot", "bot_model", "the bot under test"),
-    ("user", "user_model", "the simulated customer"),
-    ("judge", "judge_model", "the judge"),
-)
+def click_type(declared: BatchOption) -> click.ParamType | None:
+    """What the option takes on a command line (None: a flag)."""
+    kind = declared.kind
+    if kind is bool:
+        return None
+    if kind is int and declared.name.endswith("_context"):
+        return TokenCount()
+    if kind is int:
+        if declared.minimum is None and declared.maximum is None:
+            return click.INT
+        low = int(declared.minimum) if declared.minimum is not None else None
+        high = int(declared.maximum) if declared.maximum is not None else None
+        return click.IntRange(low, high, min_open=declared.above_minimum)
+    if kind is float:
+        return FiniteFloatRange(declared.minimum, declared.maximum, min_open=declared.above_minimum)
+    if kind is Path:
+        return click.Path(exists=declared.exists, file_okay=declared.path != "folder", dir_okay=declared.path != "file", path_type=Path)
+    return click.STRING
 
 
 def _setting(name: str) -> Callable[[], Any]:
     """The default of an option read from the environment when the command runs (parley.core.settings
-    loads pydantic-settings: not at start-up)."""
+    loads pydantic: not at start-up)."""
 
     def read() -> Any:
         from parley.core.settings import settings
@@ -53,118 +60,94 @@ def _setting(name: str) -> Callable[[], Any]:
     return read
 
 
+def _shown_default(declared: BatchOption) -> str | bool:
+    if declared.shown_default:
+        return declared.shown_default
+    if declared.env:
+        return f"{declared.default}; env {' or '.join(declared.env)}"
+    return declared.default not in (None, ())
+
+
+DECLARED: Any = object()
+"""`click_option`'s default: the declared one (read from the environment when it has variables)."""
+
+
+def click_option(
+    declared: BatchOption, *, default: Any = DECLARED, check: ModelCheck | None = None, help: str | None = None
+) -> Callable[[F], F]:
+    """The option as a click option, with its declared default unless `default` is given (None:
+    unset, and whoever runs the batch decides)."""
+    flags = [f"{declared.cli_flag}/{declared.off_flag}" if declared.off_flag else declared.cli_flag]
+    if declared.short:
+        flags.append(declared.short)
+    shown: str | bool = False
+    if default is DECLARED:
+        default = _setting(declared.setting) if declared.setting else declared.default
+        shown = _shown_default(declared)
+    elif default is not None:
+        shown = True
+    extra: dict[str, Any] = {}
+    if declared.kind is bool and not declared.off_flag:
+        extra["is_flag"] = True
+    kind = click_type(declared)
+    if kind is not None:
+        extra["type"] = kind
+    return click.option(
+        *flags,
+        declared.name,
+        default=default,
+        show_default=shown,
+        metavar=declared.metavar,
+        multiple=declared.many,
+        callback=check,
+        help=help or declared.help,
+        **extra,
+    )
+
+
 def _apply(command: F, options: Sequence[Callable[[F], F]]) -> F:
     """Apply `options` so that they list in `--help` in the order given."""
-    for option in reversed(options):
-        command = option(command)
+    for decorate in reversed(options):
+        command = decorate(command)
     return command
 
 
-def role_model_options(
-    *,
-    default: str | None,
-    where: str,
-    check: ModelCheck | None = None,
-    helps: dict[str, str] | None = None,
-    bot_metavar: str = "MODEL",
+def declared_options(
+    surface: Surface, *, defaults: bool = True, checks: dict[str, ModelCheck] | None = None, roles_where: str | None = None
 ) -> Callable[[F], F]:
-    """--bot, --user, --judge: the model of each role. `default` None leaves a role to whoever
-    runs the batch (a service's own default); `where` ends each help text (" for batches that
-    name none"); `check` validates a value as the command understands it; `helps` replaces a
-    role's help text whole (run's --bot names the connectors too)."""
-    helps = helps or {}
+    """Every option declared on `surface` (`run`, `submit`), in declaration order; `checks`
+    validate a value as the command understands it (by option name); `roles_where`, when given,
+    makes the roles' help `Model of <role><roles_where>.` (a service decides which bots it takes)."""
+    checks = checks or {}
+
+    def help_of(o: BatchOption) -> str | None:
+        return f"Model of {o.role}{roles_where}." if roles_where is not None and o.role is not None else None
 
     def decorate(command: F) -> F:
-        options = [
-            click.option(
-                f"--{role}",
-                dest,
-                default=default,
-                show_default=default is not None,
-                callback=check,
-                metavar=bot_metavar if role == "bot" else "MODEL",
-                help=helps.get(role, f"Model of {what}{where}."),
-            )
-            for role, dest, what in ROLES
-        ]
+        default = DECLARED if defaults else None
+        options = [click_option(o, default=default, check=checks.get(o.name), help=help_of(o)) for o in options_on(surface)]
         return _apply(command, options)
 
     return decorate
 
 
-def context_options(command: F) -> F:
-    """--bot-context, --user-context, --judge-context TOKENS: each role model's context length,
-    to which the prompts parley builds for it are condensed (default: PARLEY_ROLE_CONTEXT, else
-    what the role's endpoint reports before launch, else 4096)."""
-    options = [
-        click.option(
-            f"--{role}-context",
-            f"{role}_context",
-            type=TokenCount(),
-            default=_setting(f"{role}_context"),
-            show_default=f"reported by the endpoint, else 4096; env PARLEY_{role.upper()}_CONTEXT",
-            metavar="TOKENS",
-            help=f"Context length of the model of {what}, in tokens: the prompts parley builds for it are condensed to fit."
-            + (" A conversation that does not fit even condensed is a judge error, never a score." if role == "judge" else ""),
-        )
-        for role, _, what in ROLES
-    ]
-    return _apply(command, options)
-
-
-def limit_options(*, defaults: bool) -> Callable[[F], F]:
-    """--concurrency, --max-turns, --timeout, --trials, --seed. With `defaults`, each has parley's
-    default (the first three from the environment: parley.core.settings); without, an option
-    not given is None (the service's default)."""
-
-    def default(value: Any) -> Any:
-        return value if defaults else None
+def role_model_options(*, default: str | None, where: str, check: ModelCheck | None = None) -> Callable[[F], F]:
+    """--bot, --user, --judge for a command that sets the default of the batches it runs (`parley
+    serve`): `where` ends each help text (" for batches that name none")."""
 
     def decorate(command: F) -> F:
-        options = [
-            click.option(
-                "--concurrency",
-                "-c",
-                type=CONCURRENCY_TYPE,
-                default=default(_setting("concurrency")),
-                show_default="4; env PARLEY_CONCURRENCY or CONCURRENCY" if defaults else False,
-                help=RUN_OPTION_HELP["concurrency"],
-            ),
-            click.option(
-                "--max-turns",
-                type=MAX_TURNS_TYPE,
-                default=default(_setting("max_turns")),
-                show_default="30; env PARLEY_MAX_TURNS or MAX_TURNS" if defaults else False,
-                help=RUN_OPTION_HELP["max-turns"],
-            ),
-            click.option(
-                "--timeout",
-                "timeout_s",
-                type=TIMEOUT_TYPE,
-                default=default(_setting("timeout_sec")),
-                show_default="90.0; env PARLEY_TIMEOUT_SEC or TIMEOUT_SEC" if defaults else False,
-                metavar="SECONDS",
-                help=RUN_OPTION_HELP["timeout"],
-            ),
-            click.option(
-                "--trials",
-                "-k",
-                type=TRIALS_TYPE,
-                default=default(1),
-                show_default=defaults,
-                help=RUN_OPTION_HELP["trials"],
-            ),
-            click.option(
-                "--seed",
-                type=SEED_TYPE,
-                default=default(0),
-                show_default=defaults,
-                help=RUN_OPTION_HELP["seed"],
-            ),
-        ]
-        return _apply(command, options)
+        roles = [o for o in BATCH_OPTIONS if o.role is not None]
+        return _apply(command, [click_option(o, default=default, check=check, help=f"Model of {o.role}{where}.") for o in roles])
 
     return decorate
+
+
+def given_options(ctx: click.Context, names: Sequence[str] | None = None) -> list[BatchOption]:
+    """The declared options among `names` (default: all) the person typed on the command line."""
+    from click.core import ParameterSource
+
+    chosen = [option(n) for n in names] if names is not None else list(BATCH_OPTIONS)
+    return [o for o in chosen if ctx.get_parameter_source(o.name) == ParameterSource.COMMANDLINE]
 
 
 def grace_option(*, default: float, when: str) -> Callable[[F], F]:
@@ -178,8 +161,3 @@ def grace_option(*, default: float, when: str) -> Callable[[F], F]:
         metavar="SECONDS",
         help=f"{when}, how long conversations in flight may finish before they are cancelled.",
     )
-
-
-def prompt_version_option(command: F) -> F:
-    """--prompt-version LABEL."""
-    return click.option("--prompt-version", metavar="LABEL", help="A label for the bot prompt under test (kept in the exports).")(command)

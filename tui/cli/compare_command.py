@@ -69,7 +69,7 @@ def compare(
     the pass rate and pass^k of both with their intervals; whether the change is beyond noise
     (exact McNemar test); tokens, cost and latency side by side.
     """
-    from parley.core.reports import compare_batches, render_comparison, render_comparison_html, verdict_line
+    from parley.core.reports import compare_batches, render_comparison, verdict_line
 
     if fmt is None:
         suffix = output.suffix.lower() if output is not None else ""
@@ -79,6 +79,8 @@ def compare(
     if fmt == "json":
         text = comparison.model_dump_json(indent=2) + "\n"
     elif fmt == "html":
+        from parley.core.reports import render_comparison_html  # its charts and page load for HTML only
+
         text = render_comparison_html(comparison)
     else:
         text = render_comparison(comparison)

@@ -1,9 +1,11 @@
 """The `parley` command line.
 
-Start-up stays fast: each command's module is imported when that command runs (or when `--help`
-lists it), from the registry COMMANDS below (click's "lazily loading subcommands"), and heavy
-imports (Textual, FastAPI, uvicorn, openai) are deferred further into the commands that need
-them, so `parley --help` is instant and a missing API key never breaks start-up.
+Start-up stays fast: each command's module is imported only when that command runs, from the
+registry COMMANDS below (click's "lazily loading subcommands"), which also holds each command's
+one-line help, so `parley --help` lists them all without importing one (tests/test_cli.py holds
+it to that). Heavy imports (Textual, FastAPI, uvicorn, openai) are deferred further into the
+commands that need them, so `parley --help` is instant and a missing API key never breaks
+start-up.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import click
 
@@ -28,27 +30,47 @@ EXIT_USAGE = 2  # click's own exit code for a usage error
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-# Every command in the order `parley --help` lists them (most used first): where a command is
-# defined, "module:name", imported on first use; None for the two defined in this module.
-COMMANDS: dict[str, str | None] = {
-    "chat": None,
-    "run": "parley.tui.cli.run_command:run",
-    "report": "parley.tui.cli.report_command:report",
-    "summarise": "parley.tui.cli.summarise_command:summarise",
-    "init": "parley.tui.cli.init_command:init",
-    "batches": "parley.tui.cli.batches_command:batches",
-    "compare": "parley.tui.cli.compare_command:compare",
-    "rescore": "parley.tui.cli.rescore_command:rescore",
-    "profiles": "parley.tui.cli.profiles_command:profiles",
-    "sessions": "parley.tui.cli.sessions_command:sessions",
-    "rules": "parley.tui.cli.rules_command:rules",
-    "mockapi": None,
-    "serve": "parley.tui.cli.serve_command:serve",
-    "serve-bot": "parley.tui.cli.serve_bot_command:serve_bot",
-    "worlds": "parley.tui.cli.worlds_command:worlds",
-    "submit": "parley.tui.cli.service_client:submit",
-    "status": "parley.tui.cli.service_client:status",
-    "fetch": "parley.tui.cli.service_client:fetch",
+class Listed(NamedTuple):
+    """A command in the registry: where it is defined ("module:name", imported on first use; None
+    for the two defined in this module) and its one line in `parley --help`."""
+
+    target: str | None
+    summary: str
+
+
+# Every command in the order `parley --help` lists them (most used first). A command added to
+# parley is added here, with its line: `parley --help` never imports a command's module.
+COMMANDS: dict[str, Listed] = {
+    "chat": Listed(None, "Open the app on a live chat with the bot under test."),
+    "run": Listed("parley.tui.cli.run_command:run", "Run a batch of simulated conversations from profiles, playbooks or scenario files."),
+    "report": Listed(
+        "parley.tui.cli.report_command:report",
+        "Write a batch's report (markdown, HTML, JSON, CSV, NDJSON, JUnit or an inspect_ai eval log).",
+    ),
+    "summarise": Listed(
+        "parley.tui.cli.summarise_command:summarise", "Summarise a results file: outcomes, pass rate, scores, turns, duration, cost."
+    ),
+    "init": Listed(
+        "parley.tui.cli.init_command:init", "Copy parley's shipped suite into FOLDER (default: ./parley-suite) to edit and run."
+    ),
+    "batches": Listed("parley.tui.cli.batches_command:batches", "List stored batches and show one (ids: a prefix, `latest`, `latest~N`)."),
+    "compare": Listed("parley.tui.cli.compare_command:compare", "Compare batch NEW with batch BASE, conversation by conversation."),
+    "rescore": Listed("parley.tui.cli.rescore_command:rescore", "Judge a stored batch again, into a new batch."),
+    "profiles": Listed(
+        "parley.tui.cli.profiles_command:profiles",
+        "Validate profiles, playbooks and scenario files, and show the conversations they make.",
+    ),
+    "sessions": Listed("parley.tui.cli.sessions_command:sessions", "List, show and export stored chats and conversations."),
+    "rules": Listed("parley.tui.cli.rules_command:rules", "Check conversations against Sensei rule files (sensei-check)."),
+    "mockapi": Listed(None, "Serve the mock order API (FastAPI + SQLite, 10-day cancellation policy)."),
+    "serve": Listed("parley.tui.cli.serve_command:serve", "Serve the batch REST API (003's routes under /api) over parley's database."),
+    "serve-bot": Listed(
+        "parley.tui.cli.serve_bot_command:serve_bot", "Serve the built-in order bot behind a Rasa-compatible REST webhook."
+    ),
+    "worlds": Listed("parley.tui.cli.worlds_command:worlds", "The worlds a bot acts on: list them, show one, check one you wrote, serve one."),
+    "submit": Listed("parley.tui.cli.service_client:submit", "Launch a batch on a running parley service."),
+    "status": Listed("parley.tui.cli.service_client:status", "Show a batch's status and progress on a running parley service."),
+    "fetch": Listed("parley.tui.cli.service_client:fetch", "Download a batch's results from a running parley service."),
 }
 
 
@@ -72,11 +94,22 @@ class ParleyGroup(click.Group):
         return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and COMMANDS.get(cmd_name):
-            module, name = str(COMMANDS[cmd_name]).split(":")
+        listed = COMMANDS.get(cmd_name)
+        if cmd_name not in self.commands and listed is not None and listed.target is not None:
+            module, name = listed.target.split(":")
             command = getattr(importlib.import_module(module), name)
             self.add_command(command, cmd_name)
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and listed is not None:
+            command.short_help = listed.summary  # the registry's line, wherever the command is listed
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their lines, from the registry: no command's module is imported."""
+        width = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [(name, click.Command(name, help=listed.summary).get_short_help_str(width)) for name, listed in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 def _app_options(command: F) -> F:

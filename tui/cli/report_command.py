@@ -52,13 +52,13 @@ def write_report(store: Store, batch_id: str, fmt: str, out: TextIO) -> int:
         from parley.core.reports import write_junit
 
         return write_junit(store, batch_id, out)
-    from parley.core.reports import exports
+    from parley.core.reports import export_csv, export_ndjson, write_json
 
     if fmt == "json":
-        return exports.write_json(store, batch_id, out)
+        return write_json(store, batch_id, out)
     if fmt == "ndjson":
-        return exports.export_ndjson(store, batch_id, out)
-    return exports.export_csv(store, batch_id, out)
+        return export_ndjson(store, batch_id, out)
+    return export_csv(store, batch_id, out)
 
 
 def report_to_file(store: Store, batch_id: str, path: Path, fmt: str = "md") -> int:

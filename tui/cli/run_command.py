@@ -9,26 +9,19 @@ batch is then `cancelled`, and `parley run --resume BATCH_ID` continues it.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import Any
 
 import click
 from click.core import ParameterSource
 
 from parley.core.errors import ConfigError
-from parley.tui.cli.batch_options import (
-    BOT_TIMEOUT_TYPE,
-    context_options,
-    grace_option,
-    limit_options,
-    prompt_version_option,
-    role_model_options,
-)
+from parley.tui.cli.batch_options import declared_options, given_options, grace_option
 from parley.tui.cli.command_io import db_option
-from parley.tui.cli.finite_numbers import FiniteFloatRange
 from parley.tui.cli.run_batch import run_and_exit
 from parley.tui.cli.run_modes import RunRequest, lineage_request, parse_rate, parse_selection
 from parley.tui.cli.run_option_help import RUN_OPTION_HELP
-from parley.tui.cli.spec_options import personalities_option, template_options
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
 
 EPILOG = """\b
@@ -76,10 +69,10 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     from parley.core.models import parse_model_name
 
     value = (value or "offline").strip()
-    if param.name == "user_model" and value == "profile":
+    if param.name == "user" and value == "profile":
         return value
     try:
-        if param.name == "bot_model":
+        if param.name == "bot":
             from parley.core.bots import PythonBot, parse_bot_spec
 
             spec = parse_bot_spec(value)  # a model name, a connector (rasa:, taskyto:, http:) or python:
@@ -94,60 +87,12 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="PATH...")
-@limit_options(defaults=True)
-@role_model_options(
-    default="offline",
-    where="",
-    check=_model_name,
-    helps={role: RUN_OPTION_HELP[role] for role in ("bot", "user", "judge")},
-    bot_metavar="MODEL|CONNECTOR",
-)
-@context_options
-@click.option(
-    "--bot-prompt",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="With --bot MODEL: a prompt bot, the model with FILE as its system prompt and no tools "
-    "(e.g. profiles/scenarios/templates/agent.txt). {NAME} placeholders are filled from each "
-    "spec's variables, plus session_id, CURRENT_DATE and CUSTOMER_ID.",
-)
-@click.option(
-    "--bot-timeout",
-    "bot_timeout_s",
-    type=BOT_TIMEOUT_TYPE,
-    default=30.0,
-    show_default=True,
-    metavar="SECONDS",
-    help=RUN_OPTION_HELP["bot-timeout"],
-)
-@click.option(
-    "--bot-max-reply-bytes",
-    "bot_max_reply_bytes",
-    type=click.IntRange(1, None),
-    default=1024 * 1024,
-    show_default="1048576 (1 MiB)",
-    metavar="BYTES",
-    help="A connector's cap on each reply: a larger one ends the conversation as bot_error (read no further than the cap).",
-)
-@click.option(
-    "--cache/--no-cache",
-    default=False,
-    show_default=True,
-    help="Record LLM replies in the database and replay identical requests: a re-run costs "
-    "nothing and repeats exactly. Offline models are never cached.",
-)
+@declared_options("run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name})
 @click.option(
     "--single",
     metavar="I",
     help="Run only conversation I (its position in `parley profiles expand PATH`, from 0, or its "
     "spec id) and stream it to the terminal as it happens; it is still stored.",
-)
-@click.option(
-    "--rules",
-    "rules_path",
-    type=click.Path(exists=True, path_type=Path),
-    metavar="DIR",
-    help=RUN_OPTION_HELP["rules"],
 )
 @click.option(
     "--resume",
@@ -162,7 +107,8 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     nargs=2,
     metavar="WHAT BATCH",
     help="A new batch of exactly BATCH's conversations that WHAT picks: failed (failed or bot_error), errors "
-    "(runs that broke), unverified, user-faults, or several joined by commas. Same sources, seeds and options; "
+    "(runs that broke on the simulator's or parley's side), unverified, user-faults, evaluation-errors, or several "
+    "joined by commas. Same sources, seeds and options; "
     "--bot, --bot-prompt, --user, --judge may change. `parley compare BATCH latest` then shows what was fixed.",
 )
 @click.option(
@@ -192,66 +138,34 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "from the price table (unknown for unpriced models). Nothing is run or stored.",
 )
 @click.option(
-    "--budget",
-    "budget_usd",
-    type=FiniteFloatRange(0, None, min_open=True),
-    metavar="USD",
-    help="Launch no new conversation once the measured cost reaches USD; the batch ends stopped_budget with what "
-    "finished stored. Needs every model of the batch priced.",
-)
-@click.option(
     "--report",
     "report_path",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
     help="Where to write the markdown report (default: reports/BATCH_ID.md beside the database).",
 )
-@prompt_version_option
 @grace_option(default=5.0, when="On Ctrl-C")
 @click.option("--strict", is_flag=True, help=RUN_OPTION_HELP["strict"])
 @workers_options
-@template_options
-@personalities_option
 @db_option
 @click.pass_context
 def run(
     ctx: click.Context,
     paths: tuple[Path, ...],
-    concurrency: int,
-    max_turns: int,
-    timeout_s: float,
-    trials: int,
-    seed: int,
-    bot_model: str,
-    bot_prompt: Path | None,
-    bot_timeout_s: float,
-    bot_max_reply_bytes: int,
-    user_model: str,
-    judge_model: str,
-    bot_context: int | None,
-    user_context: int | None,
-    judge_context: int | None,
-    cache: bool,
     single: str | None,
     resume_ref: str | None,
     report_path: Path | None,
-    prompt_version: str | None,
     rerun: tuple[str, str] | None,
     replay_ref: str | None,
     fail_under: float | None,
     fail_under_lower: bool,
     dry_run: bool,
-    budget_usd: float | None,
-    rules_path: Path | None,
     grace_s: float,
     strict: bool,
     workers: int | None,
     ray_address: str | None,
     db_path: Path | None,
-    personality_dirs: tuple[Path, ...],
-    agent_template: Path | None,
-    client_template: Path | None,
-    evaluator_template: Path | None,
+    **options: Any,
 ) -> None:
     """Run a batch of simulated conversations from profiles, playbooks or scenario files.
 
@@ -261,126 +175,47 @@ def run(
     Each finished conversation is evaluated and stored at once in the SQLite database, so an
     interrupted batch loses nothing that finished: `--resume` continues it.
     """
-    _check_modes(paths, resume_ref, rerun, replay_ref, single=single, workers=workers, ray_address=ray_address, cache=cache)
+    _check_modes(paths, resume_ref, rerun, replay_ref, single=single, workers=workers, ray_address=ray_address, cache=options["cache"])
     if fail_under_lower and fail_under is None:
         raise click.UsageError("--fail-under-lower needs --fail-under RATE")
     sharded = "--workers" if workers is not None else "--ray" if ray_address else None
     placement = placement_or_exit(workers, ray_address) if sharded is not None and not dry_run else None
-    if rerun is not None or replay_ref is not None:
-        values = {
-            "bot_model": bot_model,
-            "bot_prompt": bot_prompt,
-            "bot_timeout_s": bot_timeout_s,
-            "bot_max_reply_bytes": bot_max_reply_bytes,
-            "user_model": user_model,
-            "judge_model": judge_model,
-            "bot_context": bot_context,
-            "user_context": user_context,
-            "judge_context": judge_context,
-            "cache": cache,
-            "concurrency": concurrency,
-            "prompt_version": prompt_version,
-            "budget_usd": budget_usd,
-            "rules_path": str(rules_path) if rules_path is not None else None,
-        }
-        if rerun is not None:
-            request = lineage_request(ctx, "rerun", rerun[1], parse_selection(rerun[0]), values)
-        else:
-            request = lineage_request(ctx, "replay", replay_ref or "latest", [], values)
-        return run_and_exit(
-            db_path,
-            request,
-            dry_run=dry_run,
-            concurrency=None,
-            report_path=report_path,
-            grace_s=grace_s,
-            gate=(fail_under, fail_under_lower),
-            strict=strict,
-            placement=placement,
-        )
-    ignored = [
-        "--rules" if name == "rules_path" else f"--{name.replace('_', '-')}"
-        for name in (
-            "max_turns",
-            "timeout_s",
-            "trials",
-            "seed",
-            "bot_model",
-            "bot_prompt",
-            "bot_timeout_s",
-            "bot_max_reply_bytes",
-            "user_model",
-            "judge_model",
-            "bot_context",
-            "user_context",
-            "judge_context",
-            "cache",
-            "prompt_version",
-            "rules_path",
-            "personality_dirs",
-            "agent_template",
-            "client_template",
-            "evaluator_template",
-        )
-        if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
-    ]
-    if resume_ref is not None and ignored:
-        click.echo(f"note: a resumed batch keeps its own options; ignoring {', '.join(ignored)}", err=True)
-    from parley.core.records import BatchOptions, LoadOptions, RoleModels
-    from parley.core.settings import settings
-
-    chosen = ctx.get_parameter_source("concurrency") != ParameterSource.DEFAULT or "concurrency" in settings().model_fields_set
-    runtime_concurrency = concurrency if resume_ref is None or chosen else None
-    if bot_prompt is not None and resume_ref is None:
-        from parley.core.bots import parse_bot_spec
-
-        try:
-            parse_bot_spec(bot_model, bot_prompt=str(bot_prompt))
-        except ConfigError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--bot-prompt'") from None
-    options = BatchOptions(
-        budget_usd=budget_usd,
-        models=RoleModels(
-            bot=bot_model,
-            bot_prompt=str(bot_prompt) if bot_prompt else None,
-            bot_timeout_s=bot_timeout_s,
-            bot_max_reply_bytes=bot_max_reply_bytes,
-            user=user_model,
-            judge=judge_model,
-            bot_context=bot_context,
-            user_context=user_context,
-            judge_context=judge_context,
-        ),
-        concurrency=concurrency,
-        trials=trials,
-        seed=seed,
-        max_turns=max_turns,
-        timeout_s=timeout_s,
-        cache=cache,
-        prompt_version=prompt_version,
-        rules=str(rules_path) if rules_path is not None else None,
-        loading=LoadOptions(
-            agent_template=str(agent_template) if agent_template else None,
-            client_template=str(client_template) if client_template else None,
-            evaluator_template=str(evaluator_template) if evaluator_template else None,
-            personality_dirs=[str(d) for d in personality_dirs],
-        ),
-    )
-    if resume_ref is not None:
-        request = RunRequest(mode="resume", ref=resume_ref, budget_usd=budget_usd)
-    else:
-        request = RunRequest(mode="new", paths=list(paths), options=options, single=single)
-    run_and_exit(
+    finish = functools.partial(
+        run_and_exit,
         db_path,
-        request,
         dry_run=dry_run,
-        concurrency=runtime_concurrency,
         report_path=report_path,
         grace_s=grace_s,
         gate=(fail_under, fail_under_lower),
         strict=strict,
         placement=placement,
     )
+    if rerun is not None or replay_ref is not None:
+        if rerun is not None:
+            request = lineage_request(ctx, "rerun", rerun[1], parse_selection(rerun[0]), options)
+        else:
+            request = lineage_request(ctx, "replay", replay_ref or "latest", [], options)
+        return finish(request, concurrency=None)
+    ignored = [o.cli_flag for o in given_options(ctx) if not o.taken_on_resume]
+    if resume_ref is not None and ignored:
+        click.echo(f"note: a resumed batch keeps its own options; ignoring {', '.join(ignored)}", err=True)
+    from parley.core.records import BatchOptions
+    from parley.core.settings import settings
+
+    chosen = ctx.get_parameter_source("concurrency") != ParameterSource.DEFAULT or "concurrency" in settings().model_fields_set
+    runtime_concurrency = options["concurrency"] if resume_ref is None or chosen else None
+    if options["bot_prompt"] is not None and resume_ref is None:
+        from parley.core.bots import parse_bot_spec
+
+        try:
+            parse_bot_spec(options["bot"], bot_prompt=str(options["bot_prompt"]))
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--bot-prompt'") from None
+    if resume_ref is not None:
+        request = RunRequest(mode="resume", ref=resume_ref, budget_usd=options["budget_usd"])
+    else:
+        request = RunRequest(mode="new", paths=list(paths), options=BatchOptions.from_values(options), single=single)
+    finish(request, concurrency=runtime_concurrency)
 
 
 def _check_modes(

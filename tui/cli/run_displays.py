@@ -54,9 +54,9 @@ def _row_line(event: ConversationFinished | ConversationFailed, done: int, total
     row = event.row
     if event.outcome == "bot_error":
         return f"[{done:>{width}}/{total}] {'bot_error':<10} {event.spec_id} trial {event.trial}: {row.error}"
-    score = "-" if event.score is None else str(event.score)
+    score = "" if event.score is None else f"score {event.score}, "  # only a judge's: offline there is none
     return (
-        f"[{done:>{width}}/{total}] {event.outcome:<10} {event.spec_id} trial {event.trial}: score {score}, "
+        f"[{done:>{width}}/{total}] {event.outcome:<10} {event.spec_id} trial {event.trial}: {score}"
         f"{row.turns} turn{'s' if row.turns != 1 else ''}, {event.stop_reason}, {row.duration_s:.2f} s"
     )
 
@@ -85,8 +85,9 @@ class PlainDisplay(Display):
 
 
 class BarDisplay(Display):
-    """A rich progress bar (✓ passed, ✗ the bot's failures, ? unverified or simulator faults,
-    ! broken runs); every conversation that did not pass is listed above it as it ends."""
+    """A rich progress bar (✓ passed, ✗ the bot's failures, ? counted apart, ! runs that broke on
+    the simulator's or parley's side: the counts' passed, bot_failures, apart, errors:
+    parley.core.records.OutcomeCounts); every conversation that did not pass is listed above it as it ends."""
 
     def __init__(self, out: PipeConsole) -> None:
         super().__init__(out)
@@ -135,8 +136,8 @@ class BarDisplay(Display):
                 self.task,
                 completed=event.done,
                 passed=event.passed,
-                failed=event.failed,
-                apart=event.unverified + event.user_faults,
+                failed=event.bot_failures,
+                apart=event.apart,
                 errors=event.errors,
                 rate=f"{event.rate_per_s:.1f}/s",
                 eta=eta,

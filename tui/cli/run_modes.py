@@ -14,17 +14,18 @@ that changed them would not be the same conversations).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
+from parley.tui.cli.batch_options import given_options
+
 if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --help` starts
     from parley.core.engine import PreparedBatch
+    from parley.core.evaluation import BatchSummary
     from parley.core.records import BatchOptions, RerunSelection
-    from parley.core.reports import BatchSummary
     from parley.core.store import Store
 
 Mode = Literal["new", "resume", "rerun", "replay", "rescore"]
@@ -37,23 +38,10 @@ EXIT_USAGE = 2
 EXIT_BUDGET = 3
 EXIT_INTERRUPTED = 130
 
-MODEL_OVERRIDES = {
-    "bot_model": "bot",
-    "bot_prompt": "bot_prompt",
-    "bot_timeout_s": "bot_timeout_s",
-    "bot_max_reply_bytes": "bot_max_reply_bytes",
-    "user_model": "user",
-    "judge_model": "judge",
-    "bot_context": "bot_context",
-    "user_context": "user_context",
-    "judge_context": "judge_context",
-}
-OPTION_OVERRIDES = {"cache": "cache", "concurrency": "concurrency", "prompt_version": "prompt_version", "rules_path": "rules"}
-KEPT_FROM_PARENT = ("max_turns", "timeout_s", "trials", "seed")
-
 
 def parse_selection(text: str) -> list[RerunSelection]:
-    """`failed`, `errors`, `unverified`, `user-faults`, or several joined by commas."""
+    """`failed`, `errors`, `unverified`, `user-faults`, `evaluation-errors`, or several joined by
+    commas (parley.core.records.RERUN_OUTCOMES)."""
     from parley.core.records import RERUN_OUTCOMES
 
     picked: list[RerunSelection] = []
@@ -153,35 +141,23 @@ class RunRequest:
             return None, EXIT_FAILED
 
 
-def given(ctx: click.Context, names: Iterable[str]) -> list[str]:
-    """The parameters among `names` the person typed."""
-    return [name for name in names if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
-
-
-FLAGS = {"max_turns": "--max-turns", "timeout_s": "--timeout", "trials": "--trials", "seed": "--seed", "user_model": "--user"}
-
-
 def lineage_request(ctx: click.Context, mode: Mode, ref: str, selections: list[RerunSelection], values: dict[str, Any]) -> RunRequest:
-    """A re-run or replay with the overrides the person typed; notes on stderr for options that
-    stay the parent's."""
-    kept = given(ctx, KEPT_FROM_PARENT)
-    if mode == "replay" and "user_model" in given(ctx, ["user_model"]):
-        kept.append("user_model")
+    """A re-run or replay with the overrides the person typed (the options whose declaration says
+    a re-run may change them: the roles' models into `models`, the rest into `updates`); a note on
+    stderr for those that stay the parent's (seed, trials, turn and time limits; a replay's customer)."""
+    from parley.core.records import BatchOptions
+
+    typed = given_options(ctx)
+    kept = [o for o in typed if o.lineage == "kept" or (mode == "replay" and o.name == "user")]
     if kept:
         what = "a re-run" if mode == "rerun" else "a replay"
-        click.echo(f"note: {what} keeps its parent's {', '.join(FLAGS[k] for k in kept)}; ignoring them", err=True)
-    models = {}
-    for name in given(ctx, MODEL_OVERRIDES):
-        if mode == "replay" and name == "user_model":
-            continue
-        value = values[name]
-        models[MODEL_OVERRIDES[name]] = str(value) if isinstance(value, Path) else value
-    if "bot_model" in models and "bot_prompt" not in models:
+        click.echo(f"note: {what} keeps its parent's {', '.join(o.cli_flag for o in kept)}; ignoring them", err=True)
+    changed = {o.name: values[o.name] for o in typed if o.lineage == "may_change" and o not in kept}
+    as_options = BatchOptions.from_values(changed).model_dump(exclude_unset=True)
+    models = as_options.pop("models", {})
+    if "bot" in models and "bot_prompt" not in models:
         models["bot_prompt"] = None  # a new bot does not inherit the parent's prompt file
-    updates = {OPTION_OVERRIDES[name]: values[name] for name in given(ctx, OPTION_OVERRIDES)}
-    if values.get("budget_usd") is not None:
-        updates["budget_usd"] = values["budget_usd"]
-    return RunRequest(mode=mode, ref=ref, selections=selections, models=models, updates=updates)
+    return RunRequest(mode=mode, ref=ref, selections=selections, models=models, updates=as_options)
 
 
 # -- the CI gate --------------------------------------------------------------------------------

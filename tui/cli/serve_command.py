@@ -47,7 +47,7 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
     from parley.core.service import check_model_name
 
     try:
-        return check_model_name(value, allow_profile=param.name == "user_model") or "offline"
+        return check_model_name(value, allow_profile=param.name == "user") or "offline"
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -101,9 +101,9 @@ def serve(
     port: int,
     db_path: Path | None,
     profile_dirs: tuple[Path, ...],
-    bot_model: str,
-    user_model: str,
-    judge_model: str,
+    bot: str,
+    user: str,
+    judge: str,
     grace_s: float,
     personality_dirs: tuple[Path, ...],
     bot_hosts: tuple[str, ...],
@@ -139,7 +139,7 @@ def serve(
         db_path=db_path,
         profile_dirs=dirs,
         token=token or "",
-        default_models=RoleModels(bot=bot_model, user=user_model, judge=judge_model),
+        default_models=RoleModels(bot=bot, user=user, judge=judge),
         grace_s=grace_s,
         personality_dirs=personality_dirs,
         allowed_bot_hosts=bot_hosts,

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 import click
 
 from parley.core.errors import ParleyError
+from parley.core.option_declarations import options_on
 from parley.core.settings import DEFAULT_API_URL, settings
-from parley.tui.cli.batch_options import limit_options, prompt_version_option, role_model_options
+from parley.tui.cli.batch_options import declared_options
 from parley.tui.cli.terminal_text import visible
 
 if TYPE_CHECKING:
@@ -260,47 +261,24 @@ def submit_body(files: tuple[Path, ...], paths: tuple[str, ...]) -> dict[str, An
     metavar="PATH",
     help="A profile file or folder on the service's side, inside its profile folders (repeatable).",
 )
-@role_model_options(default=None, where=" (default: the service's)")
-@limit_options(defaults=False)
-@prompt_version_option
+@declared_options("submit", defaults=False, roles_where=" (default: the service's)")
 @click.option("--wait", is_flag=True, help="Wait until the batch ends, printing its progress; exit 1 unless it completed.")
 @api_url_option
-def submit(
-    files: tuple[Path, ...],
-    paths: tuple[str, ...],
-    bot_model: str | None,
-    user_model: str | None,
-    judge_model: str | None,
-    concurrency: int | None,
-    trials: int | None,
-    seed: int | None,
-    max_turns: int | None,
-    timeout_s: float | None,
-    prompt_version: str | None,
-    wait: bool,
-    api_url: str,
-) -> None:
+def submit(files: tuple[Path, ...], paths: tuple[str, ...], wait: bool, api_url: str, **options: Any) -> None:
     """Launch a batch on a running parley service.
 
     FILE may be scenario files (.json, 003's format) and profiles or playbooks (.yaml), sent in
-    the request; --path names files already in the service's profile folders.
+    the request; --path names files already in the service's profile folders. An option not
+    given is the service's default.
     """
     if not files and not paths:
         raise click.UsageError("give FILEs to send, or --path PATH on the service's side")
     body = submit_body(files, paths)
-    models = {k: v for k, v in (("bot", bot_model), ("user", user_model), ("judge", judge_model)) if v}
+    given = {name: value for name, value in options.items() if value is not None}
+    models = {o.name: given.pop(o.name) for o in options_on("submit") if o.role is not None and o.name in given}
     if models:
         body["models"] = models
-    for key, value in (
-        ("concurrency", concurrency),
-        ("trials", trials),
-        ("seed", seed),
-        ("max_turns", max_turns),
-        ("timeout_s", timeout_s),
-        ("prompt_version", prompt_version),
-    ):
-        if value is not None:
-            body[key] = value
+    body.update(given)
     with _client(api_url) as client:
         launched = client.send("POST", "/batches", json=body).json()
         batch_id = launched["batch_id"]

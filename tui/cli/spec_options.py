@@ -5,10 +5,10 @@ templates of scenario files and the `--personalities` folders, and how what the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import click
+from parley.core.option_declarations import option
+from parley.tui.cli.batch_options import click_option
 
 if TYPE_CHECKING:
     from parley.core.specs import SpecSet
@@ -17,28 +17,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def template_options(command: F) -> F:
-    """--agent-template, --client-template, --evaluator-template."""
+    """--agent-template, --client-template, --evaluator-template (their declarations')."""
     for role in ("evaluator", "client", "agent"):
-        command = click.option(
-            f"--{role}-template",
-            type=click.Path(dir_okay=False, path_type=Path),
-            metavar="FILE",
-            help=f"Scenario files: use FILE as the {role} prompt template (instead of a prompts/ folder's or the shipped one).",
-        )(command)
+        command = click_option(option(f"{role}_template"))(command)
     return command
 
 
 def personalities_option(command: F) -> F:
-    """--personalities DIR (repeatable)."""
-    return click.option(
-        "--personalities",
-        "personality_dirs",
-        multiple=True,
-        type=click.Path(file_okay=False, exists=True, path_type=Path),
-        metavar="DIR",
-        help="A folder to look for files a profile names (personality:, list functions) when they are not "
-        "in the working directory or beside the profile (repeatable). parley's shipped personalities come last.",
-    )(command)
+    """--personalities DIR (repeatable; its declaration's)."""
+    return click_option(option("personality_dirs"))(command)
 
 
 def loader_lines(result: SpecSet) -> list[str]:

@@ -29,8 +29,6 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from rich.markup import escape
-
 from parley.core.redaction import redact
 
 # C0 controls but tab and newline, DEL, C1 controls (CSI 0x9b acts as ESC [ on some terminals),
@@ -57,6 +55,8 @@ def one_line(text: str) -> str:
 def for_rich(text: object) -> str:
     """`text` (as str) for a place Rich reads markup in: control characters spelled out, markup
     escaped, so it prints exactly as it reads."""
+    from rich.markup import escape  # rich loads with the command that prints through it, not at start-up
+
     return escape(visible(str(text)))
 
 

@@ -8,9 +8,9 @@
   `result = parley.converse(bot=my_bot, goals=[...])`, `await parley.aconverse(...)`;
   `assert result.passed, result.explain()`.
 - `--parley-bot`, `--parley-user`, `--parley-judge`, `--parley-trials`, `--parley-concurrency`,
-  `--parley-seed`, `--parley-max-turns`, `--parley-timeout`, `--parley-bot-timeout`, `--parley-db`,
-  `--parley-rules` and `--parley-strict` are `parley run`'s options (parley.tui.cli.run_option_help
-  says each once).
+  `--parley-seed`, `--parley-max-turns`, `--parley-timeout`, `--parley-bot-timeout` and
+  `--parley-rules` are `parley run`'s options, made from their declarations (the `plugin` ones of
+  parley.core.option_declarations); `--parley-db` and `--parley-strict` are its `--db` and `--strict`.
 
 The whole session is one stored batch (source `python`; its id in pytest's summary), its items
 run concurrently under one adaptive limit while pytest reports them in order
@@ -32,25 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from parley.core.option_declarations import options_on
 from parley.tui.cli.run_option_help import RUN_OPTION_HELP
 
 if TYPE_CHECKING:
     from parley.tui.pytest_plugin.fixture import ParleyFixture
-
-OPTIONS: tuple[tuple[str, str], ...] = (
-    ("bot", "MODEL|python:MODULE:NAME"),
-    ("user", "MODEL"),
-    ("judge", "MODEL"),
-    ("trials", "K"),
-    ("concurrency", "N"),
-    ("seed", "SEED"),
-    ("max-turns", "N"),
-    ("timeout", "SECONDS"),
-    ("bot-timeout", "SECONDS"),
-    ("db", "PATH"),
-    ("rules", "DIR"),
-)
-"""`parley run`'s options the plugin takes, as `--parley-NAME`, with their metavars."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,17 +48,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Collect parley's profile, playbook and scenario files (YAML, JSON) under the given paths as tests, "
         "one per spec and trial; without it no such file is collected.",
     )
-    for name, metavar in OPTIONS:
+    for declared in options_on("plugin"):
         group.addoption(
-            f"--parley-{name}", dest=f"parley_{name.replace('-', '_')}", default=None, metavar=metavar, help=RUN_OPTION_HELP[name]
+            declared.plugin_flag,
+            dest=declared.plugin_dest,
+            default=None,
+            metavar=declared.metavar or declared.name.upper(),
+            help=declared.help,
         )
+    group.addoption("--parley-db", dest="parley_db", default=None, metavar="PATH", help=RUN_OPTION_HELP["db"])
     group.addoption("--parley-strict", action="store_true", default=False, help=RUN_OPTION_HELP["strict"])
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("parley") or any(config.getoption(f"parley_{n.replace('-', '_')}") is not None for n, _ in OPTIONS):
-        from parley.tui.pytest_plugin.options import read_options
+    dests = ["parley_db", *(o.plugin_dest for o in options_on("plugin"))]
+    if config.getoption("parley") or any(config.getoption(dest) is not None for dest in dests):
+        from parley.tui.pytest_plugin.options import read_options, refuse_values_taken_for_paths
 
+        # `--parley-db PATH` must not move the rootdir
+        refuse_values_taken_for_paths(config, ["db", *(o.plugin_flag.removeprefix("--parley-") for o in options_on("plugin"))])
         read_options(config)  # a bad value is a usage error now, before anything is collected
 
 

@@ -14,9 +14,10 @@ Outcomes map honestly:
 | passed | passed |
 | failed, bot_error | failed: the failing checks with their reasons and evidence, the last turns |
 | unverified, user_fault, cancelled | skipped with the reason (`--parley-strict`: unverified and user_fault fail) |
-| infrastructure_error, user_error, evaluation_error | error (at setup): the run broke, nobody's verdict on the bot |
+| infrastructure_error, user_error, evaluation_error, error, unevaluated | error (at setup): the run broke, nobody's verdict on the bot |
 
-so pytest's `--junitxml` carries them to CI as failures, skips and errors.
+so pytest's `--junitxml` carries them to CI as failures, skips and errors (the `pytest` column of
+parley.core.records.OUTCOME_KINDS).
 """
 
 from __future__ import annotations
@@ -37,12 +38,6 @@ if TYPE_CHECKING:
     from parley.core.records import ConversationSpec
 
 __all__ = ["ParleyFile", "ParleyItem", "collect_file", "pytest_result"]
-
-PASSED = frozenset({"passed"})
-FAILED = frozenset({"failed", "bot_error"})
-SKIPPED = frozenset({"unverified", "user_fault", "cancelled"})
-STRICT_FAILED = frozenset({"unverified", "user_fault"})
-"""What `--parley-strict` fails, as `parley run --strict` does."""
 
 _PLAN = pytest.StashKey["Plan"]()
 
@@ -130,14 +125,12 @@ class ConversationFailed(Exception):
 
 
 def pytest_result(outcome: str, *, strict: bool) -> str:
-    """What a conversation's outcome is in pytest: passed, failed, skipped or error (see the module doc)."""
-    if outcome in PASSED:
-        return "passed"
-    if outcome in FAILED or (strict and outcome in STRICT_FAILED):
-        return "failed"
-    if outcome in SKIPPED:
-        return "skipped"
-    return "error"
+    """What a conversation's outcome is in pytest: passed, failed, skipped or error (see the module
+    doc; each outcome's row in parley.core.records.OUTCOME_KINDS says it); `strict` fails what
+    `parley run --strict` fails."""
+    from parley.core.records import pytest_kind
+
+    return pytest_kind(outcome, strict=strict)
 
 
 def _skip(item: pytest.Item, reason: str) -> None:
@@ -188,8 +181,8 @@ def _skip_reason(result: ConversationResult) -> str:
     """One line: the outcome and why (the simulator's first fault, a cancelled run's error)."""
     reason = result.explain().splitlines()[0]
     verdict = result.verdict
-    if verdict is not None and verdict.user_faults:
-        fault = verdict.user_faults[0]
+    if verdict is not None and verdict.blamed_faults:
+        fault = verdict.blamed_faults[0]
         reason += f": {fault.kind}: {fault.reason}"
     elif result.conversation.error:
         reason += f": {result.conversation.error}"

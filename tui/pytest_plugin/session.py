@@ -42,19 +42,7 @@ def batch_session(config: pytest.Config) -> Any:
     if _SESSION not in config.stash:
         from parley.core.library import BatchSession
 
-        o = read_options(config)
-        config.stash[_SESSION] = BatchSession(
-            bot=o.bot,
-            user=o.user,
-            judge=o.judge,
-            trials=o.trials,
-            concurrency=o.concurrency,
-            max_turns=o.max_turns,
-            timeout_s=o.timeout_s,
-            bot_timeout_s=o.bot_timeout_s,
-            db=o.db,
-            rules=o.rules,
-        )
+        config.stash[_SESSION] = BatchSession(**read_options(config).session_keywords())
     return config.stash[_SESSION]
 
 

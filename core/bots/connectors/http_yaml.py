@@ -278,7 +278,7 @@ class HttpYamlConnector(HttpConnector):
         return await self.call(endpoint.method, url, json=payload, headers=headers, timeout_s=endpoint.timeout)
 
     async def _session_id(self, ctx: BotContext) -> str:
-        known = ctx.session.get("http_session")
+        known: str | None = ctx.session.get("http_session")
         if known is not None:
             return known
         session = f"parley-{uuid.uuid4().hex}"

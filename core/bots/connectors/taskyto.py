@@ -38,10 +38,10 @@ def taskyto_message(reply: Any, *, name: str = SCHEME) -> str:
             why = reply.get("debug_msg") or reply.get("error") or "success: 0"
             raise ConnectorError(f"{name}: the chatbot reported an error: {excerpt(str(why))}")
         data = reply.get("data")
-        if isinstance(data, dict) and isinstance(data.get("message"), str):
-            return data["message"]
-        if isinstance(reply.get("message"), str):
-            return reply["message"]
+        if isinstance(data, dict) and isinstance(message := data.get("message"), str):
+            return message
+        if isinstance(message := reply.get("message"), str):
+            return message
     raise ConnectorError(f"{name}: no `message` (or `data.message`) in the reply: {excerpt(json.dumps(reply))}")
 
 

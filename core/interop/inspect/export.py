@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 INSTALL_HINT = "inspect export needs inspect_ai: pip install 'parley[inspect]'"
 LogFormat = Literal["eval", "json"]
 
-_STATUS = {
+_STATUS: dict[str, Literal["started", "success", "cancelled", "error"]] = {
     "completed": "success",
     "failed": "error",
     "cancelled": "cancelled",

@@ -46,6 +46,7 @@ from parley.core.errors import ParleyError
 from parley.core.interop.inspect.messages import messages_to_inspect
 from parley.core.interop.inspect.models import InspectRoles
 from parley.core.interop.inspect.scores import conversation_metadata, sample_input, spec_metadata, verdict_scores
+from parley.core.option_declarations import option
 from parley.core.records import Conversation, ConversationSpec, Verdict
 from parley.core.specs import SHIPPED_DIR, load_specs
 
@@ -93,10 +94,10 @@ def load_task_specs(profiles: str | list[str], seed: int = 0) -> list[Conversati
 def parley_task(
     profiles: str = "profiles/",
     bot: str = "model",
-    seed: int = 0,
-    trials: int = 1,
-    max_turns: int = 30,
-    timeout_s: float = 90.0,
+    seed: int = option("seed").default,
+    trials: int = option("trials").default,
+    max_turns: int = option("max_turns").default,
+    timeout_s: float = option("timeout_s").default,
 ) -> Task:
     """parley's specs as samples, each conversation run by parley's engine (see the module doc).
 

@@ -270,11 +270,7 @@ def run_child(
                 BatchFinished(
                     batch_id=prepared.id,
                     status="failed",
-                    done=0,
                     total=prepared.total,
-                    passed=0,
-                    failed=0,
-                    errors=0,
                     elapsed_s=0.0,
                     error=str(exc),
                 )

@@ -64,7 +64,7 @@ from parley.tui.app.widgets.score_histogram import ScoreHistogram
 
 if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
-    from parley.core.records import BatchFinished, BatchRecord, ConversationRow, Progress, UnreadableBatch
+    from parley.core.records import BatchFinished, BatchRecord, ConversationRow, OutcomeCounts, Progress, UnreadableBatch
     from parley.core.rules import RuleSummary
     from parley.core.store import BatchRow
 
@@ -99,7 +99,7 @@ DRAW_INTERVAL_S = 0.1  # a running batch is drawn at most ten times a second
 LIST_INTERVAL_S = 1.0
 FREEZE_INTERVAL_S = 1.0  # how often a running batch's rows so far are frozen (tui/app/heap.py)
 SEARCH_DELAY_S = 0.3
-FILTER_PLACEHOLDER = "text profile: stop: score:<3"
+FILTER_PLACEHOLDER = "(/) text profile: stop: score:<3 · s sorts"
 ANY_OUTCOME = "Any outcome"
 
 
@@ -110,22 +110,23 @@ def batch_cells(row: BatchRow | UnreadableBatch) -> tuple[str, ...]:
 
     if isinstance(row, UnreadableBatch):  # a damaged row: what it is, and why, in its place
         return (row.id[:12], (row.created_at or "-")[:16], "unreadable", row.reason, *["-"] * 7)
-    b, s = row.batch, row.summary
-    return _cells(b, s.done, s.passed, s.failed, s.bot_errors, s.apart, s.errors)
+    return _cells(row.batch, row.summary)
 
 
 def live_cells(row: BatchRow, p: Progress) -> tuple[str, ...]:
     """The running batch's row with the runner's live counts (parley.core.records.Progress):
     its stored summary is shown again once it ends."""
-    return _cells(row.batch, p.done, p.passed, p.failed - p.bot_errors, p.bot_errors, p.unverified + p.user_faults, p.errors, "running")
+    return _cells(row.batch, p, "running")
 
 
-def _cells(
-    b: BatchRecord, done: int, passed: int, failed: int, bot_errors: int, apart: int, errors: int, status: str | None = None
-) -> tuple[str, ...]:
+def count_cells(c: OutcomeCounts) -> list[str]:
+    """Done, Passed, Failed, Bot errors, Apart, Errors: the list's counts, as every surface names them."""
+    return [str(n) for n in (c.done, c.passed, c.failed, c.bot_errors, c.apart, c.errors)]
+
+
+def _cells(b: BatchRecord, counts: OutcomeCounts, status: str | None = None) -> tuple[str, ...]:
     created = b.created_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    counts = (done, passed, failed, bot_errors, apart, errors)
-    return (b.id[:12], created, status or b.status, ", ".join(b.sources), str(b.planned), *(str(n) for n in counts))
+    return (b.id[:12], created, status or b.status, ", ".join(b.sources), str(b.planned), *count_cells(counts))
 
 
 def _eta(seconds: float | None) -> str:
@@ -138,17 +139,22 @@ def _eta(seconds: float | None) -> str:
 class BatchesPane(Pane):
     """The batches on top; the progress of the running one; its results and score histogram."""
 
+    # What the footer shows fits 80 columns: the keys that act on the shown batch; `u` only when it
+    # has rules over pairs or the batch, `x` only while a batch runs (their twins below answer the
+    # key otherwise). The filter and the sort are on screen, with their keys in the filter field's
+    # placeholder; reloading is rarely needed (the list follows the store).
     BINDINGS = [
-        Binding("b", "mark_base", "Mark base"),
         Binding("c", "compare", "Compare"),
-        Binding("x", "cancel_batch", "Stop batch"),
-        Binding("ctrl+r", "reload", "Reload"),
-        Binding("slash", "focus_filter", "Filter"),
-        Binding("s", "next_sort", "Sort"),
-        Binding("u", "show_rules", "Rules", show=False),  # the status line offers it when the batch has any
-        # Last: on an 80-column footer the filter and sort keys keep their place.
+        Binding("b", "mark_base", "Base"),
         Binding("R", "rescore", "Re-score"),
         Binding("h", "html_report", "Report"),
+        Binding("u", "show_rules", "Rules"),
+        Binding("u", "no_rules", "Rules", show=False),
+        Binding("x", "cancel_batch", "Stop"),
+        Binding("x", "nothing_running", "Stop", show=False),
+        Binding("slash", "focus_filter", "Filter", show=False),
+        Binding("s", "next_sort", "Sort", show=False),
+        Binding("ctrl+r", "reload", "Reload", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -299,6 +305,7 @@ class BatchesPane(Pane):
             self.shown_batch = batch_id
             self._status()
         self.shown_batch = batch_id
+        self.refresh_bindings()  # `u` follows the shown batch's rules
         self.query_one("#batch-progress-row").display = batch_id == self.running_batch
         if batch_id == self.running_batch:
             return  # its rows are the feed's
@@ -307,7 +314,7 @@ class BatchesPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
         from parley.core.reports import batch_summary, rates_line, short_counts
-        from parley.core.store import UnreadableBatchError, batch_rule_summaries
+        from parley.core.store import UnreadableBatchError, batch_rule_summaries, not_read
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
@@ -320,6 +327,9 @@ class BatchesPane(Pane):
             rates, summary = str(exc), None
         if summary is not None:
             rates, counts = rates_line(summary), short_counts(summary)
+            unread = not_read(store, batch_id)
+            if unread:
+                rates += f" · {unread.note}"
         self.post_message(BatchRowsLoaded(batch_id, rows, rates, counts, rules, labels))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
@@ -332,6 +342,7 @@ class BatchesPane(Pane):
         self._show_results()
         self.rates = f"{message.rates} · {message.counts}" if message.counts else message.rates
         self.rules = (message.batch_id, list(message.rules), dict(message.rule_labels)) if message.rules else None
+        self.refresh_bindings()  # `u` shows for a batch with rules
         if self.ended is not None and self.ended[0] == message.batch_id:  # the run's last line, with its summary's counts
             batch_id, text, error = self.ended
             first, _, rest = text.partition("\n")
@@ -456,6 +467,7 @@ class BatchesPane(Pane):
         if checked:  # the check before launch: a model its endpoint does not list
             self.notify("\n".join(checked), title="Warnings", severity="warning", markup=False)
         self.feed = BatchFeed(prepared.id, placement=self.parley.placement)
+        self.refresh_bindings()  # `x` shows while it runs
         self._run(self.feed, prepared)
         if self._timer is None:
             self._timer = self.set_interval(DRAW_INTERVAL_S, self._draw)
@@ -468,7 +480,9 @@ class BatchesPane(Pane):
         try:
             feed.run(self.parley.store(), prepared)
         except Exception as exc:  # the runner never raises for a conversation; this is the run itself
-            self.post_message(BatchRunEnded(prepared.id, "failed", 0, prepared.total, 0, 0, 0, f"{type(exc).__name__}: {exc}"))
+            from parley.core.records import OutcomeCounts
+
+            self.post_message(BatchRunEnded(prepared.id, "failed", prepared.total, OutcomeCounts.of(), f"{type(exc).__name__}: {exc}"))
             raise
 
     def _draw(self) -> None:
@@ -500,17 +514,15 @@ class BatchesPane(Pane):
             self.notify(f"Concurrency now {limit}: {reason}", title="Batch", timeout=4)
         if update.finished is not None:
             e = self.feed_result = update.finished
-            self.post_message(
-                BatchRunEnded(e.batch_id, e.status, e.done, e.total, e.passed, e.failed, e.errors, e.error, e.unverified, e.user_faults)
-            )
+            self.post_message(BatchRunEnded(e.batch_id, e.status, e.total, e, e.error))
 
     def _progress(self, p: Progress) -> None:
         self.progress = p
         self.query_one("#batch-progress", ProgressBar).update(total=p.total, progress=p.done)
         stopping = " · stopping (x again cancels now)" if self.stop_requests == 1 else ""
         self._counts(
-            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed - p.bot_errors:,} failed · {plural(p.bot_errors, 'bot error')}"
-            f" · {p.unverified + p.user_faults:,} apart · {plural(p.errors, 'error')}"
+            f"{p.done:,}/{p.total:,} done · {p.passed:,} passed · {p.failed:,} failed · {plural(p.bot_errors, 'bot error')}"
+            f" · {p.apart:,} apart · {plural(p.errors, 'error')}"
             f" · {p.rate_per_s:.1f}/s · ETA {_eta(p.eta_s)} · concurrency {p.concurrency}{stopping}"
         )
         # The list's Done, Passed... move with it: at once when Done first leaves 0, then at most
@@ -530,14 +542,7 @@ class BatchesPane(Pane):
         self._list_drawn, self._list_done = time.monotonic(), p.done
         index = self.batch_ids.index(self.running_batch)
         cells = list(self.table.full_row(index))
-        cells[5:11] = [
-            str(p.done),
-            str(p.passed),
-            str(p.failed - p.bot_errors),
-            str(p.bot_errors),
-            str(p.unverified + p.user_faults),
-            str(p.errors),
-        ]
+        cells[5:11] = count_cells(p)
         cells[2] = "running"
         self.table.set_text_row(index, cells)
 
@@ -550,12 +555,13 @@ class BatchesPane(Pane):
             self._apply(rest)
         self.running_batch = None
         self.feed = None
+        self.refresh_bindings()
         if self._timer is not None:
             self._timer.pause()
         self.query_one("#batch-progress", ProgressBar).update(total=message.total, progress=message.done)
         # The counts follow from the batch's summary, read from the store with its rows.
         text = f"{message.status}: {message.done:,}/{message.total:,} done"
-        error = message.error or (self.last_error if message.errors else None)
+        error = message.error or (self.last_error if message.counts.errors else None)
         if error:
             text += f"\n{'failed' if message.status == 'failed' else 'last error'}: {error}"
         failed = message.status == "failed" or bool(message.error)
@@ -623,6 +629,23 @@ class BatchesPane(Pane):
         self.app.push_screen(SessionScreen(message.detail, export=export))
 
     # ---- actions ----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`u` and `x` are shown (and answer) only when there is something to show or stop;
+        their twins (`no_rules`, `nothing_running`) answer the key otherwise."""
+        has_rules = self.rules is not None and self.rules[0] == self.shown_batch
+        running = self.feed is not None
+        if action in ("show_rules", "no_rules"):
+            return has_rules == (action == "show_rules")
+        if action in ("cancel_batch", "nothing_running"):
+            return running == (action == "cancel_batch")
+        return True
+
+    def action_no_rules(self) -> None:
+        self.notify("This batch has no rules over pairs of conversations or over the batch (parley run --rules DIR).")
+
+    def action_nothing_running(self) -> None:
+        self.notify("No batch is running.")
 
     def action_cancel_batch(self) -> None:
         feed = self.feed

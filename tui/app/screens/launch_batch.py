@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 from textual.worker import Worker
 
+from parley.core.option_declarations import option
 from parley.tui.app.messages import BatchLaunchRefused, BatchPrepared
 
 if TYPE_CHECKING:
@@ -95,12 +96,13 @@ class LaunchBatchScreen(PreparingForm):
                 for role in ("bot", "user", "judge"):
                     yield Label(f"{role.capitalize()} model")
                     yield Input("offline", placeholder="offline, openai/gpt-4o-mini, openrouter/…", id=f"launch-{role}")
-                yield Label("Concurrency")
-                yield Input("4", type="integer", id="launch-concurrency")
-                yield Label("Trials")
-                yield Input("1", type="integer", id="launch-trials")
-                yield Label("Seed")
-                yield Input(str(self.seed), type="integer", id="launch-seed")
+                for name, value in (
+                    ("concurrency", option("concurrency").default),
+                    ("trials", option("trials").default),
+                    ("seed", self.seed),
+                ):
+                    yield Label(name.capitalize())
+                    yield Input(str(value), type="integer", id=f"launch-{name}")
             yield Static(Content(""), id="launch-error")
             with Horizontal(id="launch-buttons"):
                 yield Button("Launch", variant="primary", id="launch-go")
@@ -129,20 +131,26 @@ class LaunchBatchScreen(PreparingForm):
         """The form as BatchOptions; ValueError says which field is wrong."""
         from pydantic import ValidationError
 
-        from parley.core.records import BatchOptions, LoadOptions, RoleModels
+        from parley.core.records import BatchOptions
 
-        numbers: dict[str, int] = {}
-        for name, least in (("concurrency", 1), ("trials", 1), ("seed", 0)):
+        values: dict[str, object] = {}
+        for name in ("concurrency", "trials", "seed"):
+            declared = option(name)
             try:
-                numbers[name] = int(self._value(name))
+                number = int(self._value(name))
             except ValueError:
                 raise ValueError(f"{name.capitalize()} must be a whole number.") from None
-            if numbers[name] < least:
-                raise ValueError(f"{name.capitalize()} must be at least {least}.")
-        models = {role: self._value(role) or "offline" for role in ("bot", "user", "judge")}
+            least, most = declared.minimum, declared.maximum
+            if least is not None and number < least:
+                raise ValueError(f"{name.capitalize()} must be at least {least:g}.")
+            if most is not None and number > most:
+                raise ValueError(f"{name.capitalize()} must be at most {most:g}.")
+            values[name] = number
+        for role in ("bot", "user", "judge"):
+            values[role] = self._value(role) or option(role).default
+        values["personality_dirs"] = list(getattr(self.app, "personality_dirs", []))
         try:
-            folders = [str(d) for d in getattr(self.app, "personality_dirs", [])]
-            return BatchOptions(models=RoleModels(**models), loading=LoadOptions(personality_dirs=folders), **numbers)
+            return BatchOptions.from_values(values)
         except ValidationError as exc:
             raise ValueError("; ".join(str(e["msg"]) for e in exc.errors())) from None
 
