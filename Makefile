@@ -85,22 +85,22 @@ test: check
 # import hook, so they read the sources through a view that puts core/, tui/, mockapi/ and
 # profiles/ under parley/, and core/api/ as parley/api/ (symlinks in .venv/src-view).
 VIEW := $(VENV)/src-view
-$(VIEW)/parley/api: | $(BIN)/python
+$(VIEW)/parley/worlds: | $(BIN)/python
 	mkdir -p $(VIEW)/parley
-	for d in core tui mockapi profiles; do ln -sfn ../../../$$d $(VIEW)/parley/$$d; done
+	for d in core tui mockapi profiles worlds; do ln -sfn ../../../$$d $(VIEW)/parley/$$d; done
 	ln -sfn ../../../core/api $(VIEW)/parley/api
 
-check: $(VENV)/.installed-dev $(VIEW)/parley/api
+check: $(VENV)/.installed-dev $(VIEW)/parley/worlds
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.api -p parley.core -p parley.mockapi -p parley.tui
+	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.api -p parley.core -p parley.mockapi -p parley.tui -p parley.worlds
 	PYTHONPATH=$(VIEW) $(BIN)/lint-imports
 	$(BIN)/mkdocs build --strict --quiet
 
 # The documentation site (mkdocs.yml, docs/) into site/: the CLI and REST references generated
 # from the code as it builds (docs/hooks/), the Python API from the faces' docstrings, read
 # through the same view; nothing is fetched. Open site/index.html, or `.venv/bin/mkdocs serve`.
-docs: $(VENV)/.installed-docs $(VIEW)/parley/api
+docs: $(VENV)/.installed-docs $(VIEW)/parley/worlds
 	$(BIN)/mkdocs build --strict
 
 # The app's screenshots in docs/images/ (and the README's), taken from real runs: the app through

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnCompleted
 from parley.core.bots.bot_files import read_bot_file
-from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER
+from parley.core.bots.bot_prompt import EMPTY_REPLY_TEXT, END_MARKER
 from parley.core.errors import ConfigError
 from parley.core.models import ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, estimate_messages, fit_messages, prompt_budget

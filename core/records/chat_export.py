@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.records.chat import ChatMessage, Usage
 from parley.core.records.tools import ToolCallRecord
-from parley.mockapi.schema import WorldState
+from parley.core.records.world_state import WorldDiff
 
 
 class SessionMetrics(BaseModel):
@@ -35,8 +35,11 @@ class ChatExport(BaseModel):
     customer_id: str
     bot_model: str
     today: datetime.date
+    world: str = "orders"
+    """The world the chat ran on (its name, or the path of its file)."""
     system_prompt: str | None
     messages: list[ChatMessage]
     tool_calls: list[ToolCallRecord]
     metrics: SessionMetrics
-    world_state: WorldState
+    world_state: WorldDiff
+    """What the chat changed in its world."""

@@ -47,6 +47,7 @@ DEFAULT_MIN_SCORE = 2
 handled, or handled wrongly)."""
 
 CheckKind = Literal[
+    "record_state",
     "order_status",
     "unchanged_others",
     "tool_called",
@@ -63,8 +64,9 @@ CheckKind = Literal[
     "rule",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
-- order_status: a named order ends in the status the profile expects (a world check);
-- unchanged_others: no order changed that the customer did not ask for or the policy forbids (a world check);
+- record_state: a named record of the world ends with the fields the file expects (a world check);
+- order_status: what record_state was called in batches stored before worlds were declared;
+- unchanged_others: no record changed that the customer did not ask for or the policy forbids (a world check);
 - tool_called / tool_not_called: the bot called (or never called) a tool;
 - bot_says / bot_never_says: a bot message matches (or none matches) a regex;
 - playbook_assertion: a playbook step's assertion (expect_tool, expect_bot_regex, a judge checkpoint);

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 Row = dict[str, Any]
 ChangeKind = Literal["inserted", "updated", "deleted"]
@@ -80,7 +80,11 @@ class RuleViolation(BaseModel):
 
 class WorldDiff(BaseModel):
     """A world at the end of a conversation: what changed against its template, and the final rows
-    of the records the checks watch."""
+    of the records the checks watch.
+
+    Conversations stored before worlds were declared kept the order world's state (`today`, every
+    order's `statuses`, the `audit` trail); read back, such a state becomes this diff: each audit
+    row's change of status, and every order's final status as a watched row (`orders/ID`)."""
 
     world: str = "orders"
     """The world's name (parley.core.world's registry)."""
@@ -89,6 +93,13 @@ class WorldDiff(BaseModel):
     watched: dict[str, Row | None] = Field(default_factory=dict)
     """`table/key` -> the record's final row (None: it does not exist), for every record a check
     of the conversation names."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_order_state(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "statuses" in data and "changes" not in data:
+            return diff_of_order_state(data)
+        return data
 
     def change_of(self, table: str, key: str) -> RecordChange | None:
         for change in self.changes:
@@ -108,3 +119,33 @@ class WorldDiff(BaseModel):
     def record_changes(self) -> list[RecordChange]:
         """The changes to records (a log table's rows left out)."""
         return [change for change in self.changes if not change.log]
+
+
+def diff_of_order_state(state: dict[str, Any]) -> dict[str, Any]:
+    """The diff of an order world's state as it was stored before worlds were declared (see
+    WorldDiff): the audit trail's status changes, and every order's final status watched."""
+    audit = [row for row in state.get("audit") or [] if isinstance(row, dict)]
+    first: dict[str, dict[str, Any]] = {}
+    for row in audit:
+        first.setdefault(str(row.get("order_id")), row)
+    statuses = {str(k): v for k, v in (state.get("statuses") or {}).items()}
+    changes = [
+        {
+            "table": "orders",
+            "key": order_id,
+            "owner": row.get("customer_id"),
+            "before": {"status": row.get("old_status")},
+            "after": {"status": statuses.get(order_id, row.get("new_status"))},
+        }
+        for order_id, row in first.items()
+    ]
+    changes += [
+        {"table": "audit", "key": str(n), "owner": row.get("customer_id"), "after": {k: v for k, v in row.items()}, "log": True}
+        for n, row in enumerate(audit, start=1)
+    ]
+    return {
+        "world": "orders",
+        "today": state.get("today"),
+        "changes": changes,
+        "watched": {f"orders/{order_id}": {"status": status} for order_id, status in statuses.items()},
+    }

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         steps_problem,
     )
     from parley.core.specs.profile_loader import check_profile_text, load_profile, read_personality
-    from parley.core.specs.profile_validation import CUSTOMER_ID_RE, did_you_mean
+    from parley.core.specs.profile_validation import did_you_mean
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
     from parley.core.specs.sources import SpecSet, load_specs, load_specs_as, read_profile
@@ -45,7 +45,6 @@ __all__ = [
     "check_profile_text",
     "load_profile",
     "BACKTRACKING_MAX_CHARS",
-    "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",
     "ExpectToolStep",
     "FilePlaces",

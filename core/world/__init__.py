@@ -10,8 +10,18 @@ if TYPE_CHECKING:
     from parley.core.world.checking import world_problems
     from parley.core.world.comparison import FieldDifference, RecordDifference, StateComparison, compare_states, compare_values
     from parley.core.world.database import WorldClock, WorldCopy, WorldDB, WorldTemplate
-    from parley.core.world.declaration import ACTIONS, ConversationIdentity, Rule, RuleCall, SessionIdentity, WorldDefinition
+    from parley.core.world.declaration import (
+        ACTIONS,
+        ChatCommand,
+        ChatView,
+        ConversationIdentity,
+        Rule,
+        RuleCall,
+        SessionIdentity,
+        WorldDefinition,
+    )
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
+    from parley.core.world.facts import world_facts
     from parley.core.world.order_world import AuditEntry, World, WorldState, new_world, world_client, world_template
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
@@ -20,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTIONS",
+    "ChatCommand",
+    "ChatView",
     "AuditEntry",
     "BUILT_IN",
     "COLUMN_TYPES",
@@ -59,6 +71,7 @@ __all__ = [
     "result_text",
     "tool",
     "world_client",
+    "world_facts",
     "world_problems",
     "world_template",
 ]

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTIONS",
+    "ChatCommand",
+    "ChatView",
     "ConversationIdentity",
     "Rule",
     "RuleCall",
@@ -116,6 +118,33 @@ class Rule:
     check: Callable[[RuleCall], str | None]
 
 
+@dataclass(frozen=True)
+class ChatView:
+    """What a slash command of the live chat shows of a world: a table, a text or a record."""
+
+    kind: Literal["table", "text", "json"]
+    title: str | None = None
+    columns: Sequence[str] = ()
+    rows: Sequence[Sequence[str]] = ()
+    text: str | None = None
+    data: Any = None
+
+
+@dataclass(frozen=True)
+class ChatCommand:
+    """A slash command a world adds to the live chat (`/orders` in the order world): `show` is given
+    the conversation's database, its customer and the argument, and returns what to show;
+    `Refused` says why it cannot (an unknown record)."""
+
+    name: str
+    usage: str
+    summary: str
+    show: Callable[[WorldDB, datetime.date, str, str | None], ChatView]
+    argument: str | None = None
+    """What the required argument is ("an order id"), or None when it takes none or an optional one."""
+    example: str | None = None
+
+
 OpenCopyHook = Callable[["WorldDB", datetime.date, Callable[[], datetime.datetime]], Mapping[str, Any]]
 BuildHook = Callable[[sqlite3.Connection, datetime.date, dict[str, Sequence[Mapping[str, Any]]]], None]
 
@@ -142,6 +171,9 @@ class WorldDefinition:
     """Objects a tool needs per conversation (a store of the world's own), put in ctx.extras."""
     source: str = ""
     """Where the world was declared (a file's path), for messages."""
+    chat_commands: Sequence[ChatCommand] = ()
+    """Slash commands the live chat gains on this world (beside /tables, /table and /record, which
+    every world has)."""
     hooks: dict[str, Any] = field(default_factory=dict)
     """What a world offers the engine beyond its declarations, by name (the order world's offline
     bot, its phrasebook for the offline customer, its spelling `expect.orders`); the engine asks for

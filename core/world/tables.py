@@ -71,6 +71,9 @@ class Table:
     into columns (the order world's `placed_days_ago`)."""
     fixed_keys: bool = False
     """True: a file's override may change this table's records but not add new ones."""
+    state_field: str | None = None
+    """The column that says where a record stands (an order's status): a file may expect it as
+    `expect: {TABLE: {KEY: VALUE}}`, and reports name a record's state by it."""
     declared_at: str = field(default="", compare=False)
     """`file:line` where the table was declared, for messages (found when it is made)."""
 
@@ -96,6 +99,10 @@ class Table:
             found.append(
                 f"table {self.name}: owner names a missing column {self.owner!r}{did_you_mean(self.owner, self.columns)}"
                 ' (a column, "key", a function of the row, or None)'
+            )
+        if self.state_field is not None and self.columns and self.state_field not in self.columns:
+            found.append(
+                f"table {self.name}: state_field names a missing column {self.state_field!r}{did_you_mean(self.state_field, self.columns)}"
             )
         for name in self.free_text:
             if self.columns and name not in self.columns:

@@ -67,7 +67,9 @@ COMMANDS: dict[str, Listed] = {
     "serve-bot": Listed(
         "parley.tui.cli.serve_bot_command:serve_bot", "Serve the built-in order bot behind a Rasa-compatible REST webhook."
     ),
-    "worlds": Listed("parley.tui.cli.worlds_command:worlds", "The worlds a bot acts on: list them, show one, check one you wrote, serve one."),
+    "worlds": Listed(
+        "parley.tui.cli.worlds_command:worlds", "The worlds a bot acts on: list them, show one, check one you wrote, serve one."
+    ),
     "submit": Listed("parley.tui.cli.service_client:submit", "Launch a batch on a running parley service."),
     "status": Listed("parley.tui.cli.service_client:status", "Show a batch's status and progress on a running parley service."),
     "fetch": Listed("parley.tui.cli.service_client:fetch", "Download a batch's results from a running parley service."),

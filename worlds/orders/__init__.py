@@ -23,10 +23,18 @@ import sqlite_utils
 from parley.core.world import SessionIdentity, Table, WorldDB, WorldDefinition
 from parley.mockapi.order_store import OrderStore, load_fixture
 from parley.mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN
-from parley.worlds.orders.prompt import POLICY, build_system_prompt
+from parley.worlds.orders.chat import CHAT_COMMANDS, normalize_customer_id
+from parley.worlds.orders.overrides import OVERRIDE_INPUTS, order_date_problem, order_override_problems
+from parley.worlds.orders.prompt import CANCELLATION_WINDOW_DAYS, POLICY, build_system_prompt
 from parley.worlds.orders.tools import STORE, TOOLS
 
 __all__ = ["DEFAULT_CUSTOMER", "ORDER_STATUSES", "WORLD", "make_tables"]
+
+FALLBACK = (
+    "I'm sorry, I didn't understand that. I can track an order, list your orders, "
+    f"or cancel an order placed within the last {CANCELLATION_WINDOW_DAYS} days."
+)
+"""The one sentence the order world's offline bot says when it does not understand."""
 
 DEFAULT_CUSTOMER = "C-100"
 ORDER_STATUSES = ("pending", "processing", "shipped", "delivered", "cancelled")
@@ -45,6 +53,7 @@ def make_tables() -> list[Table]:
             columns={"id": "text", "name": "text", "email": "text"},
             owner="key",
             id_pattern=_pattern(CUSTOMER_ID_PATTERN),
+            fixed_keys=True,
             description="The shop's customers.",
         ),
         Table(
@@ -63,6 +72,10 @@ def make_tables() -> list[Table]:
             },
             owner="customer_id",
             id_pattern=_pattern(ORDER_ID_PATTERN),
+            state_field="status",
+            choices={"status": ORDER_STATUSES},
+            fixed_keys=True,
+            inputs=OVERRIDE_INPUTS,
             description="Orders, each its customer's.",
         ),
         Table(
@@ -92,6 +105,14 @@ def _open_copy(db: WorldDB, today: datetime.date, clock: Callable[[], datetime.d
     return {STORE: OrderStore(sqlite_utils.Database(db.connection), clock=clock, today=today, in_memory=True)}
 
 
+def _offline_model() -> Any:
+    from parley.worlds.orders.offline_bot import OfflineOrderModel
+
+    return OfflineOrderModel()
+
+
+_offline_model.fallback = FALLBACK  # type: ignore[attr-defined]  # what fallback detection keys on, known before the model is made
+
 WORLD = WorldDefinition(
     name="orders",
     description="A small shop's orders: track, list and cancel them (the mock order API)",
@@ -102,5 +123,12 @@ WORLD = WorldDefinition(
     actions={"cancel_order": "cancel"},
     build=_build,
     open_copy=_open_copy,
-    hooks={"system_prompt": build_system_prompt},
+    chat_commands=CHAT_COMMANDS,
+    hooks={
+        "customer_id": normalize_customer_id,
+        "system_prompt": build_system_prompt,
+        "offline_model": _offline_model,
+        "override_problems": order_override_problems,
+        "date_problem": order_date_problem,
+    },
 )

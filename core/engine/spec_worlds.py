@@ -1,0 +1,61 @@
+"""The world each planned conversation runs on: found by the name or path its file gave (relative to
+the file's folder; the default world when it named none), built once per (world, date, rows) as a
+template image, and copied per conversation."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections import OrderedDict
+from pathlib import Path
+
+from parley.core.records import ConversationSpec, WorldSpec
+from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, load_world
+
+__all__ = ["WORLD_TEMPLATES_KEPT", "WorldTemplates", "customer_of", "world_of"]
+
+WORLD_TEMPLATES_KEPT = 32
+
+
+def world_of(spec: ConversationSpec | WorldSpec, source: str | None = None) -> WorldDefinition:
+    """The world a spec (or a `world:` block read from the file `source`) runs on."""
+    world = spec.world if isinstance(spec, ConversationSpec) else spec
+    where = spec.source if isinstance(spec, ConversationSpec) else source
+    base = Path(where).parent if where and not where.startswith("<") else None
+    return load_world(world.name, path=world.path, base_dir=base)
+
+
+def customer_of(spec: ConversationSpec, world: WorldDefinition) -> str:
+    """The customer a conversation runs as: the file's, else the world's default one."""
+    return spec.world.customer_id or world.identity.default or ""
+
+
+def today_of(spec: ConversationSpec, world: WorldDefinition, default_today: datetime.date) -> datetime.date:
+    """The world's date for a conversation: the file's, else the world's own, else the run's."""
+    return spec.world.today or world.today or default_today
+
+
+class WorldTemplates:
+    """World templates by (world, today, rows), the most recently used few kept."""
+
+    def __init__(self, keep: int = WORLD_TEMPLATES_KEPT) -> None:
+        self.keep = keep
+        self._templates: OrderedDict[tuple[int, datetime.date, str], WorldTemplate] = OrderedDict()
+
+    def template(self, spec: ConversationSpec, default_today: datetime.date) -> WorldTemplate:
+        world = world_of(spec)
+        today = today_of(spec, world, default_today)
+        key = (id(world), today, json.dumps(spec.world.rows, sort_keys=True, default=str))
+        template = self._templates.get(key)
+        if template is None:
+            template = WorldTemplate(world, today, spec.world.rows)
+            self._templates[key] = template
+            if len(self._templates) > self.keep:
+                self._templates.popitem(last=False)
+        else:
+            self._templates.move_to_end(key)
+        return template
+
+    def new_copy(self, spec: ConversationSpec, default_today: datetime.date) -> WorldCopy:
+        """A private copy of the spec's world."""
+        return self.template(spec, default_today).new_copy()
