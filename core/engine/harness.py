@@ -39,7 +39,7 @@ from parley.core.errors import ParleyError, ProviderError
 from parley.core.models import rate_limit_deadline
 from parley.core.records import ChatMessage, Conversation, StopReason, TurnTiming, Usage
 from parley.core.users import UserSimulator, UserTurn
-from parley.core.world import WorldTools
+from parley.core.world import WorldTools, record_ids
 
 if TYPE_CHECKING:
     from parley.core.world import WorldCopy
@@ -230,9 +230,20 @@ async def run_script(
         duration_s=time.perf_counter() - clock,
         stop_reason=stop,
         error=error,
-        final_state=world.diff(watched) if world is not None else None,
+        final_state=world.diff([*watched, *_named(world, session.transcript if session else [])]) if world is not None else None,
         metadata=meta,
     )
+
+
+def _named(world: WorldCopy, transcript: Sequence[ChatMessage]) -> list[str]:
+    """The records a conversation named (in what was said, in tool arguments and results): their
+    final rows are kept with its final state, so a claim about one can be held against it later."""
+    refs: list[str] = []
+    for message in transcript:
+        texts = [message.content or "", *(call.arguments for call in message.tool_calls)]
+        for text in texts:
+            refs += [f"{table}/{key}" for table, key in record_ids(world.world, text)]
+    return list(dict.fromkeys(refs))
 
 
 class SimulatedCustomer:

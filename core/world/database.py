@@ -252,7 +252,12 @@ class WorldCopy:
         rows: dict[str, dict[str, Any] | None] = {}
         for ref in watched:
             table, _, key = ref.partition("/")
-            rows[ref] = self.db.get(table, key) if table in self.tables else None
+            if table not in self.tables:
+                continue
+            row = self.db.get(table, key)
+            if row is None and key != key.strip().upper():  # as people write ids: "so-5001" is SO-5001
+                row = self.db.get(table, key.strip().upper())
+            rows[f"{table}/{row[self.tables[table].key]}" if row is not None else ref] = row
         return WorldDiff(world=self.world.name, today=self.today, changes=self.changes_since(0), watched=rows)
 
     def rows(self, table: str) -> list[dict[str, Any]]:

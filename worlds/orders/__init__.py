@@ -24,6 +24,7 @@ from parley.core.world import SessionIdentity, Table, WorldDB, WorldDefinition
 from parley.mockapi.order_store import OrderStore, load_fixture
 from parley.mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN
 from parley.worlds.orders.chat import CHAT_COMMANDS, normalize_customer_id
+from parley.worlds.orders.ids import find_ids
 from parley.worlds.orders.overrides import OVERRIDE_INPUTS, order_date_problem, order_override_problems
 from parley.worlds.orders.prompt import CANCELLATION_WINDOW_DAYS, POLICY, build_system_prompt
 from parley.worlds.orders.tools import STORE, TOOLS
@@ -126,6 +127,7 @@ WORLD = WorldDefinition(
     chat_commands=CHAT_COMMANDS,
     hooks={
         "customer_id": normalize_customer_id,
+        "find_ids": find_ids,
         "system_prompt": build_system_prompt,
         "offline_model": _offline_model,
         "override_problems": order_override_problems,
