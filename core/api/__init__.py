@@ -55,9 +55,10 @@ if TYPE_CHECKING:
         ConversationSpec,
         Expectations,
         JudgeSpec,
-        OrderOverride,
+        RecordChange,
         ToolCallRecord,
         Verdict,
+        WorldDiff,
     )
     from parley.core.world import (
         ConversationIdentity,
@@ -89,7 +90,6 @@ __all__ = [
     "Expectations",
     "Interval",
     "JudgeSpec",
-    "OrderOverride",
     "ParleyError",
     "ProfileError",
     "PythonBotError",
@@ -104,6 +104,8 @@ __all__ = [
     "ToolContext",
     "Tools",
     "Verdict",
+    "WorldDiff",
+    "RecordChange",
     "WorldDB",
     "WorldDefinition",
     "WorldTool",

@@ -35,8 +35,9 @@ class ChatExport(BaseModel):
     customer_id: str
     bot_model: str
     today: datetime.date
-    world: str = "orders"
-    """The world the chat ran on (its name, or the path of its file)."""
+    world: str | None = None
+    """The world the chat ran on (its name, or the path of its file; None in chats exported before
+    worlds were declared: the order world)."""
     system_prompt: str | None
     messages: list[ChatMessage]
     tool_calls: list[ToolCallRecord]

@@ -8,6 +8,7 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.specs.expansion import resolve_any_items
+    from parley.core.specs.file_world import FileWorld, world_problems_of
     from parley.core.specs.json_positions import load_positioned
     from parley.core.specs.places import FilePlaces
     from parley.core.specs.playbook import (
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "FileWorld",
+    "world_problems_of",
     "check_profile_text",
     "load_profile",
     "BACKTRACKING_MAX_CHARS",

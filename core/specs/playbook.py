@@ -269,7 +269,7 @@ def _read_steps(value: Any, reading: Reading) -> list[Any]:
 
 def _read_step(item: Any, seen_user: bool, reading: Reading) -> _Step:
     if not isinstance(item, dict) or not item:
-        fail(f"expected a step such as {{user: 'Where is ORD-1003?'}} or {{expect_tool: track_order}}, got {describe(item)}")
+        fail(f"expected a step such as {{user: 'Where is my order?'}} or {{expect_tool: TOOL}}, got {describe(item)}")
     if len(item) > 1:
         keys = ", ".join(str(k) for k in item)
         fail(f"one step per list item, got {len(item)} keys ({keys}); start each step with '- '")

@@ -266,7 +266,7 @@ _COPIED = (
     (
         "tool_calls",
         "conversation_id, position, call_id, name, arguments_raw, arguments, customer_id, result, ok, refused, http_status, error, "
-        "latency_s, ignored_arguments",
+        "latency_s, ignored_arguments, world_effects",
     ),
 )
 """The rows `save_copy` copies from one conversation to its copy: every column, the id first."""
@@ -1060,6 +1060,7 @@ class Store:
                             "http_status": t["http_status"],
                             "latency_s": t["latency_s"],
                             "ignored_arguments": loads_list(t["ignored_arguments"]),
+                            **json.loads(t["world_effects"] or "{}"),
                         }
                         for t in tools.get(cid, [])
                     ],

@@ -61,7 +61,7 @@ class SessionIdentity:
     job, and parley decides when it did not. `customers` names the table whose keys are customer
     ids; `default` the customer a file that names none runs as."""
 
-    customers: str = "customers"
+    customers: str
     default: str | None = None
     bound: bool = True
     kind: Literal["session"] = "session"
@@ -75,7 +75,7 @@ class ConversationIdentity:
     is a violation parley decides. `credentials` are the columns of the customer's row the
     simulated customer knows and may say (its email, its zip code); `default` as above."""
 
-    customers: str = "customers"
+    customers: str
     authenticate: Sequence[str] = ()
     credentials: Sequence[str] = ()
     default: str | None = None
@@ -156,9 +156,10 @@ class WorldDefinition:
     name: str
     tables: Sequence[Table]
     tools: Sequence[WorldTool | Callable[..., Any]]
+    identity: Identity
+    """Who the customer is: signed in by the session, or authenticated in the conversation."""
     policy: str = ""
     description: str = ""
-    identity: Identity = field(default_factory=SessionIdentity)
     rules: Sequence[Rule] = ()
     actions: Mapping[str, str] = field(default_factory=dict)
     """State-changing tool -> the action a bot claims when it calls it (one of ACTIONS)."""

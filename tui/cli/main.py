@@ -165,7 +165,10 @@ def cli(
 
 
 @cli.command()
-@click.option("--customer", default="C-100", show_default=True, help="Customer the chat acts as.")
+@click.option("--customer", default=None, help="Customer the chat acts as (default: the world's own default customer).")
+@click.option(
+    "--world", default=None, metavar="NAME|FILE.py", help="The world the chat runs on (default: the order world; parley worlds list)."
+)
 @click.option(
     "--bot",
     "bot_model",
@@ -176,7 +179,14 @@ def cli(
     "or a deployed bot (rasa:URL, taskyto:URL, http:FILE.yaml).",
 )
 @_app_options
-def chat(customer: str, bot_model: str, profile_dirs: tuple[Path, ...], db_path: Path | None, personality_dirs: tuple[Path, ...]) -> None:
+def chat(
+    customer: str | None,
+    world: str | None,
+    bot_model: str,
+    profile_dirs: tuple[Path, ...],
+    db_path: Path | None,
+    personality_dirs: tuple[Path, ...],
+) -> None:
     """Open the app on a live chat with the bot under test."""
     from parley.core.log_file import configure_logging
     from parley.core.settings import settings
@@ -188,6 +198,7 @@ def chat(customer: str, bot_model: str, profile_dirs: tuple[Path, ...], db_path:
         initial_pane="chat",
         customer=customer,
         bot_model=bot_model,
+        world=world,
         profile_dirs=profile_dirs,
         db_path=db_path,
         personality_dirs=personality_dirs,

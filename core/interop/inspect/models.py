@@ -23,7 +23,7 @@ import time
 from inspect_ai.model import GenerateConfig as InspectConfig
 from inspect_ai.model import Model, get_model, model_roles
 
-from parley.core.bots import Bot, OrderBot, declared_fallback, order_bot_model
+from parley.core.bots import Bot, WorldBot, declared_fallback
 from parley.core.errors import ConfigError, ProviderError
 from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
 from parley.core.interop.inspect.messages import message_from_inspect, messages_to_inspect, tool_to_inspect, usage_from_inspect
@@ -91,9 +91,9 @@ class InspectRoles:
     def __init__(self, bot: str = "model") -> None:
         self.check_bot(bot)
         if bot == OFFLINE:
-            self._bot: Bot = OrderBot(order_bot_model(OFFLINE))
+            self._bot: Bot = WorldBot(None)  # each world's own offline model
         else:
-            self._bot = OrderBot(InspectChatModel(get_model()))
+            self._bot = WorldBot(InspectChatModel(get_model()))
         user = role_model(USER_ROLE)
         grader = role_model(GRADER_ROLE)
         self._user = InspectChatModel(user) if user is not None else None
