@@ -144,4 +144,7 @@ WORLD = WorldDefinition(
     actions={"cancel_order": "cancel"},
     build=ORDER_WORLD.build,
     open_copy=ORDER_WORLD.open_copy,
+    chat_commands=ORDER_WORLD.chat_commands,
+    # the order world's readers of ids, rows and dates; its prompt is this world's own (made from the policy)
+    hooks={name: hook for name, hook in ORDER_WORLD.hooks.items() if name not in ("system_prompt", "offline_model")},
 )
