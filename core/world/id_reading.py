@@ -13,7 +13,7 @@ from typing import Any
 
 from parley.core.world.declaration import WorldDefinition
 
-__all__ = ["RecordKey", "key_of", "record_ids", "same_record"]
+__all__ = ["RecordKey", "key_of", "keys_of", "record_ids", "same_record"]
 
 RecordKey = tuple[str, str]
 """(table, key) of a record."""
