@@ -7,7 +7,7 @@ import pytest
 
 from parley.core.engine.batch_plan import SelectionError, select_single
 from parley.core.errors import ProfileError
-from parley.core.reading import order_digits
+from parley.worlds.orders.ids import order_digits
 from parley.core.specs.profile_loader import load_profile
 
 

@@ -7,7 +7,7 @@ import functools
 
 import pytest
 
-from parley.core.bots.offline_bot import FALLBACK_TEXT
+from parley.worlds.orders.offline_bot import FALLBACK_TEXT
 from parley.core.errors import ConfigError
 from parley.core.models.openai_provider import OpenAICompatibleModel
 from parley.core.records.chat import ChatMessage
