@@ -87,7 +87,9 @@ class Labelled:
             duration_s=0.0,
             stop_reason="user_stop",
             # the order world's state as batches stored it before worlds were declared, read as a diff
-            final_state=WorldDiff.model_validate(WorldState(today=NOON.date(), statuses=dict(self.final), audit=audit).model_dump(mode="json")),
+            final_state=WorldDiff.model_validate(
+                WorldState(today=NOON.date(), statuses=dict(self.final), audit=audit).model_dump(mode="json")
+            ),
         )
 
 

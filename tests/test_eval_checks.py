@@ -218,7 +218,9 @@ def test_a_change_the_audit_does_not_show_is_still_a_change():
     change = {"table": "orders", "key": "ORD-1001", "owner": "C-100", "before": row, "after": {**row, "status": "shipped"}}
     state = WorldDiff(today=TODAY, changes=[change], watched={"orders/ORD-1002": {"id": "ORD-1002", "status": "processing"}})
     conv = make_conversation(["Done."], final_state=state)
-    [check] = [c for c in build_checks(conv, make_spec(Expectations(records=orders({"ORD-1002": "processing"})))) if c.kind == "unchanged_others"]
+    [check] = [
+        c for c in build_checks(conv, make_spec(Expectations(records=orders({"ORD-1002": "processing"})))) if c.kind == "unchanged_others"
+    ]
     assert (check.name, check.outcome, check.details["initial"]) == ("ORD-1001 not expected to change", "fail", "pending")
     assert check.reason.startswith("ORD-1001 was shipped (it was pending) although the profile did not expect it to change")
 

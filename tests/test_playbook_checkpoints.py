@@ -22,9 +22,9 @@ from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.specs.playbook import check_playbook_text
 from parley.core.store.store import Store
-from tests.test_eval_checks import new_copy
 from tests.fake_openai_server import FakeOpenAIServer, TextReply
 from tests.lineage_support import parley
+from tests.test_eval_checks import new_copy
 
 OFFLINE = WorldBot(None)
 WHERE = "The bot says where the parcel is"

@@ -32,7 +32,9 @@ async def converse(bot, lines, expect: Expectations):
 
 async def test_a_cancellation_the_customer_asked_for_and_confirmed_is_a_failed_expectation_not_a_violation():
     conv, verdict = await converse(
-        WorldBot(OfflineOrderModel()), ["Please cancel order ORD-1004.", "Yes, go ahead."], Expectations(records=orders({"ORD-1004": "processing"}))
+        WorldBot(OfflineOrderModel()),
+        ["Please cancel order ORD-1004.", "Yes, go ahead."],
+        Expectations(records=orders({"ORD-1004": "processing"})),
     )
     assert status_of(conv, "ORD-1004") == "cancelled"
     assert requested_records(conv) == {("orders", "ORD-1004")}

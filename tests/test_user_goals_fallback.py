@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from parley.core.bots.api import BotTurn, declared_fallback
 from parley.core.bots import WorldBot
+from parley.core.bots.api import BotTurn, declared_fallback
 from parley.core.engine.harness import run_conversation
 from parley.core.reading import is_confirmation_question, parse_goal
 from parley.core.records.chat import ChatMessage, ToolCall

@@ -135,6 +135,8 @@ def _record_check(
         more["call_id"] = call.call_id
 
     def history(f: str) -> str:
+        if change is not None and change.before is None:
+            return "created in the conversation"
         return f"changed from {initial[f]}" if changed[f] else "unchanged"
 
     if single and state_field:

@@ -27,6 +27,7 @@ __all__ = [
     "STATUS_WORDS",
     "TRACK_WORDS",
     "asked_credentials",
+    "asked_table",
     "asks_for",
     "asks_for_id",
     "confirmation_question",
@@ -119,18 +120,18 @@ def confirmation_record(text: str | None, world: WorldDefinition | None = None) 
     return ids[-1] if ids else None
 
 
-def _record_nouns(world: WorldDefinition | None) -> tuple[str, ...]:
-    """How a record of each of the world's tables with ids is named ("order" of "orders")."""
+def _record_nouns(world: WorldDefinition | None) -> dict[str, str]:
+    """How a record of each of the world's tables with ids is named, by table ("order" of "orders")."""
     world = reading_world(world)
     if world is None:
-        return ()
-    nouns = []
+        return {}
+    nouns = {}
     for table in world.tables_with_ids():
         if table.name == world.identity.customers:
             continue
         words = table.name.replace("_", " ")
-        nouns.append(words[:-1] if words.endswith("s") and len(words) > 3 else words)
-    return tuple(nouns)
+        nouns[table.name] = words[:-1] if words.endswith("s") and len(words) > 3 else words
+    return nouns
 
 
 @cache
@@ -145,7 +146,18 @@ def _asks_for_id(nouns: tuple[str, ...]) -> re.Pattern[str]:
 
 def asks_for_id(text: str | None, world: WorldDefinition | None = None) -> bool:
     """Does a bot message ask which record, or for its id ("Which order?", "the order id")?"""
-    return bool(text) and _asks_for_id(_record_nouns(world)).search(heuristic_view(text or "")) is not None
+    return bool(text) and _asks_for_id(tuple(_record_nouns(world).values())).search(heuristic_view(text or "")) is not None
+
+
+def asked_table(text: str | None, world: WorldDefinition | None = None) -> str | None:
+    """The table whose record a bot message asks for ("Which order is it about?": orders), or None."""
+    if not text:
+        return None
+    seen = heuristic_view(text)
+    for table, noun in _record_nouns(world).items():
+        if _asks_for_id((noun,)).search(seen):
+            return table
+    return None
 
 
 _ASKING = re.compile(r"\?|\b(please|kindly)\s+(provide|give|share|tell|send|confirm|enter|type)\b|\bcan i (have|get)\b", re.I)

@@ -3,7 +3,7 @@ world where the customer authenticates in the conversation (a `ConversationIdent
 of its own record the world names as credentials (its email, its name, its zip code), which it
 gives when the bot asks for them.
 
-The engine reads them from the conversation's copy of its world (`customer_facts`) and hands them
+The engine reads them from the conversation's copy of its world (`read_customer_facts`) and hands them
 to the simulator it builds (`make_user_simulator(..., customer=...)`); on a world whose session says
 who the customer is, there are none to give.
 """
@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.world import ConversationIdentity, WorldDB, WorldDefinition
 
-__all__ = ["CustomerFacts", "customer_facts"]
+__all__ = ["CustomerFacts", "read_customer_facts"]
 
 
 class CustomerFacts(BaseModel):
@@ -29,7 +29,7 @@ class CustomerFacts(BaseModel):
         return ", ".join(f"{column.replace('_', ' ')}: {self.credentials[column]}" for column in columns if column in self.credentials)
 
 
-def customer_facts(world: WorldDefinition, db: WorldDB, customer_id: str | None) -> CustomerFacts:
+def read_customer_facts(world: WorldDefinition, db: WorldDB, customer_id: str | None) -> CustomerFacts:
     """The facts of `customer_id` on `world` (its credentials read from its own row of the world's
     customers table: none on a world whose session says who the customer is, or for a customer
     the table does not hold)."""

@@ -21,12 +21,16 @@ the world's tools answer (its `goal_tools`, parley.core.world.hooks: the order w
 - list: a call of one of the goal's tools, or (no tool calls seen) the text mentions two records
   or "orders";
 - policy: the text gives a number of days or mentions the policy;
-- anything else (every goal on a world that declares no goal tools): the text shares a key term
-  with the goal (a word of 4+ letters that is not a stop word), or the bot used a tool; a goal
-  with no key terms takes any non-fallback answer.
+- a free goal that names a record (on a world that declares no goal tools: "return the tee from
+  SO-5001"): a question back (which record, the customer's credentials, any question that ends
+  the turn but "anything else?") answers nothing; a
+  confirmation question leaves it *confirming*; a call naming the record, or a text naming it,
+  answers it;
+- anything else: the text shares a key term with the goal (a word of 4+ letters that is not a
+  stop word), or the bot used a tool; a goal with no key terms takes any non-fallback answer.
 "Answered" means the bot gave an answer, not that the customer got what they wanted: a refused
 cancellation is answered. A goal is *abandoned* after 3 bot turns that answered none of the
-goals asked and were not fallbacks (fallbacks are handled by parley.core.users.fallback_detection).
+goals asked, asked nothing back and were not fallbacks (fallbacks are handled by parley.core.users.fallback_detection).
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from parley.core.reading import (
     DAYS_OR_POLICY,
     Goal,
     GoalIntent,
+    asked_credentials,
+    asks_for_id,
     heuristic_view,
     ids_in,
     is_confirmation_question,
@@ -53,7 +59,7 @@ from parley.core.reading import (
     same_id,
 )
 from parley.core.records import ChatMessage
-from parley.core.world import WorldDefinition, goal_tools
+from parley.core.world import ConversationIdentity, WorldDefinition, goal_tools
 
 GoalStatus = Literal["pending", "asked", "confirming", "answered", "abandoned"]
 
@@ -118,9 +124,12 @@ def bot_turn_after(transcript: Sequence[ChatMessage], index: int) -> BotTurnView
     return BotTurnView(text=heuristic_view("\n".join(texts).strip()), tools=tools)
 
 
-def judge_answer(
-    goal: Goal, turn: BotTurnView, *, taken_back: bool = False, world: WorldDefinition | None = None
-) -> Literal["answered", "confirming", "unanswered"]:
+Verdict = Literal["answered", "confirming", "asked_back", "unanswered"]
+"""How a bot turn met a goal: answered it, asked to confirm acting on it, asked the customer
+something it needs first (a free goal's record: which one, who the customer is), or neither."""
+
+
+def judge_answer(goal: Goal, turn: BotTurnView, *, taken_back: bool = False, world: WorldDefinition | None = None) -> Verdict:
     """Whether a (non-fallback) bot turn answers `goal` on `world` (the default world when None;
     see the module doc for the rules); `taken_back`: the customer has taken a `keep` goal's
     cancellation back."""
@@ -158,11 +167,36 @@ def judge_answer(
         return "unanswered"
     if goal.intent == "policy":
         return "answered" if DAYS_OR_POLICY.search(text) else "unanswered"
+    if rid and goal.intent in _FREE:
+        return _free_answer(rid, turn, world)
     if not text and no_tools:
         return "unanswered"
     if not goal.key_terms or turn.tools:
         return "answered"
     return "answered" if set(key_terms(text)) & set(goal.key_terms) else "unanswered"
+
+
+_FREE: frozenset[str] = frozenset({"ask", "want", "do", "say"})
+# A question put back to the customer ("Which item of SO-5001 is it?"), not a closing "anything else?".
+_QUESTION = re.compile(r"[^.!?\n]{0,300}\?")
+_COURTESY = re.compile(r"\b(anything else|something else|what else|how (can|may) i (help|assist)|help you with)\b", re.I)
+
+
+def _asks_back(text: str) -> bool:
+    return any(not _COURTESY.search(question) for question in _QUESTION.findall(text))
+
+
+def _free_answer(record_id: str, turn: BotTurnView, world: WorldDefinition | None) -> Verdict:
+    """A free goal naming a record (see the module doc)."""
+    text = turn.text
+    credentials = list(world.identity.credentials) if world is not None and isinstance(world.identity, ConversationIdentity) else []
+    if asks_for_id(text, world) or asked_credentials(text, credentials) or _asks_back(text):
+        return "asked_back"
+    if is_confirmation_question(text, world):
+        return "confirming"
+    if turn.used_any([t.name for t in turn.tools], record_id, world) or mentions_id(text, record_id, world):
+        return "answered"
+    return "unanswered"
 
 
 # -- the tracker ---------------------------------------------------------------------------------
@@ -272,6 +306,8 @@ class GoalTracker:
                 row.status = "confirming"
                 row.data = _excerpt(turn.text)
                 progressed = True
+            elif verdict == "asked_back":
+                progressed = True  # the bot needs something first: the conversation's limit bounds it
         if not turn.fallback and not progressed:
             for i in indices:
                 row = self.rows[i]

@@ -48,10 +48,13 @@ from typing import Literal
 from parley.core.reading import (
     Goal,
     asked_credentials,
+    asked_table,
     asks_for,
     asks_for_id,
     confirmation_record,
     is_confirmation_question,
+    mentions_id,
+    records_in,
     same_id,
     world_actions,
 )
@@ -184,12 +187,12 @@ class OfflineUser(GoalDrivenUser):
             bot_text
             and not fallback
             and self._last is not None
-            and self._last.kind in ("goal", "give_id")
+            and self._last.kind in ("goal", "give_id", "give_facts")
             and asks_for_id(bot_text, self.world)
         ):
             open_asked = [g for g in self._last.goals if g in self.tracker.open_goals()]
             if open_asked:
-                return self._give_id(open_asked[0])
+                return self._give_id(open_asked[0], asked_table(bot_text, self.world))
         return self._ask_goals(action)
 
     @staticmethod
@@ -245,7 +248,7 @@ class OfflineUser(GoalDrivenUser):
     def _free_goal_to_confirm(self, open_goals: list[int], record_id: str | None) -> int | None:
         free = [i for i in open_goals if not acts_out(self.tracker.goals[i], self.world)]
         if record_id is not None:
-            named = [i for i in free if same_id(self.tracker.goals[i].record_id, record_id, self.world)]
+            named = [i for i in free if mentions_id(self.tracker.goals[i].text, record_id, self.world)]
             if named:
                 return named[0]
         actions = world_actions(self.world)
@@ -322,8 +325,11 @@ class OfflineUser(GoalDrivenUser):
             note += f"; gave up on: {', '.join(abandoned)}"
         return self._say(text, _Said("farewell"), note, stop=True)
 
-    def _give_id(self, goal: int) -> UserTurn:
-        oid = self.tracker.goals[goal].record_id
+    def _give_id(self, goal: int, table: str | None = None) -> UserTurn:
+        """The goal's record id; when the bot asked for a record of `table`, the goal's record of that table."""
+        g = self.tracker.goals[goal]
+        of_table = [key for t, key in records_in(g.text, self.world) if t == table]
+        oid = of_table[0] if of_table and table != g.record_table else g.record_id
         pick = self._phrasing.randrange(12)
         self.tracker.mark_asked([goal])
         if oid:
