@@ -333,6 +333,7 @@ def find_claims(text: str, world: WorldDefinition | None = None) -> list[Claim]:
     text = as_read(text)
     if not _stems_in(text):
         return []
+    world = reading_world(world)
     compiled = _compiled()
     claims: list[Claim] = []
     for s_start, s_end in _spans(text, _SENTENCE_END):

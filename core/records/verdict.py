@@ -97,7 +97,7 @@ class CheckResult(BaseModel):
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
     as it did. `policy_violation` marks a failure that changed data the policy protects.
     `by_default` marks a check parley adds on its own, which the author did not ask for (the
-    conversation completed; no other order changed when the profile did not say): it may fail a
+    conversation completed; no other record changed when the profile did not say): it may fail a
     conversation, but never makes one pass (see `decides_a_pass`)."""
 
     kind: CheckKind
