@@ -386,3 +386,38 @@ async def test_an_old_order_world_state_still_reports_and_rescores():
         CheckResult.model_validate({"kind": "order_status", "name": "ORD-1004 ends cancelled", "outcome": "pass", "reason": "ok"}).kind
         == "order_status"
     )
+
+
+# -- reading a world's messages ------------------------------------------------------------------------
+
+
+def test_what_a_bot_asks_is_read_with_the_worlds_records_and_actions():
+    from parley.core.reading import asked_credentials, asked_table, asks_for_id, confirmation_record, is_confirmation_question, parse_goal
+
+    offer = "I can start a return of SKU-TEE from order SO-5001, refunded to Visa ending 4242. Shall I go ahead?"
+    assert is_confirmation_question(offer, RETURNS) and confirmation_record(offer, RETURNS) == "SO-5001"
+    assert not is_confirmation_question("Would you like me to start a return?")  # the order world's bot only confirms cancelling
+    assert asked_table("Which order is it about? Your orders are: SO-5001, SO-5002.", RETURNS) == "orders"
+    assert asks_for_id("Which return should I cancel? Its id looks like RT-9001.", RETURNS)
+    credentials = ["email", "first_name", "last_name", "zip"]
+    assert asked_credentials("Please confirm who you are: your email, or first name, last name and zip code.", credentials) == credentials
+    assert asked_credentials("What's your name?", credentials) == ["first_name", "last_name"]
+    assert asked_credentials("I have emailed you the label.", credentials) == []  # a statement asks nothing
+    goal = parse_goal("return SKU-TEE from order SO-5001 because it is too small", world=RETURNS)
+    assert (goal.intent, goal.record_table, goal.record_id) == ("do", "products", "SKU-TEE")  # a free goal, its first record
+    assert parse_goal("cancel order ORD-1004").intent == "cancel"  # the order world reads its own kinds of goal
+
+
+def test_the_llm_customer_is_told_its_credentials():
+    from parley.core.users.llm_user import LLMUser
+
+    class Model:
+        name = "fake/model"
+
+    facts = CustomerFacts(customer_id=MAYA, credentials={"email": "maya.okafor@example.com", "zip": "94110"})
+    prompt = LLMUser(spec(), Model(), world=RETURNS, customer=facts).system_prompt()  # type: ignore[arg-type]
+    assert (
+        "What you know about yourself (give it when the assistant asks who you are):\n- email: maya.okafor@example.com\n- zip: 94110"
+        in prompt
+    )
+    assert "What you know about yourself" not in LLMUser(spec("orders", customer="C-100"), Model()).system_prompt()  # type: ignore[arg-type]
