@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from parley.core.reading import asks_for_id, ids_in, records_in
+from parley.core.reading import asks_for_id, ids_in, record_noun, records_in
 from parley.core.records import CheckKind, CheckResult, Conversation, ConversationSpec, UserFault
 from parley.core.users import FallbackDetector
 from parley.core.world import WorldDefinition
@@ -97,8 +97,7 @@ def _ignores_the_id(reply: str, r: _Replies, turn: int) -> str | None:
     if given is None:
         return None
     n, table, key = given
-    noun = table[:-1] if table.endswith("s") and len(table) > 3 else table
-    return f"the bot asked for the {noun.replace('_', ' ')} id although the customer gave it in message {n} ({key})"
+    return f"the bot asked for the {record_noun(table)} id although the customer gave it in message {n} ({key})"
 
 
 def _bad_reply(turn: int, r: _Replies, fallback: FallbackDetector) -> str | None:

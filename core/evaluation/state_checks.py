@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parley.core.evaluation.requested_changes import is_requested
+from parley.core.reading import record_noun
 from parley.core.records import CheckOutcome, CheckResult, Expectations, RecordChange, ToolCallRecord, WorldDiff
 from parley.core.world import RecordKey, WorldDefinition, change_note, key_of, world_facts
 
@@ -194,8 +195,7 @@ def record_nouns(tables: Sequence[str]) -> tuple[str, str]:
     """(one, many) of the records of `tables`: of one table its own ("order", "orders"), else
     ("record", "records")."""
     if len(tables) == 1:
-        plural = tables[0].replace("_", " ")
-        return (plural[:-1] if plural.endswith("s") and len(plural) > 3 else plural), plural
+        return record_noun(tables[0]), tables[0].replace("_", " ")
     return "record", "records"
 
 

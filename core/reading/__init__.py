@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from parley.core.reading.bounded_view import HEURISTIC_MAX_CHARS, heuristic_view
     from parley.core.reading.goals import Goal, GoalIntent, goal_mentioned, key_terms, parse_goal, parse_goals
     from parley.core.reading.plain_text import as_read
-    from parley.core.reading.record_names import id_digits, ids_in, mentions_id, reading_world, records_in, same_id
+    from parley.core.reading.record_names import id_digits, ids_in, mentions_id, reading_world, record_noun, records_in, same_id
     from parley.core.reading.requests import (
         ACTION_WORDS,
         CANCEL_WORDS,
@@ -67,6 +67,7 @@ __all__ = [
     "parse_goal",
     "parse_goals",
     "reading_world",
+    "record_noun",
     "records_in",
     "request_words",
     "same_id",

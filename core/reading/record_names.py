@@ -13,7 +13,7 @@ import re
 
 from parley.core.world import RecordKey, WorldDefinition, WorldError, key_of, load_world, record_ids
 
-__all__ = ["id_digits", "ids_in", "mentions_id", "reading_world", "records_in", "same_id"]
+__all__ = ["id_digits", "ids_in", "mentions_id", "reading_world", "record_noun", "records_in", "same_id"]
 
 
 def reading_world(world: WorldDefinition | None) -> WorldDefinition | None:
@@ -68,3 +68,10 @@ def mentions_id(text: str | None, key: str, world: WorldDefinition | None = None
     if any(same_id(found, key, world) for found in ids_in(text, world)):
         return True
     return bool(digits) and re.search(rf"(?<!\d){re.escape(digits)}(?!\d)", text or "") is not None
+
+
+def record_noun(table: str) -> str:
+    """How one record of `table` is named in words ("order" of "orders", "payment method" of
+    "payment_methods")."""
+    words = table.replace("_", " ")
+    return words[:-1] if words.endswith("s") and len(words) > 3 else words

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 
 from parley.core.reading.bounded_view import heuristic_view
-from parley.core.reading.record_names import ids_in, reading_world
+from parley.core.reading.record_names import ids_in, reading_world, record_noun
 from parley.core.world import WorldDefinition
 
 __all__ = [
@@ -129,8 +129,7 @@ def _record_nouns(world: WorldDefinition | None) -> dict[str, str]:
     for table in world.tables_with_ids():
         if table.name == world.identity.customers:
             continue
-        words = table.name.replace("_", " ")
-        nouns[table.name] = words[:-1] if words.endswith("s") and len(words) > 3 else words
+        nouns[table.name] = record_noun(table.name)
     return nouns
 
 
