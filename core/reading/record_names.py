@@ -10,6 +10,8 @@ goal, a request or a claim is about. `world` None reads on the default world.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 
 from parley.core.world import RecordKey, WorldDefinition, WorldError, key_of, load_world, record_ids
 
@@ -26,6 +28,13 @@ def reading_world(world: WorldDefinition | None) -> WorldDefinition | None:
         return None
 
 
+_READ_KEPT = 4096
+"""How many texts' records are kept per world: the checks of one conversation read its messages
+several times over (claims, requests, the customer's faults)."""
+_read: dict[int, tuple[WorldDefinition, OrderedDict[str, tuple[RecordKey, ...]]]] = {}
+_read_lock = threading.Lock()
+
+
 def records_in(text: str | None, world: WorldDefinition | None = None) -> list[RecordKey]:
     """The records `text` names (customers aside), in order, each once."""
     if not text:
@@ -33,8 +42,21 @@ def records_in(text: str | None, world: WorldDefinition | None = None) -> list[R
     world = reading_world(world)
     if world is None:
         return []
+    with _read_lock:
+        kept = _read.get(id(world))
+        if kept is None or kept[0] is not world:
+            kept = _read[id(world)] = (world, OrderedDict())
+        found = kept[1].get(text)
+        if found is not None:
+            kept[1].move_to_end(text)
+            return list(found)
     customers = world.identity.customers
-    return [(table, key) for table, key in record_ids(world, text) if table != customers]
+    found = tuple((table, key) for table, key in record_ids(world, text) if table != customers)
+    with _read_lock:
+        kept[1][text] = found
+        if len(kept[1]) > _READ_KEPT:
+            kept[1].popitem(last=False)
+    return list(found)
 
 
 def ids_in(text: str | None, world: WorldDefinition | None = None) -> list[str]:

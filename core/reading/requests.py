@@ -195,7 +195,7 @@ _AFFIRMATIVE = re.compile(
     r"^\W*(yes|yeah|yep|yup|ya|sure|ok(ay)?|confirm(ed)?|correct|absolutely|affirmative|please do|go ahead|do it|"
     r"s[iíì]|claro|vale|de acuerdo|adelante|confirmo"
     # the offline customer's other languages: Italian, Portuguese, French, German
-    r"|certo|va bene|confermo|sim|com certeza|pode|oui|d'accord|bien s[ûu]r|je confirme|ja|jawohl|genau|einverstanden)\b",
+    r"|certo|va bene|confermo|sim|com certeza|oui|d'accord|bien s[ûu]r|je confirme|ja|jawohl|genau|einverstanden)\b",
     re.I,
 )
 _REFUSAL = re.compile(
