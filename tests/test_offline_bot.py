@@ -12,11 +12,11 @@ from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import Limits, run_conversation
 from parley.core.errors import ConfigError
 from parley.core.models.registry import get_model
-from parley.core.reading import extract_order_ids
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser
 from parley.core.world.order_world import WorldTemplate
+from parley.worlds.orders.ids import extract_order_ids
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from parley.core.evaluation.unobservable import (
         evaluate_observed,
         hide_unobservable,
-        no_world_client,
         unseen_context_warnings,
         with_checks,
     )
@@ -91,7 +90,6 @@ __all__ = [
     "evaluate",
     "evaluate_observed",
     "hide_unobservable",
-    "no_world_client",
     "unseen_context_warnings",
     "offline_limits",
     "offline_limits_by_file",

@@ -1,6 +1,6 @@
 """Evaluating a bot parley cannot see inside: a connector to a deployed chatbot, a prompt bot.
 
-Such a bot runs without parley's World, so world checks are `not_applicable` (no final state).
+Such a bot runs on no world parley sees, so world checks are `not_applicable` (no final state).
 Its tool calls are invisible too, so the spec's tool expectations (`tools_called`,
 `tools_attempted`, `tools_not_called`, a playbook's `expect_tool`) and a playbook's injected
 context become `not_applicable` checks here rather than failed or, worse, passed: the conversation
@@ -13,17 +13,13 @@ per file.
 
 from __future__ import annotations
 
-import httpx
-
 from parley.core.evaluation.checks import WORLD_KINDS
 from parley.core.evaluation.judge import Judge
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.records import CheckResult, Conversation, ConversationSpec, Verdict
 from parley.core.specs import ExpectBotRegexStep, ExpectToolStep, InjectBotResponseStep, InjectToolStep, spec_steps
 
-__all__ = ["NO_WORLD_TEXT", "evaluate_observed", "hide_unobservable", "no_world_client", "unseen_context_warnings", "with_checks"]
-
-NO_WORLD_TEXT = "this bot runs without parley's order database"
+__all__ = ["evaluate_observed", "hide_unobservable", "unseen_context_warnings", "with_checks"]
 
 
 def injected_steps(spec: ConversationSpec) -> list[int]:
@@ -59,15 +55,6 @@ def unseen_context_warnings(specs: list[ConversationSpec], bot_name: str) -> lis
             )
         )
     return lines
-
-
-def no_world_client() -> httpx.AsyncClient:
-    """The order-tools client of a bot without a World: every call says there is none."""
-
-    def refuse(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(503, json={"detail": NO_WORLD_TEXT})
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(refuse), base_url="http://no-world")
 
 
 def hide_unobservable(

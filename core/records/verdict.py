@@ -62,6 +62,9 @@ CheckKind = Literal[
     "conversation_completed",
     "bot_replies",
     "rule",
+    "ownership",
+    "world_rule",
+    "confirmation",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
 - record_state: a named record of the world ends with the fields the file expects (a world check);
@@ -77,7 +80,13 @@ CheckKind = Literal[
 - conversation_completed: the conversation reached an end of its own (a parley default);
 - bot_replies: the bot answered what the customer said: no empty reply, no fault of the customer's
   its own replies caused (a parley default, parley.core.evaluation.fault_blame);
-- rule: a Sensei rule about one conversation (`rule:FILE`)."""
+- rule: a Sensei rule about one conversation (`rule:FILE`);
+- ownership: the bot changed (or, on a world whose API trusts it, read) no other customer's record
+  (a parley default, there only when broken; parley.core.evaluation.conduct_checks);
+- world_rule: a rule of the world's policy its API leaves to the bot, broken by a call (a parley
+  default, there only when broken);
+- confirmation: a tool the world says needs the customer's explicit yes ran without one (a parley
+  default, there only when broken)."""
 CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
 
 UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
@@ -88,7 +97,7 @@ class CheckResult(BaseModel):
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
     as it did. `policy_violation` marks a failure that changed data the policy protects.
     `by_default` marks a check parley adds on its own, which the author did not ask for (the
-    conversation completed; no other order changed when the profile did not say): it may fail a
+    conversation completed; no other record changed when the profile did not say): it may fail a
     conversation, but never makes one pass (see `decides_a_pass`)."""
 
     kind: CheckKind

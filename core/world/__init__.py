@@ -22,10 +22,13 @@ if TYPE_CHECKING:
     )
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
     from parley.core.world.facts import world_facts
+    from parley.core.world.hooks import change_note, goal_tools, misspellings
+    from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
     from parley.core.world.order_world import AuditEntry, World, WorldState, new_world, world_client, world_template
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.record_ids import RecordKey, key_of, record_ids, same_record
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
+    from parley.core.world.spec_world import conversation_world, world_of
     from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError
     from parley.core.world.tool_declaration import RefusalKind, Refused, ToolContext, WorldTool, declare_tool, tool
 
@@ -61,22 +64,28 @@ __all__ = [
     "WorldTemplate",
     "WorldTool",
     "WorldTools",
+    "change_note",
     "compare_states",
+    "conversation_world",
     "compare_values",
     "declare_tool",
+    "goal_tools",
     "known_worlds",
     "load_world",
     "merge_overrides",
+    "misspellings",
     "new_world",
     "override_problems",
     "RecordKey",
     "key_of",
+    "keys_of",
     "record_ids",
     "result_text",
     "same_record",
     "tool",
     "world_client",
     "world_facts",
+    "world_of",
     "world_problems",
     "world_template",
 ]

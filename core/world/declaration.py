@@ -177,8 +177,18 @@ class WorldDefinition:
     every world has)."""
     hooks: dict[str, Any] = field(default_factory=dict)
     """What a world offers the engine beyond its declarations, by name (the order world's offline
-    bot, its phrasebook for the offline customer, its spelling `expect.orders`); the engine asks for
-    a hook by name and says so when a world has none."""
+    bot, its spelling `expect.orders`); the engine asks for a hook by name and says so, or answers
+    generically, when a world has none. The hooks the evaluation and the simulated customers read
+    (each through a function of parley.core.world.hooks or id_reading):
+    - `find_ids(text) -> [(table, key)]`: the records a text names, read as the world's people
+      write them ("ord 1003", "#1003"), beside each table's `id_pattern`;
+    - `goal_tools: {intent: (tool, ...)}`: which tools answer which kind of the simulated
+      customer's goal (`track`, `status`, `list`, `policy`, `cancel`, `keep`); a kind the world
+      names is read from goals and acted out by the offline customer, the others are free text;
+    - `misspellings: {keyword: (misspelling, ...)}`: the typos of the words its offline bot keys on
+      that the bot still reads; the offline customer's `make spelling mistakes` uses only these;
+    - `change_note(change, diff, tool_calls) -> str`: the world's own words about a change nobody
+      expected, appended to the reason (the order world: the order's age against its window)."""
     base_dir: Path | None = None
 
     def __post_init__(self) -> None:

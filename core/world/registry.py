@@ -79,15 +79,15 @@ def load_world(
             file = Path(base_dir) / file
         return _from_file(file.resolve(), opts)
     ref = name or DEFAULT_WORLD
+    key = ("name", ref, tuple(sorted((k, repr(v)) for k, v in opts.items())))
+    with _lock:
+        if key in _loaded:  # before reading the entry points, which takes milliseconds: a world is asked for per conversation
+            return _loaded[key]
     worlds = known_worlds()
     if ref not in worlds:
         raise WorldError(
             f"no world named {ref!r}{did_you_mean(ref, worlds)}; the worlds: {', '.join(sorted(worlds))} (or world: {{path: FILE.py}})"
         )
-    key = ("name", ref, tuple(sorted((k, repr(v)) for k, v in opts.items())))
-    with _lock:
-        if key in _loaded:
-            return _loaded[key]
     target = worlds[ref]
     module_name, _, attr = target.partition(":")
     try:

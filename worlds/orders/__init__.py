@@ -23,19 +23,43 @@ import sqlite_utils
 from parley.core.world import SessionIdentity, Table, WorldDB, WorldDefinition
 from parley.mockapi.order_store import OrderStore, load_fixture
 from parley.mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN
+from parley.worlds.orders.change_notes import change_note
 from parley.worlds.orders.chat import CHAT_COMMANDS, normalize_customer_id
 from parley.worlds.orders.ids import find_ids
 from parley.worlds.orders.overrides import OVERRIDE_INPUTS, order_date_problem, order_override_problems
 from parley.worlds.orders.prompt import CANCELLATION_WINDOW_DAYS, POLICY, build_system_prompt
 from parley.worlds.orders.tools import STORE, TOOLS
 
-__all__ = ["DEFAULT_CUSTOMER", "ORDER_STATUSES", "WORLD", "make_tables"]
+__all__ = ["DEFAULT_CUSTOMER", "GOAL_TOOLS", "MISSPELLINGS", "ORDER_STATUSES", "WORLD", "make_tables"]
 
 FALLBACK = (
     "I'm sorry, I didn't understand that. I can track an order, list your orders, "
     f"or cancel an order placed within the last {CANCELLATION_WINDOW_DAYS} days."
 )
 """The one sentence the order world's offline bot says when it does not understand."""
+
+GOAL_TOOLS: dict[str, tuple[str, ...]] = {
+    "cancel": ("cancel_order", "check_cancellation"),
+    "keep": ("cancel_order", "check_cancellation"),
+    "track": ("track_order", "get_order"),
+    "status": ("track_order", "get_order"),
+    "list": ("list_my_orders",),
+    "policy": (),
+}
+"""The kinds of goal the order world's tools answer (its `goal_tools` hook): a cancellation is done
+by cancel_order and answered by check_cancellation (a refusal is an answer); tracking and an
+order's status by track_order or get_order; a listing by list_my_orders; the policy in words."""
+
+MISSPELLINGS: dict[str, tuple[str, ...]] = {
+    "cancel": ("cancle", "cancl", "canel"),
+    "track": ("trak", "trck"),
+    "tracking": ("traking",),
+    "orders": ("ordres", "oders"),
+    "order": ("ordr", "ordre"),  # next to an id, the id is what the bot reads
+    "hello": ("helo",),
+}
+"""The misspellings of its keywords the offline bot reads as the keyword (its typo tolerance: the
+`misspellings` hook), the only typos the offline customer makes in them."""
 
 DEFAULT_CUSTOMER = "C-100"
 ORDER_STATUSES = ("pending", "processing", "shipped", "delivered", "cancelled")
@@ -128,6 +152,9 @@ WORLD = WorldDefinition(
     hooks={
         "customer_id": normalize_customer_id,
         "find_ids": find_ids,
+        "goal_tools": GOAL_TOOLS,
+        "misspellings": MISSPELLINGS,
+        "change_note": change_note,
         "system_prompt": build_system_prompt,
         "offline_model": _offline_model,
         "override_problems": order_override_problems,

@@ -1,6 +1,6 @@
 """Order ids as people write them in free text: the order world's one reading of "ORD-1003",
 "ord 1003", "ORD1003", "0RD-1003", "order 1003", "#1003", which its offline bot uses and parley
-reads through the world's `find_ids` hook (parley.core.world.record_ids) wherever it looks for
+reads through the world's `find_ids` hook (parley.core.world.id_reading) wherever it looks for
 orders in text: the claims check, the customer's requests, the simulated customer."""
 
 from __future__ import annotations
@@ -46,5 +46,5 @@ def mentions_id(text: str | None, order_id: str) -> bool:
 
 
 def find_ids(text: str) -> list[tuple[str, str]]:
-    """The orders a text names, as (table, key) for parley.core.world.record_ids."""
+    """The orders a text names, as (table, key) for parley.core.world.id_reading."""
     return [("orders", order_id) for order_id in extract_order_ids(text)]

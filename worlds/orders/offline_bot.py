@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from parley.core.models import ChatModelBase
-from parley.core.reading import extract_order_ids
 from parley.core.records import END_MARKER, ChatMessage, ModelReply, ModelRequest, ToolCall, Usage
 from parley.worlds.orders import FALLBACK
+from parley.worlds.orders.ids import extract_order_ids
 from parley.worlds.orders.prompt import CANCELLATION_WINDOW_DAYS
 
 OFFLINE_BOT_NAME = "offline"

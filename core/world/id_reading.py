@@ -13,7 +13,7 @@ from typing import Any
 
 from parley.core.world.declaration import WorldDefinition
 
-__all__ = ["RecordKey", "key_of", "record_ids", "same_record"]
+__all__ = ["RecordKey", "key_of", "keys_of", "record_ids", "same_record"]
 
 RecordKey = tuple[str, str]
 """(table, key) of a record."""
@@ -24,15 +24,25 @@ def record_ids(world: WorldDefinition, text: str | None) -> list[RecordKey]:
     if not text:
         return []
     hook = world.hooks.get("find_ids")
-    found: list[RecordKey] = list(hook(text)) if callable(hook) else []
+    found: list[tuple[int, RecordKey]] = [(_where(text, key), (table, key)) for table, key in hook(text)] if callable(hook) else []
     for table in world.tables_with_ids():
         pattern = _pattern(table.id_pattern or "")
         for match in pattern.finditer(text):
-            found.append((table.name, match.group(0)))
+            found.append((match.start(), (table.name, match.group(0))))
     seen: dict[tuple[str, str], RecordKey] = {}
-    for table_name, key in found:
+    for _, (table_name, key) in sorted(found, key=lambda item: item[0]):
         seen.setdefault((table_name, key_of(key)), (table_name, key))
     return list(seen.values())
+
+
+def _where(text: str, key: str) -> int:
+    """Where a key a world's reader found stands in the text (as written, else by its digits; the
+    end when neither is found), to keep the records in the order the text names them."""
+    at = text.casefold().find(key.casefold())
+    if at < 0:
+        digits = "".join(c for c in key if "0" <= c <= "9")
+        at = text.find(digits) if digits else -1
+    return at if at >= 0 else len(text)
 
 
 def key_of(key: Any) -> str:
