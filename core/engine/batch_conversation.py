@@ -43,12 +43,22 @@ from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.harness import ConversationInterrupted, Limits, describe_error, run_conversation
 from parley.core.engine.playbook_run import run_playbook
-from parley.core.engine.spec_worlds import WorldTemplates, customer_of, today_of, world_of
+from parley.core.engine.spec_worlds import WorldTemplates, customer_of, today_of
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, evaluate_observed
 from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, TranscriptStep, Verdict
 from parley.core.specs import PLAYBOOK_USER, simulates, spec_steps
-from parley.core.users import GOALS_ONLY_STATED, GoalReporter, ReplayUser, StatesGoals, UserSimulator, UserTurn, finish_replay
+from parley.core.users import (
+    GOALS_ONLY_STATED,
+    GoalReporter,
+    ReplayUser,
+    StatesGoals,
+    UserSimulator,
+    UserTurn,
+    finish_replay,
+    read_customer_facts,
+)
+from parley.core.world import world_of
 
 log = logging.getLogger("parley.engine.batch_conversation")
 
@@ -276,10 +286,16 @@ async def run_planned(
         spec_today = today_of(spec, definition, today)
         customer = customer_of(spec, definition)
         bot = BatchBot(models.bot(), control, on_step, variables=prompt_variables(spec, spec_today))
-        if spec.kind != "playbook" or simulates(spec_steps(spec)):  # a playbook's `simulate` steps need a customer too
-            inner_user = ReplayUser(run.replay) if run.replay is not None else models.user(spec)
         stage = "world"
         world = worlds.new_copy(spec, today) if bot.uses_world else None
+        if spec.kind != "playbook" or simulates(spec_steps(spec)):  # a playbook's `simulate` steps need a customer too
+            stage = "plan"
+            if world is not None:
+                facts = read_customer_facts(definition, world.db, customer)
+            else:
+                with worlds.new_copy(spec, today) as aside:  # the customer knows itself whatever the bot acts on
+                    facts = read_customer_facts(definition, aside.db, customer)
+            inner_user = ReplayUser(run.replay) if run.replay is not None else models.user(spec, world=definition, customer=facts)
         stage = "run"
         if spec.kind == "playbook":
             conversation = await run_playbook(

@@ -7,22 +7,13 @@ from __future__ import annotations
 import datetime
 import json
 from collections import OrderedDict
-from pathlib import Path
 
-from parley.core.records import ConversationSpec, WorldSpec
-from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, load_world
+from parley.core.records import ConversationSpec
+from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, world_of
 
-__all__ = ["WORLD_TEMPLATES_KEPT", "WorldTemplates", "customer_of", "world_of"]
+__all__ = ["WORLD_TEMPLATES_KEPT", "WorldTemplates", "customer_of", "today_of"]
 
 WORLD_TEMPLATES_KEPT = 32
-
-
-def world_of(spec: ConversationSpec | WorldSpec, source: str | None = None) -> WorldDefinition:
-    """The world a spec (or a `world:` block read from the file `source`) runs on."""
-    world = spec.world if isinstance(spec, ConversationSpec) else spec
-    where = spec.source if isinstance(spec, ConversationSpec) else source
-    base = Path(where).parent if where and not where.startswith("<") else None
-    return load_world(world.name, path=world.path, base_dir=base)
 
 
 def customer_of(spec: ConversationSpec, world: WorldDefinition) -> str:

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
     from parley.core.world.order_world import AuditEntry, World, WorldState, new_world, world_client, world_template
     from parley.core.world.overrides import merge_overrides, override_problems
-    from parley.core.world.record_ids import RecordKey, key_of, record_ids, same_record
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
     from parley.core.world.spec_world import conversation_world, world_of
     from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError

@@ -62,7 +62,9 @@ class ReturnsDeskBot:
             return self._answer_to_confirmation(text, tools)
         if BYE.search(text) and self.intent is None:
             return "You're welcome. Goodbye!"
-        self.intent = _wants(text) or self.intent
+        wanted = _wants(text)
+        if wanted is not None and not (wanted == "status" and self.intent is not None):
+            self.intent = wanted  # naming an order while returning something is not a new request
         if self.customer is None:
             reply = self._authenticate(text, tools)
             if reply is not None:
@@ -93,14 +95,14 @@ class ReturnsDeskBot:
     def _read(self, text: str, tools: Any) -> None:
         order = ORDER.search(text)
         if order:
-            record = tools.get_order(order_id=f"SO-{order.group(1)}")
-            if record.ok and record.data["customer_id"] == self.customer:
-                self.order = record.data
-                self.sku = None
-            elif record.ok:
-                self.order = {"foreign": True, "id": record.data["id"]}
+            order_id = f"SO-{order.group(1)}"
+            if order_id not in self.details.get("orders", []):
+                # not on the customer's account: never looked up, so nothing of it is shown
+                self.order = {"foreign": True, "id": order_id}
             else:
-                self.order = {"missing": True, "id": f"SO-{order.group(1)}"}
+                record = tools.get_order(order_id=order_id)
+                self.order = record.data if record.ok else {"missing": True, "id": order_id}
+                self.sku = None
         elif self.order is None and len(self.details.get("orders", [])) == 1:
             record = tools.get_order(order_id=self.details["orders"][0])
             self.order = record.data if record.ok else None
@@ -139,7 +141,7 @@ class ReturnsDeskBot:
         if self.order.get("missing"):
             return f"I can't find an order {self.order['id']}. Could you check the order id?"
         if self.order.get("foreign"):
-            return f"Order {self.order['id']} isn't on your account, so I can't act on it."
+            return f"Order {self.order['id']} isn't on your account, so I can't look at it or act on it."
         if self.intent == "status":
             return self._status()
         if self.sku is None:
