@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.records import ChatMessage, ToolCallRecord, Usage
 from parley.core.world import WorldTools
+from parley.core.world.serving import ServedWorldTools
 
 
 @dataclass
@@ -30,8 +31,9 @@ class BotContext:
 
     customer_id: str
     today: datetime.date
-    tools: WorldTools | None = None
-    """The conversation's world and its tools (None: the bot acts on no world parley runs)."""
+    tools: WorldTools | ServedWorldTools | None = None
+    """The conversation's world and its tools (None: the bot acts on no world parley runs;
+    ServedWorldTools: a world served elsewhere, reached over HTTP)."""
     world_url: str | None = None
     """Where the conversation's world is served to a deployed bot (parley.core.world.serving)."""
     usage: Usage = field(default_factory=Usage)

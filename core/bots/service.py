@@ -8,7 +8,9 @@ world (the order world unless `--world` names another).
 
 Each sender is one conversation with its own private copy of the world and its transcript, created
 on its first message: `metadata.customer_id` (default: the service's customer, else the world's)
-signs the customer in and `metadata.today` (ISO date) pins the world's date. The
+signs the customer in, `metadata.today` (ISO date) pins the world's date, and
+`metadata.world_url` (what parley's rasa: connector sends) is where the conversation's world is
+served: the bot then calls its tools there, so parley records them as the conversation's. The
 message `/session_start` (Rasa's session-start intent) on a new sender lets the bot open the
 conversation. When the bot closes the conversation, its message also carries
 `"custom": {"end_conversation": true}` (parley's rasa: connector reads it as the bot's stop).
@@ -43,6 +45,7 @@ from parley.core.errors import ParleyError
 from parley.core.ingress import DEFAULT_MAX_BODY_BYTES, BodyLimit, StrictJsonRoute
 from parley.core.records import ChatMessage
 from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, WorldTools, load_world, world_facts
+from parley.core.world.serving import ServedWorldTools
 
 WEBHOOK_PATH = "/webhooks/rest/webhook"
 DEFAULT_MAX_SESSIONS = 1000
@@ -133,7 +136,13 @@ class BotService:
         if template is None:
             template = self._templates[today] = WorldTemplate(self.world, today)
         world = template.new_copy()
-        ctx = BotContext(customer_id=customer, today=world.today, tools=WorldTools(self.world, world, customer))
+        served = metadata.get("world_url")
+        if isinstance(served, str) and served.startswith(("http://", "https://")):
+            # the conversation's world is served by whoever runs it: act on that one, not a copy of ours
+            tools: Any = ServedWorldTools(self.world, served, customer)
+        else:
+            tools = WorldTools(self.world, world, customer)
+        ctx = BotContext(customer_id=customer, today=world.today, tools=tools, world_url=served if isinstance(served, str) else None)
         return BotSession(world=world, ctx=ctx, last_used=self.clock())
 
     async def _drop(self, sender: str) -> None:

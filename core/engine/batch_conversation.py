@@ -281,13 +281,16 @@ async def run_planned(
     bot: BatchBot | None = None
     inner_user: UserSimulator | None = None
     world = None
+    server = None
     try:
         definition = world_of(spec)
         spec_today = today_of(spec, definition, today)
         customer = customer_of(spec, definition)
         bot = BatchBot(models.bot(), control, on_step, variables=prompt_variables(spec, spec_today))
         stage = "world"
-        world = worlds.new_copy(spec, today) if bot.uses_world else None
+        served = not bot.uses_world and bool(getattr(bot.inner, "serves_world", False))
+        world = worlds.new_copy(spec, today) if bot.uses_world or served else None
+        server = await worlds.server() if served else None
         if spec.kind != "playbook" or simulates(spec_steps(spec)):  # a playbook's `simulate` steps need a customer too
             stage = "plan"
             if world is not None:
@@ -307,6 +310,7 @@ async def run_planned(
                 conversation_id=control.conversation_id,
                 metadata=_metadata(run),
                 user=BatchUser(inner_user, control, on_step) if inner_user is not None else None,
+                server=server,
             )
         else:
             assert inner_user is not None
@@ -321,6 +325,7 @@ async def run_planned(
                 conversation_id=control.conversation_id,
                 metadata=_metadata(run),
                 watched=spec.expect.watched if spec.expect is not None else (),
+                server=server,
             )
     except asyncio.CancelledError:
         # Interrupted outside a bot or user call: nothing to keep.
@@ -376,7 +381,9 @@ async def _evaluate(conversation: Conversation, spec: ConversationSpec, bot: Bat
         conversation,
         spec,
         judge=models.judge(),
-        uses_world=bot is None or bot.uses_world,
+        # a deployed bot that called its served world acted on it: the world decides its checks
+        uses_world=bot is None or bot.uses_world or bool(conversation.tool_calls),
+        receives_context=bot is None or bot.uses_world,
         has_tools=bot is None or not isinstance(bot.inner, PromptBot),
         bot_name=_name(bot),
     )

@@ -694,6 +694,7 @@ class BatchRunner:
                 await asyncio.wait(set(tasks))
         finally:
             await launches.aclose()
+            await self._worlds.aclose()  # the served worlds of deployed bots
             if self._grace_handle is not None:
                 self._grace_handle.cancel()
             if self._stored is not None:

@@ -93,8 +93,13 @@ class Session:
     async def bot_turn(self, user_latency: float = 0.0) -> BotTurn:
         """The bot answers the transcript (appending its messages); the turn is timed."""
         self.role = "bot"
+        tools = self.ctx.tools
+        before = len(tools.records) if tools is not None else 0
         turn = await self.bot.respond(self.transcript, self.ctx)
         self.role = None
+        if tools is not None and not turn.tool_calls and len(tools.records) > before:
+            # a deployed bot called its served world during the turn: those are the turn's calls
+            turn = turn.model_copy(update={"tool_calls": list(tools.records[before:])})
         self.last_turn = turn
         self.turns.append(
             TurnTiming(

@@ -217,8 +217,9 @@ async def rescore_planned(
         conversation,
         run.spec,
         judge=models.judge(),
-        uses_world=bot.uses_world,
+        uses_world=bot.uses_world or bool(conversation.tool_calls),
         has_tools=bot.kind != "prompt",
         bot_name=conversation.bot_model,
+        receives_context=bot.uses_world,
     )
     return conversation, verdict

@@ -4,12 +4,17 @@ template image, and copied per conversation."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from parley.core.records import ConversationSpec
 from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, world_of
+
+if TYPE_CHECKING:
+    from parley.core.world.serving import WorldServer
 
 __all__ = ["WORLD_TEMPLATES_KEPT", "WorldTemplates", "customer_of", "today_of"]
 
@@ -27,11 +32,36 @@ def today_of(spec: ConversationSpec, world: WorldDefinition, default_today: date
 
 
 class WorldTemplates:
-    """World templates by (world, today, rows), the most recently used few kept."""
+    """World templates by (world, today, rows), the most recently used few kept; and, for deployed
+    bots, the one server that serves each conversation's world over HTTP (started on first use,
+    bound to `host`, and advertised at `url` when the bot reaches it by another address)."""
 
-    def __init__(self, keep: int = WORLD_TEMPLATES_KEPT) -> None:
+    def __init__(self, keep: int = WORLD_TEMPLATES_KEPT, *, host: str = "127.0.0.1", url: str | None = None) -> None:
         self.keep = keep
+        self.host = host
+        self.url = url
         self._templates: OrderedDict[tuple[int, datetime.date, str], WorldTemplate] = OrderedDict()
+        self._server: WorldServer | None = None
+        self._starting: asyncio.Lock | None = None
+
+    async def server(self) -> WorldServer:
+        """The server of the served worlds, started on the running loop the first time."""
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._server is None:
+                from parley.core.world.serving import WorldServer
+
+                server = WorldServer(host=self.host, advertised=self.url)
+                await server.start()
+                self._server = server
+        return self._server
+
+    async def aclose(self) -> None:
+        """Stop serving worlds (the batch ended)."""
+        if self._server is not None:
+            server, self._server = self._server, None
+            await server.stop()
 
     def template(self, spec: ConversationSpec, default_today: datetime.date) -> WorldTemplate:
         world = world_of(spec)

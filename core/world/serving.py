@@ -36,7 +36,7 @@ from typing import Any
 from parley.core.records import ToolCall
 from parley.core.world.executor import WorldTools
 
-__all__ = ["ServedWorld", "WorldServer", "openapi_document", "world_page"]
+__all__ = ["ServedWorld", "ServedWorldTools", "WorldServer", "openapi_document", "world_page"]
 
 log = logging.getLogger("parley.world.serving")
 
@@ -289,3 +289,78 @@ async def _bounded_body(request: Any) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+class ServedWorldTools:
+    """A bot's side of a served world: the tools of the world at `url`, called over HTTP, as a bot
+    that parley does not run (`parley serve-bot` given a conversation's `world_url`) holds them. It
+    offers what `WorldTools` offers a bot (the world's declaration for its prompt, the specs, and
+    `execute`), and keeps its own records of the calls; parley keeps its own on the serving side."""
+
+    def __init__(self, world: Any, url: str, customer_id: str, *, timeout_s: float = 30.0) -> None:
+        self.world = world
+        self.url = url.rstrip("/")
+        self.customer_id = customer_id
+        self.records: list[Any] = []
+        self.specs = [t.spec for t in world.declared_tools]
+        self._timeout_s = timeout_s
+
+    @property
+    def tool_names(self) -> list[str]:
+        return list(self.world.tool_names)
+
+    async def execute(self, call: ToolCall) -> Any:
+        """Run one call on the served world; the record of it (never raises but for cancellation)."""
+        import time
+
+        import httpx
+
+        from parley.core.records import ToolCallRecord
+
+        started = time.perf_counter()
+        status: int | None = None
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+                response = await client.post(f"{self.url}/tools/{call.name}", content=(call.arguments or "{}").encode("utf-8"))
+            status = response.status_code
+            body = response.json() if response.content else {}
+        except (httpx.HTTPError, ValueError) as exc:
+            record = ToolCallRecord(
+                call_id=call.id,
+                name=call.name,
+                arguments_raw=call.arguments,
+                customer_id=self.customer_id,
+                result=f"ERROR [unavailable] The world at {self.url} could not be reached ({type(exc).__name__}).",
+                ok=False,
+                error="unavailable",
+                http_status=status,
+                latency_s=time.perf_counter() - started,
+            )
+            self.records.append(record)
+            return record
+        ok = 200 <= status < 300
+        detail = body.get("detail") if isinstance(body, dict) and not ok else None
+        reason = str(detail.get("reason", f"http_{status}")) if isinstance(detail, dict) else f"http_{status}"
+        message = str(detail.get("message", "")) if isinstance(detail, dict) else ""
+        refused = not ok and status in (403, 409)
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            arguments = None
+        record = ToolCallRecord(
+            call_id=call.id,
+            name=call.name,
+            arguments_raw=call.arguments,
+            arguments=arguments if isinstance(arguments, dict) else None,
+            customer_id=self.customer_id,
+            result=json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+            if ok
+            else f"{'REFUSED' if refused else 'ERROR'} [{status} {reason}] {message}",
+            ok=ok,
+            error=None if ok else reason,
+            refused=refused,
+            http_status=status,
+            latency_s=time.perf_counter() - started,
+        )
+        self.records.append(record)
+        return record
