@@ -37,7 +37,11 @@ def _prose(tree: ast.AST) -> set[int]:
             body = getattr(node, field, None)
             if isinstance(body, list):
                 for statement in body:
-                    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
+                    if (
+                        isinstance(statement, ast.Expr)
+                        and isinstance(statement.value, ast.Constant)
+                        and isinstance(statement.value.value, str)
+                    ):
                         found.add(id(statement.value))
     return found
 

@@ -114,7 +114,7 @@ class WorldBot:
         if model is None:
             make = world.hooks.get("offline_model")
             if not callable(make):
-                raise ConfigError(offline_elsewhere(world.name))
+                raise ConfigError(offline_elsewhere(world))
             model = self._offline[world.name] = make()
         return model
 
@@ -247,12 +247,14 @@ def _with_ids(calls: Sequence[ToolCall], salt: int) -> list[ToolCall]:
     return out
 
 
-def offline_elsewhere(world: str) -> str:
-    """Why the offline bot cannot run on `world`, and what to use instead."""
+def offline_elsewhere(world: WorldDefinition) -> str:
+    """Why the offline bot cannot run on `world`, and what to use instead (the world's own reference
+    bot, when it declares one: its `reference_bot` hook)."""
+    reference = world.hooks.get("reference_bot")
+    instead = f"--bot {reference} (the world's reference bot), " if isinstance(reference, str) else ""
     return (
-        f"the offline bot knows the order world only, and world {world} offers no offline model of its own: "
-        "use a model (--bot openai/MODEL, ollama/MODEL, ...), a python: bot (the world's reference bot, when it ships one), "
-        "or a deployed bot on the served world"
+        f"the offline bot knows the order world only, and world {world.name} offers no offline model of its own: "
+        f"use {instead}a model (--bot openai/MODEL, ollama/MODEL, ...), a python: bot, or a deployed bot on the served world"
     )
 
 

@@ -136,6 +136,9 @@ def serve_bot(
         max_session_chars=max_session_chars,
         max_total_chars=max_held_chars,
     )
-    click.echo(f"parley serve-bot: the built-in bot ({model}, {'world ' + world if world else 'the default world'}) at http://{host}:{port}{WEBHOOK_PATH}", err=True)
+    click.echo(
+        f"parley serve-bot: the built-in bot ({model}, {'world ' + world if world else 'the default world'}) at http://{host}:{port}{WEBHOOK_PATH}",
+        err=True,
+    )
     click.echo(f"test it with: parley run PROFILES --bot rasa:http://{host}:{port}{WEBHOOK_PATH}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

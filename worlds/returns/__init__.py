@@ -173,4 +173,5 @@ WORLD = WorldDefinition(
     ],
     actions={"start_return": "refund", "exchange_item": "change", "cancel_return": "cancel"},
     base_dir=DATA,
+    hooks={"reference_bot": "python:parley.worlds.returns.reference_bot:ReturnsDeskBot"},
 )
