@@ -108,3 +108,30 @@ def thread_bot(messages: list[dict[str, Any]]) -> str:
     """Says which thread it runs in, and whether that thread is a daemon."""
     current = threading.current_thread()
     return f"thread={current.name} daemon={current.daemon} main={current is threading.main_thread()}"
+
+
+async def blocking_async_bot(messages: list[dict[str, Any]]) -> str:
+    """A blocking call in async code: it holds whatever loop runs it (only ever run in a child process)."""
+    time.sleep(3600)
+    return "too late"
+
+
+async def uncancellable_async_bot(messages: list[dict[str, Any]]) -> str:
+    """Catches the cancellation that ends its turn, and goes on waiting."""
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            continue
+
+
+async def to_thread_async_bot(messages: list[dict[str, Any]]) -> str:
+    """Waits on a thread that never ends (only ever run in a child process)."""
+    await asyncio.to_thread(time.sleep, 3600)
+    return "too late"
+
+
+async def thread_leaving_bot(messages: list[dict[str, Any]]) -> str:
+    """Answers, and leaves a thread of its own running that is no daemon (only ever run in a child process)."""
+    threading.Thread(target=time.sleep, args=(3600,), name="the bot's poller", daemon=False).start()
+    return "ORD-1003 is shipped, with UPS."

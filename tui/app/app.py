@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.driver import Driver
 from textual.markup import escape
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, TabbedContent, TabPane
@@ -216,8 +218,23 @@ class ParleyApp(App[None]):
 
     def _hung_up(self, sig: signal.Signals) -> None:
         logging.getLogger("parley.tui").warning("%s: quitting (a running batch is cancelled, and can be resumed)", sig.name)
+        terminal_gone = getattr(self._driver, "terminal_gone", None)
+        if sig == signal.SIGHUP and terminal_gone is not None:
+            terminal_gone()  # its window is closed: quitting must not wait on writing to it
         self.query_one("#batches", BatchesPane).cancel_running()
         self.exit()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, but on Linux and macOS one whose writes never wait on a terminal that
+        is gone (parley.tui.app.terminal_writer)."""
+        driver = super().get_driver_class()
+        if sys.platform == "win32":
+            return driver
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from parley.tui.app.terminal_writer import TerminalDriver
+
+        return TerminalDriver if driver is LinuxDriver else driver
 
     def notify(
         self,
