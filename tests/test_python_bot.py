@@ -204,7 +204,10 @@ def test_a_sync_bot_that_never_returns_never_keeps_parley_from_exiting(tmp_path)
 @pytest.mark.parametrize(
     ("bot", "said"),
     [
-        ("blocking_async_bot", "did not answer within 1 s (--bot-timeout) (it held its event loop, blocked: its later calls run on a new one)"),
+        (
+            "blocking_async_bot",
+            "did not answer within 1 s (--bot-timeout) (it held its event loop, blocked: its later calls run on a new one)",
+        ),
         ("uncancellable_async_bot", "did not answer within 1 s (--bot-timeout)"),
         ("to_thread_async_bot", "did not answer within 1 s (--bot-timeout)"),
     ],

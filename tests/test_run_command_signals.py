@@ -212,7 +212,9 @@ def test_signals_are_obeyed_while_an_async_bot_blocks_its_loop(tmp_path):
     # `async def bot(m): time.sleep(...)`: on main it held parley's loop, SIGTERM and Ctrl-C unanswered.
     db = tmp_path / "p.db"
     bot = "python:tests.python_bots:blocking_async_bot"
-    proc = start(["run", PLAYBOOKS / "track_shipped_order.yaml", "--bot", bot, "--bot-timeout", "600", "--grace", "60", "--db", db], cwd=ROOT)
+    proc = start(
+        ["run", PLAYBOOKS / "track_shipped_order.yaml", "--bot", bot, "--bot-timeout", "600", "--grace", "60", "--db", db], cwd=ROOT
+    )
     try:
         said = proc.stdout.readline()
         assert " started: 1 conversation" in said, said + proc.stderr.read()
