@@ -186,7 +186,27 @@ def mockapi(host: str, port: int, db_path: Path, today: dt.date | None, reset: b
 def main() -> None:
     # A closed stdout: click ends a command that writes to it directly quietly (exit 1); those
     # that print through rich end with 141 (parley.tui.cli.closed_pipe).
-    cli(prog_name="parley")
+    try:
+        cli(prog_name="parley")
+    except SystemExit as done:
+        _exit_past_leftover_threads(done)
+        raise
+
+
+def _exit_past_leftover_threads(done: SystemExit) -> None:
+    """The command is over: a thread a Python bot left running (no daemon) would keep the process
+    alive for ever at exit (a CI job hangs); name it and end with the command's exit code now."""
+    import threading
+
+    if threading.active_count() == 1:
+        return
+    from parley.core.bots import exit_now, left_running_line, threads_left
+
+    left = threads_left()
+    if left:
+        click.echo(left_running_line(left), err=True)
+        code = done.code
+        exit_now(code if isinstance(code, int) else 0 if code is None else 1, left)
 
 
 if __name__ == "__main__":

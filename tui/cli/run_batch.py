@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from parley.core.bots import exit_now, left_running_line, threads_left
 from parley.core.errors import ParleyError
 from parley.core.reports import without_nul
 from parley.tui.cli.batch_summary import run_lines, summary_lines
@@ -74,10 +73,6 @@ def run_and_exit(
         code = EXIT_INTERRUPTED
     finally:
         store.close()
-    left = threads_left()
-    if left:  # a Python bot's thread: the run is over, and Python would wait for it for ever
-        click.echo(left_running_line(left), err=True)
-        exit_now(code, left)
     sys.exit(code)
 
 
