@@ -53,6 +53,7 @@ from parley.core.records import (
 )
 from parley.core.redaction import REDACTOR
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
+from parley.core.store.file_health import DamagedDatabase, FileIdentity, empty_file, quick_check, remember_opened
 from parley.core.store.batch_row import BatchRow
 from parley.core.store.rows import (
     JUDGE_ROLE,
@@ -322,6 +323,14 @@ class Store:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._owner_columns: bool | None = None
+        self._identity: FileIdentity | None = None
+        if path is not None and not read_only:
+            try:
+                self._identity = FileIdentity(path)
+            except OSError:  # not there (yet): nothing to compare a commit with
+                self._identity = None
+        if path is not None:
+            remember_opened(path)
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -336,6 +345,8 @@ class Store:
         self.db.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            if self._identity is not None:
+                self._identity.check()  # the file deleted or replaced meanwhile: this commit would go nowhere
         except BaseException:
             self.db.conn.rollback()
             raise
@@ -361,7 +372,11 @@ class Store:
         else:
             resolved = pathlib.Path(path) if path is not None else default_db_path()
             resolved = resolved.expanduser().resolve()
-            if read_only and resolved.is_file():
+            empty = empty_file(resolved)
+            if read_only and empty is not None:  # a writer makes its database in an empty file, as SQLite does (several may at once)
+                raise empty
+            existed = resolved.is_file() and empty is None
+            if read_only and existed:
                 return cls._open_read_only(resolved, migrations)
             try:
                 resolved.parent.mkdir(parents=True, exist_ok=True)
@@ -378,6 +393,8 @@ class Store:
         try:
             db.execute("PRAGMA foreign_keys = ON")
             db.execute("PRAGMA busy_timeout = 30000")
+            if resolved is not None and existed:
+                quick_check(conn, resolved)  # a damaged file is never written to
             if resolved is not None:
                 check_owner(db, str(resolved))  # before WAL mode or anything else is written
                 db.enable_wal()
@@ -390,6 +407,9 @@ class Store:
             if resolved is not None and _read_only_problem(exc, resolved):
                 raise _read_only(resolved) from None
             raise ParleyError(f"{resolved} is not a parley database ({exc})") from exc
+        except DamagedDatabase:
+            conn.close()
+            raise
         except BaseException:
             conn.close()
             raise
@@ -405,6 +425,7 @@ class Store:
             raise ParleyError(f"{path} is not a parley database ({exc})") from exc
         db = Database(conn)
         try:
+            quick_check(conn, path)  # a damaged file: one line, whatever the command goes on to read
             check_owner(db, str(path))
             current = schema_version(db)
             if current > len(migrations):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -54,7 +55,7 @@ COMMANDS: dict[str, str | None] = {
 class ParleyGroup(click.Group):
     """Loads each command of COMMANDS when it is first asked for, and turns our own errors into
     one clear line and a non-zero exit (2 for a bad setting, as for a bad option), never a
-    traceback. Whatever a command writes to stdout and stderr goes through the redactor."""
+    traceback; so is what a damaged database gives as it is read (parley.core.store.file_health). Whatever a command writes to stdout and stderr goes through the redactor."""
 
     def invoke(self, ctx: click.Context) -> Any:
         with redacted_output():  # no secret the command resolves reaches its terminal, however printed
@@ -65,6 +66,14 @@ class ParleyGroup(click.Group):
                 sys.exit(EXIT_USAGE)
             except ParleyError as exc:  # its text may quote a file or a bot: spelled out, never acted on
                 click.echo(visible(f"error: {exc}"), err=True)
+                sys.exit(1)
+            except (sqlite3.DatabaseError, ValueError):  # what a damaged database gives as it is read
+                from parley.core.store import damage_line
+
+                damage = damage_line()
+                if damage is None:
+                    raise  # the file is whole: a fault of parley's, shown as such
+                click.echo(visible(f"error: {damage}"), err=True)
                 sys.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
