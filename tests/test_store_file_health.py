@@ -105,7 +105,10 @@ def test_a_file_deleted_or_replaced_under_a_writer_is_noticed_at_its_next_commit
 def test_a_run_whose_database_is_deleted_stops_with_an_error(tmp_path):
     db = tmp_path / "p.db"
     proc = subprocess.Popen(
-        [PARLEY, "run", ROOT / "profiles", "--trials", "10", "-c", "1", "--db", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [PARLEY, "run", ROOT / "profiles", "--trials", "10", "-c", "1", "--db", db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + PATIENCE_S

@@ -53,8 +53,8 @@ from parley.core.records import (
 )
 from parley.core.redaction import REDACTOR
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
-from parley.core.store.file_health import DamagedDatabase, FileIdentity, empty_file, quick_check, remember_opened
 from parley.core.store.batch_row import BatchRow
+from parley.core.store.file_health import DamagedDatabase, FileIdentity, empty_file, quick_check, remember_opened
 from parley.core.store.rows import (
     JUDGE_ROLE,
     bound_text,
