@@ -250,3 +250,15 @@ def test_under_pytest_too_the_bot_neither_holds_the_session_nor_keeps_pytest_ali
         assert done.returncode == 1 and "did not answer within 1 s" in done.stdout, done.stdout + done.stderr
     else:
         assert "1 thread left running" in done.stderr, done.stdout + done.stderr
+
+
+def test_a_bot_s_huge_exception_is_an_excerpt_and_the_whole_text_goes_to_the_log(tmp_path):
+    # On main: 5 MB stored in the conversation's error, 10 MB printed by `parley run`.
+    done = parley("run", str(PLAYBOOK), "--bot", "python:tests.python_bots:huge_exception_bot", "--db", str(tmp_path / "p.db"))
+    assert done.returncode == 1, done.stderr
+    assert len(done.stdout) + len(done.stderr) < 20_000
+    assert "raised ValueError: xxxx" in done.stdout and "(5,000,000 characters: the whole text is in parley.log)" in done.stdout
+    with Store.open(tmp_path / "p.db", read_only=True) as store:
+        [stored] = list(store.iter_conversations(store.latest_batch_id() or ""))
+    assert stored.conversation.error is not None and len(stored.conversation.error) < 500
+    assert "x" * 1_000_000 in (tmp_path / "parley.log").read_text(encoding="utf-8")

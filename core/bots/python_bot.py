@@ -43,7 +43,7 @@ from typing import Any
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, TurnCompleted
 from parley.core.bots.bot_loop import BotLoop
-from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S
+from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, EXCERPT_CHARS, excerpt
 from parley.core.bots.python_tools import AsyncTools, Tools
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.records import ChatMessage, ToolCall, ToolCallRecord
@@ -104,7 +104,7 @@ def _import(name: str) -> object:
         raise ConfigError(f"{name}: cannot import the module {module_name}{where}: looked in {here} and on sys.path") from None
     except Exception as exc:  # the module's own code failed: it is the user's code, said in one line
         log.error("importing %s for the bot %s failed", module_name, name, exc_info=exc)
-        raise ConfigError(f"{name}: importing {module_name} raised {type(exc).__name__}: {exc} (the traceback is in parley.log)") from None
+        raise ConfigError(f"{name}: importing {module_name} raised {_exception_text(exc)} (the traceback is in parley.log)") from None
     value: object = module
     for part in attribute.split("."):
         if part == "<locals>":
@@ -114,6 +114,20 @@ def _import(name: str) -> object:
         except AttributeError:
             raise ConfigError(f"{name}: the module {module_name} has no {attribute!r}") from None
     return value
+
+
+def _exception_text(exc: BaseException) -> str:
+    """`Type: message`, the message an excerpt (one line, EXCERPT_CHARS at most: a bot's exception
+    may hold megabytes) that says where the whole of it is (parley.log, with the traceback)."""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose text cannot be made: its type says enough
+        message = ""
+    if not message:
+        return type(exc).__name__
+    shown = excerpt(message[: EXCERPT_CHARS * 4])
+    whole = " ".join(message.split())
+    return f"{type(exc).__name__}: {shown}" + ("" if shown == whole else f" ({len(message):,} characters: the whole text is in parley.log)")
 
 
 def _parameters(call: Callable[..., Any], name: str, *, method: bool = False) -> tuple[str, ...]:
@@ -321,8 +335,7 @@ class PythonBot:
 
     def _raised(self, exc: BaseException) -> PythonBotError:
         log.error("the bot %s raised", self.name, exc_info=exc)
-        message = str(exc)
-        return PythonBotError(f"{self.name} raised {type(exc).__name__}" + (f": {message}" if message else ""))
+        return PythonBotError(f"{self.name} raised {_exception_text(exc)}")
 
     # -- the reply -------------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from typing import Any, Literal, TextIO
 
 from parley.core.evaluation import CRITERION_KIND, criterion_summary
 from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
-from parley.core.reports.cell_escaping import spreadsheet_row, without_nul
+from parley.core.reports.cell_escaping import inert_json, spreadsheet_row, without_nul
 from parley.core.reports.stats import summarize
 from parley.core.store import JUDGE_ROLE, Store, batch_rule_summaries, criterion_counts, iter_rule_results
 
@@ -190,7 +190,7 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
 
 
 def _dumps(value: Any, **kw: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, **kw)
+    return inert_json(json.dumps(value, ensure_ascii=False, **kw))
 
 
 # ---- NDJSON -----------------------------------------------------------------------------------

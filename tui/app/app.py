@@ -30,6 +30,7 @@ from textual.worker import Worker, WorkerState
 from parley.core.settings import settings
 from parley.core.specs import SHIPPED_DIR
 from parley.tui.app import heap
+from parley.tui.app.inert_text import keep_drawn_text_inert
 from parley.tui.app.messages import DatabaseOpenedReadOnly
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batches_pane import BatchesPane
@@ -37,6 +38,7 @@ from parley.tui.app.panes.chat_pane import ChatPane
 from parley.tui.app.panes.profiles_pane import ProfilesPane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.sessions_pane import SessionsPane
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -110,6 +112,7 @@ class ParleyApp(App[None]):
         (parley.core.engine.distributed.placement.Placement: `parley --workers N`) runs batches
         over worker processes."""
         super().__init__()
+        keep_drawn_text_inert()  # whatever text a widget draws, none of it acts on the terminal
         if initial_pane not in PANES:
             raise ValueError(f"unknown pane {initial_pane!r}: one of {', '.join(PANES)}")
         self.initial_pane = initial_pane
@@ -246,10 +249,11 @@ class ParleyApp(App[None]):
         markup: bool = True,
     ) -> None:
         """Textual's notification, with every secret this process resolved taken out first
-        (parley.core.redaction): an error's text may quote an endpoint that echoed a key."""
-        from parley.core.redaction import REDACTED, redact
+        (parley.core.redaction: an error's text may quote an endpoint that echoed a key) and its
+        control characters spelled out (it may quote a bot's reply or a file)."""
+        from parley.core.redaction import REDACTED
 
-        message, title = redact(message), redact(title)
+        message, title = visible(message), visible(title)  # an error may quote a bot or a file: spelled out, secrets taken out
         if markup:  # the mark is text, not a tag
             message = message.replace(REDACTED, escape(REDACTED))
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)

@@ -20,7 +20,7 @@ import click
 from parley.core.records import BatchRecord, UnreadableBatch
 from parley.core.store import BatchRow
 from parley.tui.cli.command_io import console, db_option, open_store
-from parley.tui.cli.terminal_text import for_rich, one_line, visible
+from parley.tui.terminal_text import for_rich, one_line, visible
 
 
 def _pct(value: float | None) -> str:
@@ -110,7 +110,9 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
         rows = store.list_batches(limit=limit, status=status)
         total = store.count_batches()
     if as_json:
-        json.dump([_row_json(r) if isinstance(r, BatchRow) else _unreadable_json(r) for r in rows], sys.stdout, indent=2)
+        from parley.core.reports import inert_json
+
+        sys.stdout.write(inert_json(json.dumps([_row_json(r) if isinstance(r, BatchRow) else _unreadable_json(r) for r in rows], indent=2)))
         sys.stdout.write("\n")
         return
     if not rows:

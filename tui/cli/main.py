@@ -21,8 +21,8 @@ import click
 from parley.core.errors import ParleyError, SettingError
 from parley.tui.cli.date_option import parse_date
 from parley.tui.cli.spec_options import personalities_option
-from parley.tui.cli.terminal_text import redacted_output, visible
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
+from parley.tui.terminal_text import redacted_output, visible
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE = 2  # click's own exit code for a usage error

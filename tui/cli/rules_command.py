@@ -174,7 +174,7 @@ def _print_tables(reports: list[RuleReport], conversations: int, inactive: int, 
     from rich.text import Text
 
     from parley.tui.cli.command_io import console
-    from parley.tui.cli.terminal_text import visible as shown
+    from parley.tui.terminal_text import visible as shown
 
     out = console()
     for report in reports:

@@ -25,7 +25,7 @@ from parley.tui.cli.command_io import console, open_store
 from parley.tui.cli.conversation_view import print_verdict
 from parley.tui.cli.run_displays import BarDisplay, Display, PlainDisplay, SingleDisplay
 from parley.tui.cli.run_modes import EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, RunRequest, rate_gate
-from parley.tui.cli.terminal_text import for_rich, visible
+from parley.tui.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
     from parley.core.engine import BatchResult, BatchRunner

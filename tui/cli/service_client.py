@@ -21,7 +21,7 @@ import click
 from parley.core.errors import ParleyError
 from parley.core.settings import DEFAULT_API_URL, settings
 from parley.tui.cli.batch_options import limit_options, prompt_version_option, role_model_options
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     import httpx

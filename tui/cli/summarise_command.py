@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import click
 
 from parley.tui.cli.command_io import write_atomically
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.reports import FileSummary
