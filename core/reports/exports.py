@@ -24,7 +24,6 @@ too through `write_json`; `export_json` returns the text for smaller batches.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import pathlib
@@ -33,7 +32,7 @@ from typing import Any, Literal, TextIO
 
 from parley.core.evaluation import CRITERION_KIND, criterion_summary
 from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
-from parley.core.reports.cell_escaping import inert_json, spreadsheet_row, without_nul
+from parley.core.reports.cell_escaping import csv_line, inert_json, without_nul
 from parley.core.reports.stats import summarize
 from parley.core.store import JUDGE_ROLE, Store, batch_rule_summaries, criterion_counts, iter_rule_results
 
@@ -328,13 +327,14 @@ def export_csv(store: Store, batch_id: str, out: TextIO, *, paths: Paths | None 
     score is an empty cell."""
     batch = store.get_batch(batch_id)
     criteria = {CRITERION_COLUMN + without_nul(c.criterion): c.criterion for c in criterion_counts(store, batch.id)}
-    writer = csv.DictWriter(out, fieldnames=[*CSV_COLUMNS, *criteria], lineterminator="\n")
-    writer.writeheader()
+    columns = [*CSV_COLUMNS, *criteria]
+    out.write(csv_line(columns))
     n = 0
     for row in store.iter_result_rows(batch.id):
         cells = _csv_row(row, batch)
         cells.update({column: row.criteria.get(c, "") for column, c in criteria.items()})
-        writer.writerow(spreadsheet_row(paths(cells) if paths is not None else cells))
+        shown = paths(cells) if paths is not None else cells
+        out.write(csv_line(shown[column] for column in columns))
         n += 1
     return n
 

@@ -88,6 +88,7 @@ def read_options(config: pytest.Config) -> PluginOptions:
     import click
 
     from parley.core.errors import ConfigError
+    from parley.core.log_file import keep_log_beside
     from parley.core.records import RoleModels
     from parley.core.settings import settings
     from parley.tui.cli.batch_options import BOT_TIMEOUT_TYPE, CONCURRENCY_TYPE, MAX_TURNS_TYPE, SEED_TYPE, TIMEOUT_TYPE, TRIALS_TYPE
@@ -96,6 +97,8 @@ def read_options(config: pytest.Config) -> PluginOptions:
         defaults = settings()  # PARLEY_CONCURRENCY and the like, as `parley run` reads them
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    db = _convert(config, "db", click.Path(dir_okay=False, path_type=Path), defaults.db_path)
+    keep_log_beside(db)  # before a Python bot is imported: its traceback goes to parley.log, never above pytest's one line
     options = PluginOptions(
         bot=_role("bot", config.getoption("parley_bot") or "offline"),
         user=_role("user", config.getoption("parley_user") or "offline"),
@@ -106,7 +109,7 @@ def read_options(config: pytest.Config) -> PluginOptions:
         max_turns=_convert(config, "max-turns", MAX_TURNS_TYPE, defaults.max_turns),
         timeout_s=_convert(config, "timeout", TIMEOUT_TYPE, defaults.timeout_sec),
         bot_timeout_s=_convert(config, "bot-timeout", BOT_TIMEOUT_TYPE, RoleModels().bot_timeout_s),
-        db=_convert(config, "db", click.Path(dir_okay=False, path_type=Path), defaults.db_path),
+        db=db,
         strict=bool(config.getoption("parley_strict")),
         rules=_rules(config),
     )
