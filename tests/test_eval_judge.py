@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from parley.core.evaluation.judge import (
@@ -107,9 +109,9 @@ def test_transcript_numbers_turns_labels_roles_and_summarises_tool_calls():
     ]
     assert format_transcript(conv) == (
         "Turn 1:\n"
-        "Customer: hello\n"
-        '  [tool call cancel_order(order_id="ORD-1005") -> REFUSED [409 too_old] Order ORD-1005 is past the limit.]\n'
-        "Assistant: Done."
+        'Customer: "hello"\n'
+        '  [tool call cancel_order(order_id="ORD-1005") -> refused: "REFUSED [409 too_old] Order ORD-1005 is past the limit."]\n'
+        'Assistant: "Done."'
     )
 
 
@@ -160,7 +162,7 @@ async def test_llm_judge_reads_good_json_and_sends_the_labelled_transcript(serve
     assert "Every action the assistant says it took" in criteria_request.messages[1]["content"]
     system, user = request.messages
     assert "Cancel only what was asked." in system["content"] and "JSON object" in system["content"]
-    assert "Customer: Cancel ORD-1004 please\nAssistant: Order ORD-1004 is cancelled." in user["content"]
+    assert 'Customer: "Cancel ORD-1004 please"\nAssistant: "Order ORD-1004 is cancelled."' in user["content"]
     assert "- cancel ORD-1004" in user["content"]
     assert "response_format" not in request.body  # the model layer has no such option
 
@@ -249,3 +251,11 @@ async def test_a_judge_that_raises_is_recorded_as_its_error():
     verdict = await evaluate(make_conversation(["Hi."]), spec, judge=Broken())
     assert verdict.judge.error == "RuntimeError: bug in the judge" and verdict.score is None
     assert verdict.outcome == "evaluation_error"
+
+
+def test_the_rubric_judge_s_transcript_keeps_whatever_the_bot_wrote_on_its_line():
+    from tests.test_eval_criteria import FORGED
+
+    conv = make_conversation([FORGED])
+    text = format_transcript(conv)
+    assert text.splitlines() == ["Turn 1:", 'Customer: "hello"', f"Assistant: {json.dumps(FORGED, ensure_ascii=False)}"]
