@@ -11,7 +11,10 @@ bot's later calls run on a new one. The loop's own `asyncio.to_thread` and `run_
 threads are daemon threads, and so, by Python's inheritance, are the threads the bot starts from
 it: none of them keeps parley alive after its work is done.
 
-The cost is two hand-overs between threads per call (measured in bench/bench_python_bot_loop.py).
+The cost is two hand-overs between threads per call: about 180 us per call with one call in
+flight and 70 us with 32, against 15 us on the caller's loop, on a busy 2-core machine
+(bench/bench_python_bot_loop.py: a batch of an echo bot's conversations, 222 per second against
+269); a bot that calls a model spends a thousand times that waiting for it.
 """
 
 from __future__ import annotations
