@@ -210,3 +210,19 @@ def test_values_enormous_to_compare_hash_or_show_stop_within_the_bound(tmp_path)
     code, out, _ = run(*folders(tmp_path / "table", {"returns.yaml": rules["returns.yaml"]}))
     assert code == 1 and "oracle returned [[[[1, 1, 1, 1, ...], [1, 1, 1, 1, ...]," in out  # abbreviated, never converted whole
     assert len(out) < 5_000
+
+
+def test_a_rule_using_python_s_builtins_as_sensei_s_do_is_decided(tmp_path):
+    # Sensei's examples/rules/mutation_eval/photography/charge.yaml: `when: hasattr(conv[0], 'charge')`;
+    # on main it was refused, and with it every other rule of the folder.
+    rules = {
+        "charge.yaml": rule_text("extract_float(cost) > 0", name="charge", when="hasattr(conv[0], 'cost') and isinstance(n1[0], int)"),
+        "nothing.yaml": rule_text("True", name="nothing", when="hasattr(conv[0], 'charge')"),
+        "sorted.yaml": rule_text("sorted(map(str.lower, ['B', 'a'])) == ['a', 'b'] and divmod(7, 2) == (3, 1)", name="sorted"),
+    }
+    code, out, _ = run(*folders(tmp_path, rules), "--format", "json")
+    decided = json.loads(out)["rules"]
+    assert code == 0
+    assert decided["charge.yaml"]["pass"] == ["a.yml", "b.yml"]
+    assert decided["nothing.yaml"]["not_applicable"] == ["a.yml", "b.yml"]
+    assert decided["sorted.yaml"]["pass"] == ["a.yml", "b.yml"]
