@@ -64,7 +64,7 @@ def exit_now(code: int, threads: list[threading.Thread]) -> NoReturn:
         os._exit(code)
 
 
-def exit_at_shutdown(code: Callable[[], int], *, say: Callable[[str], None], besides: Iterable[threading.Thread] = ()) -> None:
+def exit_at_shutdown(code: Callable[[], int], *, say: Callable[[str], object], besides: Iterable[threading.Thread] = ()) -> None:
     """At the interpreter's shutdown, before it waits for the threads still running: when some
     are left (see `threads_left`), `say` names them and the process ends with `code()` at once."""
     known = set(besides)

@@ -44,5 +44,5 @@ def _render(self: Strip, console: Console) -> str:
 
 def keep_drawn_text_inert() -> None:
     """From now on, no widget's text carries a control character to the terminal (see the module)."""
-    if Strip.render is not _render:  # type: ignore[comparison-overlap]
+    if Strip.render is not _render:
         Strip.render = _render  # type: ignore[method-assign]

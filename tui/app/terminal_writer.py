@@ -109,8 +109,9 @@ class TerminalDriver(LinuxDriver):
     def start_application_mode(self) -> None:
         super().start_application_mode()
         started = self._writer_thread
-        if started is not None:
-            started.stop()  # what it was given while starting is written first, in order
+        if started is None or self._file is None:
+            return
+        started.stop()  # what it was given while starting is written first, in order
         writer = TerminalWriter(self._file)
         writer.start()
         self._writer_thread = writer
