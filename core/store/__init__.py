@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         unpriced_models,
     )
     from parley.core.store.batch_row import BatchRow
-    from parley.core.store.file_health import DamagedDatabase, DatabaseGone, damage_line
+    from parley.core.store.file_health import DamagedDatabase, DatabaseGone, damage_line, opened_count
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import cache_key
     from parley.core.store.rule_results import batch_rule_summaries, clear_batch_rules, iter_rule_results, save_batch_rules
@@ -71,6 +71,7 @@ __all__ = [
     "measured_usage",
     "not_applicable_checks",
     "outcome_rows",
+    "opened_count",
     "outcome_names",
     "policy_violations",
     "profile_names",

@@ -23,7 +23,7 @@ import threading
 
 from parley.core.errors import ParleyError
 
-__all__ = ["DamagedDatabase", "DatabaseGone", "FileIdentity", "damage_line", "empty_file", "quick_check", "remember_opened"]
+__all__ = ["DamagedDatabase", "DatabaseGone", "FileIdentity", "damage_line", "empty_file", "opened_count", "quick_check", "remember_opened"]
 
 log = logging.getLogger("parley.store")
 
@@ -76,15 +76,21 @@ def quick_check(conn: sqlite3.Connection, path: pathlib.Path) -> None:
 def remember_opened(path: pathlib.Path) -> None:
     """A database file this process opened (which `damage_line` checks when something fails)."""
     with _OPENED_LOCK:
-        if path not in _OPENED:
-            _OPENED.append(path)
+        _OPENED.append(path)
 
 
-def damage_line(*, check: bool = True) -> str | None:
-    """Why a database file this process opened is damaged, in one line; None when each is whole
-    (or is not there any more). Each is checked afresh, read-only (see the module)."""
+def opened_count() -> int:
+    """How many times this process opened a database so far (what `damage_line` starts after)."""
     with _OPENED_LOCK:
-        paths = list(_OPENED)
+        return len(_OPENED)
+
+
+def damage_line(*, since: int = 0, check: bool = True) -> str | None:
+    """Why a database file this process opened (after its first `since` openings: those of one
+    command) is damaged, in one line; None when each is whole (or is not there any more). Each
+    is checked afresh, read-only (see the module)."""
+    with _OPENED_LOCK:
+        paths = list(dict.fromkeys(_OPENED[since:]))
     for path in paths:
         empty = empty_file(path)
         if empty is not None:

@@ -58,6 +58,9 @@ class ParleyGroup(click.Group):
     traceback; so is what a damaged database gives as it is read (parley.core.store.file_health). Whatever a command writes to stdout and stderr goes through the redactor."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from parley.core.store import opened_count
+
+        opened = opened_count()  # the databases this command opens are the ones to look at if it fails
         with redacted_output():  # no secret the command resolves reaches its terminal, however printed
             try:
                 return super().invoke(ctx)
@@ -70,7 +73,7 @@ class ParleyGroup(click.Group):
             except (sqlite3.DatabaseError, ValueError):  # what a damaged database gives as it is read
                 from parley.core.store import damage_line
 
-                damage = damage_line()
+                damage = damage_line(since=opened)
                 if damage is None:
                     raise  # the file is whole: a fault of parley's, shown as such
                 click.echo(visible(f"error: {damage}"), err=True)
