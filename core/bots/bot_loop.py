@@ -22,12 +22,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import logging
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["PING_S", "BotLoop"]
+
+log = logging.getLogger("parley.bots.bot_loop")
 
 PING_S = 1.0
 """How long a bot's loop has to answer once a call outlasted its limit, before it is left behind."""
@@ -115,4 +118,4 @@ def _stop(loop: asyncio.AbstractEventLoop) -> None:
     try:
         loop.call_soon_threadsafe(loop.stop)
     except RuntimeError:  # closed already
-        pass
+        log.debug("a bot's loop was closed already when it was stopped")

@@ -99,13 +99,15 @@ def damage_line(*, since: int = 0, check: bool = True) -> str | None:
             continue
         try:
             conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5.0)
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
+            log.debug("%s: not checked for damage (%s)", path, exc)
             continue
         try:
             quick_check(conn, path)
         except DamagedDatabase as exc:
             return str(exc)
-        except sqlite3.Error:  # busy, or unreadable for another reason: not what this answers
+        except sqlite3.Error as exc:  # busy, or unreadable for another reason: not what this answers
+            log.debug("%s: not checked for damage (%s)", path, exc)
             continue
         finally:
             conn.close()
@@ -126,8 +128,9 @@ class FileIdentity:
             stat = os.stat(self.path)
         except FileNotFoundError:
             raise DatabaseGone(self._gone("deleted")) from None
-        except OSError:
-            return  # cannot tell (a file system gone away): the write itself will say
+        except OSError as exc:  # cannot tell (a file system gone away): the write itself will say
+            log.debug("%s: cannot tell whether it is still the file opened (%s)", self.path, exc)
+            return
         if (stat.st_dev, stat.st_ino) != self._key:
             raise DatabaseGone(self._gone("replaced by another file"))
 

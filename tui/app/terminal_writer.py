@@ -20,6 +20,7 @@ Linux driver, whose private attributes (`_writer_thread`, `_file`) it relies on.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from typing import IO
@@ -28,6 +29,8 @@ from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 
 __all__ = ["BACKLOG_WAIT_S", "STOP_WAIT_S", "TerminalDriver", "TerminalWriter"]
+
+log = logging.getLogger("parley.tui")
 
 BACKLOG_WAIT_S = 2.0
 """The longest one write waits for a slow terminal to take the backlog."""
@@ -87,8 +90,8 @@ class TerminalWriter(WriterThread):
                 if not self.gone:
                     try:
                         self._file.write(text)
-                    except (OSError, ValueError):  # EIO: the terminal is gone; ValueError: its file closed
-                        self.gone = True
+                    except (OSError, ValueError) as exc:  # EIO: the terminal is gone; ValueError: its file closed
+                        self._lost(exc)
                     else:
                         self._stalled = False
             self._flush()
@@ -99,8 +102,12 @@ class TerminalWriter(WriterThread):
             return
         try:
             self._file.flush()
-        except (OSError, ValueError):
-            self.gone = True
+        except (OSError, ValueError) as exc:
+            self._lost(exc)
+
+    def _lost(self, exc: BaseException) -> None:
+        self.gone = True
+        log.info("the terminal is gone (%s): what the app writes from now on is dropped", exc)
 
 
 class TerminalDriver(LinuxDriver):
