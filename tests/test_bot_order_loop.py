@@ -14,7 +14,7 @@ from parley.core.bots.order_bot import OrderBot, strip_end_marker
 from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER, ROUND_CAP_TEXT
 from parley.core.bots.order_tools import OrderTools
 from parley.core.records.chat import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
-from parley.core.world.order_world import WorldTemplate, world_client
+from parley.mockapi.worlds import WorldTemplate, world_client
 
 # -- a scripted fake ChatModel (also used by the runner and chat tests) ---------------------
 

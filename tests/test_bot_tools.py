@@ -10,7 +10,7 @@ import pytest
 from parley.core.bots.order_tools import OrderTools
 from parley.core.records.chat import ToolCall
 from parley.core.records.tools import ORDER_TOOL_SPECS
-from parley.core.world.order_world import WorldTemplate, api_client, world_client
+from parley.mockapi.worlds import WorldTemplate, api_client, world_client
 
 
 @pytest.fixture

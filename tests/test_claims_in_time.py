@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from parley.api import conversation, run_sync, say
 from parley.core.evaluation.claims import claims_check
-from parley.core.world import AuditEntry
+from parley.mockapi.schema import AuditEntry
 from tests import python_bots
 from tests.conftest import PINNED_TODAY
 from tests.test_eval_claims import NOON, bot, cancel_record, user

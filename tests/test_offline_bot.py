@@ -15,7 +15,7 @@ from parley.core.models.registry import get_model
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import WorldTemplate
+from parley.mockapi.worlds import WorldTemplate
 from parley.worlds.orders.ids import extract_order_ids
 
 

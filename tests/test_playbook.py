@@ -19,7 +19,7 @@ from parley.core.specs.playbook import (
     playbook_spec,
     validate_playbook,
 )
-from parley.core.world.order_world import new_world
+from parley.mockapi.worlds import new_world
 
 OFFLINE = OrderBot(OfflineOrderModel())
 

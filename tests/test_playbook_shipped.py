@@ -10,7 +10,7 @@ from parley.core.bots.offline_bot import OfflineOrderModel
 from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.playbook_run import run_playbook
 from parley.core.specs.playbook import load_playbook, playbook_spec
-from parley.core.world.order_world import new_world
+from parley.mockapi.worlds import new_world
 
 PLAYBOOKS = sorted((Path(__file__).parent.parent / "profiles" / "playbooks").glob("*.yaml"))
 

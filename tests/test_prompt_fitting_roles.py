@@ -17,7 +17,7 @@ from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.records.chat import ChatMessage
 from parley.core.users.llm_user import LLMUser
-from parley.core.world import WorldTemplate, world_client
+from parley.mockapi.worlds import WorldTemplate, world_client
 from tests.test_user_offline import make_spec
 
 CONTEXT = 2000

@@ -15,7 +15,7 @@ from parley.core.errors import ProviderError
 from parley.core.records.chat import Usage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser, UserTurn, visible_transcript
-from parley.core.world.order_world import WorldTemplate
+from parley.mockapi.worlds import WorldTemplate
 from tests.test_bot_order_loop import HANG, ScriptedModel, calls, text
 
 

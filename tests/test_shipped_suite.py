@@ -16,7 +16,7 @@ from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.spec import ConversationSpec
 from parley.core.specs.sources import load_specs
 from parley.core.users.factory import make_user_simulator
-from parley.core.world.order_world import WorldTemplate
+from parley.mockapi.worlds import WorldTemplate
 
 PROFILES = Path(__file__).parent.parent / "profiles"
 BOT = OrderBot(OfflineOrderModel())

@@ -25,7 +25,7 @@ from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
 from parley.core.records.verdict import CheckResult, JudgeResult, Verdict
 from parley.core.store.store import Store
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import new_world
+from parley.mockapi.worlds import new_world
 
 TODAY = dt.date(2026, 11, 21)
 T0 = dt.datetime(2026, 11, 21, 9, 0, tzinfo=dt.UTC)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         world_bot_model,
     )
     from parley.core.bots.bot_prompt import EMPTY_REPLY_TEXT, ROUND_CAP_TEXT, build_system_prompt
+    from parley.core.bots.leftover_threads import exit_at_shutdown, exit_now, left_running_line, threads_left
     from parley.core.bots.prompt_bot import PromptBot, check_prompt_variables, prompt_variables
     from parley.core.bots.python_bot import PYTHON_FORM, PythonBot, PythonBotError, python_bot_name
     from parley.core.bots.python_tools import AsyncTools, Tools, ToolsClosed
@@ -66,10 +67,14 @@ __all__ = [
     "build_bot_app",
     "check_prompt_variables",
     "declared_fallback",
+    "exit_at_shutdown",
+    "exit_now",
+    "left_running_line",
     "world_bot_model",
     "parse_bot_spec",
     "prompt_variables",
     "python_bot_name",
+    "threads_left",
     "uses_world",
 ]
 

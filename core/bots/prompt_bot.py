@@ -87,7 +87,7 @@ def prompt_variables(spec: ConversationSpec, today: datetime.date) -> dict[str, 
     values = {
         "session_id": str(spec.extra.get("session_id") or spec.spec_id),
         "CURRENT_DATE": today.isoformat(),
-        "CUSTOMER_ID": spec.world.customer_id,
+        "CUSTOMER_ID": spec.world.customer_id or "",
     }
     values.update(spec.variables)
     return values

@@ -4,14 +4,15 @@ as the built-in bot's are (parley.core.world.WorldTools), so world checks, tool 
 claims-against-actions apply to a Python bot as to parley's own.
 
 Every tool of the world is a method: `await tools.track_order("ORD-1003")` (an async bot gets
-`AsyncTools`), `tools.track_order(order_id="ORD-1003")` (a sync bot, which runs in a worker
-thread of its own, gets `Tools`, whose calls run on the conversation's event loop and wait for
-it), or by name: `tools.call("track_order", order_id="ORD-1003")`; positional arguments follow
-the tool's declared parameters. `tools.names` lists them, `tools.specs` gives their schemas.
-Every call returns the call's `ToolCallRecord`: `ok`, `result` (the text a model would see),
-`data` (a successful call's JSON), `refused` and `error` (a refusal's reason: too_old...). Once
-the bot's turn is over (answered, or past its time limit) its tools answer no more: a thread left
-running cannot change the world afterwards.
+`AsyncTools`, whose calls, made on the bot's own loop, run on the conversation's),
+`tools.track_order(order_id="ORD-1003")` (a sync bot, which runs in a worker thread of its own,
+gets `Tools`, whose calls run on the conversation's event loop and wait for it), or by name:
+`tools.call("track_order", order_id="ORD-1003")`; positional arguments follow the tool's
+declared parameters. `tools.names` lists them, `tools.specs` gives their schemas. Every call
+returns the call's `ToolCallRecord`: `ok`, `result` (the text a model would see), `data` (a
+successful call's JSON), `refused` and `error` (a refusal's reason: too_old...). Once the bot's
+turn is over (answered, or past its time limit) its tools answer no more: a thread left running
+cannot change the world afterwards.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from parley.core.errors import ParleyError
 from parley.core.records import ToolCall, ToolCallRecord, ToolSpec
 from parley.core.world import WorldTools
+from parley.core.world.serving import ServedWorldTools
 
 __all__ = ["AsyncTools", "Tools", "ToolsClosed"]
 
@@ -32,7 +34,7 @@ class ToolsClosed(ParleyError):
     """A tool called after the bot's turn ended (a thread that outlived its time limit)."""
 
 
-def _arguments(tools: WorldTools, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _arguments(tools: WorldTools | ServedWorldTools, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """Positional arguments named by the tool's declared parameters, then the keywords."""
     if not args:
         return kwargs
@@ -50,9 +52,15 @@ def _arguments(tools: WorldTools, name: str, args: tuple[Any, ...], kwargs: dict
 class AsyncTools:
     """The tools of one conversation for an async bot (see the module doc)."""
 
-    def __init__(self, tools: WorldTools, on_call: Callable[[ToolCall, ToolCallRecord], None] | None = None) -> None:
+    def __init__(
+        self,
+        tools: WorldTools | ServedWorldTools,
+        on_call: Callable[[ToolCall, ToolCallRecord], None] | None = None,
+        home: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self._tools = tools
         self._on_call = on_call
+        self._home = home
         self.closed = False
         self.customer_id = tools.customer_id
         """The customer the conversation runs as (on a session-bound world, every call acts for them)."""
@@ -72,6 +80,15 @@ class AsyncTools:
         if self.closed:
             raise ToolsClosed(f"{name}: the bot's turn is over, its tools no longer answer")
         values = _arguments(self._tools, name, args, arguments)
+        if (
+            self._home is not None and asyncio.get_running_loop() is not self._home
+        ):  # the bot's own loop: the call runs on the conversation's
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(name, values), self._home))
+        return await self._call(name, values)
+
+    async def _call(self, name: str, values: dict[str, Any]) -> ToolCallRecord:
+        if self.closed:
+            raise ToolsClosed(f"{name}: the bot's turn is over, its tools no longer answer")
         call = ToolCall(id=f"py_{len(self._tools.records) + 1}", name=name, arguments=json.dumps(values, default=str))
         record = await self._tools.execute(call)
         if self._on_call is not None:

@@ -71,7 +71,6 @@ from parley.core.engine.batch_conversation import (
     STAGE_TEXT,
     ConversationControl,
     StepCallback,
-    WorldTemplates,
     broke_at,
     empty_conversation,
     run_planned,
@@ -83,6 +82,7 @@ from parley.core.engine.batch_rules import BatchRules, load_batch_rules
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
+from parley.core.engine.spec_worlds import WorldTemplates
 from parley.core.engine.stored_copies import CopyWriter, ReadAhead
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, offline_limits_by_file, unseen_context_warnings
@@ -110,7 +110,7 @@ from parley.core.records import (
     TranscriptStep,
     Verdict,
 )
-from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
+from parley.core.store import DamagedDatabase, DatabaseGone, DuplicateConversationError, Store, outcome_rows, running_elsewhere
 
 if TYPE_CHECKING:
     from parley.core.rules import CompiledRule
@@ -957,6 +957,13 @@ class BatchRunner:
             return conversation, verdict
         except DuplicateConversationError:
             return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there
+        except (DatabaseGone, DamagedDatabase) as exc:  # the file itself: nothing more can be stored
+            log.error("%s", exc)
+            self._fatal = str(exc)
+            self._unstored(control, self._fatal)
+            if not self._stopping:
+                self.stop(grace_s=0)
+            return None
         except Exception as exc:
             log.warning("%s trial %s: could not store the conversation", run.spec.spec_id, run.trial, exc_info=True)
             first = exc

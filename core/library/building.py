@@ -153,10 +153,10 @@ def _world(
     else:
         default = world_facts(load_world())
         table = next(iter(default.state_tables()), None)
-        rows = list(world)
-        if table is None or not all(isinstance(row, Mapping) for row in rows):
+        given_rows = list(world)
+        if table is None or not all(isinstance(row, Mapping) for row in given_rows):
             raise ProfileError(f"{where}: world: expected a world's name, a world mapping, or rows of its records, got {world!r}")
-        mapping = {table: [dict(row) for row in rows]}
+        mapping = {table: [dict(row) for row in given_rows]}
     for name, given in (("customer_id", customer_id), ("today", today)):
         if given is not None and name in mapping and mapping[name] != given:
             raise ProfileError(f"{where}: {name} {given!r} and world.{name} {mapping[name]!r} differ: give one of them")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.reports.cell_escaping import without_nul
+    from parley.core.reports.cell_escaping import TERMINAL_ACTING, csv_line, inert_json, inert_xml, without_nul
     from parley.core.reports.charts import HISTOGRAM_SIZE_PX, score_histogram
     from parley.core.reports.check_turns import Turn, check_target
     from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideOfPair, compare_batches, verdict_line
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
+    "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",
     "FileSummary",
@@ -71,6 +72,9 @@ __all__ = [
     "summarize",
     "text_histogram",
     "verdict_line",
+    "csv_line",
+    "inert_json",
+    "inert_xml",
     "without_nul",
     "write_html",
     "write_json",

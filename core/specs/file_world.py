@@ -8,7 +8,7 @@ so `expect:` is then checked against the same world (`world_facts`)."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +146,7 @@ def _rows(world: WorldDefinition, facts: WorldFacts, table_name: str, value: Any
     return found
 
 
-def rows_of(data: Mapping[Any, Any]) -> dict[str, Sequence[Mapping[str, Any]]]:
+def rows_of(data: Mapping[Any, Any]) -> dict[str, list[Mapping[str, Any]]]:
     """The rows a `world:` mapping writes, by table (its `rows:` and its table keys together)."""
     found: dict[str, list[Mapping[str, Any]]] = {}
     for key, value in data.items():

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from parley.core.world.facts import world_facts
     from parley.core.world.hooks import change_note, goal_tools, misspellings
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
-    from parley.core.world.order_world import AuditEntry, World, WorldState, new_world, world_client, world_template
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
     from parley.core.world.spec_world import conversation_world, world_of
@@ -35,7 +34,6 @@ __all__ = [
     "ACTIONS",
     "ChatCommand",
     "ChatView",
-    "AuditEntry",
     "BUILT_IN",
     "COLUMN_TYPES",
     "ColumnType",
@@ -53,13 +51,11 @@ __all__ = [
     "Table",
     "TableError",
     "ToolContext",
-    "World",
     "WorldClock",
     "WorldCopy",
     "WorldDB",
     "WorldDefinition",
     "WorldError",
-    "WorldState",
     "WorldTemplate",
     "WorldTool",
     "WorldTools",
@@ -73,7 +69,6 @@ __all__ = [
     "load_world",
     "merge_overrides",
     "misspellings",
-    "new_world",
     "override_problems",
     "RecordKey",
     "key_of",
@@ -82,11 +77,9 @@ __all__ = [
     "result_text",
     "same_record",
     "tool",
-    "world_client",
     "world_facts",
     "world_of",
     "world_problems",
-    "world_template",
 ]
 
 if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use

@@ -245,7 +245,7 @@ def declare_tool(
     if isinstance(fn, WorldTool):
         return fn
     where = _source_of(fn)
-    tool_name = name or getattr(fn, "__name__", "tool")
+    tool_name: str = name or str(getattr(fn, "__name__", "tool"))
     problems: list[str] = []
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -282,15 +282,11 @@ def declare_tool(
             annotation = typing.Annotated[annotation, FieldInfo(description=doc_args[param.name])]
         fields[param.name] = (annotation, default)
     try:
-        model = create_model(  # type: ignore[call-overload]
-            f"{tool_name}_arguments",
-            __config__=ConfigDict(extra="ignore"),
-            **fields,
-        )
-        schema = _plain(model.model_json_schema(schema_generator=_AsWritten))
+        arguments_model = _arguments_model(tool_name, fields)
+        schema = _plain(arguments_model.model_json_schema(schema_generator=_AsWritten))
     except Exception as exc:  # noqa: BLE001 - a type pydantic cannot make a schema of, said where
         problems.append(f"{where}: tool {tool_name}: no JSON schema can be made of its parameters: {exc}")
-        model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="ignore"))
+        arguments_model = _arguments_model(tool_name, {})
         schema = {"properties": {}}
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
@@ -299,7 +295,7 @@ def declare_tool(
         name=tool_name,
         description=text,
         fn=fn,
-        arguments=model,
+        arguments=arguments_model,
         parameters=schema,
         takes_context=takes_context,
         changes_state=changes_state,
@@ -308,6 +304,12 @@ def declare_tool(
         source=where,
         problems=tuple(problems),
     )
+
+
+def _arguments_model(tool_name: str, fields: dict[str, Any]) -> type[BaseModel]:
+    """The pydantic model of a tool's arguments (extra keys ignored)."""
+    model: type[BaseModel] = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="ignore"), **fields)
+    return model
 
 
 def _field_info(annotation: Any) -> FieldInfo | None:

@@ -19,7 +19,7 @@ from parley.core.engine.harness import Limits, run_conversation
 from parley.core.models.registry import get_model
 from parley.core.records.chat import GenerateConfig
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import new_world
+from parley.mockapi.worlds import new_world
 
 PINNED_TODAY = dt.date(2026, 11, 21)
 CONVERSATION_BOUND_S = 900

@@ -6,14 +6,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from parley.tui.cli.date_option import parse_date
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 
-def _load(ref: str, *, unchecked: bool = False):  # type: ignore[no-untyped-def]
+def _load(ref: str, *, unchecked: bool = False) -> Any:
     """A world by name, or by path when `ref` names a .py file."""
     from parley.core.world import load_world
 

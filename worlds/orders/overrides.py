@@ -10,11 +10,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from parley.core.world import ColumnType
 from parley.mockapi.fixture import FixtureOrder, date_problem, read_fixture
 
 __all__ = ["OVERRIDE_INPUTS", "order_date_problem", "order_override_problems"]
 
-OVERRIDE_INPUTS = {"placed_days_ago": "integer"}
+OVERRIDE_INPUTS: dict[str, ColumnType] = {"placed_days_ago": "integer"}
 """Fields an override writes that are not columns: the fixture's own way to date an order."""
 
 
