@@ -191,13 +191,14 @@ async def run_script(
     stop: StopReason | None = None
     error: str | None = None
     session: Session | None = None
-    tools = WorldTools(world.world, world, customer_id) if world is not None else None
+    tools: WorldTools | None = None
     ctx: BotContext | None = None
     world_url: str | None = None
     deadline = asyncio.timeout(limits.timeout_s)
     try:
         with rate_limit_deadline(limits.timeout_s):
             async with deadline:
+                tools = WorldTools(world.world, world, customer_id) if world is not None else None
                 day = today or (world.today if world is not None else datetime.date.today())
                 if server is not None and tools is not None:
                     world_url = server.register(tools)

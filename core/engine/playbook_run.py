@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.bots import Bot, BotTurn
 from parley.core.engine.harness import DEFAULT_LIMITS, Limits, Session, SimulatedCustomer, run_script
+from parley.core.engine.spec_worlds import customer_of
 from parley.core.errors import ParleyError
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, StopReason, ToolCall, ToolCallRecord
 from parley.core.specs import (
@@ -141,7 +142,7 @@ async def run_playbook(
         PlaybookScript(spec_steps(spec), user=user),
         world=world,
         bot=bot,
-        customer_id=customer_id or spec.world.customer_id or "",
+        customer_id=customer_id or (customer_of(spec, world.world) if world is not None else spec.world.customer_id or ""),
         limits=limits,
         today=today,
         conversation_id=conversation_id,
