@@ -851,6 +851,12 @@ class Expectations(YamlRecord):
         """The records the checks name (`TABLE/KEY`), whose final rows a conversation keeps."""
         return list(self.records)
 
+    @field_validator("tools_called", "tools_attempted", "tools_not_called", mode="after")
+    @classmethod
+    def _each_once(cls, names: list[str]) -> list[str]:
+        """Each tool named once, in code as in a file."""
+        return list(dict.fromkeys(names))
+
     @model_validator(mode="after")
     def _tools_apart(self) -> "Expectations":
         problems = Problems()

@@ -93,7 +93,7 @@ def world_problems_of(data: Mapping[Any, Any], base_dir: Path | None) -> tuple[W
         hint = did_you_mean(customer.strip(), customers.keys) or f"; its customers are {', '.join(customers.keys)}"
         problems.append((("customer_id",), f"customer '{customer.strip()}' is not in world {world.name}{hint}"))
     date_problem = world.hooks.get("date_problem")
-    if callable(date_problem):
+    if callable(date_problem) and not problems:  # the world dates the rows once they are sound
         today = data.get("today")
         day = today if isinstance(today, datetime.date) else world.today or datetime.date.today()
         problem = date_problem(day, rows)
@@ -116,7 +116,8 @@ def _rows(world: WorldDefinition, facts: WorldFacts, table_name: str, value: Any
         if not isinstance(row, Mapping):
             found.append(((*at, i), f"expected a {known.singular} (a mapping of its fields, with its {table.key})"))
             continue
-        for column, why in table.row_problems(row):
+        row_problems = table.row_problems(row)
+        for column, why in row_problems:
             found.append(((*at, i, column) if column is not None else (*at, i), why))
         key = row.get(table.key)
         if isinstance(key, str):
@@ -140,7 +141,7 @@ def _rows(world: WorldDefinition, facts: WorldFacts, table_name: str, value: Any
                     f"customer '{row[owner].strip()}' is not in world {world.name}{did_you_mean(row[owner].strip(), customers.keys)}",
                 )
             )
-        if callable(check_hook):
+        if callable(check_hook) and not row_problems:  # the world's own checks read a row whose fields are sound
             for column, why in check_hook(table.name, row):
                 found.append(((*at, i, column) if column is not None else (*at, i), why))
     return found

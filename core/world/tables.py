@@ -187,7 +187,7 @@ class Table:
             known = {**self.columns, **self.inputs}
             for column in row:
                 if column not in known:
-                    found.append((column, f"unknown column {column!r}{did_you_mean(column, known)} of table {self.name}"))
+                    found.append((column, f"unknown column {column!r} of table {self.name}{did_you_mean(column, known)}"))
         if row.get(self.key) in (None, ""):
             found.append((None, f"no {self.key} (the key of table {self.name})"))
         for column, value in row.items():

@@ -35,13 +35,29 @@ def order_override_problems(table: str, row: Mapping[str, Any]) -> list[tuple[st
             loc = error.get("loc") or ()
             column = str(loc[0]) if loc else None
             where = ".".join(str(part) for part in loc[1:])
-            message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+            message = _worded(error)
             if column == "items" and not where:
                 message = "expected a list of items (name, qty, unit_price, currency)" + ("" if row.get("items") is not None else "")
             elif column == "tracking" and not where:
                 message = "expected a tracking mapping or null"
             found.append((column if column in row else None, f"{where}: {message}" if where else message))
     return found
+
+
+def _worded(error: Any) -> str:
+    """A pydantic error of the fixture's order model in parley's words."""
+    kind, given = error.get("type"), error.get("input")
+    loc = error.get("loc") or ()
+    if kind == "missing":
+        return "required"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "greater_than_equal":
+        return f"must be at least {(error.get('ctx') or {}).get('ge')}, got {given!r}"
+    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    if message.startswith("Input should be "):
+        return f"expected {message.removeprefix('Input should be ')}, got {given!r}"
+    return message
 
 
 def order_date_problem(today: datetime.date, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> str | None:
