@@ -78,8 +78,6 @@ def commands_for(world_commands: Iterable[CommandSpec]) -> dict[str, CommandSpec
 
 
 _COMMAND_LINE = re.compile(r"^/(\S*)\s*(.*)$", re.DOTALL)
-_CUSTOMER_ARG = re.compile(r"^(?:c(?:ustomer)?)?\s*[-_]?\s*([0-9]{1,10})$", re.IGNORECASE)
-_ORDER_ARG = re.compile(r"^(?:[o0]rd(?:er)?)?\s*[-_#]?\s*([0-9]{1,10})$", re.IGNORECASE)
 
 
 def is_command(text: str) -> bool:
@@ -95,7 +93,7 @@ def parse_command(text: str) -> tuple[str, str]:
 
 
 def suggest(name: str, commands: Mapping[str, CommandSpec] = COMMANDS) -> str | None:
-    """The command a near-miss most likely meant ("databse" -> "database")."""
+    """The command a near-miss most likely meant ("tabels" -> "tables")."""
     if not name:
         return None
     close = difflib.get_close_matches(name.lower(), list(commands), n=1, cutoff=0.6)

@@ -85,6 +85,10 @@ class ChatSession:
             for c in definition.chat_commands
         )
         self._fresh_world()
+        known = self._customers()
+        if known and "customer" in self.commands:  # the example names one of the world's customers
+            other = next((c for c in known if c != self.customer_id), known[0])
+            self.commands["customer"] = self.commands["customer"].model_copy(update={"example": f"/customer {other}"})
 
     # ---- state -----------------------------------------------------------------------------
 

@@ -278,7 +278,8 @@ def conversation(
     if problem is not None:
         raise ProfileError(f"{where}: steps: {problem}")
     world_spec, facts = _world(world, customer_id, today, where)
-    _known_tools([*tools_called, *tools_attempted, *tools_not_called], facts, where)
+    for argument, names in (("tools_called", tools_called), ("tools_attempted", tools_attempted), ("tools_not_called", tools_not_called)):
+        _known_tools(names, facts, f"{where}: {argument}")
     _known_tools([s.name for s in steps if isinstance(s, (ExpectToolStep, InjectToolStep))], facts, f"{where}: steps")
     expected_records = _expected_records(records, tables, facts, where)
     lines = list(context)
