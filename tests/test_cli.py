@@ -26,6 +26,7 @@ EXPECTED_COMMANDS = [
     "mockapi",
     "serve",
     "serve-bot",
+    "worlds",
     "submit",
     "status",
     "fetch",
