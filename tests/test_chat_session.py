@@ -8,10 +8,10 @@ import pytest
 
 from parley.core.bots.api import BotTurn, TextDelta, ToolCallFinished, TurnCompleted
 from parley.core.chat.commands import COMMANDS, CommandResult, parse_command, suggest
-from parley.worlds.orders.chat import normalize_customer_id, normalize_order_id
 from parley.core.chat.session import ChatSession
 from parley.core.errors import ProviderError
 from parley.core.records.chat_export import ChatExport
+from parley.worlds.orders.chat import normalize_customer_id, normalize_order_id
 from tests.test_bot_order_loop import ScriptedModel, calls, text
 
 

@@ -17,8 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from parley.core.records import ChatMessage, ToolCallRecord, Usage
-from parley.core.world import WorldTools
-from parley.core.world.serving import ServedWorldTools
+from parley.core.world import ServedWorldTools, WorldTools
 
 
 @dataclass

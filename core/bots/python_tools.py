@@ -24,8 +24,7 @@ from typing import Any
 
 from parley.core.errors import ParleyError
 from parley.core.records import ToolCall, ToolCallRecord, ToolSpec
-from parley.core.world import WorldTools
-from parley.core.world.serving import ServedWorldTools
+from parley.core.world import ServedWorldTools, WorldTools
 
 __all__ = ["AsyncTools", "Tools", "ToolsClosed"]
 

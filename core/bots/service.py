@@ -44,8 +44,7 @@ from parley.core.bots.connectors.rasa import END_KEY, SESSION_START
 from parley.core.errors import ParleyError
 from parley.core.ingress import DEFAULT_MAX_BODY_BYTES, BodyLimit, StrictJsonRoute
 from parley.core.records import ChatMessage
-from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, WorldTools, load_world, world_facts
-from parley.core.world.serving import ServedWorldTools
+from parley.core.world import ServedWorldTools, WorldCopy, WorldDefinition, WorldTemplate, WorldTools, load_world, world_facts
 
 WEBHOOK_PATH = "/webhooks/rest/webhook"
 DEFAULT_MAX_SESSIONS = 1000

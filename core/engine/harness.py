@@ -42,8 +42,7 @@ from parley.core.users import UserSimulator, UserTurn
 from parley.core.world import WorldTools, record_ids
 
 if TYPE_CHECKING:
-    from parley.core.world import WorldCopy
-    from parley.core.world.serving import WorldServer
+    from parley.core.world import WorldCopy, WorldServer
 
 log = logging.getLogger("parley.engine.harness")
 

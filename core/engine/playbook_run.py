@@ -43,8 +43,7 @@ from parley.core.specs import (
 
 if TYPE_CHECKING:
     from parley.core.users import UserSimulator
-    from parley.core.world import WorldCopy
-    from parley.core.world.serving import WorldServer
+    from parley.core.world import WorldCopy, WorldServer
 
 
 class PlaybookScript:

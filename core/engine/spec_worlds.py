@@ -14,7 +14,7 @@ from parley.core.records import ConversationSpec
 from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, world_of
 
 if TYPE_CHECKING:
-    from parley.core.world.serving import WorldServer
+    from parley.core.world import WorldServer
 
 __all__ = ["WORLD_TEMPLATES_KEPT", "WorldTemplates", "customer_of", "today_of"]
 
@@ -50,7 +50,7 @@ class WorldTemplates:
             self._starting = asyncio.Lock()
         async with self._starting:
             if self._server is None:
-                from parley.core.world.serving import WorldServer
+                from parley.core.world import WorldServer
 
                 server = WorldServer(host=self.host, advertised=self.url)
                 await server.start()

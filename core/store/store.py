@@ -1235,6 +1235,7 @@ class Store:
             metrics=json.loads(r["metrics"]),
             world_state=json.loads(r["world_state"]),
         )
+        chat = chat.model_copy(update={"world": chat.world_state.world or None})  # the world's name is in its state
         return StoredChatSession(created_at=stored_time(r["created_at"]), updated_at=stored_time(r["updated_at"]), chat=chat)
 
     # ---- LLM response cache ---------------------------------------------------------------------

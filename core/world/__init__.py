@@ -26,11 +26,14 @@ if TYPE_CHECKING:
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
+    from parley.core.world.serving import ServedWorldTools, WorldServer
     from parley.core.world.spec_world import conversation_world, world_of
     from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError
     from parley.core.world.tool_declaration import RefusalKind, Refused, ToolContext, WorldTool, declare_tool, tool
 
 __all__ = [
+    "ServedWorldTools",
+    "WorldServer",
     "ACTIONS",
     "ChatCommand",
     "ChatView",

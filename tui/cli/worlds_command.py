@@ -127,8 +127,7 @@ def serve(world: str, host: str, port: int, customer: str | None, today: dt.date
     OpenAPI document, and a page that lists and calls them (nothing loaded from elsewhere)."""
     import asyncio
 
-    from parley.core.world import WorldTemplate, WorldTools
-    from parley.core.world.serving import WorldServer
+    from parley.core.world import WorldServer, WorldTemplate, WorldTools
 
     definition = _load(world)
     day = today or definition.today or dt.date.today()

@@ -47,7 +47,6 @@ def order_override_problems(table: str, row: Mapping[str, Any]) -> list[tuple[st
 def _worded(error: Any) -> str:
     """A pydantic error of the fixture's order model in parley's words."""
     kind, given = error.get("type"), error.get("input")
-    loc = error.get("loc") or ()
     if kind == "missing":
         return "required"
     if kind == "extra_forbidden":
