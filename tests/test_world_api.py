@@ -213,7 +213,7 @@ def test_overrides_are_checked_against_the_schema_and_merged():
         (("booking",), "no table 'booking' in this world; did you mean 'bookings'? (its tables: guests, bookings, rooms, log)")
     ]
     assert override_problems(tables, {"bookings": [{"id": "BK-1", "staus": "x"}, {"id": "BK-2", "status": "gone"}]}) == [
-        (("bookings", 0, "staus"), "unknown column 'staus'; did you mean 'status'? of table bookings"),
+        (("bookings", 0, "staus"), "unknown column 'staus' of table bookings; did you mean 'status'?"),
         (("bookings", 1, "status"), "'gone' is not one of confirmed, cancelled"),
     ]
     rows = merge_overrides(
@@ -227,7 +227,7 @@ def test_overrides_are_checked_against_the_schema_and_merged():
 WORLD_FILE = '''
     from typing import Annotated
     from pydantic import Field
-    from parley.api import Table, ToolContext, WorldDefinition, tool
+    from parley.api import SessionIdentity, Table, ToolContext, WorldDefinition, tool
 
     @tool
     def lookup(ctx: ToolContext, item_id) -> dict:
@@ -245,6 +245,7 @@ WORLD_FILE = '''
             Table("items", columns={{"id": "text", "customer_id": "txt"}}, owner="customr_id", rows="items.yaml"),
         ],
         tools=[lookup, undocumented],
+        identity=SessionIdentity(customers="customers"),
     )
 '''
 
@@ -262,7 +263,7 @@ def test_worlds_check_finds_every_mistake_with_its_place(tmp_path: Path):
         f"{world_file}:19: table items: column customer_id: unknown type 'txt'; did you mean 'text'? (one of text, integer, real, boolean, date, json)",
         f"{world_file}:19: table items: owner names a missing column 'customr_id'; did you mean 'customer_id'?"
         ' (a column, "key", a function of the row, or None)',
-        f"{tmp_path / 'items.yaml'}:2: custmer_id: unknown column 'custmer_id'; did you mean 'customer_id'? of table items",
+        f"{tmp_path / 'items.yaml'}:2: custmer_id: unknown column 'custmer_id' of table items; did you mean 'customer_id'?",
         f"{tmp_path / 'items.yaml'}:3: id: expected text, got int 3",
     ]
 
