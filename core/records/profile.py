@@ -712,6 +712,9 @@ def _state_shorthand(table_name: str, value: Any, reading: Reading, problems: Pr
                 f"expected {_article(table.singular)} {table.singular} id{example}, got {describe(key)}", at=(table_name, key), at_key=True
             )
             continue
+        if table.fixed_keys and table.keys and key.strip() not in table.keys:
+            problems.add(_unknown_record(table, key.strip(), facts.name), at=(table_name, key), at_key=True)
+            continue
         if field in table.choices:
             word = problems.check(
                 read_choice,

@@ -138,7 +138,8 @@ def _rows(world: WorldDefinition, facts: WorldFacts, table_name: str, value: Any
             found.append(
                 (
                     (*at, i, owner),
-                    f"customer '{row[owner].strip()}' is not in world {world.name}{did_you_mean(row[owner].strip(), customers.keys)}",
+                    f"customer '{row[owner].strip()}' is not in world {world.name}"
+                    + (did_you_mean(row[owner].strip(), customers.keys) or f"; its customers are {', '.join(customers.keys)}"),
                 )
             )
         if callable(check_hook) and not row_problems:  # the world's own checks read a row whose fields are sound

@@ -311,7 +311,9 @@ class Playbook(YamlRecord):
             found = Problems()
             for at, why in problems:
                 found.add(why, at=at)
-            found.raise_if_any()
+            if found:  # said together with every other problem of the playbook
+                found.check(read_mapping, cls, data, handler, reading, extra={"source": reading.file})
+                found.raise_if_any()
         elif "world" not in mapping:
             reading.read_world({})
         return read_mapping(cls, data, handler, reading, extra={"source": reading.file})

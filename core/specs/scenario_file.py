@@ -172,8 +172,6 @@ def _read_variables(value: Any, reading: Reading) -> dict[str, Any]:
             problems.add(problem, at=(key,))
         elif key == "CUSTOMER_ID" and not (isinstance(variable, str) and variable.strip()):
             problems.add(f"CUSTOMER_ID must be a customer id (text), got {describe(variable)}", at=(key,))
-        elif key == "CUSTOMER_ID" and (problem := _customer_problem(variable.strip(), reading)):
-            problems.add(problem, at=(key,))
         else:
             variables[key] = variable
     problems.raise_if_any()
@@ -552,16 +550,6 @@ def _role_and_context(client_prompt: str) -> tuple[str, list[str]]:
     if not paragraphs:
         return "", []
     return paragraphs[0], paragraphs[1:]
-
-
-def _customer_problem(customer: str, reading: Reading) -> str | None:
-    """Why CUSTOMER_ID names no customer of the scenario's world, or None."""
-    facts = reading.world_facts()
-    customers = facts.table(facts.customers or "")
-    if customers is None or customer in customers.keys:
-        return None
-    hint = did_you_mean(customer, customers.keys) or f"; its customers are {', '.join(customers.keys)}"
-    return f"CUSTOMER_ID must be a customer of world {facts.name}: {customer!r} is not{hint}"
 
 
 def _current_date_problem(text: str, reading: Reading) -> str | None:
