@@ -29,7 +29,8 @@ from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
 from parley.core.interop.inspect.messages import message_from_inspect, messages_to_inspect, tool_to_inspect, usage_from_inspect
 from parley.core.models import OFFLINE, ChatModelBase
 from parley.core.records import ConversationSpec, ModelReply, ModelRequest
-from parley.core.users import UserSimulator
+from parley.core.users import CustomerFacts, UserSimulator
+from parley.core.world import WorldDefinition
 
 USER_ROLE = "user"
 GRADER_ROLE = "grader"
@@ -117,16 +118,17 @@ class InspectRoles:
     def bot(self) -> Bot:
         return self._bot
 
-    def user(self, spec: ConversationSpec) -> UserSimulator:
-        """A fresh simulated customer for one conversation of `spec`."""
+    def user(self, spec: ConversationSpec, *, world: WorldDefinition | None = None, customer: CustomerFacts | None = None) -> UserSimulator:
+        """A fresh simulated customer for one conversation of `spec`, on `world`, knowing what
+        `customer` says of itself (as the engine's own roles give it)."""
         bot_fallback = declared_fallback(self._bot)
         if self._user is None:
             from parley.core.users import make_user_simulator
 
-            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
+            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback, world=world, customer=customer)
         from parley.core.users import LLMUser
 
-        return LLMUser(spec, self._user, bot_fallback=bot_fallback)
+        return LLMUser(spec, self._user, bot_fallback=bot_fallback, world=world, customer=customer)
 
     def judge(self) -> Judge:
         return self._judge
