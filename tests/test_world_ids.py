@@ -49,9 +49,7 @@ def test_a_profile_naming_a_customer_and_orders_the_world_lacks_is_invalid_at_ea
     result = validate(bad)
     assert result.exit_code == 1, result.output
     lines = result.output.strip().splitlines()
-    assert lines[0] == (
-        f"{bad}:7:16: world.customer_id: customer 'C-30' is not in world orders; did you mean 'C-300'?"
-    )
+    assert lines[0] == (f"{bad}:7:16: world.customer_id: customer 'C-30' is not in world orders; did you mean 'C-300'?")
     assert lines[1].startswith(f"{bad}:9:11: world.orders[0].id: order 'ORD-10044' is not in world orders")
     assert lines[1].endswith("it cannot add one; did you mean 'ORD-1004'?")
     assert lines[2].startswith(f"{bad}:12:20: world.orders[1].customer_id: customer 'C-999'")
