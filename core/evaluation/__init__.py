@@ -17,9 +17,21 @@ if TYPE_CHECKING:
         ScoreStatistics,
         pass_hat_k_from_counts,
     )
+    from parley.core.evaluation.agreement import agreement_share, bootstrap_kappa, cohen_kappa, confusion_matrix, kappa_of_pairs
+    from parley.core.evaluation.calibration import measure_judge
+    from parley.core.evaluation.calibration_marks import (
+        CALIBRATION_DETAIL,
+        CalibrationPolicy,
+        ItemMeasure,
+        calibration_of,
+        calibration_text,
+        mark_checks,
+        policy_for,
+    )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
+        BUILTIN_CRITERION_ID,
         CLAIMS_CRITERION,
         CRITERION_KIND,
         CriteriaJudgement,
@@ -27,6 +39,7 @@ if TYPE_CHECKING:
         CriterionAnswer,
         criteria_checks,
         criteria_of,
+        criterion_id,
         criterion_state,
         criterion_summary,
         evidence_text,
@@ -38,12 +51,41 @@ if TYPE_CHECKING:
     from parley.core.evaluation.criteria_prompt import criteria_messages
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
     from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.judge_version import judge_prompt_version
+    from parley.core.evaluation.jury import JURY_PREFIX, Jury, JuryCriteriaJudge, jurors_of, jury_name
+    from parley.core.evaluation.labelled_items import LABELLED_CHECK_KINDS, LabelItem, judged_value, label_items, rubric_item
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
+    "BUILTIN_CRITERION_ID",
+    "CALIBRATION_DETAIL",
+    "CalibrationPolicy",
+    "ItemMeasure",
+    "JURY_PREFIX",
+    "Jury",
+    "JuryCriteriaJudge",
+    "LABELLED_CHECK_KINDS",
+    "LabelItem",
+    "agreement_share",
+    "bootstrap_kappa",
+    "calibration_of",
+    "calibration_text",
+    "cohen_kappa",
+    "confusion_matrix",
+    "criterion_id",
+    "judge_prompt_version",
+    "judged_value",
+    "jurors_of",
+    "jury_name",
+    "kappa_of_pairs",
+    "label_items",
+    "mark_checks",
+    "measure_judge",
+    "policy_for",
+    "rubric_item",
     "CLAIMS_CRITERION",
     "CRITERION_KIND",
     "CriteriaJudge",

@@ -40,6 +40,22 @@ if TYPE_CHECKING:
         SummaryRow,
         effective_outcome,
     )
+    from parley.core.records.calibration import (
+        CALIBRATION_STATES,
+        CRITERION_LABELS,
+        DEFAULT_MIN_KAPPA,
+        RUBRIC_LABELS,
+        Calibration,
+        CalibrationMark,
+        CalibrationState,
+        Disagreement,
+        ItemCalibration,
+        ItemKind,
+        JudgeKey,
+        Label,
+        LabelValue,
+        categories_of,
+    )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
     from parley.core.records.conversation import (
@@ -228,6 +244,20 @@ __all__ = [
     "outcome_kind",
     "pytest_kind",
     "DEFAULT_MIN_SCORE",
+    "CALIBRATION_STATES",
+    "CRITERION_LABELS",
+    "DEFAULT_MIN_KAPPA",
+    "RUBRIC_LABELS",
+    "Calibration",
+    "CalibrationMark",
+    "CalibrationState",
+    "Disagreement",
+    "ItemCalibration",
+    "ItemKind",
+    "JudgeKey",
+    "Label",
+    "LabelValue",
+    "categories_of",
     "BatchEvent",
     "BatchFinished",
     "BatchOptions",
