@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.evaluation.agreement import agreement_share, bootstrap_kappa, cohen_kappa, confusion_matrix, kappa_of_pairs
     from parley.core.evaluation.batch_summary import (
         PASS_RATE_BASIS,
         BatchSummary,
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
         ScoreStatistics,
         pass_hat_k_from_counts,
     )
-    from parley.core.evaluation.agreement import agreement_share, bootstrap_kappa, cohen_kappa, confusion_matrix, kappa_of_pairs
     from parley.core.evaluation.calibration import measure_judge
     from parley.core.evaluation.calibration_marks import (
         CALIBRATION_DETAIL,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
-        BUILTIN_CRITERION_ID,
         CLAIMS_CRITERION,
         CRITERION_KIND,
         CriteriaJudgement,
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
         CriterionAnswer,
         criteria_checks,
         criteria_of,
-        criterion_id,
         criterion_state,
         criterion_summary,
         evidence_text,
@@ -60,7 +58,6 @@ if TYPE_CHECKING:
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
-    "BUILTIN_CRITERION_ID",
     "CALIBRATION_DETAIL",
     "CalibrationPolicy",
     "ItemMeasure",
@@ -75,7 +72,6 @@ __all__ = [
     "calibration_text",
     "cohen_kappa",
     "confusion_matrix",
-    "criterion_id",
     "judge_prompt_version",
     "judged_value",
     "jurors_of",

@@ -22,7 +22,6 @@ on the built-in criterion, which nobody asked for, it is not applicable, its rea
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,10 +31,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from parley.core.evaluation.judge_parsing import json_values
 from parley.core.evaluation.transcript_turns import QuotedText, transcript_turns, turn_texts
-from parley.core.records import CheckResult, Conversation, ConversationSpec, JudgePromptFit, Usage
+from parley.core.records import (
+    BUILTIN_CRITERION_ID,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    JudgePromptFit,
+    Usage,
+    criterion_id,
+)
 
 __all__ = [
-    "BUILTIN_CRITERION_ID",
     "CLAIMS_CRITERION",
     "CRITERION_KIND",
     "CriteriaJudgement",
@@ -44,7 +50,6 @@ __all__ = [
     "ParsedCriteria",
     "criteria_checks",
     "criteria_of",
-    "criterion_id",
     "criterion_state",
     "criterion_summary",
     "evidence_text",
@@ -88,17 +93,6 @@ _REASON_KEYS = ("reasoning", "reason", "explanation", "rationale", "why", "comme
 QUOTE_SHOWN_CHARS = 300
 """A quote is kept (and shown) up to this long; it is checked against the transcript whole."""
 _REASON_CHARS = 600
-
-
-BUILTIN_CRITERION_ID = "claims"
-"""The built-in criterion's id (labels and calibrations name it so)."""
-
-
-def criterion_id(text: str) -> str:
-    """The id of a criterion its author gave none: `c-` and 8 hex digits of its text (case and
-    spacing do not count). Editing the text makes another criterion; an `id:` keeps it."""
-    plain = " ".join(text.split()).casefold()
-    return "c-" + hashlib.sha256(plain.encode()).hexdigest()[:8]
 
 
 class Criterion(BaseModel):

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         effective_outcome,
     )
     from parley.core.records.calibration import (
+        BUILTIN_CRITERION_ID,
         CALIBRATION_STATES,
         CRITERION_LABELS,
         DEFAULT_MIN_KAPPA,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         Label,
         LabelValue,
         categories_of,
+        criterion_id,
     )
     from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
@@ -258,6 +260,8 @@ __all__ = [
     "Label",
     "LabelValue",
     "categories_of",
+    "criterion_id",
+    "BUILTIN_CRITERION_ID",
     "BatchEvent",
     "BatchFinished",
     "BatchOptions",

@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "BUILTIN_CRITERION_ID",
     "CALIBRATION_STATES",
     "CHECK_LABELS",
     "CRITERION_LABELS",
@@ -39,6 +40,7 @@ __all__ = [
     "Label",
     "LabelValue",
     "categories_of",
+    "criterion_id",
 ]
 
 DEFAULT_MIN_KAPPA = 0.6
@@ -57,6 +59,17 @@ LABEL_VALUES: tuple[LabelValue, ...] = get_args(LabelValue)
 def categories_of(kind: ItemKind) -> tuple[LabelValue, ...]:
     """The values a label on an item of `kind` takes, in order (a rubric's are ordered)."""
     return RUBRIC_LABELS if kind == "rubric" else CRITERION_LABELS
+
+
+BUILTIN_CRITERION_ID = "claims"
+"""The id of parley's built-in criterion (what the bot says it did, it did)."""
+
+
+def criterion_id(text: str) -> str:
+    """The id of a criterion its author gave none: `c-` and 8 hex digits of its text (case and
+    spacing do not count). Editing the text makes another criterion; an `id:` keeps it."""
+    plain = " ".join(text.split()).casefold()
+    return "c-" + hashlib.sha256(plain.encode()).hexdigest()[:8]
 
 
 def _now() -> datetime.datetime:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
         unpriced_models,
     )
     from parley.core.store.batch_row import BatchRow
+    from parley.core.store.calibrations import calibrations_for, get_calibration, list_calibrations, save_calibration
+    from parley.core.store.labels import all_labels, delete_label, labelled_counts, labels_of, missing_conversations, save_labels
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import JUDGE_ROLE, cache_key
     from parley.core.store.rule_results import batch_rule_summaries, clear_batch_rules, iter_rule_results, save_batch_rules
@@ -56,6 +58,16 @@ __all__ = [
     "Store",
     "UnreadableBatchError",
     "batch_rule_summaries",
+    "all_labels",
+    "calibrations_for",
+    "delete_label",
+    "get_calibration",
+    "labelled_counts",
+    "labels_of",
+    "list_calibrations",
+    "missing_conversations",
+    "save_calibration",
+    "save_labels",
     "cache_key",
     "clear_batch_rules",
     "criterion_counts",
