@@ -71,6 +71,10 @@ class Settings(BaseModel):
     judge_context: int | None = _from_declaration("judge_context")
     """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
 
+    min_kappa: float = _from_declaration("min_kappa")
+    """PARLEY_MIN_KAPPA: the judge's measured kappa a verdict must reach not to be marked below
+    threshold (`--min-kappa`, default 0.6)."""
+
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """PARLEY_LOG_LEVEL: how much goes to parley.log beside the database."""
 

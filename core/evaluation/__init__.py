@@ -21,12 +21,15 @@ if TYPE_CHECKING:
     from parley.core.evaluation.calibration import measure_judge
     from parley.core.evaluation.calibration_marks import (
         CALIBRATION_DETAIL,
+        CALIBRATION_NOTE,
         CalibrationPolicy,
         ItemMeasure,
         calibration_of,
         calibration_text,
         mark_checks,
+        marked_name,
         policy_for,
+        score_calibration,
     )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CALIBRATION_DETAIL",
+    "CALIBRATION_NOTE",
     "CalibrationPolicy",
     "ItemMeasure",
     "JURY_PREFIX",
@@ -79,6 +83,8 @@ __all__ = [
     "kappa_of_pairs",
     "label_items",
     "mark_checks",
+    "marked_name",
+    "score_calibration",
     "measure_judge",
     "policy_for",
     "rubric_item",

@@ -123,9 +123,11 @@ def _juror_errors(verdicts: Sequence[Verdict]) -> dict[str, int]:
     return dict(sorted(errors.items()))
 
 
-def _known_items(spec: ConversationSpec) -> set[tuple[ItemKind, str]]:
-    known: set[tuple[ItemKind, str]] = {("criterion", c.id) for c in criteria_of(spec, builtin=True)}
-    known.add(("rubric", rubric_item(spec)[0]))
+def _known_items(spec: ConversationSpec) -> dict[tuple[ItemKind, str], str]:
+    """The items a judge decides on a conversation of `spec`, with their text as it stands."""
+    known: dict[tuple[ItemKind, str], str] = {("criterion", c.id): c.text for c in criteria_of(spec, builtin=True)}
+    rubric_id, rubric = rubric_item(spec)
+    known[("rubric", rubric_id)] = " ".join(rubric.split())
     return known
 
 
@@ -154,11 +156,12 @@ def measure_judge(
             continue
         spec, verdict = judged[label.conversation_id]
         item = (label.kind, label.item_id)
-        if item not in _known_items(spec):
+        known = _known_items(spec)
+        if item not in known:
             stale += 1
             continue
         by_item[item].append(label)
-        texts.setdefault(item, label.item_text or label.item_id)
+        texts.setdefault(item, known[item])
         decision = judged_value(verdict, label.kind, label.item_id, label.item_text)
         if decision is None:
             errors[item] += 1

@@ -24,8 +24,25 @@ from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME
 from parley.core.evaluation.labelled_items import rubric_item
 from parley.core.records import DEFAULT_MIN_KAPPA, Calibration, CalibrationMark, CheckResult, ConversationSpec, JudgeKey
 
-__all__ = ["CALIBRATION_DETAIL", "CalibrationPolicy", "ItemMeasure", "calibration_of", "calibration_text", "mark_checks", "policy_for"]
+__all__ = [
+    "CALIBRATION_DETAIL",
+    "CALIBRATION_NOTE",
+    "CalibrationPolicy",
+    "ItemMeasure",
+    "calibration_of",
+    "calibration_text",
+    "mark_checks",
+    "marked_name",
+    "policy_for",
+    "score_calibration",
+]
 
+CALIBRATION_NOTE = (
+    "Judge calibration: Cohen's kappa between the judge and people's labels on that criterion (`parley judge calibrate`); "
+    "uncalibrated: nobody has measured this judge (model, endpoint, prompts, settings) on it; below threshold: under "
+    "--min-kappa; κ undefined: the labels held one value only."
+)
+"""What a report says of its judge-calibration column, once."""
 CALIBRATION_DETAIL = "calibration"
 """The key of a check's `details` that holds its calibration mark."""
 
@@ -123,3 +140,21 @@ def calibration_text(check: CheckResult | Mapping[str, Any]) -> str | None:
     check's judge was calibrated on it; None for a check no judge decided, or stored unmarked."""
     found = calibration_of(check)
     return str(found["text"]) if found is not None and found.get("text") else None
+
+
+def marked_name(check: CheckResult | Mapping[str, Any]) -> str:
+    """A check's name as reports list it: `The bot apologises [κ 0.72]`, the judge's calibration
+    in brackets when a judge decided it (the name alone otherwise)."""
+    name = check.name if isinstance(check, CheckResult) else str(check.get("name"))
+    text = calibration_text(check)
+    return f"{name} [{text}]" if text else name
+
+
+def score_calibration(checks: Sequence[CheckResult] | Sequence[Mapping[str, Any]]) -> str | None:
+    """How the judge that gave a verdict's score was calibrated on its rubric (the mark of the
+    verdict's judge-score check), None when none is marked."""
+    for check in checks:
+        kind = check.kind if isinstance(check, CheckResult) else check.get("kind")
+        if kind == "judge_score" and (text := calibration_text(check)):
+            return text
+    return None

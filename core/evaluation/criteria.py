@@ -440,10 +440,15 @@ def criterion_state(outcome: str | None, details: Mapping[str, Any] | None) -> s
 
 
 def criterion_summary(check: CheckResult) -> dict[str, Any]:
-    """A criterion's check as an export shows it: the criterion, its state, the evidence."""
+    """A criterion's check as an export shows it: the criterion (and its stable id), its state,
+    the evidence, and how its judge was calibrated on it ("κ 0.72", "uncalibrated"...; None
+    when no judge decided it)."""
     details = check.details or {}
+    calibration = details.get("calibration") if isinstance(details.get("calibration"), dict) else None
     return {
         "criterion": check.name,
+        "criterion_id": details.get("criterion_id"),
+        "calibration": calibration.get("text") if calibration is not None else None,
         "builtin": bool(details.get("builtin", check.by_default)),
         "state": criterion_state(check.outcome, details),
         "turn": details.get("turn"),

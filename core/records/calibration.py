@@ -23,6 +23,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from parley.core.option_declarations import option
+
 __all__ = [
     "BUILTIN_CRITERION_ID",
     "CALIBRATION_STATES",
@@ -43,7 +45,7 @@ __all__ = [
     "criterion_id",
 ]
 
-DEFAULT_MIN_KAPPA = 0.6
+DEFAULT_MIN_KAPPA: float = option("min_kappa").default
 """The kappa below which a judge's verdicts on an item are marked below threshold (`--min-kappa`)."""
 
 ItemKind = Literal["criterion", "rubric", "check"]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.reports.calibration_report import calibration_report, calibrations_table, judges_compared, kappa_cell
     from parley.core.reports.cell_escaping import without_nul
     from parley.core.reports.charts import HISTOGRAM_SIZE_PX, score_histogram
     from parley.core.reports.check_turns import Turn, check_target
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
+    "calibration_report",
+    "calibrations_table",
+    "judges_compared",
+    "kappa_cell",
     "BatchComparison",
     "BatchReport",
     "FileSummary",

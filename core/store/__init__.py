@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         outcome_rows,
         policy_violations,
         role_usage,
+        rubric_calibration,
         unpriced_models,
     )
     from parley.core.store.batch_row import BatchRow
@@ -82,6 +83,7 @@ __all__ = [
     "policy_violations",
     "profile_names",
     "role_usage",
+    "rubric_calibration",
     "running_elsewhere",
     "save_batch_rules",
     "unpriced_models",
