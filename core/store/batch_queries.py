@@ -17,6 +17,7 @@ from parley.core.records import (
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
+    JudgeKey,
     MeasuredUsage,
     NotApplicableCount,
     OutcomeRow,
@@ -319,3 +320,14 @@ def measured_usage(store: Store, role: str, model: str) -> dict[str, MeasuredUsa
         r["spec_id"]: MeasuredUsage(conversations=r["n"], calls=r["calls"] or 0, input_tokens=r["inp"] or 0, output_tokens=r["outp"] or 0)
         for r in rows
     }
+
+
+def judge_keys(store: Store, batch_id: str) -> list[JudgeKey]:
+    """The judges (by calibration key) that judged the batch's conversations, in no set order;
+    empty when none recorded one (the offline judge, older rows)."""
+    rows = store._read(
+        f"""SELECT DISTINCT json_extract(v.judge, '$.key') AS judge_key {_BASE}
+            AND json_extract(v.judge, '$.key') IS NOT NULL LIMIT 20""",
+        [batch_id],
+    )
+    return [JudgeKey.model_validate_json(r["judge_key"]) for r in rows]
