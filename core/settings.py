@@ -12,6 +12,7 @@ model name describes and are resolved when that model is about to be used
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,6 +76,9 @@ class Settings(BaseModel):
     """PARLEY_MIN_KAPPA: the judge's measured kappa a verdict must reach not to be marked below
     threshold (`--min-kappa`, default 0.6)."""
 
+    labeller: str | None = None
+    """PARLEY_LABELLER: who labels conversations in the app (default: the login name)."""
+
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """PARLEY_LOG_LEVEL: how much goes to parley.log beside the database."""
 
@@ -82,6 +86,16 @@ class Settings(BaseModel):
     def db_path(self) -> Path:
         """The database file: PARLEY_DB, else sessions/parley.db under the current directory."""
         return self.db if self.db else Path.cwd() / DEFAULT_DB_PATH
+
+    @property
+    def labeller_name(self) -> str:
+        """Who labels in the app: PARLEY_LABELLER, else the login name (`me` when there is none)."""
+        if self.labeller and self.labeller.strip():
+            return self.labeller.strip()
+        try:
+            return getpass.getuser() or "me"
+        except (OSError, KeyError):  # no login name (a container without one)
+            return "me"
 
     @property
     def token(self) -> str | None:

@@ -131,6 +131,17 @@ def _known_items(spec: ConversationSpec) -> dict[tuple[ItemKind, str], str]:
     return known
 
 
+def _item_of(label: Label, known: Mapping[tuple[ItemKind, str], str]) -> tuple[ItemKind, str] | None:
+    """The item a label is on: by its id, else (a criterion) by its text (a label file that gave
+    the text alone, of a criterion whose author gave it an `id:`)."""
+    if (label.kind, label.item_id) in known:
+        return label.kind, label.item_id
+    text = " ".join(label.item_text.split()).casefold()
+    if label.kind == "criterion" and text:
+        return next((item for item, known_text in known.items() if item[0] == "criterion" and known_text.casefold() == text), None)
+    return None
+
+
 def measure_judge(
     labels: Sequence[Label],
     judged: Mapping[str, tuple[ConversationSpec, Verdict]],
@@ -155,11 +166,13 @@ def measure_judge(
         if label.conversation_id not in judged:
             continue
         spec, verdict = judged[label.conversation_id]
-        item = (label.kind, label.item_id)
         known = _known_items(spec)
-        if item not in known:
+        item = _item_of(label, known)
+        if item is None:
             stale += 1
             continue
+        if item[1] != label.item_id:  # a label that named its criterion by text: under the criterion's id
+            label = label.model_copy(update={"item_id": item[1]})
         by_item[item].append(label)
         texts.setdefault(item, known[item])
         decision = judged_value(verdict, label.kind, label.item_id, label.item_text)

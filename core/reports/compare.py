@@ -414,8 +414,9 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
 def verdict_line(comparison: BatchComparison) -> str:
     """One line for a terminal or a CI log: what changed and whether it is beyond noise."""
     t = comparison.paired_test
+    judges = "; judged by differently calibrated judges" if comparison.calibration is not None else ""
     if comparison.no_change:
-        return "no change"
+        return "no change" + judges
     parts = [f"{t.regressions} regression{'s' if t.regressions != 1 else ''}", f"{t.fixes} fix{'es' if t.fixes != 1 else ''}"]
     others = len(comparison.changes) - t.regressions - t.fixes
     if others:
@@ -424,5 +425,4 @@ def verdict_line(comparison: BatchComparison) -> str:
         parts.append(f"{len(comparison.new_specs)} new, {len(comparison.missing_specs)} missing spec(s)")
     beyond = comparison.regressed_beyond_noise
     noise = f"regressed beyond noise: {', '.join(beyond)}" if beyond else "no regression beyond noise"
-    judges = "; judged by differently calibrated judges" if comparison.calibration is not None else ""
     return f"{', '.join(parts)}; exact McNemar p = {t.p_value:.3g}; {noise}{judges}"

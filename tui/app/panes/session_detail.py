@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
+from parley.core.evaluation import marked_name, score_calibration
 from parley.core.users import only_stated_note_of
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
 
@@ -33,7 +34,8 @@ def verdict_summary(detail: SessionDetail) -> str:
     if verdict is None:
         return "Not evaluated (no verdict was stored)."
     lines = [f"Outcome: {verdict.outcome}"]
-    lines.append(f"Score: {verdict.score if verdict.score is not None else '-'} of 3")
+    calibrated = score_calibration(verdict.checks)
+    lines.append(f"Score: {verdict.score if verdict.score is not None else '-'} of 3" + (f" [{calibrated}]" if calibrated else ""))
     if verdict.comment:
         lines.append(f"Comment: {verdict.comment}")
     if verdict.error:
@@ -68,7 +70,7 @@ class CheckView(Static, can_focus=True):
     def __init__(self, check: CheckResult) -> None:
         self.check = check
         mark = CHECK_MARKS.get(check.outcome, check.outcome)
-        text = Content(f"{mark}  ").stylize("bold") + Content(check.name) + Content(f"\n   {check.reason}").stylize("dim")
+        text = Content(f"{mark}  ").stylize("bold") + Content(marked_name(check)) + Content(f"\n   {check.reason}").stylize("dim")
         if check.policy_violation and check.outcome == "fail":
             text += Content("  (policy violation)").stylize("bold")
         super().__init__(text, classes=f"check -{check.outcome}")
@@ -81,6 +83,7 @@ class SessionScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("e", "export", "Export JSON"),
         Binding("c", "focus_checks", "Checks"),
+        Binding("L", "label", "Label"),
     ]
 
     def __init__(self, detail: SessionDetail, *, export: Callable[[str, str], None] | None = None) -> None:
@@ -149,6 +152,16 @@ class SessionScreen(Screen[None]):
         widget.add_class("-target")
         log.scroll_to_widget(widget, animate=False, top=True)
         return widget
+
+    def action_label(self) -> None:
+        """Label this conversation by hand."""
+        if self.detail.item_kind == "chat":
+            self.notify("A live chat has no criteria to label.", severity="warning")
+            return
+        from parley.tui.app.app import ParleyApp
+
+        if isinstance(self.app, ParleyApp):
+            self.app.label_conversations([self.detail.id], self.detail.id)
 
     def action_export(self) -> None:
         if self._export is not None:
