@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.reports.calibration_report import calibration_report, calibrations_table, judges_compared, kappa_cell
     from parley.core.reports.cell_escaping import without_nul
     from parley.core.reports.charts import HISTOGRAM_SIZE_PX, score_histogram
     from parley.core.reports.check_turns import Turn, check_target
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
     from parley.core.reports.explanation import explain_conversation
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.html_report import write_html
+    from parley.core.reports.judge_calibration import calibration_report, calibrations_table, judges_compared, kappa_cell
     from parley.core.reports.junit import write_junit
     from parley.core.reports.markdown import (
         SCOPES,

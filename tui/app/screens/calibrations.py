@@ -1,7 +1,7 @@
 """CalibrationsScreen: the stored calibrations of judges (`parley judge calibrate`), newest
 first, and the highlighted one in full: per criterion and rubric the labels, agreement, kappa
 with its interval, the confusion matrix and the disagreements (parley.core.reports.
-calibration_report, as `parley judge calibrations ID` prints it). Opened with `K` in the
+judge_calibration, as `parley judge calibrations ID` prints it). Opened with `K` in the
 Batches pane or from the command palette; Escape goes back.
 """
 

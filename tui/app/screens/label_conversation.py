@@ -94,7 +94,7 @@ class LabelScreen(Screen[None]):
         Binding("3", "mark('3')", "3", show=False),
         Binding("x", "clear", "Clear"),
         Binding("o", "note", "Note"),
-        Binding("right_square_bracket", "unlabelled(1)", "Next unlabelled"),
+        Binding("right_square_bracket", "unlabelled(1)", "Next"),
         Binding("left_square_bracket", "unlabelled(-1)", "Prev", show=False),
         Binding("t", "focus_transcript", "Transcript", show=False),
     ]
