@@ -286,8 +286,8 @@ class BatchModels:
         endpoints = []
         for juror in jurors_of(name) or [name]:
             try:
-                endpoints.append(public_endpoint(get_model(juror, role="judge", env=self.env).base_url))
-            except (ConfigError, AttributeError):  # no key yet, or a model without an HTTP endpoint
+                endpoints.append(public_endpoint(parse_model_name(juror).resolve(self.env, role="judge").base_url))
+            except ConfigError:  # its base URL is not set: the check before launch says so
                 endpoints.append("?")
         judge = self.judge()
         inner = getattr(judge, "inner", judge)

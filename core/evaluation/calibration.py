@@ -57,6 +57,11 @@ def _false_pass(kind: ItemKind, label: LabelValue, judged: LabelValue) -> bool:
     return judged == "met" and label == "not_met"
 
 
+def _gap(kind: ItemKind, disagreement: Disagreement) -> int:
+    """How far apart a rubric's two scores are (the farthest listed first); 0 for a criterion."""
+    return abs(int(disagreement.judged) - int(disagreement.label)) if kind == "rubric" else 0
+
+
 def _evidence(verdict: Verdict, kind: ItemKind, item_id: str, text: str) -> tuple[str | None, str]:
     """The judge's quote and reason on an item of its verdict."""
     if kind == "rubric":
@@ -198,8 +203,7 @@ def measure_judge(
     for item in sorted(by_item, key=lambda i: (i[0] == "rubric", texts[i])):
         kind, item_id = item
         figures = _figures(kind, item_id, texts[item], pairs[item], resamples=resamples)
-        gap = (lambda d: abs(int(d.judged) - int(d.label))) if kind == "rubric" else (lambda d: 0)
-        listed = sorted(disagreements[item], key=lambda d: (not d.false_pass, -gap(d), d.conversation_id, d.labeller))
+        listed = sorted(disagreements[item], key=lambda d: (not d.false_pass, -_gap(kind, d), d.conversation_id, d.labeller))
         ceiling, shared = _labellers_kappa(by_item[item], kind)
         items.append(
             figures.model_copy(

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from parley.core.evaluation.criteria import CRITERION_KIND
 from parley.core.evaluation.judge import OFFLINE_JUDGE_NAME
 from parley.core.evaluation.labelled_items import rubric_item
-from parley.core.records import DEFAULT_MIN_KAPPA, Calibration, CalibrationMark, CheckResult, ConversationSpec, JudgeKey
+from parley.core.records import DEFAULT_MIN_KAPPA, Calibration, CalibrationMark, CalibrationState, CheckResult, ConversationSpec, JudgeKey
 
 __all__ = [
     "CALIBRATION_DETAIL",
@@ -75,10 +75,12 @@ class CalibrationPolicy(BaseModel):
         found = self.measured.get(item_id)
         if found is None:
             return CalibrationMark(state="uncalibrated", min_kappa=self.min_kappa)
-        base = {"min_kappa": self.min_kappa, "weighted": found.weighted, "calibration_id": found.calibration_id, "kappa": found.kappa}
-        if found.one_class or found.kappa is None:
-            return CalibrationMark(state="undefined", **base)
-        return CalibrationMark(state="calibrated" if found.kappa >= self.min_kappa else "below_threshold", **base)
+        state: CalibrationState = "undefined"
+        if not found.one_class and found.kappa is not None:
+            state = "calibrated" if found.kappa >= self.min_kappa else "below_threshold"
+        return CalibrationMark(
+            state=state, kappa=found.kappa, min_kappa=self.min_kappa, weighted=found.weighted, calibration_id=found.calibration_id
+        )
 
 
 def policy_for(

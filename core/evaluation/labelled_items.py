@@ -61,7 +61,8 @@ def rubric_item(spec: ConversationSpec) -> tuple[str, str]:
 def _check_value(check: CheckResult) -> LabelValue | None:
     if check.kind == CRITERION_KIND:
         return _STATES.get(criterion_state(check.outcome, check.details))
-    return {"pass": "met", "fail": "not_met"}.get(check.outcome)
+    checked: dict[str, LabelValue] = {"pass": "met", "fail": "not_met"}
+    return checked.get(check.outcome)
 
 
 def judged_value(verdict: Verdict | None, kind: ItemKind, item_id: str, text: str = "") -> LabelValue | None:

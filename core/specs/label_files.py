@@ -156,7 +156,7 @@ def _csv_rows(text: str) -> Iterator[tuple[int, Mapping[str, Any] | str]]:
     reader = csv.DictReader(io.StringIO(text))
     for row in reader:
         line = reader.line_num
-        extra = row.pop(None, None)  # type: ignore[call-overload]
+        extra = row.pop(None, None)
         if extra:
             yield line, f"{len(extra)} more value(s) than the header has columns"
             continue

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # loaded when a command runs, not when `parley --help` starts
     from parley.core.records import Calibration, Label
     from parley.core.store import Store
 
-EXIT_OK, EXIT_FAILED = 0, 1
+F = TypeVar("F", bound=Callable[..., Any])
 STORED = "stored"
 
 EPILOG = """\b
@@ -51,7 +52,7 @@ def labels() -> None:
     """Import and export people's labels (CSV or JSONL)."""
 
 
-def _labeller_option(command: click.Command) -> click.Command:
+def _labeller_option(command: F) -> F:
     return click.option("--labeller", metavar="NAME", help="Who labelled the rows that do not say (a file's `labeller` column wins).")(
         command
     )
