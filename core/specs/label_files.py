@@ -13,7 +13,8 @@ Columns (CSV header / JSON keys), in this order:
 - `labeller`: who labelled (optional when the reader is given one);
 - `note`: optional;
 - `labelled_at`: ISO 8601 (optional: now).
-Unknown columns are refused, as misspelt names would be. `read_label_file` reads every row and
+Unknown columns are refused, as misspelt names would be; a row whose label is empty is skipped
+(a blank export's row nobody labelled: `blank_record`). `read_label_file` reads every row and
 reports every bad one, each located (`labels.csv:7: label: expected met, not_met,
 not_applicable or 1-3, got 'yes'`), raising `InvalidLabelFile` with nothing read when any is.
 """
@@ -34,7 +35,17 @@ from pydantic import BaseModel, ConfigDict
 from parley.core.errors import ParleyError
 from parley.core.records import CRITERION_LABELS, RUBRIC_LABELS, ItemKind, Label, LabelValue, criterion_id
 
-__all__ = ["LABEL_COLUMNS", "InvalidLabelFile", "LabelFormat", "LabelRow", "label_format", "read_label_file", "write_labels"]
+__all__ = [
+    "LABEL_COLUMNS",
+    "InvalidLabelFile",
+    "LabelFile",
+    "LabelFormat",
+    "LabelRow",
+    "blank_record",
+    "label_format",
+    "read_label_file",
+    "write_labels",
+]
 
 LABEL_COLUMNS = ("conversation_id", "kind", "criterion_id", "criterion", "label", "labeller", "note", "labelled_at")
 LabelFormat = Literal["csv", "jsonl"]
@@ -70,6 +81,14 @@ class LabelRow(BaseModel):
 
     line: int
     label: Label
+
+
+class LabelFile(BaseModel):
+    """A label file read: its labels, and how many rows were left blank (a row of a blank export
+    nobody labelled: no label, skipped)."""
+
+    rows: list[LabelRow]
+    blank: int = 0
 
 
 def label_format(path: str | Path) -> LabelFormat:
@@ -177,10 +196,11 @@ def _jsonl_rows(text: str) -> Iterator[tuple[int, Mapping[str, Any] | str]]:
         yield line, value if isinstance(value, dict) else f"expected a JSON object, got {type(value).__name__}"
 
 
-def read_label_file(path: str | Path, *, labeller: str | None = None, now: datetime.datetime | None = None) -> list[LabelRow]:
-    """Every label of a CSV or JSONL file (see the module doc), with its line. `labeller`: who
-    labelled the rows that do not say. InvalidLabelFile when any row is bad, ParleyError when
-    the file cannot be read or holds no label."""
+def read_label_file(path: str | Path, *, labeller: str | None = None, now: datetime.datetime | None = None) -> LabelFile:
+    """Every label of a CSV or JSONL file (see the module doc), with its line; a row whose label
+    is left empty is skipped (counted in `blank`). `labeller`: who labelled the rows that do not
+    say. InvalidLabelFile when any row is bad, ParleyError when the file cannot be read or holds
+    no label."""
     path = Path(path)
     form = label_format(path)
     try:
@@ -196,9 +216,13 @@ def read_label_file(path: str | Path, *, labeller: str | None = None, now: datet
         if missing:
             raise InvalidLabelFile([f"{path}:1: the header lacks {', '.join(missing)}; the columns are {', '.join(LABEL_COLUMNS)}"])
     seen: dict[tuple[str, str, str, str], int] = {}
+    blank = 0
     for line, fields in _csv_rows(text) if form == "csv" else _jsonl_rows(text):
         if isinstance(fields, str):
             problems.append(f"{path}:{line}: {fields}")
+            continue
+        if not str(fields.get("label") or "").strip():
+            blank += 1
             continue
         label = _row_label(fields, labeller, when)
         if isinstance(label, list):
@@ -213,8 +237,8 @@ def read_label_file(path: str | Path, *, labeller: str | None = None, now: datet
     if problems:
         raise InvalidLabelFile(problems)
     if not rows:
-        raise ParleyError(f"{path}: no label in it")
-    return rows
+        raise ParleyError(f"{path}: no label in it" + (f" ({blank} row(s) left blank)" if blank else ""))
+    return LabelFile(rows=rows, blank=blank)
 
 
 def _record(label: Label) -> dict[str, str]:
@@ -230,9 +254,24 @@ def _record(label: Label) -> dict[str, str]:
     }
 
 
-def write_labels(labels: Iterable[Label], form: LabelFormat) -> str:
-    """`labels` as a CSV or JSONL file's text, in the columns `read_label_file` reads."""
-    records = [_record(label) for label in labels]
+def blank_record(conversation_id: str, kind: ItemKind, item_id: str, text: str) -> dict[str, str]:
+    """A row to label elsewhere: the item named, its label (and labeller, note) left empty."""
+    return {
+        "conversation_id": conversation_id,
+        "kind": kind,
+        "criterion_id": "" if kind == "check" else item_id,
+        "criterion": " ".join(text.split()),
+        "label": "",
+        "labeller": "",
+        "note": "",
+        "labelled_at": "",
+    }
+
+
+def write_labels(labels: Iterable[Label | dict[str, str]], form: LabelFormat) -> str:
+    """`labels` as a CSV or JSONL file's text, in the columns `read_label_file` reads (a dict
+    is a row as it is: `blank_record`'s)."""
+    records = [label if isinstance(label, dict) else _record(label) for label in labels]
     if form == "jsonl":
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     out = io.StringIO()

@@ -61,10 +61,13 @@ def _labeller_option(command: F) -> F:
 def _import(store: Store, path: Path, labeller: str | None) -> list[Label]:
     """The file's labels, stored; ParleyError with every bad row located (a conversation the
     database does not hold too), nothing stored then."""
-    from parley.core.specs.label_files import InvalidLabelFile, read_label_file
+    from parley.core.specs import InvalidLabelFile, read_label_file
     from parley.core.store import missing_conversations, save_labels
 
-    rows = read_label_file(path, labeller=labeller)
+    read = read_label_file(path, labeller=labeller)
+    rows = read.rows
+    if read.blank:
+        click.echo(f"{read.blank} row(s) of {path} have no label yet: skipped", err=True)
     missing = set(missing_conversations(store, [r.label.conversation_id for r in rows]))
     if missing:
         raise InvalidLabelFile(
@@ -79,7 +82,7 @@ def _import(store: Store, path: Path, labeller: str | None) -> list[Label]:
     return labels
 
 
-@labels.command("import")
+@labels.command("import", short_help="Store the labels of a CSV or JSONL file.")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="FILE")
 @_labeller_option
 @db_option
@@ -94,25 +97,43 @@ def import_labels(path: Path, labeller: str | None, db_path: Path | None) -> Non
     click.echo(f"imported {len(imported)} label(s) on {conversations} conversation(s) from {path}")
 
 
-@labels.command("export")
+@labels.command("export", short_help="Write the stored labels (or blank rows to label) to a file.")
 @click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), metavar="FILE")
 @click.option("--labeller", metavar="NAME", help="Only this labeller's labels.")
+@click.option(
+    "--blank",
+    "blank_batch",
+    metavar="BATCH",
+    help="Instead: a row to fill in for every item a person can label on each conversation of BATCH "
+    "(criteria, the rubric, expect: checks), the label left empty: label them elsewhere, then import the file.",
+)
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), help="Default: from FILE's suffix (csv for `-`).")
 @db_option
-def export_labels(path: Path, labeller: str | None, fmt: str | None, db_path: Path | None) -> None:
+def export_labels(path: Path, labeller: str | None, blank_batch: str | None, fmt: str | None, db_path: Path | None) -> None:
     """Write the stored labels to FILE (.csv or .jsonl; `-` for stdout), as `labels import` reads them."""
-    from parley.core.specs.label_files import label_format, write_labels
+    from parley.core.specs import blank_record, label_format, write_labels
     from parley.core.store import all_labels
 
     form = fmt or ("csv" if str(path) == "-" else label_format(path))
+    rows: list[Label | dict[str, str]]
     with open_store(db_path, read_only=True) as store:
-        found = all_labels(store, labeller=labeller)
-    text = write_labels(found, "jsonl" if form == "jsonl" else "csv")
+        if blank_batch is not None:
+            from parley.core.evaluation import label_items
+
+            rows = [
+                blank_record(stored.conversation.id, item.kind, item.item_id, item.text)
+                for stored in store.iter_conversations(store.resolve_batch_ref(blank_batch))
+                for item in label_items(stored.spec, stored.verdict)
+            ]
+        else:
+            rows = list(all_labels(store, labeller=labeller))
+    text = write_labels(rows, "jsonl" if form == "jsonl" else "csv")
     if str(path) == "-":
         click.echo(text, nl=False)
         return
     write_atomically(path, text)
-    click.echo(f"wrote {len(found)} label(s) to {path}", err=True)
+    what = "row(s) to label" if blank_batch is not None else "label(s)"
+    click.echo(f"wrote {len(rows)} {what} to {path}", err=True)
 
 
 def _judge_names(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -129,7 +150,7 @@ def _judge_names(ctx: click.Context, param: click.Parameter, value: tuple[str, .
     return names
 
 
-@judge.command()
+@judge.command(short_help="Measure judges against people's labels, per criterion; store the calibration.")
 @click.option(
     "--labels",
     "source",
@@ -221,7 +242,7 @@ def calibrate(
         click.echo(visible(judges_compared(calibrations)))
 
 
-@judge.command()
+@judge.command(short_help="List the stored calibrations, or show one in full.")
 @click.argument("ref", required=False, metavar="[ID]")
 @click.option("--judge", "judge_model", metavar="MODEL", help="Only the calibrations of this judge model.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

@@ -15,7 +15,6 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
-from parley.core.evaluation import marked_name, score_calibration
 from parley.core.users import only_stated_note_of
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
 
@@ -33,6 +32,8 @@ def verdict_summary(detail: SessionDetail) -> str:
         return "Live chat: not evaluated."
     if verdict is None:
         return "Not evaluated (no verdict was stored)."
+    from parley.core.evaluation import score_calibration  # the engine loads with a verdict, not with the app
+
     lines = [f"Outcome: {verdict.outcome}"]
     calibrated = score_calibration(verdict.checks)
     lines.append(f"Score: {verdict.score if verdict.score is not None else '-'} of 3" + (f" [{calibrated}]" if calibrated else ""))
@@ -68,6 +69,8 @@ class CheckView(Static, can_focus=True):
         self.post_message(self.TurnWanted(self.check))
 
     def __init__(self, check: CheckResult) -> None:
+        from parley.core.evaluation import marked_name
+
         self.check = check
         mark = CHECK_MARKS.get(check.outcome, check.outcome)
         text = Content(f"{mark}  ").stylize("bold") + Content(marked_name(check)) + Content(f"\n   {check.reason}").stylize("dim")
