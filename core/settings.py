@@ -27,6 +27,9 @@ __all__ = ["DEFAULT_API_URL", "DEFAULT_DB_PATH", "MAX_CONTEXT_TOKENS", "Settings
 
 DEFAULT_DB_PATH = Path("sessions") / "parley.db"
 DEFAULT_API_URL = "http://127.0.0.1:5000"
+DEFAULT_JUDGE_MAX_TOKENS = 400
+"""The most tokens a judge's answer may take (a score and a comment need far fewer): sent with
+every judge request, so a small local model that rambles ends at it instead of at the timeout."""
 
 
 def _from_declaration(setting: str) -> Any:
@@ -71,6 +74,9 @@ class Settings(BaseModel):
     """PARLEY_USER_CONTEXT: the user simulator model's context length in tokens (`--user-context`)."""
     judge_context: int | None = _from_declaration("judge_context")
     """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
+    judge_max_tokens: int = Field(DEFAULT_JUDGE_MAX_TOKENS, ge=16, le=MAX_CONTEXT_TOKENS)
+    """PARLEY_JUDGE_MAX_TOKENS: the most tokens the judge's answer may take (`max_tokens` of each
+    judge request; the criteria judge's call gets this much per criterion it decides)."""
 
     min_kappa: float = _from_declaration("min_kappa")
     """PARLEY_MIN_KAPPA: the judge's measured kappa a verdict must reach not to be marked below

@@ -52,12 +52,14 @@ from parley.core.records import (
     CheckResult,
     Conversation,
     ConversationSpec,
+    GenerateConfig,
     JudgeKey,
     JudgeResult,
     ModelReply,
     ModelRequest,
     RoleModels,
 )
+from parley.core.settings import settings
 from parley.core.store import CachedModel, Store, calibrations_for
 from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
 
@@ -260,7 +262,11 @@ class BatchModels:
         return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback, context_tokens=self.context_tokens("user"))
 
     def _llm_judge(self, name: str) -> LLMJudge:
-        return LLMJudge(self.chat_model(name, "judge"), context_tokens=self.context_tokens("judge"))
+        return LLMJudge(
+            self.chat_model(name, "judge"),
+            config=GenerateConfig(temperature=0.0, max_tokens=settings().judge_max_tokens),
+            context_tokens=self.context_tokens("judge"),
+        )
 
     def judge(self) -> Judge:
         """The batch's judge, built once: offline, a model, or a jury of models (`jury:A,B,C`),

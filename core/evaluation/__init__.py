@@ -32,7 +32,7 @@ if TYPE_CHECKING:
         score_calibration,
     )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
-    from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
+    from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
         CLAIMS_CRITERION,
         CRITERION_KIND,
@@ -57,7 +57,13 @@ if TYPE_CHECKING:
     from parley.core.evaluation.labelled_items import LABELLED_CHECK_KINDS, LabelItem, judged_value, label_items, rubric_item
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
-    from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
+    from parley.core.evaluation.unobservable import (
+        evaluate_observed,
+        hide_unobservable,
+        no_world_client,
+        unseen_context_warnings,
+        with_checks,
+    )
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
@@ -108,6 +114,7 @@ __all__ = [
     "checkpoint_checks",
     "checkpoint_name",
     "conversation_at",
+    "CLAIMS_KIND",
     "claims_check",
     "find_claims",
     "hold_claims",
@@ -129,6 +136,7 @@ __all__ = [
     "evaluate_observed",
     "hide_unobservable",
     "no_world_client",
+    "unseen_context_warnings",
     "offline_limits",
     "offline_limits_by_file",
     "pass_hat_k",
