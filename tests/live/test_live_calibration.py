@@ -1,5 +1,5 @@
 """Calibrating a real judge: SmolLM2-135M behind llama.cpp, measured against a person's labels on
-three short conversations (`parley judge calibrate`), then judging them again in a re-score whose
+two one-question conversations (`parley judge calibrate`), then judging them again in a re-score whose
 verdicts carry what was measured.
 
 The tiny model's kappa will be poor, or undefined: what is held here is that the figures are
@@ -30,9 +30,13 @@ steps:
 expect:
   criteria:
     - {{id: names-order, text: The assistant names the order the customer asked about}}
+  judge:
+    rubric: The assistant answers the question.
+    id: answers
 """
-ASKS = {"track_1003": "Where is ORD-1003?", "track_1006": "Where is ORD-1006?", "list_orders": "Please list my orders."}
-LABELS = {"track_1003": ("met", "3"), "track_1006": ("met", "2"), "list_orders": ("not_met", "1")}
+ASKS = {"track_1003": "Where is ORD-1003?", "track_1006": "Where is ORD-1006?"}
+LABELS = {"track_1003": ("met", "3"), "track_1006": ("not_met", "1")}
+"""Two labels of each item, of two values: kappa has something to say once the judge answers."""
 MARKS = ("uncalibrated", "κ undefined", "below threshold (κ", "κ ")
 
 
@@ -42,7 +46,8 @@ def parley(*args: object) -> object:
 
 @pytest.fixture
 def labelled(tmp_path, live_model_name, monkeypatch):
-    """Three one-question playbooks run offline, a person's labels on each, as a JSONL file."""
+    """Two one-question playbooks run offline (one short tool result each, a short rubric of their
+    own: short prompts), a person's labels on each, as a JSONL file."""
     monkeypatch.setenv("PARLEY_JUDGE_MAX_TOKENS", "48")
     monkeypatch.setenv("PARLEY_TIMEOUT_SEC", "600")
     suite = tmp_path / "suite"
@@ -57,7 +62,7 @@ def labelled(tmp_path, live_model_name, monkeypatch):
         for stored in store.iter_conversations(batch):
             names, score = LABELS[stored.spec.name]
             rows.append({"conversation_id": stored.conversation.id, "criterion_id": "names-order", "label": names})
-            rows.append({"conversation_id": stored.conversation.id, "kind": "rubric", "criterion_id": "rubric-default", "label": score})
+            rows.append({"conversation_id": stored.conversation.id, "kind": "rubric", "criterion_id": "answers", "label": score})
     path = tmp_path / "labels.jsonl"
     path.write_text("".join(json.dumps({**r, "labeller": "alice"}) + "\n" for r in rows), encoding="utf-8")
     return db, batch, path
@@ -69,14 +74,14 @@ def test_a_small_model_is_calibrated_and_its_later_verdicts_carry_the_figures(la
     assert result.exit_code == 0, result.output
     [calibration] = json.loads(result.stdout)
     assert calibration["key"]["model"] == LIVE_MODEL and calibration["key"]["generation"]["max_tokens"] == 48
-    assert calibration["conversations"] == 3
+    assert calibration["conversations"] == 2
     items = {i["item_id"]: i for i in calibration["items"]}
-    assert set(items) == {"names-order", "rubric-default"}
+    assert set(items) == {"names-order", "answers"}
     for item in items.values():  # every label compared with the judge's decision, or counted as its error
-        assert item["labels"] + item["judge_errors"] == 3, item
+        assert item["labels"] + item["judge_errors"] == 2, item
         assert sum(map(sum, item["confusion"])) == item["labels"]
         assert item["kappa"] is None or -1.0 <= item["kappa"] <= 1.0
-    assert items["rubric-default"]["weighted"] and not items["names-order"]["weighted"]
+    assert items["answers"]["weighted"] and not items["names-order"]["weighted"]
 
     listed = parley("judge", "calibrations", "--db", db)
     assert listed.exit_code == 0 and LIVE_MODEL in listed.stdout
@@ -85,7 +90,7 @@ def test_a_small_model_is_calibrated_and_its_later_verdicts_carry_the_figures(la
     assert "Judge calibration: " in rescored.stdout, rescored.output
     with Store.open(db) as store:
         judged = list(store.iter_conversations(store.resolve_batch_ref("latest")))
-    assert len(judged) == 3
+    assert len(judged) == 2
     for stored in judged:
         assert stored.verdict.judge.key is not None and stored.verdict.judge.key.model == LIVE_MODEL
         marked = [c for c in stored.verdict.checks if c.details.get("calibration")]
