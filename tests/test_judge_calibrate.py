@@ -115,6 +115,30 @@ def test_labels_exported_and_imported_again_come_back_the_same(tmp_path, labelle
             assert all_labels(one) == all_labels(two)
 
 
+def test_a_blank_export_lists_every_item_to_label_elsewhere_and_rows_left_blank_are_skipped(tmp_path, labelled):
+    db, batch, ids, _ = labelled
+    path = tmp_path / "to-label.csv"
+    exported = parley("judge", "labels", "export", path, "--blank", batch[:8], "--db", db)
+    assert exported.exit_code == 0
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    mine = [r for r in rows if r["conversation_id"] == ids["ORD-1003"]]
+    kinds = [(r["kind"], r["criterion_id"] or r["criterion"]) for r in mine]
+    assert kinds[:4] == [("criterion", "names-order"), ("criterion", "polite"), ("criterion", "claims"), ("rubric", "rubric-default")]
+    assert ("check", "track_order called") in kinds and all(r["label"] == "" for r in rows)
+    assert f"wrote {len(rows)} row(s) to label to {path}" in exported.stderr
+    mine[0].update(label="not_met", labeller="dora")
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = parley("judge", "labels", "import", path, "--db", db)
+    assert imported.exit_code == 0 and "imported 1 label(s) on 1 conversation(s)" in imported.stdout
+    assert f"{len(rows) - 1} row(s) of {path} have no label yet: skipped" in imported.stderr
+    with Store.open(db) as store:
+        [dora] = [x for x in all_labels(store) if x.labeller == "dora"]
+    assert (dora.conversation_id, dora.item_id, dora.value) == (ids["ORD-1003"], "names-order", "not_met")
+
+
 def test_a_scripted_judge_gives_the_figures_worked_out_by_hand(labelled, server):
     db, _, ids, _ = labelled
     server.responder = ScriptedJudge()
@@ -267,3 +291,10 @@ def test_a_jury_judges_a_run_too(tmp_path, server):
     )
     both = parley("run", suite, "--jury", jury, "--judge", JUDGE, "--db", db)
     assert both.exit_code == 2 and "not both" in both.output
+    again = parley("rescore", "latest", "--jury", "openai-api/fake/a,openai-api/fake/b", "--db", db, env=env(server))
+    assert again.exit_code == 1, again.output
+    with Store.open(db) as store:
+        rescored = store.get_batch("latest")
+        [first, *_] = list(store.iter_conversations(rescored.id))
+    assert rescored.options.models.judge == "jury:openai-api/fake/a,openai-api/fake/b"
+    assert first.verdict.judge.jurors == {"openai-api/fake/a": str(first.verdict.score), "openai-api/fake/b": str(first.verdict.score)}

@@ -22,6 +22,7 @@ from parley.core.records import (
     JudgeResult,
     Label,
     Verdict,
+    criterion_id,
 )
 from parley.core.specs import InvalidLabelFile, read_label_file
 from tests.test_store_fixtures import conversation
@@ -41,7 +42,9 @@ def verdict(cid: str, decision: str | None, score: int | None = 2) -> Verdict:
     if decision is not None:
         details["verdict"] = decision
     check = CheckResult(kind="criterion", name=TEXT, outcome=outcome, reason="r", details=details)
-    judge = JudgeResult(judge="openai/judge", score=score, comment=f"scored {cid}") if score else JudgeResult(judge="openai/judge", error="x")
+    judge = (
+        JudgeResult(judge="openai/judge", score=score, comment=f"scored {cid}") if score else JudgeResult(judge="openai/judge", error="x")
+    )
     return Verdict(conversation_id=cid, outcome="passed", passed=True, judge=judge, checks=[check])
 
 
@@ -96,8 +99,12 @@ def test_a_label_naming_its_criterion_by_text_counts_and_what_is_left_out_is_sai
     ]
 
 
-def _calibration(kappa: float | None, *, one_class: bool = False, days: int = 0, key: JudgeKey = KEY, weighted: bool = False) -> Calibration:
-    item = ItemCalibration(kind="rubric" if weighted else "criterion", item_id="apology", labels=10, kappa=kappa, one_class=one_class, weighted=weighted)
+def _calibration(
+    kappa: float | None, *, one_class: bool = False, days: int = 0, key: JudgeKey = KEY, weighted: bool = False
+) -> Calibration:
+    item = ItemCalibration(
+        kind="rubric" if weighted else "criterion", item_id="apology", labels=10, kappa=kappa, one_class=one_class, weighted=weighted
+    )
     return Calibration(key=key, items=[item], created_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC) + dt.timedelta(days=days))
 
 
@@ -182,3 +189,51 @@ def test_a_jury_takes_the_majority_of_the_jurors_that_answered_and_counts_the_ot
     assert verdict.comment == "2 of 3 jurors scored 3. a says 3"
     split = asyncio.run(Jury([_Judge("a", 3), _Judge("b", None), _Judge("c", 2)]).judge(conv, spec(), []))
     assert split.score is None and split.error == "the jury split (a: 3, b: error: RuntimeError: endpoint down, c: 2)"
+
+
+def test_a_criterion_keeps_its_labels_when_its_words_are_edited():
+    """The label was made when the criterion read otherwise; its id is the same, so it counts."""
+    judged = {"c1": (spec(), verdict("c1", "met")), "c2": (spec(), verdict("c2", "not met"))}
+    labels = [label("c1", "met", text="The bot says sorry"), label("c2", "met", text="The bot says sorry")]
+    criterion = measure_judge(labels, judged, KEY, resamples=100).item("apology")
+    assert criterion is not None and criterion.text == TEXT and criterion.labels == 2 and criterion.one_class
+
+
+PROFILE = """\
+test_name: ids
+user:
+  role: a customer
+  goals:
+    - "track order ORD-1003"
+expect:
+  judge:
+    rubric: Be brief.
+    id: brief
+  criteria:
+    - {id: names-order, text: "The bot   names the order"}
+    - The bot is polite
+    - {id: "not an id!", text: x}
+    - {text: y, mood: calm}
+"""
+
+
+def test_a_profile_gives_its_criteria_and_rubric_ids_each_mistake_located(tmp_path):
+    from parley.core.evaluation import criteria_of, rubric_item
+    from parley.core.specs import load_specs
+
+    path = tmp_path / "ids.yaml"
+    path.write_text(PROFILE, encoding="utf-8")
+    loaded = load_specs([str(path)], seed=0)
+    assert [e.render() for e in loaded.errors] == [
+        f"{path}:13:12: expect.criteria[2].id: expected an id (letters, digits and _ . : -, at most 64 characters), got 'not an id!'",
+        f"{path}:14:7: expect.criteria[3]: missing required key 'id'",
+        f"{path}:14:17: expect.criteria[3].mood: unknown key 'mood'; a criterion with an id is written {{id: ID, text: TEXT}}",
+    ]
+    path.write_text("\n".join(PROFILE.splitlines()[:-2]) + "\n", encoding="utf-8")
+    [spec] = load_specs([str(path)], seed=0).specs
+    assert [(c.id, c.text) for c in criteria_of(spec, builtin=True)] == [
+        ("names-order", "The bot names the order"),
+        (criterion_id("The bot is polite"), "The bot is polite"),
+        ("claims", "Every action the assistant says it took appears in the tool results, or the assistant could not have taken it."),
+    ]
+    assert rubric_item(spec) == ("brief", "Be brief.")
