@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.reports.cell_escaping import without_nul
+    from parley.core.reports.cell_escaping import TERMINAL_ACTING, csv_line, inert_json, inert_xml, without_nul
     from parley.core.reports.charts import HISTOGRAM_SIZE_PX, score_histogram
     from parley.core.reports.check_turns import Turn, check_target
     from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideOfPair, compare_batches, verdict_line
@@ -38,6 +38,7 @@ __all__ = [
     "calibrations_table",
     "judges_compared",
     "kappa_cell",
+    "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",
     "FileSummary",
@@ -76,6 +77,9 @@ __all__ = [
     "summarize",
     "text_histogram",
     "verdict_line",
+    "csv_line",
+    "inert_json",
+    "inert_xml",
     "without_nul",
     "write_html",
     "write_json",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     )
     from parley.core.store.batch_row import BatchRow
     from parley.core.store.calibrations import calibrations_for, get_calibration, list_calibrations, save_calibration
+    from parley.core.store.file_health import DamagedDatabase, DatabaseGone, damage_line, opened_count
     from parley.core.store.labels import all_labels, delete_label, labelled_counts, labels_of, missing_conversations, save_labels
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import JUDGE_ROLE, cache_key
@@ -51,6 +52,8 @@ __all__ = [
     "BatchRow",
     "CHATS",
     "CachedModel",
+    "DamagedDatabase",
+    "DatabaseGone",
     "DuplicateConversationError",
     "JUDGE_ROLE",
     "ReadOnlyDatabase",
@@ -74,6 +77,7 @@ __all__ = [
     "cache_key",
     "clear_batch_rules",
     "criterion_counts",
+    "damage_line",
     "failed_check_counts",
     "failure_entries",
     "goals_only_stated",
@@ -83,6 +87,7 @@ __all__ = [
     "not_applicable_checks",
     "not_read",
     "outcome_rows",
+    "opened_count",
     "outcome_names",
     "policy_violations",
     "profile_names",

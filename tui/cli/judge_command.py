@@ -26,7 +26,7 @@ import click
 from parley.core.errors import ConfigError, ParleyError
 from parley.tui.cli.command_io import db_option, open_store, write_atomically
 from parley.tui.cli.run_command import jury_option
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:  # loaded when a command runs, not when `parley --help` starts
     from parley.core.records import Calibration, Label

@@ -19,6 +19,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from parley.tui.terminal_text import visible
+
 if TYPE_CHECKING:
     from parley.core.records import Calibration
     from parley.tui.app.app import ParleyApp
@@ -44,7 +46,7 @@ def calibration_line(calibration: Calibration) -> Content:
     criteria = kappa_cell(calibration.overall) if calibration.overall is not None else "-"
     score = kappa_cell(rubric) if rubric is not None else "-"
     head = f"{calibration.created_at:%Y-%m-%d %H:%M}  {calibration.key.model}"
-    return Content(head) + Content(f"  criteria κ {criteria} · rubric κw {score}").stylize("dim")
+    return Content(visible(head)) + Content(f"  criteria κ {criteria} · rubric κw {score}").stylize("dim")
 
 
 class CalibrationsScreen(Screen[None]):
@@ -103,4 +105,4 @@ class CalibrationsScreen(Screen[None]):
         from parley.core.reports import calibration_report
 
         text = EMPTY if index is None or not self.calibrations else calibration_report(self.calibrations[index])
-        self.query_one("#calibrations-text", Static).update(Content(text))
+        self.query_one("#calibrations-text", Static).update(Content(visible(text)))  # quotes of bots: text, never controls

@@ -30,6 +30,7 @@ from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from parley.tui.app.widgets.transcript_view import ChatLog
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.evaluation import LabelItem
@@ -72,7 +73,7 @@ def item_line(item: LabelItem, mine: Label | None, others: int) -> Content:
     if item.kind == "rubric" and len(text) > 60:
         text = text[:59] + "…"
     decided = "judge" if item.kind != "check" else "parley"
-    line = Content(f"{mark:<8}").stylize("bold") + Content(tag + text)
+    line = Content(f"{mark:<8}").stylize("bold") + Content(visible(tag + text))
     line += Content(f"  ({decided}: {SHOWN.get(item.judged, item.judged) if item.judged else '-'})").stylize("dim")
     if mine is not None and mine.note:
         line += Content(" ✎").stylize("dim")
@@ -190,7 +191,7 @@ class LabelScreen(Screen[None]):
             f"Labelling as {self.labeller} · conversation {self.index + 1} of {len(self.conversation_ids)} "
             f"({len(self.labelled)} labelled) · {spec.spec_id} · this one: {done} of {len(self.items)} items"
         )
-        self.query_one("#label-progress", Static).update(Content(line))
+        self.query_one("#label-progress", Static).update(Content(visible(line)))
 
     def _show_detail(self) -> None:
         item = self.current_item()
@@ -199,11 +200,13 @@ class LabelScreen(Screen[None]):
             return
         mine = self._mine(item)
         keys = KEYS_OF_KIND[item.kind]
-        text = Content(f"{item.kind} {item.item_id} · keys {keys}, x clears, o notes\n").stylize("dim") + Content(item.text)
-        if item.reason:
-            text += Content(f"\n{'judge' if item.kind != 'check' else 'parley'}: {item.reason}").stylize("dim")
+        text = Content(visible(f"{item.kind} {item.item_id} · keys {keys}, x clears, o notes\n")).stylize("dim") + Content(
+            visible(item.text)
+        )
+        if item.reason:  # it may quote the bot: text, never markup or a terminal's control sequence
+            text += Content(visible(f"\n{'judge' if item.kind != 'check' else 'parley'}: {item.reason}")).stylize("dim")
         if mine is not None and mine.note:
-            text += Content(f"\nnote: {mine.note}")
+            text += Content(visible(f"\nnote: {mine.note}"))
         self.query_one("#label-detail", Static).update(text)
 
     def _refresh_item(self, key: tuple[str, str]) -> None:
