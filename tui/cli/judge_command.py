@@ -128,8 +128,10 @@ def export_labels(path: Path, labeller: str | None, blank_batch: str | None, fmt
         else:
             rows = list(all_labels(store, labeller=labeller))
     text = write_labels(rows, "jsonl" if form == "jsonl" else "csv")
-    if str(path) == "-":
-        click.echo(text, nl=False)
+    if str(path) == "-":  # to a terminal or a pipe: nothing in it acts on the terminal
+        from parley.core.reports import inert_json
+
+        click.echo(inert_json(text) if form == "jsonl" else visible(text), nl=False)
         return
     write_atomically(path, text)
     what = "row(s) to label" if blank_batch is not None else "label(s)"
@@ -230,10 +232,10 @@ def calibrate(
         if not found:
             raise ParleyError("no label stored yet: label conversations in the app, or import a file (`parley judge labels import`)")
         calibrations = asyncio.run(measure(store, found, label_source))
-    from parley.core.reports import calibration_report, judges_compared
+    from parley.core.reports import calibration_report, inert_json, judges_compared
 
-    if fmt == "json":
-        click.echo("[" + ",\n".join(c.model_dump_json(indent=2) for c in calibrations) + "]")
+    if fmt == "json":  # a quote of a bot's: its terminal-acting characters as JSON escapes
+        click.echo(inert_json("[" + ",\n".join(c.model_dump_json(indent=2) for c in calibrations) + "]"))
         return
     for calibration in calibrations:
         click.echo(visible(calibration_report(calibration)))
@@ -249,16 +251,16 @@ def calibrate(
 @db_option
 def calibrations(ref: str | None, judge_model: str | None, fmt: str, db_path: Path | None) -> None:
     """List the stored calibrations (newest first), or show calibration ID in full (an id, a prefix of 6+ characters, or `latest`)."""
-    from parley.core.reports import calibration_report, calibrations_table
+    from parley.core.reports import calibration_report, calibrations_table, inert_json
     from parley.core.store import get_calibration, list_calibrations
 
     with open_store(db_path, read_only=True) as store:
         if ref is not None:
             one = get_calibration(store, ref)
-            click.echo(one.model_dump_json(indent=2) if fmt == "json" else visible(calibration_report(one)), nl=fmt == "json")
+            click.echo(inert_json(one.model_dump_json(indent=2)) if fmt == "json" else visible(calibration_report(one)), nl=fmt == "json")
             return
         found = list_calibrations(store, judge=judge_model)
     if fmt == "json":
-        click.echo("[" + ",\n".join(c.model_dump_json(indent=2) for c in found) + "]")
+        click.echo(inert_json("[" + ",\n".join(c.model_dump_json(indent=2) for c in found) + "]"))
         return
     sys.stdout.write(visible(calibrations_table(found)))
