@@ -139,7 +139,8 @@ class ScriptedJudge:
                     {
                         "criteria": [
                             {"criterion": 1, "verdict": names, "turns": [1], "quote": key, "reasoning": f"Judged {names} on {key}."},
-                            {"criterion": 2, "verdict": polite, "turns": [], "quote": "", "reasoning": f"Tone {polite}."},
+                            # a "met" needs a quote from the transcript: the customer's words serve both
+                            {"criterion": 2, "verdict": polite, "turns": [1], "quote": key, "reasoning": f"Tone {polite}."},
                             {"criterion": 3, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "Nothing claimed."},
                         ]
                     }
