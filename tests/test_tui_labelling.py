@@ -1,21 +1,35 @@
 """Labelling by hand in the app: `L` on a batch's result (or a Sessions row, or a conversation's
 detail) opens the labelling screen; m / n / a / 1-3 label the highlighted item and are stored at
 once with the labeller, x takes a label back, o writes a note, ] goes to the next conversation
-not labelled yet; K shows the judges' calibrations. Works at 80x24."""
+not labelled yet; K shows the judges' calibrations; a judge's verdicts carry its calibration. Works at 80x24."""
 
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 
 from parley.core.records import Calibration, ItemCalibration, JudgeKey
 from parley.core.store import Store, all_labels, save_calibration
 from parley.tui.app.panes.batches_pane import BatchesPane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.screens.calibrations import CalibrationsScreen
+from parley.tui.app.screens.compare_batches import CompareScreen
 from parley.tui.app.screens.label_conversation import LabelScreen
+from parley.tui.app.screens.side_by_side import SideBySideScreen
 from parley.tui.app.widgets.results_table import ResultsTable
-from tests.calibration_support import NAMES_ORDER, POLITE, make_labelled_suite, run_offline
+from tests.calibration_support import (
+    JUDGE,
+    JUDGED,
+    NAMES_ORDER,
+    POLITE,
+    ScriptedJudge,
+    conversation_keys,
+    label_rows,
+    make_labelled_suite,
+    run_offline,
+    store_labels,
+)
+from tests.lineage_support import parley
 from tests.test_tui_support import db_path, make_app, settle, type_slowly, until  # noqa: F401  (fixture)
 
 NARROW = (80, 24)
@@ -26,6 +40,23 @@ def batch(db_path, tmp_path, monkeypatch):
     """The four profiles with two criteria each, run offline into the app's database."""
     monkeypatch.setenv("PARLEY_LABELLER", "alice")
     return run_offline(make_labelled_suite(tmp_path / "suite"), db_path)
+
+
+@pytest.fixture
+def judged_twice(db_path, batch, server, close_model_clients):
+    """The batch re-scored by a judge calibrated on alice's labels, then by another nobody has
+    calibrated that passes ORD-1006's conversation (its only change): (calibrated, uncalibrated)."""
+    store_labels(db_path, label_rows(conversation_keys(db_path, batch)))
+    env = {"FAKE_BASE_URL": server.base_url}
+    other = "openai-api/fake/other"
+    server.responder = ScriptedJudge(overrides={"other": {**JUDGED, "ORD-1006": ("met", "met", 2)}})
+    assert parley("judge", "calibrate", "--labels", "stored", "--judge", JUDGE, "--db", db_path, env=env).exit_code == 0
+    ids = []
+    for judge in (JUDGE, other):
+        assert parley("rescore", batch, "--judge", judge, "--db", db_path, env=env).exit_code in (0, 1)
+        with Store.open(db_path) as store:
+            ids.append(store.resolve_batch_ref("latest"))
+    return ids[0], ids[1]
 
 
 def labels(db_path):
@@ -154,3 +185,30 @@ async def test_k_shows_the_judges_calibrations(db_path, batch):
         report = str(app.screen.query_one("#calibrations-text", Static).render())
         assert "Judge: openai/gpt-4o-mini at https://api.openai.com/v1, prompts p-1, temperature=0.0" in report
         assert f"{NAMES_ORDER} (names-order)" in report
+
+
+async def test_a_judges_verdicts_in_the_app_carry_its_calibration(db_path, judged_twice):
+    """Both sides of a comparison: the score with the judge's kappa on the rubric (or
+    uncalibrated), and a failed criterion with its judge's mark."""
+    calibrated, uncalibrated = judged_twice
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(BatchesPane)
+        for batch_id, key in ((calibrated, "b"), (uncalibrated, "c")):
+            pane.table.focus()
+            pane.table.move_cursor(row=pane.batch_ids.index(batch_id), animate=False)
+            await pilot.pause()
+            await pilot.press(key)
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, CompareScreen) and app.screen.query_one("#compare-changes", DataTable).row_count,
+            "the changes",
+        )
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.query(".check"), "both sides")
+        side = app.screen
+        assert "score 2 [κw 0.80]" in str(side.query_one("#side-base-title", Static).render())
+        assert "score 2 [uncalibrated]" in str(side.query_one("#side-new-title", Static).render())
+        failed = [str(c.render()) for c in side.query_one("#side-base-checks").query(".check")]
+        assert any(f"{NAMES_ORDER} [below threshold (κ 0.50 < 0.6)]" in text for text in failed), failed
