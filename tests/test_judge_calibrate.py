@@ -235,6 +235,16 @@ def test_every_later_verdict_of_the_judge_carries_its_calibration(labelled, serv
     assert one["judge_calibration"] == "κw 0.80"
     table = list(csv.DictReader(io.StringIO(parley("report", rescored, "--format", "csv", "--db", db).stdout)))
     assert table[0][f"judge calibration: {NAMES_ORDER}"] == "κ 0.50" and table[0]["judge calibration: score"] == "κw 0.80"
+    html = parley("report", rescored, "--format", "html", "--db", db).stdout
+    assert "<td>κ 0.50</td>" in html and "<td>κ undefined</td>" in html and "<td>uncalibrated</td>" in html
+    junit = parley("report", rescored, "--format", "junit", "--db", db).stdout
+    assert f"{NAMES_ORDER} [κ 0.50] (not met" in junit and "score: 2 [κw 0.80]" in junit  # ORD-1006's failure
+    shown = parley("sessions", "show", ids["ORD-1006"], "--db", db).stdout  # the original, judged offline: nothing marked
+    assert "κ" not in shown and "uncalibrated" not in shown
+    with Store.open(db) as store:
+        again = next(s.conversation.id for s in store.iter_conversations(rescored) if "ORD-1006" in s.conversation.messages[0].content)
+    shown = parley("sessions", "show", again, "--db", db).stdout
+    assert f"{NAMES_ORDER} [κ 0.50]" in shown and "score 2 [κw 0.80]" in shown and "[uncalibrated]" in shown
 
     stricter = parley("rescore", batch, "--judge", JUDGE, "--db", db, env=env(server))  # --min-kappa 0.6, the default
     assert f"{NAMES_ORDER}: below threshold (κ 0.50 < 0.6)" in stricter.stdout
