@@ -1,6 +1,6 @@
 """`parley judge`: people's labels imported (bad rows located) and exported, a scripted judge
 calibrated on them with the exact figures a person works out by hand, two labellers' own kappa,
-a jury with a failing juror, and the calibration carried by every later verdict of that judge
+several judges side by side, a jury with a failing juror, and the calibration carried by every later verdict of that judge
 (`--min-kappa`, `--require-calibrated` with `--strict`, `parley compare`)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from parley.core.evaluation import CLAIMS_CRITERION
 from parley.core.store import Store, all_labels
 from tests.calibration_support import (
     JUDGE,
+    JUDGED,
     NAMES_ORDER,
     POLITE,
     ScriptedJudge,
@@ -193,6 +194,20 @@ def test_two_labellers_give_their_own_kappa_the_ceiling(labelled, server):
     assert {d["labeller"] for d in names["disagreements"]} == {"alice", "bob"}
     rubric = item(calibration, "rubric-default")
     assert rubric["labellers_kappa"] == pytest.approx(1.0)
+
+
+def test_several_judges_are_measured_on_the_same_labels_side_by_side(labelled, server):
+    db, _, _, _ = labelled
+    other = "openai-api/fake/other"  # agrees with alice on names-order everywhere (ORD-9999 not met too)
+    server.responder = ScriptedJudge(overrides={"other": {**JUDGED, "ORD-9999": ("not met", "not met", 1)}})
+    result = parley("judge", "calibrate", "--labels", "stored", "--judge", JUDGE, "--judge", other, "--db", db, env=env(server))
+    assert result.exit_code == 0, result.output
+    compared = result.stdout.split("Judges compared (kappa per item):\n")[1].splitlines()
+    assert compared[0].split() == ["Item", JUDGE, other]
+    names = next(line for line in compared if "(names-order)" in line)
+    assert names.split("(names-order)")[1].split() == ["0.50", "[0.00,", "1.00]", "1.00", "[1.00,", "1.00]"]  # kappa, interval
+    listed = parley("judge", "calibrations", "--db", db).stdout
+    assert JUDGE in listed and other in listed  # each stored under its own key
 
 
 def test_a_jury_leaves_a_failing_juror_out_of_the_vote_and_counts_it(labelled, server):
