@@ -349,6 +349,29 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         exists=True,
     ),
     *(_template(role) for role in ("agent", "client", "evaluator")),
+    BatchOption(
+        "min_kappa",
+        float,
+        0.6,
+        "The judge's calibration (`parley judge calibrate`) a verdict must reach: a criterion or rubric whose "
+        'measured kappa is below it is marked "below threshold" in every report.',
+        _surfaces("run"),
+        metavar="KAPPA",
+        minimum=-1.0,
+        maximum=1.0,
+        env=("PARLEY_MIN_KAPPA",),
+        setting="min_kappa",
+        lineage="may_change",
+    ),
+    BatchOption(
+        "require_calibrated",
+        bool,
+        False,
+        "Only judge verdicts of a judge calibrated at or above --min-kappa on that criterion or rubric count towards "
+        "a pass: the others may fail a conversation, never pass it (unverified unless another check decided it).",
+        _surfaces("run"),
+        lineage="may_change",
+    ),
 )
 """Every batch option, in the order `--help` lists them."""
 

@@ -27,11 +27,24 @@ import asyncio
 import datetime
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
 from parley.core.engine.reachability import PreflightReport, Target, run_preflight
-from parley.core.errors import ParleyError
-from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
+from parley.core.errors import ConfigError, ParleyError
+from parley.core.evaluation import (
+    CalibrationPolicy,
+    CriteriaJudge,
+    CriteriaJudgement,
+    Criterion,
+    Judge,
+    Jury,
+    LLMJudge,
+    OfflineJudge,
+    judge_prompt_version,
+    jurors_of,
+    policy_for,
+)
 from parley.core.models import OFFLINE, ChatModel, ChatModelBase, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.prompts import context_tokens
 from parley.core.records import (
@@ -40,16 +53,26 @@ from parley.core.records import (
     Conversation,
     ConversationSpec,
     GenerateConfig,
+    JudgeKey,
     JudgeResult,
     ModelReply,
     ModelRequest,
     RoleModels,
 )
 from parley.core.settings import settings
-from parley.core.store import CachedModel, Store
+from parley.core.store import CachedModel, Store, calibrations_for
 from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
 
 DEFAULT_JUDGE_TIMEOUT_S = 90.0
+
+
+def public_endpoint(base_url: str) -> str:
+    """A base URL as a calibration records it: scheme, host, port and path, without user-info or
+    query (where credentials may be)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
 
 
 class ObservedModel(ChatModelBase):
@@ -89,12 +112,14 @@ class _ObservedStream:
 
 
 class BoundedJudge:
-    """A judge with a time limit of its own: past it, a judge error (no score)."""
+    """A judge with a time limit of its own: past it, a judge error (no score). It carries the
+    batch's `calibration` policy, which evaluation marks the judge's verdicts with."""
 
-    def __init__(self, inner: Judge, timeout_s: float) -> None:
+    def __init__(self, inner: Judge, timeout_s: float, *, calibration: CalibrationPolicy | None = None) -> None:
         self.inner = inner
         self.timeout_s = timeout_s
         self.name = str(getattr(inner, "name", type(inner).__name__))
+        self.calibration = calibration
 
     async def judge(self, conversation: Conversation, spec: ConversationSpec, checks: Sequence[CheckResult]) -> JudgeResult:
         try:
@@ -147,7 +172,8 @@ class BatchModels:
         self.bot_spec: BotSpec = parse_bot_spec(
             models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
         )
-        parse_model_name(models.judge)
+        for judge in jurors_of(models.judge) or [models.judge]:
+            parse_model_name(judge)
         if models.user not in (PROFILE_MODEL, REPLAY_USER):
             parse_model_name(models.user)
         if cache and store is None:
@@ -161,6 +187,8 @@ class BatchModels:
         self._cached: list[CachedModel] = []
         self._bot: Bot | None = bot
         self._judge: Judge | None = None
+        self.calibration: CalibrationPolicy | None = None
+        """What was measured of the judge, marking its verdicts (`load_calibration`)."""
         self._on_retry: Any = None
         self._on_success: Any = None
         self.retries = 0
@@ -233,20 +261,62 @@ class BatchModels:
 
         return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback, context_tokens=self.context_tokens("user"))
 
+    def _llm_judge(self, name: str) -> LLMJudge:
+        return LLMJudge(
+            self.chat_model(name, "judge"),
+            config=GenerateConfig(temperature=0.0, max_tokens=settings().judge_max_tokens),
+            context_tokens=self.context_tokens("judge"),
+        )
+
     def judge(self) -> Judge:
+        """The batch's judge, built once: offline, a model, or a jury of models (`jury:A,B,C`),
+        under its time limit and with the batch's calibration policy."""
         if self._judge is None:
             name = self.names.judge
-            inner: Judge = (
-                OfflineJudge()
-                if name == OFFLINE
-                else LLMJudge(
-                    self.chat_model(name, "judge"),
-                    config=GenerateConfig(temperature=0.0, max_tokens=settings().judge_max_tokens),
-                    context_tokens=self.context_tokens("judge"),
-                )
-            )
-            self._judge = BoundedJudge(inner, self.judge_timeout_s)
+            jurors = jurors_of(name)
+            inner: Judge
+            if jurors is not None:
+                inner = Jury([self._llm_judge(juror) for juror in jurors])
+            else:
+                inner = OfflineJudge() if name == OFFLINE else self._llm_judge(name)
+            self._judge = BoundedJudge(inner, self.judge_timeout_s, calibration=self.calibration)
         return self._judge
+
+    def judge_key(self) -> JudgeKey | None:
+        """What the judge is for calibration: its model (or jury), the endpoint(s) it is called
+        at (without credentials), parley's judge prompt version and its generation settings;
+        None for the offline judge."""
+        name = self.names.judge
+        if name == OFFLINE:
+            return None
+        endpoints = []
+        for juror in jurors_of(name) or [name]:
+            try:
+                endpoints.append(public_endpoint(parse_model_name(juror).resolve(self.env, role="judge").base_url))
+            except ConfigError:  # its base URL is not set: the check before launch says so
+                endpoints.append("?")
+        judge = self.judge()
+        inner = getattr(judge, "inner", judge)
+        first = inner.jurors[0] if isinstance(inner, Jury) else inner
+        config = getattr(first, "config", None)
+        return JudgeKey(
+            model=name,
+            endpoint=",".join(endpoints),
+            prompt_version=judge_prompt_version(),
+            generation=config.model_dump(exclude_none=True) if config is not None else {},
+        )
+
+    async def load_calibration(self, *, min_kappa: float, require: bool) -> CalibrationPolicy | None:
+        """Read what was measured of this judge (the store's calibrations of its key) into the
+        policy its verdicts are marked with; None (nothing to mark) for the offline judge."""
+        key = self.judge_key()
+        if key is None:
+            return None
+        measured = await asyncio.to_thread(calibrations_for, self.store, key) if self.store is not None else []
+        self.calibration = policy_for(key, measured, min_kappa=min_kappa, require=require)
+        if isinstance(self._judge, BoundedJudge):
+            self._judge.calibration = self.calibration
+        return self.calibration
 
     async def aclose(self) -> None:
         """Close what the bot holds open (a connector's HTTP client); the shared model clients
@@ -269,8 +339,9 @@ class BatchModels:
                     wanted[("user", spec.llm.qualified_model)] = None
         elif self.names.user not in (OFFLINE, REPLAY_USER):
             wanted[("user", self.names.user)] = None
-        if self.names.judge != OFFLINE:
-            wanted[("judge", self.names.judge)] = None
+        for judge in jurors_of(self.names.judge) or [self.names.judge]:
+            if judge != OFFLINE:
+                wanted[("judge", judge)] = None
         return list(wanted)
 
     def check_keys(self, specs: Iterable[ConversationSpec] = ()) -> None:
@@ -359,7 +430,7 @@ class BatchModels:
         if "bot" in self.reported_context and self.bot_spec.kind in ("model", "prompt"):
             self._bot = None
         if "judge" in self.reported_context:
-            self._judge = None
+            self._judge = None  # built again with the same calibration policy
         return report
 
     def with_reported_context(self, options: BatchOptions) -> BatchOptions:

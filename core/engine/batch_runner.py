@@ -644,6 +644,8 @@ class BatchRunner:
         if prepared.rescores:
             self._stored = ReadAhead(self.store, [run.rescore_of for run in prepared.pending() if run.rescore_of is not None])
         await self._initial_counts()
+        # what was measured of the judge marks its verdicts (and, --require-calibrated, which count)
+        await self.models.load_calibration(min_kappa=self.options.min_kappa, require=self.options.require_calibrated)
         started_at = prepared.batch.started_at or _now()
         await asyncio.to_thread(
             self.store.update_batch, self.batch_id, status="running", started_at=started_at, finished_at=None, error=None

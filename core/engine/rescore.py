@@ -34,13 +34,13 @@ from parley.core.engine.batch_plan import InvalidInputs, PreparedBatch, RunKey
 from parley.core.engine.batch_rules import load_batch_rules
 from parley.core.engine.stored_copies import ReadAhead
 from parley.core.errors import ParleyError
-from parley.core.evaluation import evaluate_observed
+from parley.core.evaluation import Judge, evaluate_observed
 from parley.core.records import BatchOptions, BatchRecord, Conversation, ConversationSpec, Expectations, RoleModels, Verdict
 from parley.core.rules import CompiledRule
 from parley.core.specs import load_specs_as
 from parley.core.store import Store, running_elsewhere
 
-__all__ = ["RescorePlan", "load_rescore", "prepare_rescore", "rescore_models", "rescore_planned", "resume_rescore"]
+__all__ = ["RescorePlan", "judge_again", "load_rescore", "prepare_rescore", "rescore_models", "rescore_planned", "resume_rescore"]
 
 UNMATCHED_SHOWN = 5
 
@@ -114,8 +114,12 @@ async def prepare_rescore(
     cache: bool = False,
     concurrency: int | None = None,
     rules: str | Path | None = None,
+    min_kappa: float | None = None,
+    require_calibrated: bool | None = None,
 ) -> PreparedBatch:
     """Plan and store a re-score of the parent's stored conversations (see the module doc).
+    `min_kappa` and `require_calibrated` (None: the parent's) say what the judge's calibration
+    must be for its verdicts to count (parley.core.evaluation.calibration_marks).
 
     Raises, with nothing stored: ParleyError (an unknown batch, one still running, one with no
     stored conversation, --criteria-from files that make none of its specs, a rules folder that
@@ -144,6 +148,10 @@ async def prepare_rescore(
     }
     if concurrency is not None:
         update["concurrency"] = concurrency
+    if min_kappa is not None:
+        update["min_kappa"] = min_kappa
+    if require_calibrated is not None:
+        update["require_calibrated"] = require_calibrated
     options = parent.options.model_copy(update=update)
     compiled, rule_warnings = await asyncio.to_thread(_rescore_rules, options, parent, given=rules is not None)
     models = rescore_models(options, store)
@@ -211,14 +219,21 @@ async def rescore_planned(
             "metadata": {**original.metadata, "rescored_from": {"batch_id": stored.batch_id, "conversation_id": original.id}},
         }
     )
-    bot = BotSpec(name=parent_bot.bot, kind=bot_kind(parent_bot.bot, bot_prompt=parent_bot.bot_prompt), target=parent_bot.bot)
     control.phase = "judging"
-    verdict = await evaluate_observed(
+    verdict = await judge_again(conversation, run.spec, judge=models.judge(), parent_bot=parent_bot)
+    return conversation, verdict
+
+
+async def judge_again(conversation: Conversation, spec: ConversationSpec, *, judge: Judge, parent_bot: RoleModels) -> Verdict:
+    """A stored conversation judged again by `judge`, as its bot was (`parent_bot`: the models
+    of the batch it was run in): a bot without parley's World is judged on what parley saw of
+    it. No bot or customer is called (a re-score, a calibration: parley.core.engine.calibration_run)."""
+    bot = BotSpec(name=parent_bot.bot, kind=bot_kind(parent_bot.bot, bot_prompt=parent_bot.bot_prompt), target=parent_bot.bot)
+    return await evaluate_observed(
         conversation,
-        run.spec,
-        judge=models.judge(),
+        spec,
+        judge=judge,
         uses_world=bot.uses_world,
         has_tools=bot.kind != "prompt",
         bot_name=conversation.bot_model,
     )
-    return conversation, verdict

@@ -34,6 +34,10 @@ too, by default. Offline, and in a run cut short, they are `not_run`, never pass
 `judge` checkpoints are criteria too, each decided in a call of its own on the transcript as it
 stood at its step (parley.core.evaluation.checkpoints), beside the end's.
 
+A judge that carries a `calibration` (a batch's: parley.core.evaluation.calibration_marks) has
+each of its verdicts marked with what was measured of it ("κ 0.72", "uncalibrated"...), and under
+`--require-calibrated` the ones it is not trusted on count towards no pass.
+
 Rule 6 in full: a conversation passes only when at least one check its author asked for (an
 `expect:` key, a playbook assertion, the score of the LLM judge the user chose) was decided and
 held. The checks parley adds by default (the conversation completed; no other order changed
@@ -47,6 +51,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from parley.core.evaluation.calibration_marks import CalibrationPolicy, mark_checks
 from parley.core.evaluation.checkpoints import checkpoint_checks
 from parley.core.evaluation.checks import (
     build_checks,
@@ -233,4 +238,9 @@ async def evaluate(
         if judgement is not None:
             update["criteria_prompt_fit"] = judgement.prompt_fit
         judge_result = judge_result.model_copy(update=update)
+    policy: CalibrationPolicy | None = getattr(judge, "calibration", None) if judge is not None else None
+    if policy is not None:  # each judge's verdict marked with its calibration (--require-calibrated: trusted or not)
+        checks = mark_checks(checks, spec, policy)
+        if judge_result is not None and judge_result.judge != OFFLINE_JUDGE_NAME:
+            judge_result = judge_result.model_copy(update={"key": policy.key})
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)

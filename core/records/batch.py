@@ -130,6 +130,12 @@ class BatchOptions(BaseModel):
     """`--rules`: a Sensei rule file or a folder of them, read again by `--resume`. Its
     `conversations: 1` rules are checks of each conversation; its pair and batch rules are
     decided once every conversation is in. None: no rules."""
+    min_kappa: float = Field(default=option("min_kappa").default, ge=-1.0, le=1.0)
+    """`--min-kappa`: the judge's measured kappa a criterion's or rubric's verdict must reach not
+    to be marked "below threshold" (parley.core.evaluation.calibration_marks)."""
+    require_calibrated: bool = option("require_calibrated").default
+    """`--require-calibrated`: only verdicts of a judge calibrated at or above `min_kappa` on
+    that item count towards a pass."""
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> BatchOptions:

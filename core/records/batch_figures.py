@@ -158,6 +158,9 @@ class CriterionCounts(BaseModel):
     not_applicable: int = 0
     not_run: int = 0
     errors: int = 0
+    calibration: str | None = None
+    """How the judge was calibrated on it ("κ 0.72", "uncalibrated", "below threshold (κ 0.41 <
+    0.6)", "κ undefined"); None when no judge decided it."""
 
 
 class NotRead(BaseModel):

@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from parley.core.records.calibration import JudgeKey
 from parley.core.records.chat import Usage
 
 CheckOutcome = Literal["pass", "fail", "not_applicable", "not_run", "error"]
@@ -96,11 +97,16 @@ class CheckResult(BaseModel):
     policy_violation: bool = False
     by_default: bool = False
     details: dict[str, Any] = Field(default_factory=dict)
+    untrusted: bool = False
+    """A judge's verdict a batch run with `--require-calibrated` does not count towards a pass:
+    the judge has no calibration at or above `--min-kappa` on it (its mark is in
+    `details["calibration"]`, parley.core.evaluation.calibration_marks). Like `by_default`, it
+    may fail a conversation, never make one pass."""
 
     @property
     def decides_a_pass(self) -> bool:
         """A check the author asked for, decided, and held: what a pass needs at least one of."""
-        return self.outcome == "pass" and not self.by_default
+        return self.outcome == "pass" and not self.by_default and not self.untrusted
 
 
 class UserFault(BaseModel):
@@ -164,6 +170,12 @@ class JudgeResult(BaseModel):
     score's); None when none was made."""
     checkpoint_prompt_fits: list[JudgePromptFit] = Field(default_factory=list)
     """The same for each call on a playbook's `judge` checkpoints, in step order (the ones asked)."""
+    jurors: dict[str, str] = Field(default_factory=dict)
+    """A jury's (parley.core.evaluation.jury): what each juror scored ("3"), or "error: why" for
+    one that failed (left out of the vote). Empty for a single judge."""
+    key: JudgeKey | None = None
+    """What this judge is for calibration (model, endpoint, prompt version, generation settings),
+    when parley knows it (a batch's judge); None for the offline judge and older rows."""
 
 
 class Verdict(BaseModel):

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from parley.core.reports.explanation import explain_conversation
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.html_report import write_html
+    from parley.core.reports.judge_calibration import calibration_report, calibrations_table, judges_compared, kappa_cell
     from parley.core.reports.junit import write_junit
     from parley.core.reports.markdown import (
         SCOPES,
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
+    "calibration_report",
+    "calibrations_table",
+    "judges_compared",
+    "kappa_cell",
     "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",

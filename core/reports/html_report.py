@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
-from parley.core.evaluation import CRITERION_KIND, criterion_state
+from parley.core.evaluation import CALIBRATION_NOTE, CRITERION_KIND, criterion_state, marked_name, score_calibration
 from parley.core.records import (
     JUDGED,
     BatchRecord,
@@ -345,7 +345,7 @@ def _distributions(r: BatchReport) -> str:
         "distributions",
         "Scores, turns and time",
         '<div class="grid3">',
-        f"<figure><figcaption>Judge's scores</figcaption>{judged}</figure>",
+        f"<figure><figcaption>Judge's scores{_rubric_calibration(r)}</figcaption>{judged}</figure>",
         "<figure><figcaption>Turns per conversation</figcaption>"
         f"{histogram_svg(r.turn_histogram, 'Bot turns', 'Conversations by number of turns', whole=True)}{turns}</figure>",
         "<figure><figcaption>The bot's response time</figcaption>"
@@ -444,6 +444,11 @@ def _checks(r: BatchReport) -> str:
     return section("checks", "Checks", *parts)
 
 
+def _rubric_calibration(r: BatchReport) -> str:
+    """` [κw 0.55]`: the scoring judge's calibration on its rubric, when one was marked."""
+    return f" [{esc(r.rubric_calibration)}]" if r.rubric_calibration else ""
+
+
 def _criteria(r: BatchReport) -> str:
     if not r.criteria:
         return section("criteria", "Criteria", "<p>None: no check in words was asked for.</p>")
@@ -451,6 +456,7 @@ def _criteria(r: BatchReport) -> str:
     rows = [
         [esc(c.criterion) + (' <span class="dim">(built in)</span>' if c.builtin else "")]
         + [num(f"summary.criteria.{i}.{f}", getattr(c, f)) for f in fields]
+        + [esc(c.calibration or "-")]
         for i, c in enumerate(r.criteria)
     ]
     return section(
@@ -460,7 +466,8 @@ def _criteria(r: BatchReport) -> str:
         "(a quote not found in the turn it names is a judge error); each conversation below shows the judge's evidence "
         "and links a criterion not met to the turn it quotes. Not run: no LLM judge decided them (<code>--judge MODEL</code>), "
         "or the run ended early; never counted as met.</p>",
-        table(["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"], rows, cls="tall"),
+        table(["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors", "Judge calibration"], rows, cls="tall"),
+        f'<p class="note">{esc(CALIBRATION_NOTE)}</p>',
     )
 
 
@@ -651,7 +658,7 @@ def _checks_of(key: str, checks: list[CheckResult], stored: StoredConversation) 
             mark = f"{CHECK_MARKS.get(check.outcome, '')[:1]} {criterion_state(check.outcome, check.details)}"
         items.append(
             f'<li class="{esc(check.outcome)}"><span class="mark">{esc(mark)}</span>'
-            f'{esc(check.name)}{esc(flags)}{link}<span class="reason">{esc(check.reason)}</span></li>'
+            f'{esc(marked_name(check))}{esc(flags)}{link}<span class="reason">{esc(check.reason)}</span></li>'
         )
     return f'<h3>Checks</h3><ul class="checks">{"".join(items)}</ul>'
 
@@ -662,6 +669,8 @@ def _judge(stored: StoredConversation) -> str:
         return ""
     j = verdict.judge
     text = f"<code>{esc(j.judge)}</code>: score {esc(j.score) if j.score is not None else 'none'}"
+    if (calibrated := score_calibration(verdict.checks)) is not None:
+        text += f" [{esc(calibrated)}]"
     if j.comment:
         text += f" · {esc(j.comment)}"
     if j.error:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from parley.core.evaluation import BatchSummary, Interval
+from parley.core.evaluation import CALIBRATION_NOTE, BatchSummary, Interval
 from parley.core.records import RoleUsage
 from parley.core.reports.markdown_cells import cell as _cell
 from parley.core.reports.markdown_cells import money as _cost
@@ -303,12 +303,21 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
             "",
         ]
         out += _table(
-            ["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"],
+            ["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors", "Judge calibration"],
             [
-                [c.criterion + (" (built in)" if c.builtin else ""), c.met, c.not_met, c.not_applicable, c.not_run, c.errors]
+                [
+                    c.criterion + (" (built in)" if c.builtin else ""),
+                    c.met,
+                    c.not_met,
+                    c.not_applicable,
+                    c.not_run,
+                    c.errors,
+                    c.calibration or "-",
+                ]
                 for c in summary.criteria
             ],
         )
+        out += ["", CALIBRATION_NOTE]
         out.append("")
     if summary.goals_only_stated:
         out += ["## Goals only stated", ""]
@@ -334,6 +343,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         )
         dist = {int(k.removeprefix("score_")): n for k, n in summary.score_distribution.items()}
         out += ["", "```", *histogram(dist), "```", ""]
+        if summary.rubric_calibration:
+            out += [f"The judge's calibration on the rubric it scored: {summary.rubric_calibration}.", ""]
 
     out += ["## Per profile", ""]
     if summary.profiles:

@@ -9,6 +9,17 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.specs.expansion import resolve_any_items
     from parley.core.specs.json_positions import load_positioned
+    from parley.core.specs.label_files import (
+        LABEL_COLUMNS,
+        InvalidLabelFile,
+        LabelFile,
+        LabelFormat,
+        LabelRow,
+        blank_record,
+        label_format,
+        read_label_file,
+        write_labels,
+    )
     from parley.core.specs.places import FilePlaces
     from parley.core.specs.playbook import (
         PLAYBOOK_USER,
@@ -42,6 +53,15 @@ if TYPE_CHECKING:
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "LABEL_COLUMNS",
+    "InvalidLabelFile",
+    "LabelFile",
+    "LabelFormat",
+    "LabelRow",
+    "blank_record",
+    "label_format",
+    "read_label_file",
+    "write_labels",
     "check_profile_text",
     "load_profile",
     "BACKTRACKING_MAX_CHARS",

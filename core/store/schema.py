@@ -376,7 +376,55 @@ def _v5_rule_results(db: Database) -> None:
             db.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage, _v4_outcomes, _v5_rule_results)
+_V6_TABLES = """
+CREATE TABLE labels (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('criterion', 'rubric', 'check')),
+    item_id TEXT NOT NULL,
+    item_text TEXT NOT NULL DEFAULT '',
+    value TEXT NOT NULL CHECK ((kind = 'rubric' AND value IN ('1', '2', '3'))
+                               OR (kind != 'rubric' AND value IN ('met', 'not_met', 'not_applicable'))),
+    labeller TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    labelled_at TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, kind, item_id, labeller)
+);
+CREATE INDEX idx_labels_item ON labels (kind, item_id);
+CREATE TABLE calibrations (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    endpoint TEXT,
+    prompt_version TEXT NOT NULL,
+    generation TEXT NOT NULL DEFAULT '{}',
+    judge_key TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    record TEXT NOT NULL
+);
+CREATE INDEX idx_calibrations_key ON calibrations (judge_key, created_at DESC);
+"""
+
+
+def _v6_labels_and_calibrations(db: Database) -> None:
+    """People's labels on stored conversations and the calibrations of judges measured against
+    them (`parley judge`): `labels` holds one row per conversation, item (a criterion by its
+    stable id, the rubric, an `expect:` check by its name) and labeller, with when and a note;
+    `calibrations` one row per calibration, keyed by the judge's model, endpoint, prompt version
+    and generation settings (`judge_key`: their digest), the whole record as JSON. New tables
+    only: older databases gain them empty."""
+    for statement in _V6_TABLES.split(";"):  # one by one: executescript would commit the migration's transaction
+        if statement.strip():
+            db.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_initial,
+    _v2_batch_owner,
+    _v3_batch_lineage,
+    _v4_outcomes,
+    _v5_rule_results,
+    _v6_labels_and_calibrations,
+)
 
 
 APP_KEY = "app"

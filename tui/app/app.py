@@ -38,6 +38,8 @@ from parley.tui.app.panes.chat_pane import ChatPane
 from parley.tui.app.panes.profiles_pane import ProfilesPane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.sessions_pane import SessionsPane
+from parley.tui.app.screens.calibrations import CalibrationsScreen
+from parley.tui.app.screens.label_conversation import LabelScreen
 from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
@@ -285,7 +287,7 @@ class ParleyApp(App[None]):
     # ---- actions ------------------------------------------------------------------------------------
 
     def action_show_pane(self, pane: str) -> None:
-        while isinstance(self.screen, SessionScreen):  # leave a session's detail for the pane
+        while isinstance(self.screen, (SessionScreen, LabelScreen, CalibrationsScreen)):  # leave a detail screen for the pane
             self.pop_screen()
         self.query_one("#panes", TabbedContent).active = f"{pane}-pane"
 
@@ -320,6 +322,19 @@ class ParleyApp(App[None]):
         self.action_show_pane("batches")
         pane = self.query_one("#batches", BatchesPane)
         self.call_after_refresh(pane.action_compare)
+
+    def label_conversations(self, conversation_ids: Sequence[str], start: str) -> None:
+        """Label conversations by hand, from `start`, walking `conversation_ids` in their order."""
+        self.push_screen(LabelScreen(conversation_ids, start, settings().labeller_name))
+
+    def action_label_conversations(self) -> None:
+        """Label the conversation highlighted in Batches (its results), else say how to pick one."""
+        self.action_show_pane("batches")
+        self.call_after_refresh(self.query_one("#batches", BatchesPane).action_label)
+
+    def show_calibrations(self) -> None:
+        """The judges' stored calibrations."""
+        self.push_screen(CalibrationsScreen())
 
     def action_open_sessions(self) -> None:
         self.action_show_pane("sessions")

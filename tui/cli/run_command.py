@@ -78,11 +78,53 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
             spec = parse_bot_spec(value)  # a model name, a connector (rasa:, taskyto:, http:) or python:
             if spec.kind == "python":
                 PythonBot.load(value)  # imported now: a module that cannot be is a usage error, before anything runs
+        elif param.name == "judge":
+            from parley.core.evaluation import jurors_of
+
+            for judge in jurors_of(value) or [value]:  # a jury (jury:A,B,C) is a judge too
+                parse_model_name(judge)
         else:
             parse_model_name(value)
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
     return value
+
+
+def jury_option(command: Any) -> Any:
+    """--jury A,B,C: a jury of judge models deciding by majority (the same as --judge jury:A,B,C)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from parley.core.evaluation import jurors_of, jury_name
+        from parley.core.models import parse_model_name
+
+        try:
+            name = jury_name([j.strip() for j in value.split(",")])
+            for juror in jurors_of(name) or []:
+                parse_model_name(juror)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from None
+        return name
+
+    return click.option(
+        "--jury",
+        callback=check,
+        metavar="A,B,C",
+        help="Judge with a jury of models (two or more, comma-separated) deciding by majority over the jurors that answered; "
+        "a juror's error is left out of the vote and counted. The same as --judge jury:A,B,C.",
+    )(command)
+
+
+def judge_or_jury(ctx: click.Context, judge: str | None, jury: str | None) -> str | None:
+    """The judge a command was given: --jury's, or --judge's (a usage error to give both)."""
+    from click.core import ParameterSource
+
+    if jury is None:
+        return judge
+    if judge is not None and ctx.get_parameter_source("judge") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --judge MODEL or --jury A,B,C, not both")
+    return jury
 
 
 @click.command(epilog=EPILOG)
@@ -146,6 +188,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 )
 @grace_option(default=5.0, when="On Ctrl-C")
 @click.option("--strict", is_flag=True, help=RUN_OPTION_HELP["strict"])
+@jury_option
 @workers_options
 @db_option
 @click.pass_context
@@ -162,6 +205,7 @@ def run(
     dry_run: bool,
     grace_s: float,
     strict: bool,
+    jury: str | None,
     workers: int | None,
     ray_address: str | None,
     db_path: Path | None,
@@ -176,6 +220,7 @@ def run(
     interrupted batch loses nothing that finished: `--resume` continues it.
     """
     _check_modes(paths, resume_ref, rerun, replay_ref, single=single, workers=workers, ray_address=ray_address, cache=options["cache"])
+    options["judge"] = judge_or_jury(ctx, options["judge"], jury)
     if fail_under_lower and fail_under is None:
         raise click.UsageError("--fail-under-lower needs --fail-under RATE")
     sharded = "--workers" if workers is not None else "--ray" if ray_address else None
@@ -195,6 +240,8 @@ def run(
             request = lineage_request(ctx, "rerun", rerun[1], parse_selection(rerun[0]), options)
         else:
             request = lineage_request(ctx, "replay", replay_ref or "latest", [], options)
+        if jury is not None:
+            request.models["judge"] = jury
         return finish(request, concurrency=None)
     ignored = [o.cli_flag for o in given_options(ctx) if not o.taken_on_resume]
     if resume_ref is not None and ignored:

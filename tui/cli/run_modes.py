@@ -105,6 +105,8 @@ class RunRequest:
                 cache=bool(self.updates.get("cache")),
                 concurrency=self.updates.get("concurrency"),
                 rules=self.updates.get("rules"),
+                min_kappa=self.updates.get("min_kappa"),
+                require_calibrated=self.updates.get("require_calibrated"),
             )
         if self.mode == "resume":
             return await prepare_resume(store, ref, budget_usd=self.budget_usd, dry_run=dry_run)

@@ -156,6 +156,8 @@ class BatchesPane(Pane):
         Binding("slash", "focus_filter", "Filter", show=False),
         Binding("s", "next_sort", "Sort", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
+        Binding("L", "label", "Label", show=False),  # label the highlighted conversation by hand
+        Binding("K", "calibrations", "Calibrations", show=False),  # the judges' calibrations
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -628,6 +630,17 @@ class BatchesPane(Pane):
 
         export = self.parley.query_one(SessionsPane).export
         self.app.push_screen(SessionScreen(message.detail, export=export))
+
+    def action_label(self) -> None:
+        """Label the highlighted result by hand, walking the shown batch's conversations."""
+        row = self.results_table.current
+        if row is None:
+            self.notify("No conversation selected: show a batch's results, then L on one.", severity="warning")
+            return
+        self.parley.label_conversations([r.id for r in self.results_table.rows], row.id)
+
+    def action_calibrations(self) -> None:
+        self.parley.show_calibrations()
 
     # ---- actions ----------------------------------------------------------------------------------
 

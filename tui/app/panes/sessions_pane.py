@@ -52,6 +52,7 @@ class SessionsPane(Pane):
         Binding("l", "load_more", "Load more"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("slash", "focus_search", "Search"),
+        Binding("L", "label", "Label", show=False),  # label the highlighted conversation by hand
     ]
 
     def __init__(self, *, page_size: int = 200, id: str | None = None) -> None:
@@ -275,6 +276,14 @@ class SessionsPane(Pane):
 
     def on_session_opened(self, message: SessionOpened) -> None:
         self.app.push_screen(SessionScreen(message.detail, export=self.export))
+
+    def action_label(self) -> None:
+        """Label the highlighted batch conversation by hand, walking the listed conversations (chats have no criteria)."""
+        current = self._current()
+        if current is None or current.kind == "chat":
+            self.notify("Pick a batch conversation to label (a live chat has no criteria).", severity="warning")
+            return
+        self.parley.label_conversations([item.id for item in self.items if item.kind != "chat"], current.id)
 
     def action_export_session(self) -> None:
         item = self._current()
