@@ -335,6 +335,33 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         taken_on_resume=True,
     ),
     BatchOption(
+        "gen",
+        str,
+        (),
+        "A generation setting of a role, sent with each of its requests (repeatable): ROLE is bot, user or judge; "
+        "KEY is temperature, top_p, max_tokens, seed or stop (up to four stops), e.g. --gen bot.temperature=0.2. "
+        "Unset, a role keeps its default: the bot the server's, the customer its profile's llm: block, the judge "
+        "temperature 0 and a bounded answer.",
+        _surfaces("run", "submit", "service", "api"),
+        field="models.generation",
+        metavar="ROLE.KEY=VALUE",
+        many=True,
+        lineage="may_change",
+    ),
+    BatchOption(
+        "price",
+        str,
+        (),
+        "The price of a model the price table does not know, or in place of its own (repeatable): USD per "
+        "million input and output tokens, MODEL=INPUT/OUTPUT, or MODEL=0 for a free one (a local server), so "
+        "the cost and --budget are measured.",
+        _surfaces("run", "submit", "service", "api"),
+        field="prices",
+        metavar="MODEL=IN/OUT",
+        many=True,
+        lineage="may_change",
+    ),
+    BatchOption(
         "personality_dirs",
         Path,
         (),

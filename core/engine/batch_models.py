@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
 from parley.core.engine.reachability import PreflightReport, Target, run_preflight
 from parley.core.errors import ParleyError
-from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
+from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge, judge_generation
 from parley.core.models import OFFLINE, ChatModel, ChatModelBase, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.prompts import context_tokens
 from parley.core.records import (
@@ -39,7 +39,9 @@ from parley.core.records import (
     CheckResult,
     Conversation,
     ConversationSpec,
+    GenerateConfig,
     JudgeResult,
+    ModelPrice,
     ModelReply,
     ModelRequest,
     RoleModels,
@@ -138,9 +140,10 @@ class BatchModels:
         judge_timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S,
         env: Any = None,
         bot: Bot | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
         """`bot`: the bot under test itself, when it is not built from its name (`models.bot`
-        still names it, for the record)."""
+        still names it, for the record); `prices`: the batch's `--price`s, by model name."""
         # ConfigError for a name that is not one (a bad connector spec or prompt file too)
         self.bot_spec: BotSpec = parse_bot_spec(
             models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
@@ -155,6 +158,7 @@ class BatchModels:
         self.cache = cache
         self.judge_timeout_s = judge_timeout_s
         self.env = env
+        self.prices = dict(prices or {})
         self._models: dict[tuple[str, str], ChatModel] = {}
         self._cached: list[CachedModel] = []
         self._bot: Bot | None = bot
@@ -165,6 +169,17 @@ class BatchModels:
         self.rate_limited = 0
         self.reported_context: dict[str, int] = {}
         """Role -> the context length its endpoint reported at the check before launch (`preflight`)."""
+
+    @classmethod
+    def for_batch(cls, options: BatchOptions, *, store: Store | None = None, **kwargs: Any) -> BatchModels:
+        """The models of a batch with these options: its roles, reply cache, prices and the
+        judge's time limit (the conversation's)."""
+        kwargs.setdefault("judge_timeout_s", options.timeout_s)
+        return cls(options.models, store=store, cache=options.cache, prices=options.prices, **kwargs)
+
+    def generation(self, role: str) -> GenerateConfig | None:
+        """The generation settings given for `role` (`--gen`), None when none was."""
+        return self.names.generation.get(role)
 
     # -- wiring to the adaptive limit ----------------------------------------------------------
 
@@ -192,7 +207,7 @@ class BatchModels:
         key = (name, role)
         model = self._models.get(key)
         if model is None:
-            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env)
+            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env, prices=self.prices)
             model = ObservedModel(raw, self._success_heard)
             if self.cache:
                 assert self.store is not None
@@ -215,7 +230,11 @@ class BatchModels:
         """The bot under test, built once: the order bot, a prompt bot or a connector."""
         if self._bot is None:
             self._bot = build_bot(
-                self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env, context_tokens=self.context_tokens("bot")
+                self.bot_spec,
+                lambda name: self.chat_model(name, "bot"),
+                env=self.env,
+                context_tokens=self.context_tokens("bot"),
+                config=self.generation("bot"),
             )
         return self._bot
 
@@ -227,15 +246,24 @@ class BatchModels:
         bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
             return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
-        from parley.core.users import LLMUser
+        from parley.core.users import LLMUser, profile_generation
 
-        return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback, context_tokens=self.context_tokens("user"))
+        config = profile_generation(spec).overlaid(self.generation("user"))
+        return LLMUser(
+            spec, self.chat_model(name, "user"), config=config, bot_fallback=bot_fallback, context_tokens=self.context_tokens("user")
+        )
 
     def judge(self) -> Judge:
         if self._judge is None:
             name = self.names.judge
             inner: Judge = (
-                OfflineJudge() if name == OFFLINE else LLMJudge(self.chat_model(name, "judge"), context_tokens=self.context_tokens("judge"))
+                OfflineJudge()
+                if name == OFFLINE
+                else LLMJudge(
+                    self.chat_model(name, "judge"),
+                    config=judge_generation(self.generation("judge")),
+                    context_tokens=self.context_tokens("judge"),
+                )
             )
             self._judge = BoundedJudge(inner, self.judge_timeout_s)
         return self._judge
@@ -294,11 +322,13 @@ class BatchModels:
         from parley.core.errors import ConfigError
         from parley.core.models import price_for
 
-        unpriced = [f"the {role}'s {name}" for role, name in self.endpoints(specs) if price_for(name) is None]
+        unpriced = [(role, name) for role, name in self.endpoints(specs) if price_for(name, self.prices) is None]
         if unpriced:
+            named = ", ".join(f"the {role}'s {name}" for role, name in unpriced)
             raise ConfigError(
-                f"--budget needs every model's price, and the price table does not know {', '.join(unpriced)}: "
-                "the cost could not be measured (run without --budget, or use a priced model)"
+                f"--budget needs every model's price, and the price table does not know {named}: the cost could not be "
+                f"measured (give it: --price {unpriced[0][1]}=INPUT/OUTPUT in USD per million tokens, =0 for a free one; "
+                "or run without --budget)"
             )
 
     def reachability_targets(self, specs: Iterable[ConversationSpec] = ()) -> list[Target]:

@@ -168,7 +168,7 @@ async def prepare_batch(
     user's any() items are not generated, no endpoint is probed), nothing is stored.
     """
     batch_id = uuid.uuid4().hex
-    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    models = models or BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     loaded = await _load_sources(store, sources, options, models, scope=batch_id, dry_run=dry_run)
     specs = loaded.specs
@@ -214,7 +214,7 @@ async def prepare_specs(
     the source `python` (it has no files to resume from). The checks are prepare_batch's: the
     models' keys (a Python bot's import), the budget, the check before launch. An open-ended
     batch may start with no spec at all (BatchRunner.submit adds them)."""
-    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    models = models or BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     record = BatchRecord(sources=[PYTHON_SOURCE], options=options)
     prepared = await _checked_and_stored(store, record, list(specs), models, dry_run, None, rules)
@@ -271,7 +271,7 @@ async def prepare_resume(
         prepared = await resume_rescore(store, batch)
         prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
         return prepared
-    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    models = models or BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
@@ -408,7 +408,7 @@ class BatchRunner:
         self.options = options
         if models is None and options.rescore_of is not None:
             models = rescore_models(options, store)  # a re-score calls its judge alone
-        self.models = models or BatchModels(options.models, store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
+        self.models = models or BatchModels.for_batch(options, store=store)
         self.limits = Limits(max_turns=options.max_turns, timeout_s=options.timeout_s)
         self.grace_s = grace_s
         self.stream_transcripts = stream_transcripts

@@ -47,7 +47,8 @@ UNMATCHED_SHOWN = 5
 
 def rescore_models(options: BatchOptions, store: Store | None = None) -> BatchModels:
     """The models a re-score calls: its judge alone (its bot and customers are stored)."""
-    return BatchModels(RoleModels(judge=options.models.judge), store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
+    judge_only = options.models.model_copy(update={"bot": "offline", "user": "offline", "bot_prompt": None})
+    return BatchModels.for_batch(options.model_copy(update={"models": judge_only}), store=store)
 
 
 @dataclass

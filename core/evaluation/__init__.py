@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from parley.core.evaluation.criteria_judge import CriteriaJudge, LLMCriteriaJudge
     from parley.core.evaluation.criteria_prompt import criteria_messages
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge, judge_generation
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
@@ -75,6 +75,7 @@ __all__ = [
     "Judge",
     "NumberStatistics",
     "LLMJudge",
+    "judge_generation",
     "OfflineJudge",
     "PassAtK",
     "ScoreStatistics",

@@ -56,6 +56,7 @@ __all__ = [
     "choose_rubric",
     "fit_judge_prompt",
     "format_transcript",
+    "judge_generation",
     "judge_messages",
     "offline_judgement",
     "rubric_not_read",
@@ -281,6 +282,15 @@ def judge_messages(
 
 # -- model judge ----------------------------------------------------------------------------
 
+JUDGE_GENERATION = GenerateConfig(temperature=0.0)
+"""A model judge's defaults: the same answer to the same conversation, as far as its server allows."""
+
+
+def judge_generation(given: GenerateConfig | None = None) -> GenerateConfig:
+    """A model judge's generation settings: its defaults (JUDGE_GENERATION) with those `given`
+    (`--gen judge.KEY=VALUE`) in their place."""
+    return JUDGE_GENERATION.overlaid(given)
+
 
 class LLMJudge:
     """A judge over any ChatModel. JSON is asked for in the prompt (the model layer has no
@@ -293,7 +303,7 @@ class LLMJudge:
         model: ChatModel,
         rubric: str | None = None,
         *,
-        config: GenerateConfig | None = GenerateConfig(temperature=0.0),
+        config: GenerateConfig | None = JUDGE_GENERATION,
         show_checks: bool = True,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:

@@ -63,6 +63,15 @@ if TYPE_CHECKING:
         TranscriptEvent,
         TranscriptStep,
     )
+    from parley.core.records.generation import (
+        GENERATION_KEYS,
+        GENERATION_ROLES,
+        GenerationRole,
+        ModelPrice,
+        generation_entry,
+        read_generation,
+        read_prices,
+    )
     from parley.core.records.goal_variables import (
         FUNCTIONS,
         MAX_VALUES,
@@ -174,6 +183,13 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "GENERATION_KEYS",
+    "GENERATION_ROLES",
+    "GenerationRole",
+    "ModelPrice",
+    "generation_entry",
+    "read_generation",
+    "read_prices",
     "FUNCTIONS",
     "MAX_VALUES",
     "PLACEHOLDER_RE",

@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from parley.core.option_declarations import option
-from parley.core.records.chat import Usage
+from parley.core.records.chat import GenerateConfig, Usage
 from parley.core.records.chat_export import ChatExport
 from parley.core.records.conversation import Conversation
+from parley.core.records.generation import ModelPrice, read_generation, read_prices
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import Outcome, Verdict
 
@@ -75,6 +76,15 @@ class RoleModels(BaseModel):
     endpoint_context: dict[str, int] = Field(default_factory=dict)
     """Role (bot, user, judge) -> the context length its endpoint reported in `GET /models` when
     the batch was checked before launch (parley.core.engine.reachability); a role's own option wins."""
+    generation: dict[str, GenerateConfig] = Field(default_factory=dict)
+    """Role (bot, user, judge) -> the generation settings given for it (`--gen ROLE.KEY=VALUE`:
+    temperature, top_p, max_tokens, seed, stop), each sent with every request of the role in
+    place of its default (parley.core.engine.batch_models.role_generation says the defaults)."""
+
+    @field_validator("generation", mode="before")
+    @classmethod
+    def _read_generation(cls, value: Any) -> Any:
+        return read_generation(value)
 
 
 class LoadOptions(BaseModel):
@@ -130,6 +140,14 @@ class BatchOptions(BaseModel):
     """`--rules`: a Sensei rule file or a folder of them, read again by `--resume`. Its
     `conversations: 1` rules are checks of each conversation; its pair and batch rules are
     decided once every conversation is in. None: no rules."""
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """`--price MODEL=INPUT/OUTPUT`: prices (USD per million tokens) for models the price table
+    does not know, or in place of its own, for the batch's cost and `--budget`."""
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _read_prices(cls, value: Any) -> Any:
+        return read_prices(value)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> BatchOptions:

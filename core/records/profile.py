@@ -156,6 +156,15 @@ class LlmSettings(YamlRecord):
     model: Annotated[str, as_text("a model name such as gpt-4o", strip=True)] = DEFAULT_LLM_MODEL
     """The name as written in the profile, e.g. `gpt-4o`."""
     temperature: Annotated[float, number(0.0, 2.0)] = DEFAULT_LLM_TEMPERATURE
+    top_p: Annotated[float | None, number(0.0, 1.0, optional=True)] = None
+    max_tokens: Annotated[int | None, integer(1, optional=True)] = None
+    seed: Annotated[int | None, integer(optional=True)] = None
+    """The customer's model's seed; None: each conversation's own (derived from the batch seed)."""
+    stop: Annotated[list[str], checked(lambda value: text_list(value, "texts that end the answer", non_empty=False))] = Field(
+        default_factory=list, max_length=4
+    )
+    """parley's generation settings of the customer's model beside Sensei's temperature
+    (`--gen user.KEY=VALUE` wins over each)."""
     format: LlmFormat = LlmFormat()
     qualified_model: str = derived(f"openai/{DEFAULT_LLM_MODEL}")
     """The same model as parley names models (`openai/gpt-4o`); names with a `/` are kept."""

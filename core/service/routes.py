@@ -16,11 +16,12 @@ from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import ValidationError
 
 from parley.core.engine import EndpointCheckFailed
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.ingress import StrictJsonRoute
-from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels
+from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels, first_error
 from parley.core.service.bot_hosts import AllowedHost, bot_host_problem, python_bot_problem
 from parley.core.service.health import health_report
 from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs
@@ -192,12 +193,19 @@ def build_router(*, guarded: bool) -> APIRouter:
             raise _unprocessable([(["body"], "the list of scenarios is empty: there is nothing to run")])
         request = body if isinstance(body, BatchRequest) else BatchRequest(scenarios=body)
         models = request.models
-        options = BatchOptions.from_values(request.option_values()).model_copy(
+        try:
+            declared = BatchOptions.from_values(request.option_values())
+        except ValidationError as exc:  # a `gen` or `price` entry that is not one
+            first = first_error(exc, "body")
+            field = {"models.generation": "gen", "prices": "price"}.get(first.where, first.where)
+            raise _unprocessable([(["body", field], first.message.removeprefix("Value error, "))]) from None
+        options = declared.model_copy(
             update={
                 "models": RoleModels(
                     bot=models.bot or state.defaults.bot,
                     user=models.user or state.defaults.user,
                     judge=models.judge or state.defaults.judge,
+                    generation=declared.models.generation,
                 ),
                 # A profile's files are read beside it, never from the service's working directory.
                 "loading": LoadOptions(from_working_dir=False, personality_dirs=state.personality_dirs),

@@ -54,6 +54,8 @@ class InspectChatModel(ChatModelBase):
             temperature=config.temperature if config else None,
             seed=config.seed if config else None,
             max_tokens=config.max_tokens if config else None,
+            top_p=config.top_p if config else None,
+            stop_seqs=list(config.stop) if config and config.stop else None,
         )
         started = time.perf_counter()
         try:
