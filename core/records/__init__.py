@@ -63,6 +63,14 @@ if TYPE_CHECKING:
         TranscriptEvent,
         TranscriptStep,
     )
+    from parley.core.records.expect_extras import (
+        LIMIT_KEYS,
+        SHIPPED_CHECKS,
+        CheckLimits,
+        PythonCheck,
+        read_limits,
+        read_python_checks,
+    )
     from parley.core.records.generation import (
         GENERATION_KEYS,
         GENERATION_ROLES,
@@ -183,6 +191,12 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "LIMIT_KEYS",
+    "SHIPPED_CHECKS",
+    "CheckLimits",
+    "PythonCheck",
+    "read_limits",
+    "read_python_checks",
     "GENERATION_KEYS",
     "GENERATION_ROLES",
     "GenerationRole",

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
+from parley.core.records.expect_extras import CheckLimits, PythonChecks
 from parley.core.records.goal_variables import Variable, VariableReading, read_goals
 from parley.core.records.tools import TOOL_NAMES
 from parley.core.records.yaml_fields import (
@@ -764,6 +765,9 @@ class Expectations(YamlRecord):
     """Checks written in words ("the bot apologises for the delay"), each its own check named by
     its text, decided by an LLM judge with evidence (parley.core.evaluation.criteria); under the
     offline judge they are not run."""
+    python: PythonChecks = Field(default_factory=list)
+    limits: CheckLimits | None = None
+    """Checks written in Python, and limits on what the conversation cost (parley.core.records.expect_extras)."""
 
     @model_validator(mode="after")
     def _tools_apart(self) -> "Expectations":

@@ -60,6 +60,8 @@ CheckKind = Literal[
     "claims_match_actions",
     "conversation_completed",
     "rule",
+    "python",
+    "limit",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
 - order_status: a named order ends in the status the profile expects (a world check);
@@ -72,7 +74,9 @@ CheckKind = Literal[
 - criterion: a criterion in words, judged with its evidence;
 - claims_match_actions: each action a bot message claims is backed by a tool call or the final state;
 - conversation_completed: the conversation reached an end of its own (a parley default);
-- rule: a Sensei rule about one conversation (`rule:FILE`)."""
+- rule: a Sensei rule about one conversation (`rule:FILE`);
+- python: a check written in Python (`expect.python`), its answer with its evidence;
+- limit: a limit on the bot's latency, cost, tokens or turns (`expect.limits`, `--limit`), its measured figure as evidence."""
 CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
 
 UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
