@@ -5,7 +5,8 @@ Run: .venv/bin/python bench/bench_claims.py [--trials 3]
 
 1. The labelled set (tests/data/claims_labelled.yaml): precision and recall of finding a claim
    (backed or unbacked vs no claim), and of finding an unbacked claim (what fails the check),
-   over the whole set and over its held-out part (written after the phrase table was frozen).
+   over the whole set, over its held-out part (written after the phrase table was frozen), and
+   per language.
 2. The shipped suite, offline: `parley run profiles/ --trials K` in a child process on a fresh
    database, then every stored conversation's bot messages held against its actions. Prints
    the claims found and how many the detector calls unbacked. The offline bot never claims
@@ -52,9 +53,18 @@ def labelled_figures() -> None:
         for what, positive in (("a claim", {"backed", "unbacked"}), ("an unbacked claim", {"unbacked"})):
             precision, recall = precision_recall(part, positive)
             print(f"  {name:<9} finding {what:<18} precision {precision:<16} recall {recall}")
+    print("Per language (finding a claim; finding an unbacked claim):")
+    for language in dict.fromkeys(i.language for i in items):
+        part = [i for i in items if i.language == language]
+        found = precision_recall(part, {"backed", "unbacked"})
+        unbacked = precision_recall(part, {"unbacked"})
+        print(
+            f"  {language}: {len(part):>3} messages  claim: precision {found[0]:<16} recall {found[1]:<16}"
+            f"unbacked: precision {unbacked[0]:<16} recall {unbacked[1]}"
+        )
     wrong = [i for i in items if detector_label(i) != i.label]
     for item in wrong:
-        print(f"  known miss, line {item.line}: {item.label} taken for {detector_label(item)}: {item.text!r}")
+        print(f"  known miss, line {item.line} ({item.language}): {item.label} taken for {detector_label(item)}: {item.text!r}")
 
 
 def suite_figures(trials: int) -> tuple[list[str], int, float]:

@@ -26,6 +26,9 @@ __all__ = ["DEFAULT_API_URL", "DEFAULT_DB_PATH", "MAX_CONTEXT_TOKENS", "Settings
 
 DEFAULT_DB_PATH = Path("sessions") / "parley.db"
 DEFAULT_API_URL = "http://127.0.0.1:5000"
+DEFAULT_JUDGE_MAX_TOKENS = 400
+"""The most tokens a judge's answer may take (a score and a comment need far fewer): sent with
+every judge request, so a small local model that rambles ends at it instead of at the timeout."""
 
 
 def _from_declaration(setting: str) -> Any:
@@ -70,6 +73,10 @@ class Settings(BaseModel):
     """PARLEY_USER_CONTEXT: the user simulator model's context length in tokens (`--user-context`)."""
     judge_context: int | None = _from_declaration("judge_context")
     """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
+    judge_max_tokens: int = Field(DEFAULT_JUDGE_MAX_TOKENS, ge=16, le=MAX_CONTEXT_TOKENS)
+    """PARLEY_JUDGE_MAX_TOKENS: the most tokens the judge's answer may take (`max_tokens` of each
+    judge request; the criteria judge's call gets this much per criterion it decides): the default
+    of the judge's generation setting `max_tokens`, which `--gen judge.max_tokens=N` replaces."""
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """PARLEY_LOG_LEVEL: how much goes to parley.log beside the database."""

@@ -28,6 +28,7 @@ class Labelled:
     line: int
     text: str
     label: Label
+    language: str = "en"
     user: str = "I need help with my order."
     calls: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()
@@ -97,6 +98,7 @@ def load_labelled(path: Path = LABELLED) -> list[Labelled]:
                 line=item.lc.line + 1,
                 text=str(item["text"]),
                 label=item["label"],
+                language=str(item.get("language", "en")),
                 user=str(item.get("user", Labelled.user)),
                 calls=tuple(item.get("calls", ())),
                 refused=tuple(item.get("refused", ())),

@@ -115,3 +115,28 @@ def cancel_breaks_bot(messages: list[dict[str, Any]], tools: Any) -> str:
     if "cancel" in (messages[-1]["content"] if messages else "").lower():
         raise RuntimeError("cancelling is broken")
     return order_bot(messages, tools)
+
+
+def asks_for_the_order_id(messages: list[dict[str, Any]]) -> str:
+    """Never does its job: asks for the order id whatever the customer said (given or not)."""
+    return "Could you please give me your order id?"
+
+
+def says_nothing(messages: list[dict[str, Any]]) -> str:
+    """Answers every message with an empty reply."""
+    return ""
+
+
+def cancels_a_turn_late(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Says it cancelled ORD-1002 at once, and calls cancel_order only on the next message."""
+    asked = sum(1 for m in messages if m["role"] == "user")
+    if asked == 1:
+        return "I have cancelled your order ORD-1002."
+    tools.cancel_order("ORD-1002")
+    return "Anything else I can do for you?"
+
+
+def checks_a_garbage_id(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Calls check_cancellation on an id the order API cannot read, and answers all the same."""
+    tools.check_cancellation("not-an-order")
+    return "I have checked: it cannot be cancelled."

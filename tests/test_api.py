@@ -64,6 +64,21 @@ def test_a_conversation_built_in_code_is_a_spec_like_any_other():
     assert conversation("late_parcel", goals=["x"], seed=7).seed == spec.seed != conversation("late_parcel", goals=["x"]).seed
 
 
+def test_the_world_and_the_checks_are_written_as_in_a_profile():
+    """`world=` takes a profile's `world:` mapping as it is, and the checks take the `expect:` names."""
+    spec = conversation(
+        "as_yaml",
+        goals=["track order ORD-2001"],
+        world={"customer_id": "C-200", "today": "2026-11-21", "orders": [{"id": "ORD-2001", "status": "shipped"}]},
+        bot_says=["UPS"],
+        bot_never_says=["cancelled"],
+        tools_attempted=["track_order"],
+    )
+    assert (spec.world.customer_id, spec.world.today, [o.id for o in spec.world.orders]) == ("C-200", PINNED_TODAY, ["ORD-2001"])
+    assert spec.expect == Expectations(bot_says=["UPS"], bot_never_says=["cancelled"], tools_attempted=["track_order"])
+    assert conversation("short", goals=["x"], says=["UPS"]).expect == Expectations(bot_says=["UPS"])
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -74,6 +89,9 @@ def test_a_conversation_built_in_code_is_a_spec_like_any_other():
         ({"goals": ["x"], "orders": {"ORD-1003": "lost"}}, "orders.ORD-1003"),
         ({"goals": ["x"], "tools_called": ["track"]}, "tools_called"),
         ({"goals": ["x"], "world": [{"id": "ORD-1003", "colour": "red"}]}, "colour"),
+        ({"goals": ["x"], "world": {"customer": "C-200"}}, "world: unknown key 'customer'"),
+        ({"goals": ["x"], "world": ["ORD-1003"]}, r"world\[0\]: expected an order override"),
+        ({"goals": ["x"], "customer_id": "C-300", "world": {"customer_id": "C-200"}}, "customer_id 'C-300' and world.customer_id"),
     ],
 )
 def test_a_conversation_that_cannot_run_is_one_error_naming_it(kwargs, message):

@@ -209,3 +209,9 @@ def test_a_chat_with_a_connector_that_is_not_one_fails_with_one_clear_error(tmp_
 
     with pytest.raises(ConfigError, match="unknown connector 'smtp:'"):
         ChatSession(model="smtp:mail.example.com", export_dir=tmp_path)
+
+
+async def test_exit_says_whether_the_chat_was_saved(session):
+    assert (await session.send("/exit")).text == "Chat ended; nothing was said, so nothing was saved."
+    await session.send("where is ORD-1003?")
+    assert (await session.send("/exit")).text == "Chat ended; it stays saved."

@@ -134,7 +134,7 @@ def test_a_batch_compared_with_itself_shows_no_change_and_exits_0(db):
     result = parley("compare", "latest", "latest", "--fail-on-regression", "--db", db)
     assert result.exit_code == 0, result.output
     assert "**No change**: a batch compared with itself." in result.stdout
-    assert "## Regressions (passed → failed or bot_error)\n\nNone." in result.stdout
+    assert "## Regressions (passed → failed, bot_error, or user_fault with a failed check)\n\nNone." in result.stdout
     assert result.stderr.strip() == "no change"
 
 

@@ -83,7 +83,7 @@ def test_the_pages_code_runs_as_written(tmp_path: Path):
         assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     suite = ran["parley run profiles/ --bot python:my_bot:answer"]
     assert suite.returncode in (0, 1), suite.stderr  # 1: the short bot fails some of the shipped checks, a verdict
-    mine = ran["pytest --parley test_my_bot.py --parley-db sessions/parley.db"]
+    mine = ran["pytest --parley test_my_bot.py --parley-db=sessions/parley.db"]
     assert mine.returncode == 0 and "2 passed" in mine.stdout, mine.stdout[-3000:]
     shipped = ran["pytest --parley profiles/ --junitxml parley.xml"]
     assert shipped.returncode == 0 and re.search(r"= 22 passed, 5 skipped in ", shipped.stdout), shipped.stdout[-3000:]

@@ -119,7 +119,7 @@ async def test_expected_status_reached_passes_with_the_actual_status():
     assert check.outcome == "pass" and check.kind == "order_status"
     assert "ORD-1004 is cancelled (changed from processing)" in check.reason
     assert by_name(verdict.checks, "no other order changed").outcome == "pass"
-    assert verdict.outcome == "passed" and verdict.passed and verdict.score == 3
+    assert verdict.outcome == "passed" and verdict.passed and verdict.score is None  # the offline judge gives no score
 
 
 async def test_expected_status_not_reached_fails_saying_what_it_is():
@@ -129,7 +129,7 @@ async def test_expected_status_not_reached_fails_saying_what_it_is():
     assert check.outcome == "fail"
     assert check.reason == "ORD-1004 is processing, expected cancelled (unchanged)."
     assert not check.policy_violation
-    assert verdict.outcome == "failed" and not verdict.passed and verdict.score == 1
+    assert verdict.outcome == "failed" and not verdict.passed and verdict.score is None
 
 
 async def test_an_order_the_customer_asked_to_cancel_but_not_expected_fails_without_a_policy_violation():
@@ -145,7 +145,7 @@ async def test_an_order_the_customer_asked_to_cancel_but_not_expected_fails_with
         "(the customer asked for it in the conversation); it was 2 days old"
     )
     assert by_name(verdict.checks, "ORD-1004 ends cancelled").outcome == "pass"
-    assert verdict.outcome == "failed" and verdict.score == 1
+    assert verdict.outcome == "failed" and verdict.score is None
     assert "[policy violation]" not in verdict.comment
 
 
@@ -164,7 +164,7 @@ async def test_an_order_past_the_window_is_refused_and_nothing_is_violated():
     verdict = await evaluate(conv, spec)
     assert by_name(verdict.checks, "ORD-1005 ends processing").reason == "ORD-1005 is processing (unchanged)."
     assert by_name(verdict.checks, "no other order changed").reason == "None of the other 17 orders changed."
-    assert verdict.policy_violations == [] and verdict.outcome == "passed" and verdict.score == 3
+    assert verdict.policy_violations == [] and verdict.outcome == "passed" and verdict.score is None
 
 
 def test_a_too_old_order_changed_behind_the_api_is_reported_with_its_age():
@@ -209,14 +209,14 @@ async def test_a_profile_without_expectations_is_unverified_not_passed():
     # only the checks parley adds by default, both passing: they never make a pass on their own
     assert [(c.kind, c.outcome) for c in verdict.checks] == [("claims_match_actions", "pass"), ("conversation_completed", "pass")]
     assert verdict.outcome == "unverified" and not verdict.passed
-    # the offline judge scores from the checks: with none about the bot it gives no score, not a 3
-    assert verdict.score is None and verdict.comment.startswith("Not scored: no check about the bot applied")
+    # the offline judge gives no score, and says that no check about the bot applied
+    assert verdict.score is None and verdict.comment.startswith("No check about the bot applied")
 
 
 async def test_a_spec_with_a_check_about_the_bot_passes():
     conv = await converse(["cancel ORD-1001", "yes"])
     verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1001": "cancelled"})))
-    assert verdict.outcome == "passed" and verdict.passed and verdict.score == 3
+    assert verdict.outcome == "passed" and verdict.passed and verdict.score is None  # the offline judge gives no score
 
 
 async def test_external_bot_world_checks_are_not_applicable_never_passed():
@@ -254,19 +254,46 @@ async def test_tools_called_and_not_called_report_counts():
     checks = build_checks(conv, spec)
     called = by_name(checks, "check_cancellation called")
     assert called.outcome == "pass"
-    assert called.reason == "check_cancellation was called 2 times (2 succeeded; orders ORD-1005, ORD-1004)."
+    assert called.reason == (
+        "check_cancellation was called 2 times (2 succeeded; orders ORD-1005, ORD-1004): "
+        "only the calls that succeeded count (`tools_attempted:` counts every attempt)."
+    )
     never = by_name(checks, "track_order called")
     assert never.outcome == "fail"
     assert never.reason == "track_order was never called (tools called: check_cancellation ×2, cancel_order)."
     cancelled = by_name(checks, "cancel_order not called")
-    assert cancelled.outcome == "fail" and cancelled.reason == "cancel_order was called 1 time (1 succeeded; orders ORD-1004)."
+    assert cancelled.outcome == "fail"
+    assert cancelled.reason == "cancel_order was called 1 time (1 succeeded; orders ORD-1004): every attempt counts, refused or not."
     assert by_name(checks, "list_my_orders not called").outcome == "pass"
 
 
 def test_refused_calls_count_as_calls():
     conv = make_conversation(["Sorry."], tool_calls=[record("cancel_order", "ORD-1005", ok=False, refused=True)])
     check = by_name(build_checks(conv, make_spec(Expectations(tools_not_called=["cancel_order"]))), "cancel_order not called")
-    assert check.outcome == "fail" and check.reason == "cancel_order was called 1 time (1 refused; orders ORD-1005)."
+    assert check.outcome == "fail"
+    assert check.reason == "cancel_order was called 1 time (1 refused; orders ORD-1005): every attempt counts, refused or not."
+
+
+def test_tools_called_counts_the_calls_that_succeeded_and_tools_attempted_every_attempt():
+    garbage = record("check_cancellation", "XYZ-garbage", ok=False, refused=False)
+    conv = make_conversation(["Let me check."], tool_calls=[garbage])
+    spec = make_spec(Expectations(tools_called=["check_cancellation"]))
+    [called] = [c for c in build_checks(conv, spec) if c.kind == "tool_called"]
+    assert called.outcome == "fail"  # the world refused the call: the bot never did check
+    assert called.reason == (
+        "check_cancellation was called 1 time (1 failed; orders XYZ-garbage): only the calls that succeeded count "
+        "(`tools_attempted:` counts every attempt), and none succeeded."
+    )
+    assert called.details["counted"] == "succeeded" and called.details["counting"] == 0
+    attempted = make_spec(Expectations(tools_attempted=["check_cancellation"]))
+    [tried] = [c for c in build_checks(conv, attempted) if c.kind == "tool_called"]
+    assert (tried.name, tried.outcome) == ("check_cancellation attempted", "pass")
+    assert tried.reason.endswith("every attempt counts, refused or not.")
+
+
+def test_a_tool_both_attempted_and_forbidden_is_refused_when_the_file_is_read():
+    with pytest.raises(ValueError, match="check_cancellation is in both tools_attempted and tools_not_called"):
+        Expectations(tools_attempted=["check_cancellation"], tools_not_called=["check_cancellation"])
 
 
 # -- bot messages -----------------------------------------------------------------------------------
@@ -328,7 +355,7 @@ async def test_playbook_assertions_become_checks():
     regex = by_name(verdict.checks, "step 4: expect_bot_regex cancel+ed")
     assert (tool.kind, tool.outcome) == ("playbook_assertion", "pass")
     assert regex.outcome == "fail" and regex.reason == "No bot reply in step 4 matched /cancel+ed/."
-    assert verdict.outcome == "failed" and verdict.score == 2
+    assert verdict.outcome == "failed" and verdict.score is None
 
 
 async def test_an_unreadable_playbook_record_is_an_error_not_a_failure():
@@ -355,7 +382,7 @@ async def test_a_timeout_fails_the_conversation_completed_check():
     verdict = await evaluate(conv, make_spec(Expectations()))
     check = by_name(verdict.checks, "conversation completed")
     assert check.outcome == "fail" and check.reason == "Timed out: The conversation took longer than its 30 s limit."
-    assert verdict.outcome == "failed" and verdict.score == 2
+    assert verdict.outcome == "failed" and verdict.score is None
 
 
 @pytest.mark.parametrize("stop", ["user_error", "infrastructure_error", "cancelled", "error"])

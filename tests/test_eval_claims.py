@@ -10,8 +10,7 @@ import pytest
 
 from parley.core.evaluation import claims as claims_module
 from parley.core.evaluation.checks import build_checks, settle_unfinished
-from parley.core.evaluation.claim_phrases import NOUN_PHRASES, NOUNS, STEMS, TEMPLATES
-from parley.core.evaluation.claims import claims_check, find_claims
+from parley.core.evaluation.claims import NOUN_PHRASES, NOUNS, STEMS, TEMPLATES, claims_check, find_claims  # every language the table reads
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.chat import ChatMessage, ToolCall
 from parley.core.records.conversation import Conversation
@@ -263,7 +262,7 @@ def test_a_call_the_playbook_injected_backs_the_bot_repeating_it():
         bot("Yes, ORD-1004 has been cancelled."),
     ]
     conv = conversation(turns, statuses={"ORD-1004": "processing"}, metadata={"injected_messages": [0, 1]})
-    assert claims_check(conv).reason.endswith("the playbook injected cancel_order ORD-1004.")
+    assert claims_check(conv).reason.endswith("the playbook injected cancel_order ORD-1004 in the opening message.")
     refused = turns[:1] + [turns[1].model_copy(update={"content": "REFUSED [409 too_old] no"})] + turns[2:]
     assert (
         claims_check(conversation(refused, statuses={"ORD-1004": "processing"}, metadata={"injected_messages": [0, 1]})).outcome == "fail"
@@ -292,7 +291,7 @@ async def test_the_check_can_fail_a_conversation_but_never_pass_one_alone():
     verdict = await evaluate(lying, spec())
     assert verdict.outcome == "failed"
     assert [c.name for c in verdict.failed_checks] == ["claims match actions"]
-    assert verdict.score == 2  # the offline judge: a failed check about words, no policy violated
+    assert verdict.score is None and verdict.comment == "1 of 2 checks failed: claims match actions."  # the offline judge: no score
 
 
 def test_a_conversation_cut_short_keeps_a_claim_already_failed_but_not_a_pass():

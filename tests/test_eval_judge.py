@@ -30,12 +30,9 @@ def check(kind: str, outcome: str, *, policy: bool = False, name: str | None = N
 # -- offline judge --------------------------------------------------------------------------------
 
 
-def test_offline_judge_gives_3_when_every_check_passes():
+def test_the_offline_judge_gives_no_score_only_the_checks_result_in_words():
     result = offline_judgement([check("order_status", "pass"), check("bot_says", "pass"), check("unchanged_others", "not_applicable")])
-    assert (result.judge, result.score, result.comment) == ("offline", 3, "All 2 checks passed.")
-
-
-def test_offline_judge_gives_2_when_only_words_or_tools_failed():
+    assert (result.judge, result.score, result.comment) == ("offline", None, "All 2 checks passed.")
     result = offline_judgement(
         [
             check("order_status", "pass"),
@@ -43,18 +40,16 @@ def test_offline_judge_gives_2_when_only_words_or_tools_failed():
             check("tool_called", "fail", name="get_order called"),
         ]
     )
-    assert result.score == 2
-    assert result.comment == "2 of 3 checks failed: bot says /sorry/; get_order called."
+    assert (result.score, result.comment) == (None, "2 of 3 checks failed: bot says /sorry/; get_order called.")
 
 
-def test_offline_judge_gives_1_for_an_expected_status_not_reached():
-    result = offline_judgement([check("order_status", "fail", name="ORD-1004 ends cancelled"), check("bot_says", "pass")])
-    assert result.score == 1 and "ORD-1004 ends cancelled" in result.comment
-
-
-def test_offline_judge_gives_1_for_a_policy_violation():
+def test_the_offline_judge_names_a_final_status_not_reached_and_a_policy_violation_first():
+    result = offline_judgement(
+        [check("bot_says", "fail", name="bot says /x/"), check("order_status", "fail", name="ORD-1004 ends cancelled")]
+    )
+    assert result.score is None and result.comment == "2 of 2 checks failed: ORD-1004 ends cancelled; bot says /x/."
     result = offline_judgement([check("unchanged_others", "fail", policy=True, name="ORD-1001 not expected to change")])
-    assert result.score == 1
+    assert result.score is None
     assert result.comment == "1 of 1 checks failed: ORD-1001 not expected to change [policy violation]."
 
 
@@ -62,7 +57,7 @@ async def test_the_offline_judge_reads_no_rubric_so_its_min_score_check_is_not_r
     conv = make_conversation(["Hello."])
     spec = make_spec(Expectations(bot_says=["ORD-\\d+"], judge=JudgeSpec(rubric="Mention the order.", min_score=3)))
     verdict = await evaluate(conv, spec)
-    assert verdict.judge.judge == "offline" and verdict.score == 2  # derived from the checks, shown as such
+    assert verdict.judge.judge == "offline" and verdict.score is None  # nobody judged: no score
     [judged] = [c for c in verdict.checks if c.kind == "judge_score"]
     assert (judged.outcome, judged.reason) == ("not_run", "needs an LLM judge (`--judge MODEL`)")
     assert verdict.outcome == "failed"  # on the regex, which the offline roles can decide
@@ -249,3 +244,25 @@ async def test_a_judge_that_raises_is_recorded_as_its_error():
     verdict = await evaluate(make_conversation(["Hi."]), spec, judge=Broken())
     assert verdict.judge.error == "RuntimeError: bug in the judge" and verdict.score is None
     assert verdict.outcome == "evaluation_error"
+
+
+async def test_every_judge_request_carries_an_output_cap(server):
+    server.push_text('{"score": 3, "comment": "Fine."}')
+    server.push_text(
+        '{"criteria": [{"criterion": 1, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "No claim."},'
+        ' {"criterion": 2, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "No order."}]}'
+    )
+    spec = make_spec(Expectations(criteria=["The bot names the order"]), goals=["track ORD-1003"])
+    await evaluate(make_conversation(["ORD-1003 has shipped."]), spec, judge=llm_judge(server))
+    score, criteria = server.requests
+    assert score.body["max_tokens"] == 400  # a few hundred tokens: a small model that rambles stops there
+    assert criteria.body["max_tokens"] == 800  # as much for each criterion it decides (the built-in one and the author's)
+
+
+def test_the_cap_is_a_setting_the_batchs_judge_sends(monkeypatch):
+    from parley.core.engine.batch_models import BatchModels
+    from parley.core.records import RoleModels
+
+    monkeypatch.setenv("PARLEY_JUDGE_MAX_TOKENS", "250")
+    judge = BatchModels(RoleModels(judge="openai-api/fake/judge-model")).judge()
+    assert judge.inner.config.max_tokens == 250

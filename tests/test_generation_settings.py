@@ -85,9 +85,12 @@ def test_without_settings_each_role_keeps_its_defaults(fake, tmp_path):
     assert all(r == {} for r in sent(fake, "botm"))  # the server's own defaults: nothing sent
     user = sent(fake, "userm")
     assert user and all(r["temperature"] == 0.8 and "top_p" not in r for r in user)  # Sensei's default temperature
-    assert all(r == {"temperature": 0.0} for r in sent(fake, "judgem"))
+    judge = sent(fake, "judgem")
+    assert judge and judge[0] == {"temperature": 0.0, "max_tokens": 400}  # PARLEY_JUDGE_MAX_TOKENS' default
     shown = parley("batches", "show", "--db", db).stdout
-    assert "Generation: bot the server's defaults; user its profile's llm: block; judge temperature=0 (its defaults)" in shown
+    assert (
+        "Generation: bot the server's defaults; user its profile's llm: block; judge temperature=0, max_tokens=400 (its defaults)" in shown
+    )
 
 
 def test_a_profiles_llm_block_sets_the_customers_model_and_gen_wins_over_it(fake, tmp_path):
@@ -187,3 +190,12 @@ async def test_the_service_takes_generation_settings_and_prices(fake, tmp_path, 
     with Store.open(tmp_path / "parley.db") as store:
         batch = store.get_batch(launched.json()["batch_id"])
     assert batch.options.models.generation["bot"].max_tokens == 50 and "openai-api/fake/botm" in batch.options.prices
+
+
+def test_the_judges_output_cap_is_its_max_tokens_setting(fake, tmp_path, monkeypatch):
+    monkeypatch.setenv("PARLEY_JUDGE_MAX_TOKENS", "250")
+    parley("run", PLAYBOOK, "--judge", "openai-api/fake/judgem", "--db", tmp_path / "a.db")
+    assert sent(fake, "judgem")[0]["max_tokens"] == 250  # the environment's cap is the default
+    fake.reset()
+    parley("run", PLAYBOOK, "--judge", "openai-api/fake/judgem", "--gen", "judge.max_tokens=60", "--db", tmp_path / "b.db")
+    assert sent(fake, "judgem")[0]["max_tokens"] == 60  # and --gen replaces it

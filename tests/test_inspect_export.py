@@ -140,7 +140,8 @@ def test_scores_are_the_verdicts(batch):
         scores = sample.scores
         assert scores["passed"].value == ("C" if verdict.passed else "I")
         assert scores["passed"].answer == verdict.outcome
-        assert scores["judge_score"].value == verdict.score
+        assert verdict.score is None and math.isnan(scores["judge_score"].value)  # offline: no score, never a made-up one
+        assert scores["judge_score"].explanation == "no score: no LLM judge (the checks decide)"
         assert scores["judge_score"].metadata["judge"] == verdict.judge.judge
         checks = scores["checks"].metadata["checks"]
         assert checks == [c.model_dump(mode="json", exclude={"details"}) for c in verdict.checks]
@@ -183,7 +184,8 @@ def test_the_eval_spec_names_the_models_per_role_and_the_results_give_pass_hat_k
     assert results[("passed", "pass_k_2")].metrics["accuracy"].value == pytest.approx(pass_hat_k(trials, 2))
     assert 0 < pass_hat_k(trials, 2) < 1
     scores = [c.verdict.score for c in batch["stored"]]
-    assert results[("judge_score", "mean")].metrics["mean"].value == pytest.approx(sum(scores) / len(scores))
+    assert scores == [None] * len(scores)  # the offline judge gives no score: nothing is averaged as one
+    assert math.isnan(results[("judge_score", "mean")].metrics["mean"].value)
 
 
 def test_report_latest_format_inspect_prints_the_file(batch, tmp_path):

@@ -262,3 +262,39 @@ def test_json_of_batches_list_names_the_python_source(tmp_path):
         [sys.executable, "-m", "parley.tui.cli.main", "batches", "list", "--json", "--db", str(db)], capture_output=True, text=True
     )
     assert [b["sources"] for b in json.loads(listing.stdout)] == [["python"]]
+
+
+ONE_TEST = """
+def my_bot(messages):
+    return "ORD-1003 has shipped with UPS."
+
+
+def test_tracking(parley):
+    result = parley.converse(bot=my_bot, goals=["track order ORD-1003"], says=["UPS"])
+    assert result.passed, result.explain()
+"""
+
+
+def test_an_option_value_never_becomes_a_test_path_and_ids_do_not_move(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "dbs"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "test_my_bot.py").write_text(ONE_TEST, encoding="utf-8")
+    db = elsewhere / "parley.db"
+    first = pytest_run("--parley", "test_my_bot.py", f"--parley-db={db}", cwd=project)
+    assert "1 passed" in first.stdout and f"rootdir: {project}" in first.stdout, first.stdout[-2000:]
+    # the README's form once the database exists: pytest would take the path for a test path
+    # (its rootdir the common folder of both); the run says so and stops, nothing is stored
+    spaced = pytest_run("--parley", "test_my_bot.py", "--parley-db", str(db), cwd=project)
+    assert spaced.returncode == 4
+    assert f"--parley-db {db}: pytest took this value for a test path" in spaced.stderr
+    assert f"write --parley-db={db}" in spaced.stderr
+    second = pytest_run("--parley", "test_my_bot.py", f"--parley-db={db}", "--rootdir", str(tmp_path), cwd=project)
+    assert "1 passed" in second.stdout, second.stdout[-2000:]
+    with Store.open(db, read_only=True) as store:
+        ids = [{s.spec.spec_id for s in store.iter_conversations(row.id)} for row in store.list_batches()]
+    assert ids == [{"test_my_bot.py::test_tracking#0"}] * 2  # the same id, whatever pytest's rootdir was
+    compared = subprocess.run(
+        [sys.executable, "-m", "parley.tui.cli.main", "compare", "latest~1", "latest", "--db", str(db)], capture_output=True, text=True
+    )
+    assert "Compared on the 1 conversations (1 specs) both batches ran" in compared.stdout

@@ -114,6 +114,8 @@ def test_whatever_the_bot_does_wrong_is_its_bot_error(tmp_path, bot, error):
     [one] = run_sync(track(), bot=bot, bot_timeout_s=0.5, db=tmp_path / "p.db").conversations
     assert one.outcome == "bot_error" and one.conversation.stop_reason == "bot_error"
     assert one.conversation.error is not None and one.conversation.error.startswith(error)
+    if bot is python_bots.raising_bot:  # where in the bot's own code, not parley's
+        assert "(at tests/python_bots.py:" in one.conversation.error and ", in raising_bot;" in one.conversation.error
 
 
 def test_a_reply_object_without_text_is_named(tmp_path):
@@ -186,6 +188,7 @@ def test_parley_run_calls_a_bot_from_the_working_folder_and_logs_its_traceback(t
     done = parley("run", str(PLAYBOOK), "--bot", "python:mybot:bot", "--db", str(tmp_path / "p.db"), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "python:mybot:bot raised KeyError: 'order index'" in done.stdout
+    assert "(at mybot.py:2, in bot; the traceback is in parley.log)" in done.stdout  # the user's own line, and where to look
     log = (tmp_path / "parley.log").read_text(encoding="utf-8")
     assert "Traceback" in log and "raise KeyError('order index')" in log
 

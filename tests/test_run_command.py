@@ -43,7 +43,7 @@ def test_an_offline_batch_prints_its_id_progress_summary_and_report(tmp_path):
     assert "Pass rate: 100.0% (22 of 22, 95% interval 85.1-100.0%)" in result.stdout
     assert "counted apart: 5 unverified, 0 simulator faults" in result.stdout
     assert "Unverified: 5 conversations had no check about the bot: add an `expect:` block or use an LLM judge" in result.stdout
-    assert "Scores: mean 3.00" in result.stdout
+    assert "Scores: none (no LLM judge scored; the checks decide)" in result.stdout  # the offline judge gives no score
     report = tmp_path / "reports" / f"{batch_id}.md"
     assert f"Report: {report}" in result.stdout
     text = report.read_text(encoding="utf-8")
@@ -87,7 +87,7 @@ def test_single_streams_the_conversation_then_its_verdict_and_stores_it(tmp_path
     cancel = out.index("  tool cancel_order(order_id=ORD-1001) -> ok:")
     assert first_customer < first_tool < first_bot < cancel
     assert "── ended: user_stop ──" in out
-    assert "verdict: passed, score 3" in out
+    assert "verdict: passed, no score" in out
     assert "✓ pass           ORD-1001 ends cancelled" in out
     [row] = batches(db)
     assert (row.summary.done, row.batch.planned, row.batch.options.only) == (1, 1, ["change_of_mind#0"])

@@ -105,7 +105,10 @@ def test_a_prompt_bot_that_hangs_up_early_exhausts_the_replay(tmp_path, suite, s
     compared = parley("compare", "latest~1", "latest", "--fail-on-regression", "--db", db)
     out = compared.stdout
     assert "the bot's answers diverged from the stored ones" in out and f"{len(exhausted)} ended with replay_exhausted" in out
-    assert "## Regressions (passed → failed or bot_error)" in out and "| track_shipped_order#0 | 1 | failed |" in out
+    assert (
+        "## Regressions (passed → failed, bot_error, or user_fault with a failed check)" in out
+        and "| track_shipped_order#0 | 1 | failed |" in out
+    )
     assert compared.exit_code == 1, "six regressions and no fix: worse beyond noise"
     assert "| Models | `offline`; user `offline`, judge `offline` | `openai-api/fake/bot` with the prompt" in out
 

@@ -115,3 +115,18 @@ def test_a_rerun_whose_sources_are_gone_says_where_to_run_it(parent, suite):
     gone = parley("run", "--rerun", "failed", "latest", "--db", db)
     assert gone.exit_code == 1
     assert f"cannot re-run batch {parent_id}: its sources no longer make {FAILING_NAME}#0" in gone.stderr
+
+
+def test_no_surface_lists_the_specs_a_rerun_left_out_as_missing(parent, suite):
+    from parley.core.reports.compare import compare_batches, verdict_line
+    from parley.tui.app.screens.compare_batches import summary_text
+
+    db, parent_id = parent
+    fix_failing_profile(suite)
+    assert parley("run", "--rerun", "failed", "latest", "--db", db).exit_code == 0
+    compared = parley("compare", parent_id, "latest", "--db", db)
+    assert "missing" not in compared.stderr  # the verdict's line (CI logs)
+    with Store.open(db) as store:
+        comparison = compare_batches(store, parent_id, "latest")
+    assert len(comparison.missing_specs) == 3 and comparison.missing_news == []
+    assert "missing" not in verdict_line(comparison) and "missing" not in summary_text(comparison)  # the app's compare screen

@@ -189,3 +189,38 @@ def test_the_shipped_sample_scenarios_load_with_the_shipped_templates():
         "AMB_LEVEL",
         "PURCHASE_HISTORY",
     }
+
+
+def test_a_scenario_carries_an_expect_block_as_a_profile_does(tmp_path):
+    """Offline, a scenario with only criteria is always unverified: an `expect:` gives it checks
+    the offline roles decide."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from parley.tui.cli.main import cli
+
+    scenario = {
+        "name": "calm_track",
+        "variables": {
+            "PERSONALITY": "calm",
+            "PATIENCE": 2,
+            "AMB_LEVEL": 0,
+            "ORDER_GOAL": "track order ORD-1003",
+            "CURRENT_DATE": "2026-11-21",
+            "LOCATIONS": "the US",
+            "DELIVERY_DAYS": "3-5 days",
+            "PURCHASE_HISTORY": "ORD-1003: shoes",
+        },
+        "expect": {"tools_called": ["track_order"], "bot_says": ["ORD-1003"]},
+        "criteria": ["The agent gives the tracking number"],
+    }
+    path = tmp_path / "s.json"
+    path.write_text(_json.dumps([scenario]), encoding="utf-8")
+    done = CliRunner().invoke(cli, ["run", str(path), "--db", str(tmp_path / "p.db")], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    assert "1 passed" in done.stdout and "1 criterion not run (need an LLM judge)" in done.stdout
+    scenario["expect"] = {"tools_called": ["track"]}
+    path.write_text(_json.dumps([scenario]), encoding="utf-8")
+    bad = CliRunner().invoke(cli, ["profiles", "validate", str(path)], catch_exceptions=False)
+    assert "[0].expect.tools_called[0]: unknown tool 'track'; did you mean 'track_order'?" in bad.output

@@ -95,18 +95,20 @@ def test_two_personalities_in_one_context_are_refused_as_sensei_refuses_them(tmp
 PERSONALITY_PROFILE = "test_name: t\nuser:\n  role: r\n  context:\n    - personality: personalities/formal-user.yml\n  goals: [hi]\n"
 
 
-def test_the_working_directory_comes_first_as_in_sensei(tmp_path, monkeypatch):
+def test_the_profiles_own_folder_comes_first_then_the_working_directory(tmp_path, monkeypatch):
     root = tmp_path / "repo"
     write(root, "personalities/formal-user.yml", "context: [from the working directory]\n")
     write(root, "examples/profiles/shop/personalities/formal-user.yml", "context: [beside the profile]\n")
     path = write(root, "examples/profiles/shop/p.yml", PERSONALITY_PROFILE)
     monkeypatch.chdir(root)
     profile = load_profile(path)
-    assert profile.user.context == ["from the working directory"]
+    assert profile.user.context == ["beside the profile"]  # what its author wrote beside it, wherever parley runs
     assert profile.notes == [
         f"{path}:5:20: user.context[0].personality: personality 'personalities/formal-user.yml' read from "
-        f"{root / 'personalities/formal-user.yml'} (working directory)"
+        f"{root / 'examples/profiles/shop/personalities/formal-user.yml'} (beside the profile)"
     ]
+    (root / "examples/profiles/shop/personalities/formal-user.yml").unlink()
+    assert load_profile(path).user.context == ["from the working directory"]  # as Sensei reads it, when nothing is beside it
 
 
 def test_then_beside_the_profile_then_its_parents_up_to_the_working_directory(tmp_path, monkeypatch):

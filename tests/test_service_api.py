@@ -222,8 +222,9 @@ async def test_summary_has_the_reports_statistics_with_pass_hat_k(tmp_path):
     assert summary["pass_rate_denominator"] == 21 and summary["flaky_specs"] == []
     assert all(round(p["interval"]["low"], 3) == 0.646 for p in summary["pass_k"])
     assert summary["outcomes"]["passed"] == 21 and summary["outcomes"]["bot_error"] == 0
-    assert summary["score_distribution"] == {"score_1": 0, "score_2": 0, "score_3": 21}
-    assert summary["score_statistics"]["mean"] == 3.0
+    # the offline judge gives no score: none is counted or averaged, every conversation is unscored
+    assert summary["score_distribution"] == {"score_1": 0, "score_2": 0, "score_3": 0} and summary["unscored"] == 21
+    assert summary["score_statistics"]["mean"] is None and summary["score_statistics"]["count"] == 0
 
 
 async def test_offline_cost_is_a_real_zero(tmp_path):

@@ -277,7 +277,10 @@ def test_output_format_and_quiet(tmp_path):
     saved = json.loads((tmp_path / "summary.json").read_text())
     assert saved["passed"] == 2 and saved["file"] == str(path)
     shown = parley("summarise", path, "--format", "csv", "--output", tmp_path / "summary.txt")
-    assert shown.stdout.startswith(f"{path}: NDJSON") and f"wrote {tmp_path / 'summary.txt'} (the summary as csv)" in shown.stderr
+    # the --format asked for is the whole answer, in the file: nothing else on stdout
+    assert shown.stdout == "" and f"wrote {tmp_path / 'summary.txt'} (the summary as csv)" in shown.stderr
+    told = parley("summarise", path, "--output", tmp_path / "told.json")  # no --format: the file, and the lines for people
+    assert told.stdout.startswith(f"{path}: NDJSON")
     rows = dict(csv.reader(io.StringIO((tmp_path / "summary.txt").read_text())))
     assert rows["field"] == "value" and rows["passed"] == "2" and rows["score_statistics.mean"] == "1.75"
     assert rows["outcomes.error"] == "1" and rows["pass_k.0.value"] == "0.5"

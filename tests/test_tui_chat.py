@@ -404,3 +404,25 @@ async def test_an_llm_bots_client_is_built_before_the_first_message_off_the_ui_l
         assert openai_provider.shared_client_count() == 1, "the app loop's client exists before any message"
         assert built_on and not built_on[0], "it was built in a worker thread"
         await openai_provider.aclose_clients()
+
+
+async def test_orders_shows_the_same_columns_from_call_to_call(db_path):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        shown = []
+        for line in ("/orders", "/orders C-200", "/orders", "/orders C-300"):
+            await say(pilot, line)
+            await pilot.pause()
+            shown.append(list(app.query(CommandTable))[-1].table.shown_titles)
+        assert shown == [shown[0]] * 4 and "Cancellable" in shown[0]  # whose orders, and how full the transcript, change nothing
+
+
+async def test_exit_on_an_empty_chat_says_nothing_was_saved(db_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await say(pilot, "/exit")
+        said = [n.text for n in app.query(Notice)]
+        assert any("nothing was said, so nothing was saved" in text for text in said), said
+        assert not any("stays saved" in text for text in said)

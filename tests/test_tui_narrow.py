@@ -63,7 +63,7 @@ async def test_the_footer_and_tabs_say_what_the_keys_do(db_path):
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
         tabs = [str(tab.label).replace("\u00a0", " ") for tab in app.query("ContentTab")]
-        assert tabs == ["1 Chat", "2 Profiles", "3 Batches", "4 Sessions"]
+        assert tabs == ["F1 Chat", "F2 Profiles", "F3 Batches", "F4 Sessions"]  # the keys that work on every pane
         footer = app.query_one(Footer)
         keys = list(footer.query("FooterKey"))
         assert keys and all(key.region.right <= 80 and key.region.width > 0 for key in keys), "no key is cut off"
@@ -98,3 +98,45 @@ async def test_the_launch_form_fits_80x24(db_path):
         for selector in ("#launch-sources", "#launch-seed", "#launch-go", "#launch-close"):
             region = form.query_one(selector).region
             assert region.width and region.right <= 80 and region.bottom <= 24, selector
+
+
+async def test_the_batches_footer_keeps_its_batch_keys_at_80_columns(db_path):
+    with Store.open(db_path) as store:
+        build_scored_batch(store)
+    app = make_app(initial_pane="batches")
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        footer = app.query_one(Footer)
+        palette = footer.query("FooterKey.-command-palette")
+        edge = palette.first().region.x if palette else 80
+        keys = {str(k.render()).strip(): k.region for k in footer.query("FooterKey") if not k.has_class("-command-palette")}
+        for label in ("c Compare", "b Base", "R Re-score", "h Report", "^q Quit"):
+            assert label in keys and 0 < keys[label].right <= edge, f"{label} is cut: {list(keys)}"
+        await pilot.press("x")  # no batch runs: `x` is not shown, and says so when pressed
+        assert any("No batch is running" in n.message for n in app._notifications)
+
+
+async def test_the_profiles_file_is_never_cut_at_80_columns(db_path):
+    from parley.tui.app.widgets.source_view import SourceView
+    from tests.test_tui_profiles import PROFILES, _select
+
+    app = make_app(initial_pane="profiles", profile_dirs=[PROFILES])
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        await _select(pilot, PROFILES / "cancel_other_customers_order.yaml")
+        view = app.query_one(SourceView)
+        assert app.query_one("#profile-tree").region.width <= 30 and view.region.width >= 48
+        assert view.soft_wrap  # a long line goes on below, numbered once
+        longest = max(len(line) for line in view.text.splitlines())
+        assert view.wrapped_document.height > view.document.line_count and longest > view.region.width
+
+
+async def test_f_keys_show_panes_from_the_chat_input_where_digits_type(db_path):
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        assert app.query_one("#chat-input").value == "2"  # the digit types into the chat
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.query_one("TabbedContent").active == "profiles-pane"

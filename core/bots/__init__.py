@@ -18,7 +18,16 @@ if TYPE_CHECKING:
         TurnCompleted,
         declared_fallback,
     )
-    from parley.core.bots.bot_names import BotSpec, bot_from_name, bot_kind, build_bot, order_bot_model, parse_bot_spec, uses_world
+    from parley.core.bots.bot_names import (
+        BotSpec,
+        bot_from_name,
+        bot_kind,
+        build_bot,
+        kind_uses_world,
+        order_bot_model,
+        parse_bot_spec,
+        uses_world,
+    )
     from parley.core.bots.offline_bot import OfflineOrderModel
     from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS, OrderBot
     from parley.core.bots.order_tools import OrderTools
@@ -51,6 +60,7 @@ __all__ = [
     "WEBHOOK_PATH",
     "bot_from_name",
     "bot_kind",
+    "kind_uses_world",
     "build_bot",
     "build_bot_app",
     "check_prompt_variables",

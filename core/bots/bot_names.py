@@ -61,14 +61,19 @@ class BotSpec(BaseModel):
 
     @property
     def uses_world(self) -> bool:
-        """The built-in order bot and a Python bot (through its `tools`) read and change parley's
-        order database; a connector or a prompt bot does not."""
-        return self.kind in ("model", "python")
+        """See `kind_uses_world`."""
+        return kind_uses_world(self.kind)
 
     @property
     def model_name(self) -> str | None:
         """The model the bot calls (model and prompt bots), None for a connector."""
         return self.target if self.kind in ("model", "prompt") else None
+
+
+def kind_uses_world(kind: BotKind) -> bool:
+    """The built-in order bot and a Python bot (through its `tools`) read and change parley's
+    order database, and parley sees their tool calls; a connector or a prompt bot does neither."""
+    return kind in ("model", "python")
 
 
 def _connector_scheme(name: str) -> str | None:

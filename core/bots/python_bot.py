@@ -58,6 +58,28 @@ _shown.maxstring = 80
 _shown.maxother = 80
 
 
+_PARLEY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # parley's engine (the bot's tools are here)
+_LIBRARIES = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
+
+
+def user_frame(exc: BaseException) -> str | None:
+    """Where in the user's own code `exc` was raised: the innermost frame of its traceback that is
+    neither parley's nor an installed library's nor Python's (`my_bot.py:12, in answer`, relative
+    to the working folder when it is under it); None when there is none."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not path.startswith((_PARLEY + os.sep, *(p + os.sep for p in _LIBRARIES))) and not path.startswith("<"):
+            found = (path, tb.tb_lineno, tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    path, line, function = found
+    shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+    return f"{shown}:{line}, in {function}"
+
+
 class PythonBotError(ParleyError):
     """The Python bot under test failed a turn: it raised, replied with the wrong type, or took
     longer than its limit. Recorded as the conversation's bot_error."""
@@ -294,7 +316,11 @@ class PythonBot:
     def _raised(self, exc: BaseException) -> PythonBotError:
         log.error("the bot %s raised", self.name, exc_info=exc)
         message = str(exc)
-        return PythonBotError(f"{self.name} raised {type(exc).__name__}" + (f": {message}" if message else ""))
+        where = user_frame(exc)
+        at = f"at {where}; " if where else ""
+        return PythonBotError(
+            f"{self.name} raised {type(exc).__name__}" + (f": {message}" if message else "") + f" ({at}the traceback is in parley.log)"
+        )
 
     # -- the reply -------------------------------------------------------------------------------
 

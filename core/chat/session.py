@@ -316,6 +316,8 @@ class ChatSession:
         return help_result()
 
     async def _cmd_exit(self, arg: str) -> CommandResult:
+        if not self.transcript:  # a chat is saved once something is said in it: an empty one never was
+            return CommandResult(kind="exit", command="/exit", text="Chat ended; nothing was said, so nothing was saved.")
         return CommandResult(kind="exit", command="/exit", text="Chat ended; it stays saved.")
 
     async def _cmd_quit(self, arg: str) -> CommandResult:

@@ -63,6 +63,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from parley.core.bots import bot_kind, kind_uses_world
 from parley.core.engine.adaptive_limit import AdaptiveLimit, LimitChange
 from parley.core.engine.batch_checks import TooManyConversations, check_and_store
 from parley.core.engine.batch_conversation import (
@@ -84,7 +85,7 @@ from parley.core.engine.harness import Limits, describe_error
 from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
 from parley.core.engine.stored_copies import CopyWriter, ReadAhead
 from parley.core.errors import ParleyError
-from parley.core.evaluation import broken_verdict, offline_limits_by_file
+from parley.core.evaluation import broken_verdict, offline_limits_by_file, unseen_context_warnings
 from parley.core.records import (
     PYTHON_SOURCE,
     RERUN_STOPS,
@@ -238,16 +239,21 @@ async def _checked_and_stored(
     return PreparedBatch(
         batch=record,
         specs=specs,
-        warnings=[*(preflight.warnings if preflight else []), *await _offline_limits(specs, record.options)],
+        warnings=[*(preflight.warnings if preflight else []), *await _launch_warnings(specs, record.options)],
         preflight=preflight,
         rules=rules,
     )
 
 
-async def _offline_limits(specs: Sequence[ConversationSpec], options: BatchOptions) -> list[str]:
+async def _launch_warnings(specs: Sequence[ConversationSpec], options: BatchOptions) -> list[str]:
     """What the batch's offline roles will not read, one line per file (in a thread: a suite of
-    thousands of goals is parsed)."""
-    return await asyncio.to_thread(offline_limits_by_file, specs, user_model=options.models.user, judge_model=options.models.judge)
+    thousands of goals is parsed); and for a bot that only hears the customer's lines, each
+    playbook file whose injected context it will never receive."""
+    models = options.models
+    lines = await asyncio.to_thread(offline_limits_by_file, specs, user_model=models.user, judge_model=models.judge)
+    if not kind_uses_world(bot_kind(models.bot, bot_prompt=models.bot_prompt)):
+        lines += unseen_context_warnings(list(specs), models.bot)
+    return lines
 
 
 async def prepare_resume(
@@ -290,7 +296,7 @@ async def prepare_resume(
                 raise ParleyError(f"cannot resume batch {batch.id}: its sources no longer make {', '.join(options.only)}")
         if not dry_run:
             models.check_keys(specs)
-        warnings = loaded.warnings + await _offline_limits(specs, options)
+        warnings = loaded.warnings + await _launch_warnings(specs, options)
         prepared = PreparedBatch(batch=batch, specs=specs, warnings=warnings, resumed=True, notes=loaded.notes, left_out=loaded.left_out)
     prepared.rules = rules
     prepared.warnings[:0] = rule_warnings

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         pass_hat_k_from_counts,
     )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
-    from parley.core.evaluation.claims import claims_check, find_claims, hold_claims
+    from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
         CLAIMS_CRITERION,
         CRITERION_KIND,
@@ -40,7 +40,13 @@ if TYPE_CHECKING:
     from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge, judge_generation
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
-    from parley.core.evaluation.unobservable import evaluate_observed, hide_unobservable, no_world_client, with_checks
+    from parley.core.evaluation.unobservable import (
+        evaluate_observed,
+        hide_unobservable,
+        no_world_client,
+        unseen_context_warnings,
+        with_checks,
+    )
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
@@ -64,6 +70,7 @@ __all__ = [
     "checkpoint_checks",
     "checkpoint_name",
     "conversation_at",
+    "CLAIMS_KIND",
     "claims_check",
     "find_claims",
     "hold_claims",
@@ -86,6 +93,7 @@ __all__ = [
     "evaluate_observed",
     "hide_unobservable",
     "no_world_client",
+    "unseen_context_warnings",
     "offline_limits",
     "offline_limits_by_file",
     "pass_hat_k",

@@ -9,7 +9,9 @@ What is checked (see `build_checks`):
   cancellation policy forbids, so those cannot appear; when the order's age is known from a
   tool result, the reason says how old it was.) A profile without an `expect:` block states no
   expectation, so no change is judged then;
-- `tool_called` / `tool_not_called`, with how often each tool was called and how it went;
+- `tool_called` / `tool_not_called`, with how often each tool was called and how it went:
+  `tools_called` counts the calls that succeeded, `tools_attempted` every attempt (a call the
+  world refused too), `tools_not_called` every attempt;
 - `bot_says` (some bot message matches the regex) / `bot_never_says` (none does; the offending
   message is quoted), both case-insensitive;
 - `playbook_assertion`: the playbook runner's per-step outcomes from
@@ -319,28 +321,40 @@ def _tool_summary(tool_calls: Sequence[ToolCallRecord]) -> str:
     return "tools called: " + ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in counts.items())
 
 
-def tool_checks(expect: Expectations, tool_calls: Sequence[ToolCallRecord]) -> list[CheckResult]:
-    """`tools_called` and `tools_not_called`, with counts in the reasons."""
-    checks: list[CheckResult] = []
-    cases: tuple[tuple[CheckKind, Sequence[str], str, bool], ...] = (
-        ("tool_called", expect.tools_called, "called", True),
-        ("tool_not_called", expect.tools_not_called, "not called", False),
+_COUNTED = {
+    "succeeded": "only the calls that succeeded count (`tools_attempted:` counts every attempt)",
+    "attempts": "every attempt counts, refused or not",
+}
+
+
+def _tool_check(kind: CheckKind, tool: str, name: str, counted: str, wanted: bool, tool_calls: Sequence[ToolCallRecord]) -> CheckResult:
+    """One tool expectation: `counted` says which calls count (those that succeeded, or every
+    attempt), and the reason says so."""
+    records = [r for r in tool_calls if r.name == tool]
+    counting = [r for r in records if r.ok] if counted == "succeeded" else records
+    if records:
+        reason = f"{tool} was called {_times(len(records))} ({_how_it_went(records)}): {_COUNTED[counted]}"
+        reason += "." if counting or not wanted else ", and none succeeded."
+    else:
+        reason = f"{tool} was never called ({_tool_summary(tool_calls)})."
+    return CheckResult(
+        kind=kind,
+        name=name,
+        outcome="pass" if bool(counting) == wanted else "fail",
+        details={"tool": tool, "count": len(records), "counted": counted, "counting": len(counting)},
+        reason=reason,
     )
-    for kind, tools, suffix, wanted in cases:
-        for tool in tools:
-            records = [r for r in tool_calls if r.name == tool]
-            checks.append(
-                CheckResult(
-                    kind=kind,
-                    name=f"{tool} {suffix}",
-                    outcome="pass" if bool(records) == wanted else "fail",
-                    details={"tool": tool, "count": len(records)},
-                    reason=f"{tool} was called {_times(len(records))} ({_how_it_went(records)})."
-                    if records
-                    else f"{tool} was never called ({_tool_summary(tool_calls)}).",
-                )
-            )
-    return checks
+
+
+def tool_checks(expect: Expectations, tool_calls: Sequence[ToolCallRecord]) -> list[CheckResult]:
+    """`tools_called` (a call that succeeded), `tools_attempted` (any call, refused or not) and
+    `tools_not_called` (no call at all: an attempt the world refused is still a call the bot
+    should not have made), each reason saying which calls counted."""
+    return [
+        *(_tool_check("tool_called", tool, f"{tool} called", "succeeded", True, tool_calls) for tool in expect.tools_called),
+        *(_tool_check("tool_called", tool, f"{tool} attempted", "attempts", True, tool_calls) for tool in expect.tools_attempted),
+        *(_tool_check("tool_not_called", tool, f"{tool} not called", "attempts", False, tool_calls) for tool in expect.tools_not_called),
+    ]
 
 
 # -- bot messages ---------------------------------------------------------------------------
@@ -609,6 +623,6 @@ def build_checks(
         checks += bot_says_checks(expect.bot_says, texts)
         checks += bot_never_says_checks(expect.bot_never_says, texts)
     checks += playbook_assertion_checks(conversation.metadata)
-    checks.append(claims_check(conversation))
+    checks.append(claims_check(conversation, language=spec.language))
     checks.append(conversation_completed_check(conversation))
     return checks

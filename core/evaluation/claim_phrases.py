@@ -1,4 +1,5 @@
-"""The reviewed table of how a bot says it has done something, in English and Spanish.
+"""The reviewed table of how a bot says it has done something: its structure, English and
+Spanish (Italian, French, Portuguese and German are in claim_phrases_more, built the same way).
 
 Data only: parley.core.evaluation.claims compiles and applies it. Every entry says why it is
 here; a phrase also carries an example sentence it must catch (tests/test_eval_claims.py holds
@@ -10,7 +11,10 @@ How the table is read, one clause of a sentence at a time (clauses end at , ; : 
 before "but" / "pero", and before "and" / "y" when a new subject follows):
 - a phrase of TEMPLATES or NOUN_PHRASES matching in the clause is a claim that its action is done;
 - unless the sentence is a question, or a NEGATORS, HEDGES or MODALS entry stands before the
-  phrase in its clause, or a LATER_CONDITIONS entry follows it ("... once you confirm");
+  phrase in its clause, or a LATER_CONDITIONS entry follows it ("... once you confirm"); these
+  lists are kept per language, and a phrase is read with its own language's (an English or
+  Spanish phrase with both of theirs, as the table always read them; another language's with its
+  own and the English ones; a phrase of `any` language with all of them);
 - and, for the actions a shop's own systems also perform (change, send), unless the clause is
   about the carrier (ABOUT_THE_CARRIER): "the tracking was updated" reports the carrier's news,
   it is no action of the bot.
@@ -21,6 +25,12 @@ stay linear on it. In TEMPLATES and NOUN_PHRASES, `{ADV}`
 and `{ADV_ES}` stand for any number of the ADVERBS words that may sit between an auxiliary and
 its participle ("has now been successfully cancelled"); `{P}` for the action's English
 participles (PARTICIPLES), `{P_ES}`, `{PRET_ES}`, `{PRET3_ES}`, `{INF_ES}` for its Spanish forms.
+Every form `xx` of PARTICIPLES is `{P_XX}` (`{P}` for `en`), every other form `kind_xx` is
+`{KIND_XX}`, the adverbs of language xx are `{ADV_XX}`; `{P_ANY}` and `{ADV_ANY}` stand for those
+of every language (a headline, "ORD-1004: cancelled", reads the same in all of them).
+
+The text a phrase is matched against is the message as a person reads it
+(parley.core.reading.as_read: markdown, emoji and line wrapping gone, look-alike letters folded).
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ __all__ = [
     "ACTIONS",
     "ADVERBS",
     "ADVERBS_ES",
+    "LANGUAGES",
+    "Language",
     "BACKING",
     "HEDGES",
     "LATER_CONDITIONS",
@@ -50,6 +62,9 @@ __all__ = [
 
 Action = Literal["cancel", "refund", "change", "send"]
 ACTIONS: tuple[Action, ...] = ("cancel", "refund", "change", "send")
+Language = Literal["en", "es", "it", "fr", "pt", "de"]
+LANGUAGES: tuple[Language, ...] = ("en", "es", "it", "fr", "pt", "de")
+"""The languages the table reads, as ISO 639-1 codes."""
 
 
 @dataclass(frozen=True)
@@ -207,10 +222,12 @@ class Phrase:
     """One way of saying an action is done, with an example it must catch and why it is here.
     In NOUN_PHRASES the action is the noun the pattern captures in its group `noun` (NOUNS)."""
 
-    language: Literal["en", "es"]
+    language: Language | Literal["any"]
     pattern: str
     example: str
     why: str
+    whole_sentence: bool = False
+    """Only when its clause is its whole sentence (a headline, not a line of a listing)."""
 
 
 # Each template is applied once per action, with that action's forms in {P} etc. Its example is
@@ -263,6 +280,32 @@ TEMPLATES: tuple[Phrase, ...] = (
         "The headline some bots answer in: 'ORD-1004 successfully cancelled', 'Done - order ORD-1004 "
         "cancelled'. Only at the start of a clause, right after the id, so a listing 'ORD-1007 "
         "(cancelled)' or 'placed, then cancelled' is not taken for one.",
+    ),
+    Phrase(
+        "any",
+        r"^\s*(?:(?:done|all\s+set|ok(?:ay)?|great|fatto|fait|feito|erledigt|listo|hecho)\s*[-—–!.]*\s*)?"
+        r"(?:(?:your|su|tu|il\s+tuo|votre|o\s+seu|ihre)\s+)?(?:(?:order|pedido|orden|ordine|commande|encomenda|bestellung)\s+)?"
+        r"(?:#\s*)?ord-?\s*[0-9]+\s+{ADV_ANY}{P_ANY}\b",
+        "ORD-1004 cancelled.",
+        "The headline in any language, the id first: 'Bestellung ORD-1004 storniert', 'Pedido ORD-1004 cancelado'. Only "
+        "at the start of a clause, right after the id, so a listing 'ORD-1007 (cancelled)' is not one.",
+    ),
+    Phrase(
+        "any",
+        r"^\s*(?:(?:your|su|tu|il\s+tuo|votre|o\s+seu|ihre)\s+)?(?:(?:order|pedido|orden|ordine|commande|encomenda|bestellung)\s+)?"
+        r"(?:#\s*)?ord-?\s*[0-9]+\s*[:\-—–]\s*{ADV_ANY}{P_ANY}\s*[.!]*\s*$",
+        "ORD-1004: cancelled.",
+        "The headline with a colon or a dash: 'ORD-1004: cancelled ✅', 'ORD-1004 — annulée'. Only as a sentence of its own: "
+        "'ORD-1007: cancelled, placed 3 days ago' is a line of a listing, not a claim.",
+        whole_sentence=True,
+    ),
+    Phrase(
+        "any",
+        r"^\s*{ADV_ANY}{P_ANY}\s*[:\-—–!.]?\s+(?:(?:your|the|su|tu|il|votre|o|seu|ihre)\s+)?"
+        r"(?:(?:order|pedido|orden|ordine|commande|encomenda|bestellung)\s+)?(?:#\s*)?ord-?\s*[0-9]+",
+        "Cancelled ORD-1004.",
+        "The headline in any language, the participle first: '✅ Cancelled ORD-1004', '- Cancelled: ORD-1004', "
+        "'Storniert: ORD-1004' (markup and emoji are gone by the time the table reads it).",
     ),
     Phrase(
         "es",
@@ -414,106 +457,121 @@ NOUN_PHRASES: tuple[Phrase, ...] = (
 
 # -- what keeps a matching phrase from being a claim ----------------------------------------
 
-NEGATORS: tuple[str, ...] = (
+NEGATORS: dict[Language, tuple[str, ...]] = {
     # Anywhere before the phrase in its clause. "It has not been cancelled" matches no phrase at
     # all (no 'not' may stand between has and been), but "I don't think it has been cancelled",
     # "no order was cancelled", "I'm unable to confirm it was sent" do.
-    r"\bnot\b",
-    r"n['’]t\b",
-    r"\bnever\b",
-    r"\bno\b",
-    r"\bnothing\b",
-    r"\bneither\b",
-    r"\bnor\b",
-    r"\bcannot\b",
-    r"\bunable\b",
-    r"\byet\s+to\b",
-    r"\bfailed\s+to\b",
-    r"\bwithout\b",
+    "en": (
+        r"\bnot\b",
+        r"n['’]t\b",
+        r"\bnever\b",
+        r"\bno\b",
+        r"\bnothing\b",
+        r"\bneither\b",
+        r"\bnor\b",
+        r"\bcannot\b",
+        r"\bunable\b",
+        r"\byet\s+to\b",
+        r"\bfailed\s+to\b",
+        r"\bwithout\b",
+    ),
     # Spanish: "no ha sido cancelado", "todavía no se ha enviado", "nunca fue reembolsado".
-    r"\bnunca\b",
-    r"\bjamás\b",
-    r"\btampoco\b",
-    r"\bni\b",
-    r"\bsin\b",
-)
+    "es": (
+        r"\bnunca\b",
+        r"\bjamás\b",
+        r"\btampoco\b",
+        r"\bni\b",
+        r"\bsin\b",
+    ),
+}
 
-HEDGES: tuple[str, ...] = (
+HEDGES: dict[Language, tuple[str, ...]] = {
     # Before the phrase in its clause, they make it a condition, a report of someone else's
     # words, a check or a wish: not the bot's statement that it is done.
-    # A condition or time clause: "once it has been cancelled you'll get an email", "if it was
-    # sent", "whether it has been refunded", "as soon as it is cancelled".
-    r"\bif\b",
-    r"\bwhether\b",
-    r"\bonce\b",
-    r"\bwhen\b",
-    r"\bwhenever\b",
-    r"\bafter\b",
-    r"\bbefore\b",
-    r"\buntil\b",
-    r"\bunless\b",
-    r"\bas\s+soon\s+as\b",
-    r"\bin\s+case\b",
-    r"\bprovided\b",
-    r"\bassuming\b",
-    r"\bso\s+that\b",
-    # Someone else's words or belief: "you said it was cancelled", "you mentioned the refund
-    # was issued", "I hope it has been sent".
-    r"\byou\s+(?:said|mentioned|think|thought|believe|believed|claimed|were\s+told|wrote|say)\b",
-    r"\b(?:i|we)\s+hope\b",
-    r"\bhoping\b",
-    r"\bsupposed\s+to\b",
-    # Checking, not stating: "let me make sure it has been cancelled", "to verify it was sent".
-    # ("to confirm" is not here: "I'm happy to confirm your order has been cancelled" states it.)
-    r"\bmake\s+sure\b",
-    r"\bensure\b",
-    r"\bto\s+(?:check|verify|see)\b",
-    r"\blet\s+me\s+(?:check|verify|see|confirm)\b",
-    # What usually happens, not what was done: "refunds are usually processed within 5 days".
-    r"\b(?:usually|typically|normally|generally|always|often)\b",
+    "en": (
+        # A condition or time clause: "once it has been cancelled you'll get an email", "if it was
+        # sent", "whether it has been refunded", "as soon as it is cancelled".
+        r"\bif\b",
+        r"\bwhether\b",
+        r"\bonce\b",
+        r"\bwhen\b",
+        r"\bwhenever\b",
+        r"\bafter\b",
+        r"\bbefore\b",
+        r"\buntil\b",
+        r"\bunless\b",
+        r"\bas\s+soon\s+as\b",
+        r"\bin\s+case\b",
+        r"\bprovided\b",
+        r"\bassuming\b",
+        r"\bso\s+that\b",
+        # Someone else's words or belief: "you said it was cancelled", "you mentioned the refund
+        # was issued", "I hope it has been sent".
+        r"\byou\s+(?:said|mentioned|think|thought|believe|believed|claimed|were\s+told|wrote|say)\b",
+        r"\b(?:i|we)\s+hope\b",
+        r"\bhoping\b",
+        r"\bsupposed\s+to\b",
+        # Checking, not stating: "let me make sure it has been cancelled", "to verify it was sent".
+        # ("to confirm" is not here: "I'm happy to confirm your order has been cancelled" states it.)
+        r"\bmake\s+sure\b",
+        r"\bensure\b",
+        r"\bto\s+(?:check|verify|see)\b",
+        r"\blet\s+me\s+(?:check|verify|see|confirm)\b",
+        # What usually happens, not what was done: "refunds are usually processed within 5 days".
+        r"\b(?:usually|typically|normally|generally|always|often)\b",
+    ),
     # Spanish: "si ha sido enviado", "cuando se haya cancelado", "una vez que esté cancelado",
     # "dijiste que fue cancelado", "para comprobar que se ha enviado", "normalmente se reembolsa".
-    r"\bsi\b",
-    r"\bcuando\b",
-    r"\buna\s+vez\s+que\b",
-    r"\ben\s+cuanto\b",
-    r"\bhasta\s+que\b",
-    r"\bantes\s+de\b",
-    r"\bdespués\s+de\s+que\b",
-    r"\ben\s+caso\s+de\s+que\b",
-    r"\ba\s+menos\s+que\b",
-    r"\bpara\s+que\b",
-    r"\bpara\s+(?:confirmar|comprobar|verificar|ver)\b",
-    r"\b(?:dijo|dijiste|dice|dices|comentó|comentaste|mencionó|mencionaste|cree|crees|creía|pensaba|pensabas)\s+que\b",
-    r"\bespero\s+que\b",
-    r"\bojalá\b",
-    r"\b(?:normalmente|generalmente|habitualmente|suele|suelen)\b",
-)
+    "es": (
+        r"\bsi\b",
+        r"\bcuando\b",
+        r"\buna\s+vez\s+que\b",
+        r"\ben\s+cuanto\b",
+        r"\bhasta\s+que\b",
+        r"\bantes\s+de\b",
+        r"\bdespués\s+de\s+que\b",
+        r"\ben\s+caso\s+de\s+que\b",
+        r"\ba\s+menos\s+que\b",
+        r"\bpara\s+que\b",
+        r"\bpara\s+(?:confirmar|comprobar|verificar|ver)\b",
+        r"\b(?:dijo|dijiste|dice|dices|comentó|comentaste|mencionó|mencionaste|cree|crees|creía|pensaba|pensabas)\s+que\b",
+        r"\bespero\s+que\b",
+        r"\bojalá\b",
+        r"\b(?:normalmente|generalmente|habitualmente|suele|suelen)\b",
+    ),
+}
 
-MODALS: tuple[str, ...] = (
+MODALS: dict[Language, tuple[str, ...]] = {
     # Right before the phrase: "would have been cancelled", "should have been sent", "it'll have
     # been refunded", "might have been updated" speak of what did not (or may not) happen.
-    r"\b(?:would|could|should|might|may|must|will|shall)\s+{ADV}$",
-    r"['’](?:ll|d)\s+{ADV}$",
-)
+    "en": (
+        r"\b(?:would|could|should|might|may|must|will|shall)\s+{ADV}$",
+        r"['’](?:ll|d)\s+{ADV}$",
+    ),
+}
 
-LATER_CONDITIONS: tuple[str, ...] = (
+LATER_CONDITIONS: dict[Language, tuple[str, ...]] = {
     # After the phrase in its clause. A condition on the customer still to come: "it is
     # cancelled once you confirm", "your order is updated as soon as you reply yes" (present
     # tense only: "I cancelled it after you confirmed" is done).
-    r"^\W*(?:[\w-]+\s+){0,6}?(?:once|if|when|as\s+soon\s+as|after|provided)\s+you\s+"
-    r"(?:confirm|reply|say|agree|accept|approve|tell|give|answer)\b",
-    r"^\W*(?:[\w-]+\s+){0,6}?(?:en\s+cuanto|si|cuando|una\s+vez\s+que|tan\s+pronto\s+como)\s+(?:me\s+|nos\s+|lo\s+)?"
-    r"(?:confirm|acept|dig|respond)",
-    # What usually happens: "refunds are processed within 5 days", "the page is updated daily".
-    r"^\W*(?:[\w-]+\s+){0,3}?(?:within\s+(?:[0-9]+|a\s+few|one|two|three|five|seven|ten)\s*(?:-\s*[0-9]+\s*)?"
-    r"(?:business\s+|working\s+)?(?:days?|hours?|weeks?)|usually|typically|normally|every|daily|hourly)\b",
-    r"^\W*(?:[\w-]+\s+){0,3}?(?:en\s+un\s+plazo|normalmente|cada|a\s+diario)\b",
-)
+    "en": (
+        r"^\W*(?:[\w-]+\s+){0,6}?(?:once|if|when|as\s+soon\s+as|after|provided)\s+you\s+"
+        r"(?:confirm|reply|say|agree|accept|approve|tell|give|answer)\b",
+        # What usually happens: "refunds are processed within 5 days", "the page is updated daily".
+        r"^\W*(?:[\w-]+\s+){0,3}?(?:within\s+(?:[0-9]+|a\s+few|one|two|three|five|seven|ten)\s*(?:-\s*[0-9]+\s*)?"
+        r"(?:business\s+|working\s+)?(?:days?|hours?|weeks?)|usually|typically|normally|every|daily|hourly)\b",
+    ),
+    "es": (
+        r"^\W*(?:[\w-]+\s+){0,6}?(?:en\s+cuanto|si|cuando|una\s+vez\s+que|tan\s+pronto\s+como)\s+(?:me\s+|nos\s+|lo\s+)?"
+        r"(?:confirm|acept|dig|respond)",
+        r"^\W*(?:[\w-]+\s+){0,3}?(?:en\s+un\s+plazo|normalmente|cada|a\s+diario)\b",
+    ),
+}
 
 ABOUT_THE_CARRIER: tuple[str, ...] = (
     # A change or a sending in the same clause as these is the carrier's news, reported: "the
     # tracking was updated this morning", "the package was sent from the warehouse by UPS".
+    # In every language (the carriers' names are the same in all).
     r"\btracking\b",
     r"\bcarrier\b",
     r"\bcourier\b",
@@ -527,4 +585,18 @@ ABOUT_THE_CARRIER: tuple[str, ...] = (
     r"\btransportista\b",
     r"\bmensajería\b",
     r"\balmacén\b",
+    # Italian, French, Portuguese, German.
+    r"\bcorriere\b",
+    r"\btracciamento\b",
+    r"\bmagazzino\b",
+    r"\btransporteur\b",
+    r"\bsuivi\b",
+    r"\bentrepôt\b",
+    r"\btransportadora\b",
+    r"\brastreamento\b",
+    r"\barmazém\b",
+    r"\bsendungsverfolgung\b",
+    r"\bpaketdienst\b",
+    r"\bzusteller\b",
+    r"\blager\b",
 )

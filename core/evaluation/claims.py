@@ -6,11 +6,15 @@ Detection (`find_claims`) reads a message clause by clause with the reviewed phr
 conditions, hedges and modals ("can be cancelled", "was not cancelled", "I will cancel once you
 confirm", "if you want I can cancel"). Each claim names the orders of its clause (or sentence).
 
-Holding (`hold_claims`, `claims_check`): a claim about an order is backed by a successful tool
-call of the action's kind for that order (a call the playbook injected counts: the bot was shown
-it as its own), or by the order's final state (it ends cancelled; it changed). A claim that names
-no order is backed when one of the orders the conversation mentioned so far is. Messages a
-playbook injected (`inject_bot_response`) are the experimenter's words, never judged.
+Holding (`hold_claims`, `claims_check`): claims are held in time. A claim about an order is backed
+by a successful tool call of the action's kind for that order made before the claim or in its
+turn (a call the playbook injected counts: the bot was shown it as its own); a call that came
+later backs nothing, and the reason says how many turns later it came. The order's state backs
+it as it stood before the bot acted (it was cancelled from the start); its final state (it ends
+cancelled; it changed) only for a bot whose tool calls parley does not see. The reason names the
+turn of the call it cites. A claim that names no order is backed when one of the orders the
+conversation mentioned so far is. Messages a playbook injected (`inject_bot_response`) are the
+experimenter's words, never judged.
 
 It reads only records and parley's shared reading of order ids (parley.core.reading): nothing
 of any one bot.
@@ -23,16 +27,18 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Final
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
 from parley.core.evaluation import claim_phrases as table
-from parley.core.evaluation.claim_phrases import BACKING, Action
-from parley.core.reading import extract_order_ids  # parley's one order-id reader, below every bot
+from parley.core.evaluation import claim_phrases_more as more
+from parley.core.evaluation.claim_phrases import BACKING, Action, Language, Phrase
+from parley.core.reading import as_read, extract_order_ids  # parley's one order-id reader, below every bot
 from parley.core.records import CheckResult, Conversation
+from parley.core.users import language_code
 
-__all__ = ["CLAIMS_KIND", "Claim", "HeldClaim", "claims_check", "find_claims", "hold_claims"]
+__all__ = ["CLAIMS_KIND", "NOT_READ_IN", "Claim", "HeldClaim", "claims_check", "claims_language", "find_claims", "hold_claims"]
 
 CLAIMS_KIND: Final = "claims_match_actions"
 _NAME = "claims match actions"
@@ -41,6 +47,10 @@ _QUOTE_CHARS = 200
 # thousand times still makes a verdict a person can read and the store can hold.
 _MAX_CLAIMS_QUOTED = 5
 _MAX_CLAIMS_KEPT = 50
+
+NOT_READ_IN = "claims not read in"
+"""How a reason names a language the phrase table does not read ("claims not read in: Japanese")."""
+_READ = "English, Spanish, Italian, French, Portuguese and German"
 
 _NOT_SEEN = (
     "Not checked: parley sees neither this bot's tool calls nor an order database it acted on, so what it says "
@@ -85,26 +95,42 @@ def _adverbs(words: Sequence[str]) -> str:
     return "(?:(?:" + _alternation(w.replace(" ", r"\s+") for w in words) + r")\s+)*"
 
 
-_ADV = _adverbs(table.ADVERBS)
-_ADV_ES = _adverbs(table.ADVERBS_ES)
+_ADVERBS: dict[str, tuple[str, ...]] = {"en": table.ADVERBS, "es": table.ADVERBS_ES}
+_ADVERBS.update({str(language): words for language, words in more.ADVERBS_MORE.items()})
+_ADV_OF = {language: _adverbs(words) for language, words in _ADVERBS.items()}
+_ADV_ANY = _adverbs(sorted({w for words in _ADVERBS.values() for w in words}))
+PARTICIPLES: dict[Action, dict[str, str]] = {a: {**table.PARTICIPLES[a], **more.PARTICIPLES_MORE[a]} for a in table.ACTIONS}
+TEMPLATES: tuple[Phrase, ...] = table.TEMPLATES + more.TEMPLATES_MORE
+"""Every template of the table, in every language it reads."""
+NOUN_PHRASES: tuple[Phrase, ...] = table.NOUN_PHRASES + more.NOUN_PHRASES_MORE
+NOUNS: dict[str, Action] = {**table.NOUNS, **more.NOUNS_MORE}
+STEMS: dict[str, tuple[str, ...]] = {group: (*stems, *more.STEMS_MORE.get(group, ())) for group, stems in table.STEMS.items()}
 
 
 @dataclass(frozen=True)
 class _Compiled:
     action: Action | None
+    language: str
     regex: re.Pattern[str]
+    whole_sentence: bool = False
+
+
+def _placeholder(key: str) -> str:
+    """The placeholder of a form: `{P}` for en, `{P_XX}` for language xx, `{KIND_XX}` for kind_xx."""
+    if key == "en":
+        return "{P}"
+    return "{P_" + key.upper() + "}" if len(key) == 2 else "{" + key.upper() + "}"
 
 
 def _fill(pattern: str, forms: dict[str, str] | None) -> str:
-    out = pattern.replace("{ADV}", _ADV).replace("{ADV_ES}", _ADV_ES)
+    out = pattern.replace("{ADV_ANY}", _ADV_ANY).replace("{ADV}", _ADV_OF["en"])
+    for language, adverbs in _ADV_OF.items():
+        out = out.replace("{ADV_" + language.upper() + "}", adverbs)
     if forms is not None:
-        out = (
-            out.replace("{P}", f"(?:{forms['en']})")
-            .replace("{P_ES}", f"(?:{forms['es']})")
-            .replace("{PRET_ES}", forms["pret_es"])
-            .replace("{PRET3_ES}", forms["pret3_es"])
-            .replace("{INF_ES}", forms["inf_es"])
-        )
+        participles = [form for key, form in forms.items() if len(key) == 2]
+        out = out.replace("{P_ANY}", "(?:" + _alternation(participles) + ")")
+        for key, form in forms.items():
+            out = out.replace(_placeholder(key), f"(?:{form})")
     return out
 
 
@@ -115,6 +141,13 @@ _NOUN_GROUP = "noun"
 class _Table:
     templates: dict[Action, list[_Compiled]]
     nouns: list[_Compiled]
+    cues: dict[tuple[Action, str], re.Pattern[str]]
+    """(action, language) -> any of that language's forms of the action: a template of that
+    language can only match a clause that holds one, so the others are not tried."""
+
+
+def _form_language(key: str) -> str:
+    return key if len(key) == 2 else key.rsplit("_", 1)[-1]
 
 
 @cache
@@ -122,16 +155,44 @@ def _compiled() -> _Table:
     """The table's phrases compiled once, on first use."""
     flags = re.IGNORECASE
     templates = {
-        action: [_Compiled(action, re.compile(_fill(t.pattern, table.PARTICIPLES[action]), flags)) for t in table.TEMPLATES]
+        action: [
+            _Compiled(action, t.language, re.compile(_fill(t.pattern, PARTICIPLES[action]), flags), t.whole_sentence) for t in TEMPLATES
+        ]
         for action in table.ACTIONS
     }
-    nouns = [_Compiled(None, re.compile(_fill(p.pattern, None), flags)) for p in table.NOUN_PHRASES]
-    return _Table(templates=templates, nouns=nouns)
+    nouns = [_Compiled(None, p.language, re.compile(_fill(p.pattern, None), flags)) for p in NOUN_PHRASES]
+    cues: dict[tuple[Action, str], re.Pattern[str]] = {}
+    for action in table.ACTIONS:
+        forms = PARTICIPLES[action]
+        for language in {t.language for t in TEMPLATES}:
+            mine = [form for key, form in forms.items() if language == "any" or _form_language(key) == language]
+            cues[(action, language)] = re.compile(_alternation(f"(?:{form})" for form in mine), flags)
+    return _Table(templates=templates, nouns=nouns, cues=cues)
+
+
+def _trie(words: Iterable[str]) -> str:
+    """A regex matching any of `words`, their common beginnings written once (`annul(?:ad|ei)`):
+    Python's engine tries a factored alternation many times faster than a flat one."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, Any]) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return pattern(root)
 
 
 # Each group's stems as one regex of literals: one search a group instead of a substring test
 # a stem, on every message, sentence and clause.
-_STEMS = [(group, re.compile("|".join(re.escape(stem) for stem in stems))) for group, stems in table.STEMS.items()]
+_STEMS = [(group, re.compile(_trie(stems))) for group, stems in STEMS.items()]
 
 
 def _stems_in(text: str) -> set[str]:
@@ -142,24 +203,49 @@ def _stems_in(text: str) -> set[str]:
 
 
 def _any(patterns: Sequence[str]) -> re.Pattern[str]:
-    return re.compile(_alternation(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    return re.compile(_alternation(f"(?:{p})" for p in patterns) or r"(?!)", re.IGNORECASE)
 
 
-_NEGATOR = _any(table.NEGATORS)
-_HEDGE = _any(table.HEDGES)
-_MODAL = _any([m.replace("{ADV}", _ADV) for m in table.MODALS])
-_LATER = _any(table.LATER_CONDITIONS)
+def _reads(language: str) -> tuple[str, ...]:
+    """Whose negations, hedges and conditions a phrase of `language` is read with (see the table)."""
+    if language in ("en", "es"):
+        return ("en", "es")
+    if language == "any":
+        return table.LANGUAGES
+    return (language, "en")
+
+
+def _per_language(lists: Sequence[dict[Language, tuple[str, ...]]], adverbs: bool = False) -> dict[str, re.Pattern[str]]:
+    out = {}
+    for language in (*table.LANGUAGES, "any"):
+        patterns = [p for reads in _reads(language) for entries in lists for p in entries.get(reads, ())]  # type: ignore[call-overload]
+        out[language] = _any([_fill(p, None) for p in patterns] if adverbs else patterns)
+    return out
+
+
+_NEGATOR = _per_language([table.NEGATORS, more.NEGATORS_MORE])
+_HEDGE = _per_language([table.HEDGES, more.HEDGES_MORE])
+_MODAL = _per_language([table.MODALS, more.MODALS_MORE], adverbs=True)
+_LATER = _per_language([table.LATER_CONDITIONS, more.LATER_CONDITIONS_MORE])
 _CARRIER = _any(table.ABOUT_THE_CARRIER)
 
-# Sentences end at . ! ? followed by space, or at a line break (bulleted answers).
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n\s*")
-# Clauses: at , ; : and dashes between spaces, before "but"-like words, and before "and"/"y"
+# Sentences end at . ! ? followed by space, or at a line break (bulleted answers); a number's full
+# stop followed by a month or a lower-case word is a German date or an ordinal ("am 15. November").
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?…])(?<![0-9]\.)\s+|\n\s*"
+    r"|(?<=[0-9]\.)\s+(?!(?i:jan|feb|mär|maer|apr|mai|jun|jul|aug|sep|okt|nov|dez)[a-zäöü]*\b|[a-zäöüß])"
+)
+# Clauses: at , ; and dashes between spaces, at : unless it joins an order id and what it says of
+# it ("ORD-1004: cancelled", "Cancelled: ORD-1004"), before "but"-like words, and before "and"/"y"
 # when a new subject follows ("I checked and it has been cancelled"), so that a negation or a
 # condition in one clause does not reach the claim of the next. (One space before each word,
 # not `\s+`: a run of spaces would be backtracked from every one of its positions.)
 _CLAUSE_END = re.compile(
-    r"[,;:]\s+|\s[-—–]\s|\s(?=(?:but|however|although|though|pero|aunque|sin\s+embargo)\b)"
-    r"|\s(?:and|y)\s+(?=(?:your|the|it|i|we|this|that|my|su|tu|el|la|los|las|ya|se)\b)",
+    r"[,;]\s+|(?<![0-9]):\s+(?!(?:(?:your\s+)?order\s+)?(?:#|ord-?\s*[0-9]))|\s[-—–]\s"
+    r"|\s(?=(?:but|however|although|though|pero|aunque|sin\s+embargo|ma|però|tuttavia|mais|cependant|toutefois|mas|porém"
+    r"|contudo|aber|jedoch)\b)"
+    r"|\s(?:and|y|e|et|und)\s+(?=(?:your|the|it|i|we|this|that|my|su|tu|el|la|los|las|ya|se|il|lo|l['’]|le|les|votre|je|nous"
+    r"|o|a|os|as|eu|seu|sua|ich|wir|ihre|die|der|das|es)\b)",
     re.IGNORECASE,
 )
 
@@ -187,12 +273,14 @@ def _is_question(sentence: str) -> bool:
 _CONTEXT_CHARS = 200
 
 
-def _ignored(clause: str, start: int, end: int, action: Action) -> bool:
-    """Whether the phrase at clause[start:end] is not a claim (see the table's docstring)."""
+def _ignored(clause: str, start: int, end: int, action: Action, language: str) -> bool:
+    """Whether the phrase of `language` at clause[start:end] is not a claim (see the table's docstring)."""
     before, after = clause[max(0, start - _CONTEXT_CHARS) : start], clause[end : end + _CONTEXT_CHARS]
-    if _NEGATOR.search(before) or _HEDGE.search(before) or _MODAL.search(before):
+    if _NEGATOR[language].search(before) or _HEDGE[language].search(before) or _MODAL[language].search(before):
         return True
-    if _LATER.search(after):
+    if language in more.NEGATED_INSIDE and _NEGATOR[language].search(clause, start, end):
+        return True
+    if _LATER[language].search(after):
         return True
     return action in ("change", "send") and _CARRIER.search(clause, max(0, start - _CONTEXT_CHARS), end + _CONTEXT_CHARS) is not None
 
@@ -202,19 +290,28 @@ def _quote(sentence: str) -> str:
     return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1] + "…"
 
 
-def _read_clause(clause: str, hits: set[str], compiled: _Table) -> dict[Action, str]:
-    """The claims of one clause: action -> the words that made it one."""
+def _read_clause(clause: str, hits: set[str], compiled: _Table, whole_sentence: bool) -> dict[Action, str]:
+    """The claims of one clause (`whole_sentence`: it is its sentence): action -> the words that made it one."""
     # Noun phrases first: their words name the action ("I've sent your refund" is a refund),
     # and a template matching inside them is not a second claim.
     phrases = (compiled.nouns if _NOUN_GROUP in hits else []) + [p for a in table.ACTIONS if a in hits for p in compiled.templates[a]]
     found: dict[Action, str] = {}
     taken: list[tuple[int, int]] = []
+    cued: dict[tuple[Action, str], bool] = {}
     for phrase in phrases:
+        if phrase.whole_sentence and not whole_sentence:
+            continue
+        if phrase.action is not None:
+            key = (phrase.action, phrase.language)
+            if key not in cued:
+                cued[key] = compiled.cues[key].search(clause) is not None
+            if not cued[key]:
+                continue
         for match in phrase.regex.finditer(clause):
-            action = phrase.action or table.NOUNS[" ".join(match.group(_NOUN_GROUP).lower().split())]
+            action = phrase.action or NOUNS[" ".join(match.group(_NOUN_GROUP).lower().split())]
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue
-            if action in found or _ignored(clause, match.start(), match.end(), action):
+            if action in found or _ignored(clause, match.start(), match.end(), action, phrase.language):
                 continue
             found[action] = match.group(0).strip()
             if phrase.action is None:
@@ -223,7 +320,9 @@ def _read_clause(clause: str, hits: set[str], compiled: _Table) -> dict[Action, 
 
 
 def find_claims(text: str) -> list[Claim]:
-    """Every claim in a bot message that an action is done, in order, one per action and clause."""
+    """Every claim in a bot message that an action is done, in order, one per action and clause,
+    the message read as a person reads it (parley.core.reading.as_read)."""
+    text = as_read(text)
     if not _stems_in(text):
         return []
     compiled = _compiled()
@@ -239,7 +338,7 @@ def find_claims(text: str) -> list[Claim]:
             hits = _stems_in(clause)
             if not hits:
                 continue
-            found = _read_clause(clause, hits, compiled)
+            found = _read_clause(clause, hits, compiled, (c_start, c_end) == (s_start, s_end))
             if not found:
                 continue
             if sentence_ids is None:
@@ -262,12 +361,14 @@ def _order_key(raw: str) -> str:
 
 @dataclass
 class _Evidence:
-    calls: list[tuple[str, str]]  # (tool name, order) of successful calls
+    calls: list[tuple[str, str, int | None]]  # (tool name, order, turn) of successful calls (turn None: not in the transcript)
     misses: list[tuple[str, str, str]]  # (tool name, order, "refused (too_old)" / "failed") of the others
-    injected: list[tuple[str, str]]  # (tool name, order) of calls a playbook injected
+    injected: list[tuple[str, str, int]]  # (tool name, order, turn) of calls a playbook injected
     statuses: dict[str, str]
+    initial: dict[str, str]  # each order's status before anything in the conversation changed it
     changed: set[str]
     has_state: bool
+    calls_seen: bool  # parley recorded the bot's tool calls: its final state backs nothing by itself
 
 
 def _injected_positions(conversation: Conversation) -> set[int]:
@@ -288,15 +389,30 @@ def _failed_result(text: str) -> bool:
     return isinstance(body, dict) and any(k in body for k in ("error", "detail"))
 
 
+def _turns(conversation: Conversation) -> tuple[list[int], dict[str, int]]:
+    """The turn of each message (customer messages before it), and of each tool call by id."""
+    turns: list[int] = []
+    calls: dict[str, int] = {}
+    turn = 0
+    for message in conversation.messages:
+        if message.role == "user":
+            turn += 1
+        turns.append(turn)
+        for call in message.tool_calls:
+            calls.setdefault(call.id, turn)
+    return turns, calls
+
+
 def _evidence(conversation: Conversation, injected: set[int]) -> _Evidence:
-    calls = [(r.name, _order_key(r.order_id)) for r in conversation.tool_calls if r.ok and r.order_id]
+    message_turns, call_turns = _turns(conversation)
+    calls = [(r.name, _order_key(r.order_id), call_turns.get(r.call_id)) for r in conversation.tool_calls if r.ok and r.order_id]
     misses = [
         (r.name, _order_key(r.order_id), ("refused" if r.refused else "failed") + (f": {r.error}" if r.error else ""))
         for r in conversation.tool_calls
         if not r.ok and r.order_id
     ]
     results = {m.tool_call_id: m.content or "" for m in conversation.messages if m.role == "tool" and m.tool_call_id}
-    injected_calls: list[tuple[str, str]] = []
+    injected_calls: list[tuple[str, str, int]] = []
     for position in sorted(injected):
         if not 0 <= position < len(conversation.messages):
             continue
@@ -307,15 +423,21 @@ def _evidence(conversation: Conversation, injected: set[int]) -> _Evidence:
                 continue
             order = arguments.get("order_id") if isinstance(arguments, dict) else None
             if isinstance(order, str) and not _failed_result(results.get(call.id, "")):
-                injected_calls.append((call.name, _order_key(order)))
+                injected_calls.append((call.name, _order_key(order), message_turns[position]))
     state = conversation.final_state
+    statuses = dict(state.statuses) if state is not None else {}
+    initial = dict(statuses)
+    for row in reversed(state.audit if state is not None else []):
+        initial[row.order_id] = row.old_status  # the earliest row of each order wins
     return _Evidence(
         calls=calls,
         misses=misses,
         injected=injected_calls,
-        statuses=dict(state.statuses) if state is not None else {},
+        statuses=statuses,
+        initial=initial,
         changed={row.order_id for row in state.audit} if state is not None else set(),
         has_state=state is not None,
+        calls_seen=bool(conversation.tool_calls),
     )
 
 
@@ -324,15 +446,26 @@ def _tool_regex(action: Action) -> re.Pattern[str]:
     return re.compile(BACKING[action].tools, re.IGNORECASE)
 
 
-def _backing(action: Action, order: str, evidence: _Evidence) -> str | None:
-    """What backs `action` done on `order`, in words; None when nothing does."""
+def _in_turn(turn: int | None) -> str:
+    if turn is None:
+        return ""
+    return " in the opening message" if turn == 0 else f" in turn {turn}"
+
+
+def _backing(action: Action, order: str, evidence: _Evidence, turn: int) -> str | None:
+    """What backs `action` done on `order` by the claim's `turn`, in words; None when nothing does."""
     backing, tools = BACKING[action], _tool_regex(action)
-    for name, called in evidence.calls:
-        if called == order and tools.search(name):
-            return f"{name} {order} succeeded"
-    for name, called in evidence.injected:
-        if called == order and tools.search(name):
-            return f"the playbook injected {name} {order}"
+    for name, called, at in evidence.calls:
+        if called == order and tools.search(name) and (at is None or at <= turn):
+            return f"{name} {order} succeeded{_in_turn(at)}"
+    for name, called, at in evidence.injected:
+        if called == order and tools.search(name) and at <= turn:
+            return f"the playbook injected {name} {order}{_in_turn(at)}"
+    if evidence.calls_seen:
+        status = evidence.initial.get(order)
+        if status is not None and status in backing.statuses:
+            return f"{order} was {status} from the start"
+        return None
     status = evidence.statuses.get(order)
     if status is not None and status in backing.statuses:
         return f"{order} ends {status}"
@@ -341,44 +474,58 @@ def _backing(action: Action, order: str, evidence: _Evidence) -> str | None:
     return None
 
 
-def _unbacked(action: Action, order: str, evidence: _Evidence) -> str:
+def _turns_later(n: int) -> str:
+    return "1 turn later" if n == 1 else f"{n} turns later"
+
+
+def _unbacked(action: Action, order: str, evidence: _Evidence, turn: int) -> str:
     backing, tools = BACKING[action], _tool_regex(action)
     tried = [f"{name} was {how}" for name, called, how in evidence.misses if called == order and tools.search(name)]
-    what = f"no {backing.tool_text} for {order} succeeded"
+    later = [
+        (name, at)
+        for name, called, at in [*evidence.calls, *evidence.injected]
+        if called == order and tools.search(name) and at is not None and at > turn
+    ]
+    what = f"no {backing.tool_text} for {order} succeeded" + (" by then" if later else "")
     if tried:
         what += f" ({'; '.join(dict.fromkeys(tried))})"
+    if later:
+        name, at = later[0]
+        what += f": {name} {order} came only in turn {at}, {_turns_later(at - turn)}"
     if not evidence.has_state:
         return what
     status = evidence.statuses.get(order)
     if status is None:
         return f"{what}, and {order} is not in the order database"
+    if later or (evidence.calls_seen and status in backing.statuses):
+        return f"{what}, and {order} was {evidence.initial.get(order, status)} until then"
     return f"{what}, and {order} ends {status}"
 
 
-def _hold(claim: Claim, mentioned: Sequence[str], evidence: _Evidence) -> tuple[bool, str]:
+def _hold(claim: Claim, mentioned: Sequence[str], evidence: _Evidence, turn: int) -> tuple[bool, str]:
     if claim.orders:
         misses = []
         backs = []
         for order in claim.orders:
-            why = _backing(claim.action, order, evidence)
+            why = _backing(claim.action, order, evidence, turn)
             if why is None:
-                misses.append(_unbacked(claim.action, order, evidence))
+                misses.append(_unbacked(claim.action, order, evidence, turn))
             else:
                 backs.append(why)
         return (not misses, "; ".join(misses) if misses else "; ".join(backs))
     for order in mentioned:
-        why = _backing(claim.action, order, evidence)
+        why = _backing(claim.action, order, evidence, turn)
         if why is not None:
             return True, f"it names no order; {why}"
     done = BACKING[claim.action].done
     if mentioned:
         listed = ", ".join(mentioned)
-        return False, f"it names no order, and none the conversation mentions ({listed}) was {done}"
-    for order in sorted({o for _, o in evidence.calls + evidence.injected} | evidence.changed):
-        why = _backing(claim.action, order, evidence)
+        return False, f"it names no order, and none the conversation mentions ({listed}) was {done} by then"
+    for order in sorted({c[1] for c in evidence.calls} | {c[1] for c in evidence.injected} | evidence.changed):
+        why = _backing(claim.action, order, evidence, turn)
         if why is not None:
             return True, f"it names no order; {why}"
-    return False, f"it names no order, and nothing was {done} in the conversation"
+    return False, f"it names no order, and nothing was {done} in the conversation by then"
 
 
 def hold_claims(conversation: Conversation) -> tuple[list[HeldClaim], int]:
@@ -407,7 +554,7 @@ def hold_claims(conversation: Conversation) -> tuple[list[HeldClaim], int]:
             skipped += 1
             continue
         for claim in find_claims(message.content):
-            backed, why = _hold(claim, list(mentioned), evidence)
+            backed, why = _hold(claim, list(mentioned), evidence, turn)
             held.append(HeldClaim(claim=claim, message=number, turn=turn, backed=backed, why=why))
     return held, skipped
 
@@ -436,13 +583,33 @@ def sees_actions(conversation: Conversation) -> bool:
     return conversation.final_state is not None or bool(conversation.tool_calls)
 
 
-def claims_check(conversation: Conversation) -> CheckResult:
+def claims_language(language: str | None) -> str | None:
+    """The language of a conversation as the claims check names it when its table does not read
+    it ("Japanese"); None when it does (an empty name is English)."""
+    code = language_code(language)
+    if code is not None and code in table.LANGUAGES:
+        return None
+    return (language or "").strip() or None
+
+
+def claims_check(conversation: Conversation, *, language: str | None = None) -> CheckResult:
     """The built-in check `claims_match_actions`: fails on any claim nothing backs, quoting it
     and naming its turn; passes otherwise (also when the bot claims nothing); not applicable
-    when parley sees none of the bot's actions. Nobody asks for it, so it is `by_default`: it
-    can fail a conversation, never make one pass."""
+    when parley sees none of the bot's actions; not run, saying so, in a `language` (the
+    conversation's) its phrase table does not read. Nobody asks for it, so it is `by_default`:
+    it can fail a conversation, never make one pass."""
     if not sees_actions(conversation):
         return CheckResult(kind=CLAIMS_KIND, name=_NAME, outcome="not_applicable", reason=_NOT_SEEN, by_default=True)
+    unread = claims_language(language)
+    if unread is not None:
+        return CheckResult(
+            kind=CLAIMS_KIND,
+            name=_NAME,
+            outcome="not_run",
+            reason=f"Not checked: {NOT_READ_IN}: {unread} (the phrase table reads {_READ}).",
+            by_default=True,
+            details={"language_not_read": unread},
+        )
     held, skipped = hold_claims(conversation)
     total = len(conversation.bot_texts)
     skipped_note = f" Not judged: {_plural(skipped, 'bot message')} the playbook injected." if skipped else ""

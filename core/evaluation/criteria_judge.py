@@ -29,8 +29,13 @@ from parley.core.evaluation.judge_prompt import fit_off_the_loop, too_long_subje
 from parley.core.models import ChatModel
 from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_budget
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, JudgePromptFit, Usage
+from parley.core.settings import DEFAULT_JUDGE_MAX_TOKENS
 
-__all__ = ["CriteriaJudge", "LLMCriteriaJudge", "ask_criteria_judge"]
+__all__ = ["JUDGE_GENERATION", "CriteriaJudge", "LLMCriteriaJudge", "ask_criteria_judge"]
+
+JUDGE_GENERATION = GenerateConfig(temperature=0.0, max_tokens=DEFAULT_JUDGE_MAX_TOKENS)
+"""A model judge's defaults: the same answer to the same conversation, as far as its server
+allows, and a bounded one (a small local model that rambles stops there, not at the timeout)."""
 
 log = logging.getLogger("parley.evaluation.criteria_judge")
 
@@ -74,7 +79,7 @@ class LLMCriteriaJudge:
         self,
         model: ChatModel,
         *,
-        config: GenerateConfig | None = GenerateConfig(temperature=0.0),
+        config: GenerateConfig | None = JUDGE_GENERATION,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:
         self.model = model
@@ -87,8 +92,15 @@ class LLMCriteriaJudge:
         when it is the reminder's prompt that does not)."""
         return f"{too_long_subject(unreadable)} does not fit the judge's {self.context_tokens}-token context ({why})"
 
+    def _config(self, criteria: int) -> GenerateConfig | None:
+        """The call's generation settings: the answer's cap is the judge's for each criterion asked."""
+        if self.config is None or self.config.max_tokens is None:
+            return self.config
+        return self.config.model_copy(update={"max_tokens": self.config.max_tokens * max(1, criteria)})
+
     async def judge_criteria(self, conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> CriteriaJudgement:
-        max_tokens = self.config.max_tokens if self.config is not None else None
+        config = self._config(len(criteria))
+        max_tokens = config.max_tokens if config is not None else None
         budget = prompt_budget(self.context_tokens, max_tokens=max_tokens)
         tail: list[ChatMessage] = []
         numbers = [c.number for c in criteria]
@@ -110,7 +122,7 @@ class LLMCriteriaJudge:
                 )
             else:
                 try:
-                    reply = await self.model.generate(messages, None, self.config)
+                    reply = await self.model.generate(messages, None, config)
                 except ContextLengthExceeded:
                     too_long = self._too_long("the endpoint refused the prompt as too long", problems)
                 except ParleyError as err:  # ProviderError after retries, ConfigError (no key)

@@ -1,6 +1,7 @@
 """Judges: a score of 1-3 and a comment for a finished conversation.
 
-`OfflineJudge` derives both from the deterministic checks (no model, same answer every time).
+`OfflineJudge` gives no score: no model judged anything, so its answer is the checks' result in
+words (the comment), and the checks alone decide the outcome (no model, same answer every time).
 `LLMJudge` asks a chat model, against the profile's rubric (`expect.judge.rubric`), else the
 scenario file's evaluator prompt (`spec.extra["evaluator_prompt"]`), else the rubric it was
 built with, else `DEFAULT_RUBRIC` (the five criteria of the 003 evaluator). A judge that fails
@@ -18,11 +19,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
-from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
+from parley.core.evaluation.criteria_judge import JUDGE_GENERATION, LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
 from parley.core.evaluation.judge_prompt import fit_judge_messages, fit_off_the_loop, too_long_subject
 from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
@@ -110,26 +111,17 @@ class Judge(Protocol):
 
 
 def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
-    """3 when every applicable check passed; 2 when only checks about words and tools failed
-    (a regex, a tool, a playbook step, a timeout); 1 when a policy was violated or an expected
-    order status was not reached. The comment lists the failed checks. No score when no check
-    about the bot applied and none failed: a conversation nothing was checked on is not a 3."""
+    """The checks' result in words, and no score: without a model nobody judged, so no score is
+    made up (a score is only ever a judge's). The comment lists the failed checks (a policy
+    violation or a final order status that was not reached first), or says that every applicable
+    check held, or that none about the bot applied."""
     applicable = [c for c in checks if c.outcome not in ("not_applicable", "not_run")]
     failed = [c for c in applicable if c.outcome == "fail"]
     undecided = [c for c in applicable if c.outcome == "error"]
     if not failed and not checks_about_the_bot(checks):
-        return JudgeResult(
-            judge=OFFLINE_JUDGE_NAME,
-            comment="Not scored: no check about the bot applied (the offline judge scores from the checks).",
-        )
-    score: Literal[1, 2, 3]
-    if any(c.policy_violation or c.kind in WORLD_KINDS for c in failed):
-        score = 1
-    elif failed:
-        score = 2
-    else:
-        score = 3
+        return JudgeResult(judge=OFFLINE_JUDGE_NAME, comment="No check about the bot applied (no score: no LLM judge).")
     if failed:
+        failed = sorted(failed, key=lambda c: not (c.policy_violation or c.kind in WORLD_KINDS))  # the gravest first
         names = "; ".join(c.name + (" [policy violation]" if c.policy_violation else "") for c in failed)
         comment = f"{len(failed)} of {len(applicable)} checks failed: {names}."
     elif undecided:
@@ -138,7 +130,7 @@ def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
         comment = "All 1 check passed." if len(applicable) == 1 else f"All {len(applicable)} checks passed."
     if undecided:
         comment += " Could not decide: " + "; ".join(c.name for c in undecided) + "."
-    return JudgeResult(judge=OFFLINE_JUDGE_NAME, score=score, comment=comment)
+    return JudgeResult(judge=OFFLINE_JUDGE_NAME, comment=comment)
 
 
 def rubric_not_read(min_score: int) -> CheckResult:
@@ -154,7 +146,7 @@ def rubric_not_read(min_score: int) -> CheckResult:
 
 
 class OfflineJudge:
-    """The judge without a model: `offline_judgement` of the checks."""
+    """The judge without a model: `offline_judgement` of the checks (no score)."""
 
     name = OFFLINE_JUDGE_NAME
 
@@ -282,21 +274,21 @@ def judge_messages(
 
 # -- model judge ----------------------------------------------------------------------------
 
-JUDGE_GENERATION = GenerateConfig(temperature=0.0)
-"""A model judge's defaults: the same answer to the same conversation, as far as its server allows."""
-
 
 def judge_generation(given: GenerateConfig | None = None) -> GenerateConfig:
-    """A model judge's generation settings: its defaults (JUDGE_GENERATION) with those `given`
-    (`--gen judge.KEY=VALUE`) in their place."""
-    return JUDGE_GENERATION.overlaid(given)
+    """A model judge's generation settings: temperature 0 and its output cap (PARLEY_JUDGE_MAX_TOKENS,
+    the default of `judge.max_tokens`), with those `given` (`--gen judge.KEY=VALUE`) in their place."""
+    from parley.core.settings import settings
+
+    return JUDGE_GENERATION.model_copy(update={"max_tokens": settings().judge_max_tokens}).overlaid(given)
 
 
 class LLMJudge:
     """A judge over any ChatModel. JSON is asked for in the prompt (the model layer has no
     `response_format` option); the reply is parsed leniently, and an unreadable reply is
     retried once with a reminder before the judge gives up with an error. The prompt is fitted
-    to `context_tokens` (see the module doc)."""
+    to `context_tokens` (see the module doc). Its answers are capped (`config.max_tokens`, by
+    default JUDGE_GENERATION's): a judge that rambles stops there, not at the timeout."""
 
     def __init__(
         self,

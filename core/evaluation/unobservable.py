@@ -2,9 +2,13 @@
 
 Such a bot runs without parley's World, so world checks are `not_applicable` (no final state).
 Its tool calls are invisible too, so the spec's tool expectations (`tools_called`,
-`tools_not_called`, a playbook's `expect_tool`) and a playbook's injected context become
-`not_applicable` checks here rather than failed or, worse, passed: the conversation passes or
-fails on the checks that do apply, and the report lists the ones that did not.
+`tools_attempted`, `tools_not_called`, a playbook's `expect_tool`) and a playbook's injected
+context become `not_applicable` checks here rather than failed or, worse, passed: the conversation
+passes or fails on the checks that do apply, and the report lists the ones that did not. Such a
+bot only hears the customer's lines, so a playbook's assertions after the context it injects (an
+eligibility check, the bot's own confirmation question) build on what the bot never received:
+they are not applicable too, and `unseen_context_warnings` says so before the batch starts, once
+per file.
 """
 
 from __future__ import annotations
@@ -15,9 +19,46 @@ from parley.core.evaluation.checks import WORLD_KINDS
 from parley.core.evaluation.judge import Judge
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.records import CheckResult, Conversation, ConversationSpec, Verdict
-from parley.core.specs import InjectBotResponseStep, InjectToolStep, spec_steps
+from parley.core.specs import ExpectBotRegexStep, ExpectToolStep, InjectBotResponseStep, InjectToolStep, spec_steps
+
+__all__ = ["NO_WORLD_TEXT", "evaluate_observed", "hide_unobservable", "no_world_client", "unseen_context_warnings", "with_checks"]
 
 NO_WORLD_TEXT = "this bot runs without parley's order database"
+
+
+def injected_steps(spec: ConversationSpec) -> list[int]:
+    """The 1-based numbers of a playbook's steps that inject a bot message or a tool result."""
+    if spec.kind != "playbook":
+        return []
+    return [n for n, step in enumerate(spec_steps(spec), 1) if isinstance(step, (InjectBotResponseStep, InjectToolStep))]
+
+
+def _steps(numbers: list[int]) -> str:
+    return ("steps " if len(numbers) > 1 else "step ") + ", ".join(str(n) for n in numbers)
+
+
+def unseen_context_warnings(specs: list[ConversationSpec], bot_name: str) -> list[str]:
+    """For a bot that only hears the customer's lines: one warning per playbook file that injects
+    context, naming the steps whose assertions will not apply to it."""
+    lines = []
+    seen: set[str] = set()
+    for spec in specs:
+        injected = injected_steps(spec)
+        if not injected or spec.source in seen:
+            continue
+        seen.add(spec.source)
+        after = [
+            n for n, step in enumerate(spec_steps(spec), 1) if n > injected[0] and isinstance(step, (ExpectBotRegexStep, ExpectToolStep))
+        ]
+        lines.append(
+            f"{spec.source}: the playbook injects context ({_steps(injected)}) that {bot_name} never receives: "
+            + (
+                f"its assertions built on it ({_steps(after)}) are not applicable to this bot"
+                if after
+                else "nothing it asserts builds on it"
+            )
+        )
+    return lines
 
 
 def no_world_client() -> httpx.AsyncClient:
@@ -42,47 +83,59 @@ def hide_unobservable(
     )
     hidden: list[CheckResult] = []
     expect = spec.expect
-    if expect is not None and (expect.tools_called or expect.tools_not_called):
+    if expect is not None and (expect.tools_called or expect.tools_attempted or expect.tools_not_called):
         hidden += [
             CheckResult(kind="tool_called", name=f"{t} called", outcome="not_applicable", reason=why, details={"tool": t})
             for t in expect.tools_called
         ]
         hidden += [
+            CheckResult(kind="tool_called", name=f"{t} attempted", outcome="not_applicable", reason=why, details={"tool": t})
+            for t in expect.tools_attempted
+        ]
+        hidden += [
             CheckResult(kind="tool_not_called", name=f"{t} not called", outcome="not_applicable", reason=why, details={"tool": t})
             for t in expect.tools_not_called
         ]
-        spec = spec.model_copy(update={"expect": expect.model_copy(update={"tools_called": [], "tools_not_called": []})})
-    if spec.kind == "playbook":
-        injected = [n for n, step in enumerate(spec_steps(spec), 1) if isinstance(step, (InjectBotResponseStep, InjectToolStep))]
-        if injected:
-            steps = ", ".join(str(n) for n in injected)
-            hidden.append(
-                CheckResult(
-                    kind="playbook_injection",
-                    name=f"injected context ({'steps' if len(injected) > 1 else 'step'} {steps})",
-                    outcome="not_applicable",
-                    reason=f"{bot_name} only receives the customer's lines: the bot messages and tool results the "
-                    "playbook injects never reach it, so its answers cannot build on them.",
-                    details={"steps": injected},
-                )
+        spec = spec.model_copy(
+            update={"expect": expect.model_copy(update={"tools_called": [], "tools_attempted": [], "tools_not_called": []})}
+        )
+    injected = injected_steps(spec)
+    if injected:
+        hidden.append(
+            CheckResult(
+                kind="playbook_injection",
+                name=f"injected context ({_steps(injected)})",
+                outcome="not_applicable",
+                reason=f"{bot_name} only receives the customer's lines: the bot messages and tool results the "
+                "playbook injects never reach it, so its answers cannot build on them.",
+                details={"steps": injected},
             )
+        )
+    unseen = (
+        f"{bot_name} never received the context the playbook injected ({_steps(injected)}), which this assertion builds on."
+        if injected
+        else ""
+    )
     assertions = conversation.metadata.get("assertions")
-    if isinstance(assertions, list) and any(isinstance(a, dict) and a.get("kind") == "expect_tool" for a in assertions):
+    if isinstance(assertions, list):
         kept = []
         for a in assertions:
-            if isinstance(a, dict) and a.get("kind") == "expect_tool":
+            step = a.get("step") if isinstance(a, dict) else None
+            on_context = injected and isinstance(step, int) and step > injected[0]
+            if isinstance(a, dict) and (a.get("kind") == "expect_tool" or on_context):
                 hidden.append(
                     CheckResult(
                         kind="playbook_assertion",
-                        name=f"step {a.get('step')}: expect_tool {a.get('expected')}",
+                        name=f"step {step}: {a.get('kind')} {a.get('expected')}",
                         outcome="not_applicable",
-                        reason=why,
-                        details={"step": a.get("step"), "assertion": "expect_tool", "expected": a.get("expected")},
+                        reason=why if a.get("kind") == "expect_tool" else unseen,
+                        details={"step": step, "assertion": a.get("kind"), "expected": a.get("expected")},
                     )
                 )
             else:
                 kept.append(a)
-        conversation = conversation.model_copy(update={"metadata": {**conversation.metadata, "assertions": kept}})
+        if len(kept) != len(assertions):
+            conversation = conversation.model_copy(update={"metadata": {**conversation.metadata, "assertions": kept}})
     return spec, conversation, hidden
 
 

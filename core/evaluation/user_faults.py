@@ -12,7 +12,10 @@ is about and a reason a person can check:
   question or for a confirmation, without answering it (a closing "anything else?" does not
   count: a goodbye answers it);
 - `no_goal_stated`: the user never stated any of its goals (by order id, else key words).
-Playbooks are scripted, not simulated: nothing is detected for them. Pure functions.
+Playbooks are scripted, not simulated: nothing is detected for them. A fault the bot's own
+replies caused (it said nothing, answered with its fallback, said the same again, asked for the
+order id it had been given) is detected, and excused with why (parley.core.evaluation.fault_blame):
+the customer is blamed only when it misbehaved first, on its own. Pure functions.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from parley.core.evaluation.fault_blame import excuse_bot_caused
 from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, Goal, goal_mentioned, heuristic_view, parse_goals
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
 
@@ -200,17 +204,19 @@ def no_goal_stated(conversation: Conversation, spec: ConversationSpec) -> list[U
 
 
 def detect_user_faults(conversation: Conversation, spec: ConversationSpec) -> list[UserFault]:
-    """Every fault of the simulated user in `conversation` (empty for a scripted user)."""
+    """Every fault of the simulated user in `conversation` (empty for a scripted user), those
+    the bot caused excused with why."""
     if spec.kind == "playbook" or conversation.user_simulator in SCRIPTED_USERS:
         return []
     messages = conversation.messages
-    return [
+    faults = [
         *empty_turns(messages),
         *repeated_messages(messages),
         *speaks_as_assistant(messages),
         *stopped_after_question(conversation),
         *no_goal_stated(conversation, spec),
     ]
+    return excuse_bot_caused(faults, conversation, spec, REPEATS)
 
 
 def _clip(text: str, limit: int = 120) -> str:

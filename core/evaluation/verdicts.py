@@ -8,7 +8,10 @@ The outcome (see parley.core.records.verdict.Outcome), the first rule that appli
 1. the run broke: its stop reason (bot_error, user_error, infrastructure_error, cancelled, or a
    legacy error); `error` carries the conversation's error text and the judge is not asked;
 2. a policy violation: failed (whatever the simulated user did);
-3. the simulated user misbehaved (`user_faults`): user_fault, the bot is not blamed;
+3. the simulated user misbehaved first, on its own (a fault in `user_faults` not excused): user_fault,
+   the bot is not blamed. A fault the bot's replies caused, or that came after a check about the
+   bot failed at an earlier turn, is excused and the bot's (parley.core.evaluation.fault_blame):
+   the bot's replies caused it is the failed check `bot answered what the customer said`;
 4. an applicable check failed (a timeout fails `conversation completed`): failed;
 5. a check could not be decided (a min-score check whose judge failed, an invalid regex, an
    unreadable playbook record): evaluation_error, `error` says which;
@@ -19,9 +22,10 @@ A conversation cut short (timeout or a broken run) keeps only the checks its tra
 decided; the others are not_run. With an LLM judge and no `expect.judge`, the judge's score is a
 check too (min score `DEFAULT_MIN_SCORE`); its failure leaves that check not applicable (a judge
 error is counted on the side, never a score), except a conversation that does not fit the
-judge's context: that check is `error`, the outcome evaluation_error. The offline judge's score is derived from the
-checks, so it is not a check of its own, and it reads no rubric: an `expect.judge` under it is
-`not_run` ("needs an LLM judge"), never passed.
+judge's context: that check is `error`, the outcome evaluation_error. The offline judge gives no
+score (nobody judged): its comment is the checks' result in words, said again each time the
+verdict is assembled, and it reads no rubric: an `expect.judge` under it is `not_run` ("needs an
+LLM judge"), never passed.
 
 Criteria in words (`expect.criteria`, parley.core.evaluation.criteria) are decided by the
 judge's criteria judge in one call per conversation, after the score: each is a check named by
@@ -55,7 +59,8 @@ from parley.core.evaluation.checks import (
 from parley.core.evaluation.criteria import CriteriaJudgement, criteria_checks, criteria_of, undecided_criteria
 from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_judge
 from parley.core.evaluation.extraction import extract_outputs
-from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, rubric_not_read
+from parley.core.evaluation.fault_blame import bot_replies_check, excuse_after_failures
+from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, offline_judgement, rubric_not_read
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
@@ -133,13 +138,14 @@ def assemble_verdict(
     broke = broken_run(conversation)
     failed = [c for c in checks if c.outcome == "fail"]
     undecided = [c for c in checks if c.outcome == "error"]
+    user_faults = excuse_after_failures(user_faults, checks, conversation)
     outcome: Outcome
     error: str | None = None
     if broke is not None:
         outcome, error = cast(Outcome, conversation.stop_reason), broke  # every BROKEN_STOPS name is an Outcome
     elif any(c.policy_violation for c in failed):
         outcome = "failed"
-    elif user_faults:
+    elif any(f.blamed for f in user_faults):
         outcome = "user_fault"
     elif failed:
         outcome = "failed"
@@ -153,6 +159,8 @@ def assemble_verdict(
         judge_errors = [c.reason for c in undecided if c.kind == "judge_score"]
         others = [f"{c.name}: {c.reason}" for c in undecided if c.kind != "judge_score"]
         error = "; ".join(judge_errors + others)
+    if judge_result is not None and judge_result.judge == OFFLINE_JUDGE_NAME and judge_result.error is None:
+        judge_result = offline_judgement(checks)  # the checks as they stand now (a batch's rules join them later)
     judged = judge_result is not None and judge_result.error is None
     return Verdict(
         conversation_id=conversation.id,
@@ -191,6 +199,10 @@ async def evaluate(
     checks = settle_unfinished(build_checks(conversation, spec, initial_statuses=initial_statuses), conversation)
     outputs = extract_outputs(spec.outputs, conversation.bot_texts, today=world_today(conversation, spec))
     broke = broken_run(conversation)
+    faults = detect_user_faults(conversation, spec) if broke is None else []
+    replies = bot_replies_check(conversation, faults) if broke is None else None
+    if replies is not None:
+        checks.append(replies)
     judge_result = None if broke is not None else await _ask(judge or OfflineJudge(), conversation, spec, checks)
     judge_spec = spec.expect.judge if spec.expect is not None else None
     if judge_spec is not None and judge_result is not None and judge_result.judge == OFFLINE_JUDGE_NAME:
@@ -221,5 +233,4 @@ async def evaluate(
         if judgement is not None:
             update["criteria_prompt_fit"] = judgement.prompt_fit
         judge_result = judge_result.model_copy(update=update)
-    faults = detect_user_faults(conversation, spec) if broke is None else []
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)

@@ -138,6 +138,35 @@ def _personality(name: str | Path) -> list[str]:
     return lines
 
 
+def _world(
+    world: Sequence[OrderOverride | Mapping[str, Any]] | Mapping[str, Any], customer_id: str, today: datetime.date | None, where: str
+) -> WorldSpec:
+    """The conversation's World from `world` (order overrides, or a profile's `world:` mapping)
+    and the `customer_id` and `today` given beside it (which must agree with the mapping's)."""
+    if isinstance(world, Mapping):
+        unknown = sorted(set(world) - set(WorldSpec.model_fields))
+        if unknown:
+            raise ProfileError(f"{where}: world: unknown key {unknown[0]!r} (a world takes customer_id, today and orders)")
+        spec = WorldSpec.model_validate(dict(world))
+        for name, given, default in (("customer_id", customer_id, DEFAULT_CUSTOMER_ID), ("today", today, None)):
+            written = getattr(spec, name)
+            if given != default and name in world and given != written:
+                raise ProfileError(f"{where}: {name} {given!r} and world.{name} {written!r} differ: give one of them")
+        return spec.model_copy(
+            update={"customer_id": customer_id if "customer_id" not in world else spec.customer_id, "today": spec.today or today}
+        )
+    if isinstance(world, str):
+        raise ProfileError(f"{where}: world: expected order overrides or a world mapping, got a string")
+    overrides = []
+    for n, order in enumerate(world):
+        if not isinstance(order, (OrderOverride, Mapping)):
+            raise ProfileError(
+                f"{where}: world[{n}]: expected an order override like {{'id': 'ORD-1001', 'status': 'shipped'}}, got {order!r}"
+            )
+        overrides.append(order if isinstance(order, OrderOverride) else OrderOverride.model_validate(dict(order)))
+    return WorldSpec(customer_id=customer_id, today=today, orders=overrides)
+
+
 def conversation(
     name: str,
     *,
@@ -149,13 +178,16 @@ def conversation(
     language: str = "English",
     customer_id: str = DEFAULT_CUSTOMER_ID,
     today: datetime.date | None = None,
-    world: Sequence[OrderOverride | Mapping[str, Any]] = (),
+    world: Sequence[OrderOverride | Mapping[str, Any]] | Mapping[str, Any] = (),
     expect: Expectations | None = None,
     orders: Mapping[str, str] | None = None,
     tools_called: Sequence[str] = (),
+    tools_attempted: Sequence[str] = (),
     tools_not_called: Sequence[str] = (),
     says: Sequence[str] = (),
     never_says: Sequence[str] = (),
+    bot_says: Sequence[str] = (),
+    bot_never_says: Sequence[str] = (),
     criteria: Sequence[str] = (),
     seed: int = 0,
     index: int = 0,
@@ -165,10 +197,13 @@ def conversation(
 
     `goals` are what the simulated customer asks for; `steps` script it instead (a playbook);
     `role`, `personality` (a shipped personality's name or a file) and `context` say who the
-    customer is; `customer_id`, `today` and `world` (order overrides merged onto the shipped
-    orders, as a profile's `world.orders`) set up its World. What must hold: `expect` whole, or
-    its parts: `orders` (order id -> final status), `tools_called`, `tools_not_called`, `says`
-    and `never_says` (regular expressions over the bot's messages), and `criteria` in words
+    customer is; `customer_id`, `today` and `world` set up its World: `world` is order overrides
+    merged onto the shipped orders (a profile's `world.orders`), or a profile's whole `world:`
+    mapping (`customer_id`, `today`, `orders`). What must hold: `expect` whole, or its parts, named
+    as in a profile's `expect:`: `orders` (order id -> final status), `tools_called` (calls that
+    succeeded), `tools_attempted` (any call), `tools_not_called`, `bot_says` and `bot_never_says`
+    (regular expressions over the bot's messages; `says` and `never_says` are the same, shorter),
+    and `criteria` in words
     (decided by an LLM judge; not run offline, never passed). Its spec id is `name#index`; its
     seed derives from `seed`, `name` and `index` as a profile's does."""
     where = f"conversation {name!r}"
@@ -194,9 +229,10 @@ def conversation(
         parts["orders"] = dict(orders)
     for key, value in (
         ("tools_called", tools_called),
+        ("tools_attempted", tools_attempted),
         ("tools_not_called", tools_not_called),
-        ("bot_says", says),
-        ("bot_never_says", never_says),
+        ("bot_says", [*says, *bot_says]),
+        ("bot_never_says", [*never_says, *bot_never_says]),
         ("criteria", criteria),
     ):
         if value:
@@ -205,8 +241,7 @@ def conversation(
         if parts:
             base = expect.model_dump(exclude_unset=True) if expect is not None else {}
             expect = Expectations.model_validate({**base, **parts})
-        overrides = [o if isinstance(o, OrderOverride) else OrderOverride.model_validate(dict(o)) for o in world]
-        world_spec = WorldSpec(customer_id=customer_id, today=today, orders=overrides)
+        world_spec = _world(world, customer_id, today, where)
         spec = ConversationSpec(
             spec_id=make_spec_id(name, index),
             kind="playbook" if steps else "profile",

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from parley.core.reading.bounded_view import HEURISTIC_MAX_CHARS, heuristic_view
     from parley.core.reading.goals import Goal, GoalIntent, goal_mentioned, key_terms, parse_goal, parse_goals
     from parley.core.reading.order_ids import extract_order_ids, ids_in, mentions_id, order_digits
+    from parley.core.reading.plain_text import as_read
     from parley.core.reading.requests import (
         ASKS_FOR_ORDER_ID,
         CANCEL_WORDS,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "as_read",
     "ASKS_FOR_ORDER_ID",
     "CANCEL_WORDS",
     "CONFIRMATION_QUESTION",

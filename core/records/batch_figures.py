@@ -160,6 +160,30 @@ class CriterionCounts(BaseModel):
     errors: int = 0
 
 
+class NotRead(BaseModel):
+    """What no role of a batch read, said beside its pass rate so that a pass is never taken for
+    more than it is: the criteria in words not run because no LLM judge was there to read them,
+    and the languages of conversations the claims check does not read (with how many each)."""
+
+    criteria_need_judge: int = 0
+    claims_languages: dict[str, int] = Field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.criteria_need_judge or self.claims_languages)
+
+    @property
+    def note(self) -> str:
+        """`3 criteria not run (need an LLM judge); claims not read in: Japanese (2 conversations)`."""
+        parts = []
+        n = self.criteria_need_judge
+        if n:
+            parts.append(f"{n} {'criterion' if n == 1 else 'criteria'} not run (need an LLM judge)")
+        if self.claims_languages:
+            listed = ", ".join(f"{language} ({k} conversation{'s' if k != 1 else ''})" for language, k in self.claims_languages.items())
+            parts.append(f"claims not read in: {listed}")
+        return "; ".join(parts)
+
+
 class StatedGoals(BaseModel):
     """A spec whose offline customer only stated some of its goals, not acting them out:
     information, not a fault (parley.core.users.acted_goals)."""

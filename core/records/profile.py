@@ -757,7 +757,12 @@ class Expectations(YamlRecord):
     (not written): parley checks it by default, a check that may fail a conversation but never
     makes one pass."""
     tools_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    """Tools the bot must have called with success: a call the world refused or failed (a garbage
+    id, a forbidden order) does not count."""
+    tools_attempted: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    """Tools the bot must have tried to call, however the world answered (a refused call counts)."""
     tools_not_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    """Tools the bot must not have called: every attempt counts, refused or not."""
     bot_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     bot_never_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     judge: JudgeSpec | None = None
@@ -771,12 +776,11 @@ class Expectations(YamlRecord):
 
     @model_validator(mode="after")
     def _tools_apart(self) -> "Expectations":
-        both = sorted(set(self.tools_called) & set(self.tools_not_called))
-        if both:
-            problems = Problems()
-            for tool in both:
-                problems.add(f"{tool} is in both tools_called and tools_not_called", at=("tools_not_called",), at_key=True)
-            problems.raise_if_any()
+        problems = Problems()
+        for wanted in ("tools_called", "tools_attempted"):
+            for tool in sorted(set(getattr(self, wanted)) & set(self.tools_not_called)):
+                problems.add(f"{tool} is in both {wanted} and tools_not_called", at=("tools_not_called",), at_key=True)
+        problems.raise_if_any()
         return self
 
 

@@ -59,6 +59,7 @@ CheckKind = Literal[
     "criterion",
     "claims_match_actions",
     "conversation_completed",
+    "bot_replies",
     "rule",
     "python",
     "limit",
@@ -74,6 +75,8 @@ CheckKind = Literal[
 - criterion: a criterion in words, judged with its evidence;
 - claims_match_actions: each action a bot message claims is backed by a tool call or the final state;
 - conversation_completed: the conversation reached an end of its own (a parley default);
+- bot_replies: the bot answered what the customer said: no empty reply, no fault of the customer's
+  its own replies caused (a parley default, parley.core.evaluation.fault_blame);
 - rule: a Sensei rule about one conversation (`rule:FILE`);
 - python: a check written in Python (`expect.python`), its answer with its evidence;
 - limit: a limit on the bot's latency, cost, tokens or turns (`expect.limits`, `--limit`), its measured figure as evidence."""
@@ -111,6 +114,24 @@ class UserFault(BaseModel):
     kind: UserFaultKind
     turn: int | None = None
     reason: str
+    excused: str | None = None
+    """Why the customer is not blamed for it (None: it is): the bot's replies caused it, or the
+    bot misbehaved first (parley.core.evaluation.fault_blame). An excused fault is the bot's."""
+
+    @property
+    def label(self) -> str:
+        """What a person reads before its kind: "simulator fault", or "excused simulator fault"."""
+        return "simulator fault" if self.excused is None else "excused simulator fault"
+
+    @property
+    def text(self) -> str:
+        """Its reason, and why the customer is not blamed when it is excused."""
+        return self.reason if self.excused is None else f"{self.reason}; not blamed on the customer: {self.excused}"
+
+    @property
+    def blamed(self) -> bool:
+        """The customer misbehaved first, on its own: the bot is not blamed for the conversation."""
+        return self.excused is None
 
 
 class ExtractedOutput(BaseModel):
@@ -161,8 +182,14 @@ class Verdict(BaseModel):
     outputs: list[ExtractedOutput] = Field(default_factory=list)
     error: str | None = None  # why the run broke / judge_error / a check that could not be decided
     user_faults: list[UserFault] = Field(default_factory=list)
-    """The simulated user's faults (empty: none detected); with any, the outcome is user_fault
-    unless the run broke or the bot violated a policy."""
+    """The simulated user's faults (empty: none detected); with any the customer is blamed for
+    (`UserFault.blamed`), the outcome is user_fault unless the run broke or the bot violated a
+    policy; an excused one says why the bot is blamed instead."""
+
+    @property
+    def blamed_faults(self) -> list[UserFault]:
+        """The faults the simulated customer is blamed for (the excused ones are the bot's)."""
+        return [f for f in self.user_faults if f.blamed]
 
     @property
     def policy_violations(self) -> list[CheckResult]:

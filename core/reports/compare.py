@@ -2,10 +2,13 @@
 
 `compare_batches(store, base, new)` matches conversations by spec id and trial (the same spec
 and seed) and sorts every change, most important first:
-- regressions: passed -> a failure of the bot (failed, bot_error);
+- regressions: passed -> a failure of the bot (failed, bot_error), or passed -> a simulator fault
+  (user_fault) in a conversation where a check about the bot failed;
 - fixes: a failure of the bot -> passed;
 - specs only in the new batch (new) and only in the base (missing);
-- other outcome changes (to or from unverified, a simulator fault, an error of any kind...);
+- other outcome changes (to or from unverified, a simulator fault, an error of any kind...); a
+  pass lost to a simulator fault is named in the verdict's line (`lost_to_simulator`): the bot
+  was not judged where it passed before;
 - score changes (same outcome, another judge score);
 - check changes (same outcome and score, another set of failed checks or of criteria met); and,
   over every matched pair, which checks started or stopped failing and which criteria in words
@@ -197,16 +200,27 @@ class BatchComparison(BaseModel):
         return [c for c in self.changes if c.kind == kind]
 
     @property
+    def lost_to_simulator(self) -> list[PairChange]:
+        """Passes that became simulator faults with no check about the bot failing: not a
+        regression, but the bot was not judged where it passed before (worth a re-run)."""
+        return [c for c in self.changes if c.kind == "outcome_change" and c.base.outcome in PASSED and c.new.outcome == "user_fault"]
+
+    @property
     def regressed_beyond_noise(self) -> list[str]:
         """Spec ids that regressed beyond noise: what `--fail-on-regression` fails on."""
         return [s.spec_id for s in self.spec_regressions if s.beyond_noise]
 
     @property
+    def missing_news(self) -> list[SpecOnlyOnOneSide]:
+        """The base's specs the new batch did not run, as news: none for a re-run, which left
+        out on purpose what it did not re-run (every surface lists these, never `missing_specs`)."""
+        return self.missing_specs if self.made_from_base != "rerun" else []
+
+    @property
     def no_change(self) -> bool:
         """Nothing changed in what both ran, and no spec came or went (a re-run's left-out
         specs are not news)."""
-        missing = self.missing_specs if self.made_from_base != "rerun" else []
-        return not self.changes and not self.new_specs and not missing
+        return not self.changes and not self.new_specs and not self.missing_news
 
 
 # ---- building it ------------------------------------------------------------------------------
@@ -232,19 +246,24 @@ def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay"
     return "rerun" if new.options.rerun else "replay"
 
 
-def classify(base: str, new: str) -> ChangeKind | None:
-    """The kind of an outcome change (None: the outcome did not change)."""
+def classify(base: str, new: str, *, new_failed_checks: bool = False) -> ChangeKind | None:
+    """The kind of an outcome change (None: the outcome did not change). A pass that became a
+    simulator fault is a regression when a check about the bot failed in it (`new_failed_checks`)."""
     if base == new:
         return None
-    if base in PASSED and new in BOT_FAILURES:
+    if base in PASSED and (new in BOT_FAILURES or (new == "user_fault" and new_failed_checks)):
         return "regression"
     if base in BOT_FAILURES and new in PASSED:
         return "fix"
     return "outcome_change"
 
 
+def _classify(base: _Row, new: _Row) -> ChangeKind | None:
+    return classify(base.outcome, new.outcome, new_failed_checks=bool(new.failed_checks))
+
+
 def _change(base: _Row, new: _Row) -> PairChange | None:
-    kind = classify(base.outcome, new.outcome)
+    kind = _classify(base, new)
     if kind is None:
         if base.score != new.score:
             kind = "score_change"
@@ -312,7 +331,7 @@ def _spec_regressions(pairs: Sequence[tuple[_Row, _Row]], batch_worse: bool, alp
     won: Counter[str] = Counter()
     first: dict[str, _Row] = {}
     for base, new in pairs:
-        kind = classify(base.outcome, new.outcome)
+        kind = _classify(base, new)
         if kind == "regression":
             lost[base.spec_id] += 1
         elif kind == "fix":
@@ -411,10 +430,13 @@ def verdict_line(comparison: BatchComparison) -> str:
         return "no change"
     parts = [f"{t.regressions} regression{'s' if t.regressions != 1 else ''}", f"{t.fixes} fix{'es' if t.fixes != 1 else ''}"]
     others = len(comparison.changes) - t.regressions - t.fixes
+    lost = len(comparison.lost_to_simulator)
     if others:
         parts.append(f"{others} other change{'s' if others != 1 else ''}")
-    if comparison.new_specs or comparison.missing_specs:
-        parts.append(f"{len(comparison.new_specs)} new, {len(comparison.missing_specs)} missing spec(s)")
+    if lost:
+        parts.append(f"{lost} pass{'es' if lost != 1 else ''} lost to simulator faults (the bot not judged)")
+    if comparison.new_specs or comparison.missing_news:
+        parts.append(f"{len(comparison.new_specs)} new, {len(comparison.missing_news)} missing spec(s)")
     beyond = comparison.regressed_beyond_noise
     noise = f"regressed beyond noise: {', '.join(beyond)}" if beyond else "no regression beyond noise"
     return f"{', '.join(parts)}; exact McNemar p = {t.p_value:.3g}; {noise}"

@@ -229,8 +229,8 @@ def _counts_table(
 
 def _other(c: BatchComparison) -> str:
     parts = [_only("New specs (only in the new batch)", "new_specs", c.new_specs)]
-    if c.made_from_base != "rerun":  # a re-run leaves out what it did not re-run: not news
-        parts.append(_only("Missing specs (only in the base)", "missing_specs", c.missing_specs))
+    if c.missing_news:  # a re-run leaves out what it did not re-run: not news
+        parts.append(_only("Missing specs (only in the base)", "missing_specs", c.missing_news))
     others = [(i, ch) for i, ch in enumerate(c.changes) if ch.kind == "outcome_change"]
     if others:
         rows = [

@@ -104,6 +104,13 @@ def _verdict(c: BatchComparison) -> list[str]:
         f"p = {t.p_worse:.4g} that the new batch is worse; alpha {t.alpha:g}.",
         "",
     ]
+    lost = len(c.lost_to_simulator)
+    if lost:
+        lines += [
+            f"{lost} conversation{'s' if lost != 1 else ''} that passed in the base ended as a simulator fault in the new batch: "
+            "the simulated customer misbehaved first, so the bot was not judged there (see Other outcome changes).",
+            "",
+        ]
     beyond = c.regressed_beyond_noise
     if beyond:
         lines += [f"Regressed beyond noise (what `--fail-on-regression` fails on): {', '.join(f'`{s}`' for s in beyond)}.", ""]
@@ -217,11 +224,16 @@ def render_comparison(c: BatchComparison) -> str:
         "",
     ]
 
-    out += _turned(c, "regression", "Regressions (passed → failed or bot_error)", ["Now", "Checks that started failing"])
+    out += _turned(
+        c,
+        "regression",
+        "Regressions (passed → failed, bot_error, or user_fault with a failed check)",
+        ["Now", "Checks that started failing"],
+    )
     out += _turned(c, "fix", "Fixes (failed or bot_error → passed)", ["Was", "Checks that stopped failing"])
     out += _only("New specs (only in the new batch)", c.new_specs)
     if c.made_from_base != "rerun":  # a re-run leaves out what it did not re-run: not news
-        out += _only("Missing specs (only in the base)", c.missing_specs)
+        out += _only("Missing specs (only in the base)", c.missing_news)
     others = c.of_kind("outcome_change")
     if others:
         out += _changes(

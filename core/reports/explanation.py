@@ -57,7 +57,7 @@ def explain_conversation(stored: StoredConversation, *, turns: int = LAST_TURNS)
             lines.append("Not decided:")
             lines += [_check_line(c) for c in undecided]
         lines += [
-            f"- user fault (turn {f.turn}): {f.kind}: {f.reason}" if f.turn else f"- user fault: {f.kind}: {f.reason}"
+            f"- {f.label} (turn {f.turn}): {f.kind}: {f.text}" if f.turn else f"- {f.label}: {f.kind}: {f.text}"
             for f in verdict.user_faults
         ]
     score = verdict.score if verdict is not None and verdict.score is not None else "-"

@@ -194,6 +194,7 @@ def _summary(r: BatchReport) -> str:
         ("When", f"created {_when(b.created_at)}, started {_when(b.started_at)}, finished {_when(b.finished_at)}"),
         ("Judge errors", f"{num('summary.judge_errors', r.judge_errors)} (runs whose judge failed: no score, never a score of 1)"),
         ("Pass rate", esc(r.pass_rate_basis)),
+        *([("Not read", esc(r.not_read.note))] if r.not_read else []),
     ]
     return section(
         "summary",
@@ -334,11 +335,17 @@ def _distributions(r: BatchReport) -> str:
             ("all", num("summary.total_duration_s", r.total_duration_s, "seconds")),
         ]
     )
+    judged = (
+        f"{score_histogram_svg(r, 'Conversations by judge score')}{scores}"
+        if s.count
+        else '<p class="dim">No score: no LLM judge scored these conversations, and the checks decide each outcome '
+        "(a score is only ever a judge's).</p>"
+    )
     return section(
         "distributions",
         "Scores, turns and time",
         '<div class="grid3">',
-        f"<figure><figcaption>Judge's scores</figcaption>{score_histogram_svg(r, 'Conversations by judge score')}{scores}</figure>",
+        f"<figure><figcaption>Judge's scores</figcaption>{judged}</figure>",
         "<figure><figcaption>Turns per conversation</figcaption>"
         f"{histogram_svg(r.turn_histogram, 'Bot turns', 'Conversations by number of turns', whole=True)}{turns}</figure>",
         "<figure><figcaption>The bot's response time</figcaption>"
@@ -618,7 +625,9 @@ def _about(stored: StoredConversation, outcome: str, prompts: dict[str, int]) ->
         rows.append(("Verdict", esc(verdict.error)))
     if verdict is not None:
         for fault in verdict.user_faults:
-            rows.append(("Simulator fault", esc(f"{fault.kind}" + (f" (turn {fault.turn})" if fault.turn else "") + f": {fault.reason}")))
+            rows.append(
+                (fault.label.capitalize(), esc(f"{fault.kind}" + (f" (turn {fault.turn})" if fault.turn else "") + f": {fault.text}"))
+            )
         for output in verdict.outputs:
             rows.append((f"Output {esc(output.name)}", esc(output.value if output.found else "not found")))
     return '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"

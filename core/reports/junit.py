@@ -12,7 +12,8 @@ failed, errors = broken + evaluation errors, skipped = unverified + simulator fa
   `<error>` typed by the outcome, with the error and the last turns;
 - a conversation that could not be judged (unverified, a simulator fault, no verdict):
   `<skipped>` with the reason, so it is neither a pass nor a failure.
-Every count is the one the store gives; characters XML 1.0 cannot hold are dropped. The file
+What no role read (criteria for want of an LLM judge, languages the claims check does not read)
+is each suite's `not_read` property. Every count is the one the store gives; characters XML 1.0 cannot hold are dropped. The file
 is read from the store a page of transcripts at a time.
 """
 
@@ -27,7 +28,7 @@ from typing import TextIO
 
 from parley.core.evaluation import CRITERION_KIND
 from parley.core.records import UNEVALUATED, CheckResult, StoredConversation, junit_kind
-from parley.core.store import Store, outcome_rows
+from parley.core.store import Store, not_read, outcome_rows
 
 LAST_TURNS = 6
 """Messages of the transcript's end shown with a failure or an error."""
@@ -150,6 +151,9 @@ def junit_report(store: Store, batch_ref: str) -> tuple[ET.Element, int]:
         "trials": str(batch.options.trials),
         "seed": str(batch.options.seed),
     }
+    unread = not_read(store, batch.id)
+    if unread:
+        properties["not_read"] = unread.note
     for index, (source, cases) in enumerate(suites.items()):
         suite = ET.SubElement(
             root,

@@ -246,6 +246,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
 
     out += ["## Pass rate", ""]
     out += [f"**{_pct(summary.pass_rate)}** {rate_detail(summary)}; pass rate = {summary.pass_rate_basis}.", ""]
+    if summary.not_read:
+        out += [f"Not read: {summary.not_read.note}. A pass is decided on the checks that were.", ""]
     out += _table(
         ["k", "pass^k", "95% interval", "Specs"],
         [[p.k, _pct(p.value), _interval(p.interval), p.specs] for p in summary.pass_k],
@@ -324,7 +326,7 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
     s = summary.score_statistics
     out += ["## Scores", ""]
     if not s.count:
-        out += ["No conversation was scored.", ""]
+        out += ["No conversation was scored: no LLM judge scored them, and the checks decide each outcome.", ""]
     else:
         out += _table(
             ["Scored", "Mean", "Median", "Std", "Min", "Max"],

@@ -32,6 +32,7 @@ from parley.core.records import (
     CriterionCounts,
     FailureEntry,
     NotApplicableCount,
+    NotRead,
     OutcomeCounts,
     OutcomeRow,
     PolicyViolation,
@@ -49,6 +50,7 @@ from parley.core.store import (
     failure_entries,
     goals_only_stated,
     not_applicable_checks,
+    not_read,
     outcome_rows,
     policy_violations,
     role_usage,
@@ -131,6 +133,9 @@ class BatchReport(BatchSummary):
     """The batch's pair and batch rules (`--rules`), as they were last decided: none when it had none."""
     rule_labels: dict[str, str] = Field(default_factory=dict)
     """`SPEC_ID trial N` of each conversation the rules' listed decisions name, by its id."""
+    not_read: NotRead = Field(default_factory=NotRead)
+    """What no role read (criteria for want of an LLM judge, languages the claims check does not
+    read): every surface says it beside the pass rate (`NotRead.note`)."""
 
     @property
     def rules_failed(self) -> int:
@@ -295,4 +300,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         turn_histogram=Histogram.of(details.turns, whole=True),
         latency_histogram=Histogram.of(details.mean_latencies),
         goals_only_stated=goals_only_stated(store, bid, max_listed),
+        not_read=not_read(store, bid),
     )

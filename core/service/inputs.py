@@ -146,7 +146,7 @@ def prepare_inputs(request: BatchRequest | list[ScenarioIn], inputs_dir: Path, r
     try:
         written: list[tuple[str, str, list[str | int]]] = []  # (file name, text, loc)
         if scenarios:
-            body = {"scenarios": [s.model_dump(mode="json") for s in scenarios]}
+            body = {"scenarios": [s.model_dump(mode="json", exclude_none=True) for s in scenarios]}
             written.append(("scenarios.json", json.dumps(body, ensure_ascii=False, indent=2) + "\n", scenarios_loc))
         names: set[str] = {"scenarios.json"} if scenarios else set()
         for index, item in enumerate(profiles):

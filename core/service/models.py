@@ -82,6 +82,13 @@ class ScenarioIn(BaseModel):
         "from the transcript as evidence (offline: not run).",
         examples=[["The agent gives the tracking number"]],
     )
+    expect: dict[str, Any] | None = Field(
+        None,
+        description="What must hold, as a profile's `expect:` block (orders, unchanged_others, tools_called, "
+        "tools_attempted, tools_not_called, bot_says, bot_never_says, criteria, judge): checks the offline roles "
+        "decide too. Read as a scenario file's, each problem located (422).",
+        examples=[{"tools_called": ["track_order"], "bot_says": ["ORD-1003"]}],
+    )
 
 
 class RoleModelsIn(BaseModel):
@@ -99,7 +106,7 @@ class RoleModelsIn(BaseModel):
     user: str | None = Field(
         None, description="The simulated customer; `profile` runs each profile's own llm: model.", examples=["offline"]
     )
-    judge: str | None = Field(None, description="The judge (offline: scores from the checks alone).", examples=["offline"])
+    judge: str | None = Field(None, description="The judge (offline: no score; the checks alone decide).", examples=["offline"])
 
     @field_validator("bot")
     @classmethod

@@ -2,9 +2,10 @@
 
 Sensei opens these paths as written, that is from the working directory it runs in (its
 repository root). parley looks, in this order, and takes the first file that exists:
-1. the working directory (as Sensei does);
-2. the profile's own folder, then each parent folder up to the working directory (a profile
-   outside the working directory: up to the file system's root);
+1. the profile's own folder, then each parent folder up to the working directory (a profile
+   outside the working directory: up to the file system's root): what the profile's author
+   wrote beside it wins, wherever parley is run from;
+2. the working directory (as Sensei does);
 3. the folders given with `--personalities DIR` (as written there, and by file name);
 4. for personalities only, parley's shipped personalities, by file name: a last fallback, and a
    warning says so, since that file is parley's and not the one the profile's author had.
@@ -50,8 +51,6 @@ class ProfilePaths:
 
     def _folders(self) -> list[tuple[Path, FoundWhere]]:
         folders: list[tuple[Path, FoundWhere]] = []
-        if self.working_dir is not None:
-            folders.append((self.working_dir, "working directory"))
         if self.profile_dir is not None:
             folders.append((self.profile_dir, "beside the profile"))
             if self.working_dir is not None:
@@ -61,6 +60,8 @@ class ProfilePaths:
                     if inside and parent == stop:
                         break
                     folders.append((parent, "parent folder"))
+        if self.working_dir is not None and all(folder.resolve() != self.working_dir.resolve() for folder, _ in folders):
+            folders.append((self.working_dir, "working directory"))
         return folders
 
     def places(self, *, personality: bool = False) -> list[str]:

@@ -6,7 +6,9 @@ both are accepted everywhere, so the old README's curl example with a bare list 
     [{"name": "calm_track", "variables": {"PERSONALITY": "calm", "PATIENCE": 2, ...},
       "criteria": ["The agent gives the tracking number"]}]
 
-`criteria` (optional) are checks in words for the judge, as a profile's `expect.criteria`.
+`criteria` (optional) are checks in words for the judge, as a profile's `expect.criteria`, and
+`expect` (optional) is a profile's whole `expect:` block (`{"orders": {"ORD-1003": "shipped"},
+"tools_called": ["track_order"]}`): checks the offline roles decide too.
 
 Each scenario fills three templates with Python `str.format` semantics: the agent's (the bot's
 system prompt), the client's (the simulated customer's instructions) and the evaluator's (the
@@ -49,6 +51,7 @@ from parley.core.records import (
     DEFAULT_CUSTOMER_ID,
     ConversationSpec,
     Expectations,
+    ExpectBlock,
     Problems,
     Reading,
     SourceLocation,
@@ -188,6 +191,9 @@ class Scenario(YamlRecord):
     variables: Annotated[dict[str, Any], yaml_only(_read_variables)]
     criteria: Annotated[list[str], checked(read_criteria)] = Field(default_factory=list)
     """Checks in words for the judge (as a profile's `expect.criteria`)."""
+    expect: ExpectBlock = None
+    """What must hold, as a profile's `expect:` block (order statuses, tools, regexes...): checks
+    the offline judge can decide, so a scenario is not unverified offline for want of them."""
     location: SourceLocation = derived()
     """The scenario's `variables` (or the scenario itself when it has none)."""
 
@@ -510,7 +516,7 @@ def _spec(
             today=_leading_date(texts.get("CURRENT_DATE")),
         ),
         warnings=warnings,
-        expect=Expectations(criteria=scenario.criteria) if scenario.criteria else None,
+        expect=_expectations(scenario),
         extra={
             "agent_prompt": prompts["agent"],
             "client_prompt": prompts["client"],
@@ -520,6 +526,15 @@ def _spec(
         },
     )
     return spec, None
+
+
+def _expectations(scenario: Scenario) -> Expectations | None:
+    """The scenario's `expect:` block with its `criteria` added to the block's own."""
+    if scenario.expect is None:
+        return Expectations(criteria=scenario.criteria) if scenario.criteria else None
+    if not scenario.criteria:
+        return scenario.expect
+    return scenario.expect.model_copy(update={"criteria": [*scenario.expect.criteria, *scenario.criteria]})
 
 
 def _role_and_context(client_prompt: str) -> tuple[str, list[str]]:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from parley.core.evaluation import CRITERION_KIND
+from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, NEEDS_LLM_JUDGE
 from parley.core.records import (
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
     MeasuredUsage,
     NotApplicableCount,
+    NotRead,
     OutcomeRow,
     PolicyViolation,
     RoleUsage,
@@ -256,6 +257,25 @@ def not_applicable_checks(store: Store, batch_id: str, shown_names: int = 5) -> 
         [batch_id],
     )[0]["n"]
     return counts, passed
+
+
+def not_read(store: Store, batch_id: str) -> NotRead:
+    """What no role of the batch read (parley.core.records.NotRead): criteria in words not run for
+    want of an LLM judge, and the languages the claims check did not read."""
+    row = store._read(
+        f"""SELECT COUNT(*) AS n {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{CRITERION_KIND}'
+              AND json_extract(j.value, '$.outcome') = 'not_run' AND json_extract(j.value, '$.reason') = ?""",
+        [batch_id, NEEDS_LLM_JUDGE],
+    )[0]
+    languages = store._read(
+        f"""SELECT json_extract(j.value, '$.details.language_not_read') AS language, COUNT(DISTINCT c.id) AS n {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{CLAIMS_KIND}'
+              AND json_extract(j.value, '$.details.language_not_read') IS NOT NULL
+            GROUP BY language ORDER BY n DESC, language""",
+        [batch_id],
+    )
+    return NotRead(criteria_need_judge=row["n"], claims_languages={str(r["language"]): r["n"] for r in languages})
 
 
 def criterion_counts(store: Store, batch_id: str) -> list[CriterionCounts]:

@@ -224,8 +224,9 @@ def failed_check_lines(checks: str | None, *, outcomes: tuple[str, ...] = ("fail
 
 
 def user_fault_items(faults: str | None) -> list[tuple[str, str]]:
-    """A verdict's stored simulator faults as (kind, reason)."""
-    return [(str(f.get("kind")), str(f.get("reason"))) for f in json.loads(faults or "[]")]
+    """A verdict's stored simulator faults the customer is blamed for, as (kind, reason); an
+    excused one is the bot's, and the check `bot answered what the customer said` says so."""
+    return [(str(f.get("kind")), str(f.get("reason"))) for f in json.loads(faults or "[]") if not f.get("excused")]
 
 
 def usage_dict(row: Mapping[str, Any]) -> dict[str, Any]:

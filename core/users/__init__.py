@@ -20,13 +20,16 @@ if TYPE_CHECKING:
         stated_goals_of,
     )
     from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
+    from parley.core.users.fallback_detection import FallbackDetector
     from parley.core.users.llm_user import LLMUser, generate_any_items, profile_generation
+    from parley.core.users.phrasebook import language_code
     from parley.core.users.replay_user import REPLAY_USER, ReplayScript, ReplayUser, bot_replies, finish_replay
     from parley.core.users.simulator import GoalReporter, StatesGoals, UserSimulator, UserTurn
 
 __all__ = [
     "ACTED_INTENTS",
     "GOALS_ONLY_STATED",
+    "FallbackDetector",
     "ONLY_STATED_ADVICE",
     "GoalReporter",
     "LLMUser",
@@ -42,6 +45,7 @@ __all__ = [
     "bot_replies",
     "finish_replay",
     "generate_any_items",
+    "language_code",
     "goals_only_stated",
     "make_user_simulator",
     "only_stated_advice",

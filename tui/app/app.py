@@ -55,8 +55,9 @@ def _parley_commands() -> type[Provider]:
 
 
 def tab_label(number: int, pane: str) -> Content:
-    """A tab's title with the key that shows it: "1 Chat" (1 or F1)."""
-    return Content.from_markup(f"[b $accent]{number}[/]\u00a0{PANES[pane]}")
+    """A tab's title with the key that shows it from anywhere: "F1 Chat" (the digit alone works
+    too, but not while a text field has the focus: it types there)."""
+    return Content.from_markup(f"[b $accent]F{number}[/]\u00a0{PANES[pane]}")
 
 
 def default_profile_dirs(extra: Sequence[Path] = ()) -> list[Path]:
@@ -82,8 +83,8 @@ class ParleyApp(App[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        # F1-F4 anywhere, plain digits when no text field has the focus; the tabs show the digits
-        # ("1 Chat"), so the footer keeps its room for the pane's own keys.
+        # F1-F4 anywhere, plain digits when no text field has the focus; the tabs show the F-keys
+        # ("F1 Chat": what works on every pane), so the footer keeps its room for the pane's own keys.
         *(Binding(f"f{i}", f"show_pane('{pane}')", title, priority=True, show=False) for i, (pane, title) in enumerate(PANES.items(), 1)),
         *(Binding(str(i), f"show_pane('{pane}')", title, show=False) for i, (pane, title) in enumerate(PANES.items(), 1)),
     ]

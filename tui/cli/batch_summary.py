@@ -21,9 +21,9 @@ def _interval(interval: Interval | None) -> str:
     return "" if interval is None else f"{interval.low * 100:.1f}-{interval.high * 100:.1f}%"
 
 
-def counts_lines(summary: BatchSummary) -> list[str]:
-    """The outcomes, the pass rate with its interval and denominator, pass^k and the flaky specs,
-    as terminal lines."""
+def counts_lines(summary: BatchSummary, *, beside_the_rate: str = "") -> list[str]:
+    """The outcomes, the pass rate with its interval and denominator (and `beside_the_rate`: what
+    no role read), pass^k and the flaky specs, as terminal lines."""
     from parley.core.reports import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, counts_line
 
     def n(count: int, one: str, many: str | None = None) -> str:
@@ -39,7 +39,7 @@ def counts_lines(summary: BatchSummary) -> list[str]:
     rate = f"Pass rate: {_pct(summary.pass_rate)} ({summary.passed} of {summary.pass_rate_denominator}"
     if summary.pass_rate_interval is not None:
         rate += f", 95% interval {_interval(summary.pass_rate_interval)}"
-    lines.append(f"{rate})   {pass_k}")
+    lines.append(f"{rate})   {pass_k}" + (f"; {beside_the_rate}" if beside_the_rate else ""))
     if summary.flaky_specs:
         shown = ", ".join(f"{f.spec_id} ({f.passed} of {f.trials} passed)" for f in summary.flaky_specs[:5])
         more = f", ... and {len(summary.flaky_specs) - 5} more" if len(summary.flaky_specs) > 5 else ""
@@ -56,7 +56,9 @@ def scores_line(summary: BatchSummary) -> str:
             f"Scores: mean {s.mean:.2f}, median {s.median:.1f}, std {s.std:.2f}, min {s.min}, max {s.max} "
             f"({s.count} scored" + (f"; {summary.judge_errors} judge errors, unscored" if summary.judge_errors else "") + ")"
         )
-    return "Scores: none" + (f" ({summary.judge_errors} judge errors)" if summary.judge_errors else "")
+    if summary.judge_errors:
+        return f"Scores: none ({summary.judge_errors} judge errors)"
+    return "Scores: none (no LLM judge scored; the checks decide)"
 
 
 def _spread(s: NumberStatistics, unit: str = "", digits: int = 1) -> str:
@@ -107,7 +109,7 @@ def summary_lines(summary: BatchReport) -> list[str]:
             f"Not applicable: {total} check{'s' if total != 1 else ''} ({kinds}) could not be decided; "
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
-    lines += counts_lines(summary)
+    lines += counts_lines(summary, beside_the_rate=summary.not_read.note)
     lines.append(scores_line(summary))
     if summary.judge_prompts:
         lines.append(judge_context_line(summary))

@@ -112,7 +112,7 @@ def print_verdict(
     if verdict.error:
         out.print(f"  [yellow]error: {for_rich(verdict.error)}[/yellow]")
     for fault in verdict.user_faults:
-        out.print(f"  [magenta]simulator fault ({for_rich(fault.kind)}): {for_rich(fault.reason)}[/magenta]")
+        out.print(f"  [magenta]{fault.label} ({for_rich(fault.kind)}): {for_rich(fault.text)}[/magenta]")
     for check in verdict.checks:
         mark = CHECK_MARKS.get(check.outcome, "?")
         colour = {"pass": "green", "fail": "red", "error": "yellow"}.get(check.outcome, "dim")

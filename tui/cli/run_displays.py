@@ -54,9 +54,9 @@ def _row_line(event: ConversationFinished | ConversationFailed, done: int, total
     row = event.row
     if event.outcome == "bot_error":
         return f"[{done:>{width}}/{total}] {'bot_error':<10} {event.spec_id} trial {event.trial}: {row.error}"
-    score = "-" if event.score is None else str(event.score)
+    score = "" if event.score is None else f"score {event.score}, "  # only a judge's: offline there is none
     return (
-        f"[{done:>{width}}/{total}] {event.outcome:<10} {event.spec_id} trial {event.trial}: score {score}, "
+        f"[{done:>{width}}/{total}] {event.outcome:<10} {event.spec_id} trial {event.trial}: {score}"
         f"{row.turns} turn{'s' if row.turns != 1 else ''}, {event.stop_reason}, {row.duration_s:.2f} s"
     )
 

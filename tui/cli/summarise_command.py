@@ -106,7 +106,7 @@ def summarise(results_file: Path, fmt: str | None, output: Path | None, histogra
     if fmt is not None and output is None:
         text = summary_text(summary, fmt)
         sys.stdout.write(visible(text) if sys.stdout.isatty() else text)
-    elif not quiet:
+    elif fmt is None and not quiet:  # a --format asked for is the whole answer, here or in --output
         click.echo(visible("\n".join(summary_lines(summary))))
     if histogram is not None:
         title = f"batch {summary.batch_id[:12]}" if summary.batch_id else results_file.name

@@ -63,8 +63,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     dests = ["parley_db", *(o.plugin_dest for o in options_on("plugin"))]
     if config.getoption("parley") or any(config.getoption(dest) is not None for dest in dests):
-        from parley.tui.pytest_plugin.options import read_options
+        from parley.tui.pytest_plugin.options import read_options, refuse_values_taken_for_paths
 
+        # `--parley-db PATH` must not move the rootdir
+        refuse_values_taken_for_paths(config, ["db", *(o.plugin_flag.removeprefix("--parley-") for o in options_on("plugin"))])
         read_options(config)  # a bad value is a usage error now, before anything is collected
 
 

@@ -8,14 +8,17 @@
         result = await parley.aconverse(bot=my_async_bot, steps=[say("Where is ORD-1003?"), expect_tool("track_order")])
 
 Each conversation is named after the test (`tests/test_bot.py::test_refund_policy#0`, then `#1`
-for the test's second conversation...), so the same test gives the same spec id run after run and
-`parley compare` matches them. The arguments are parley.api.conversation's, plus the roles (`bot`,
+for the test's second conversation...), its file relative to where pytest was run, so the same
+test gives the same spec id run after run, however its options are written, and `parley compare`
+matches them. The arguments are parley.api.conversation's, plus the roles (`bot`,
 `user`, `judge`) when the test wants other ones than the session's `--parley-*` options. The
 conversation runs on the session's own event loop (an async bot too): `aconverse` only awaits it.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -34,11 +37,14 @@ class ParleyFixture:
         self._count = 0
 
     def _name_and_source(self, name: str | None) -> tuple[str, int, str]:
+        """The conversation's name and source: the test's file relative to where pytest was run
+        (not to pytest's rootdir, which moves with the arguments), then the rest of its node id."""
         node = self._request.node
         index = self._count
         self._count += 1
-        source = node.nodeid.split("::", 1)[0]
-        return (name or node.nodeid), index, source
+        source = Path(os.path.relpath(node.path, self._request.config.invocation_params.dir)).as_posix()
+        rest = node.nodeid.split("::", 1)[1] if "::" in node.nodeid else node.name
+        return (name or f"{source}::{rest}"), index, source
 
     def _session(self) -> Any:
         from parley.tui.pytest_plugin.session import batch_session

@@ -181,8 +181,8 @@ def _skip_reason(result: ConversationResult) -> str:
     """One line: the outcome and why (the simulator's first fault, a cancelled run's error)."""
     reason = result.explain().splitlines()[0]
     verdict = result.verdict
-    if verdict is not None and verdict.user_faults:
-        fault = verdict.user_faults[0]
+    if verdict is not None and verdict.blamed_faults:
+        fault = verdict.blamed_faults[0]
         reason += f": {fault.kind}: {fault.reason}"
     elif result.conversation.error:
         reason += f": {result.conversation.error}"

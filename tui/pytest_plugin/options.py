@@ -18,7 +18,7 @@ from parley.core.option_declarations import BatchOption, option, options_on
 if TYPE_CHECKING:
     from parley.core.settings import Settings
 
-__all__ = ["PluginOptions", "read_options"]
+__all__ = ["PluginOptions", "read_options", "refuse_values_taken_for_paths"]
 
 _KEY = pytest.StashKey["PluginOptions"]()
 
@@ -99,6 +99,45 @@ def _rules(raw: str | None) -> str | None:
         raise pytest.UsageError(str(exc)) from None
     except SpecsInvalid as exc:  # every problem of the files, each as file:line: rule.field: reason
         raise pytest.UsageError(f"--parley-rules {raw}: {exc}") from None
+
+
+def _setup_without(config: pytest.Config, values: set[int]) -> tuple[Path, Path | None] | None:
+    """pytest's rootdir and ini file had the arguments at `values` (their positions) not been
+    there; None when pytest's own finder cannot be reached (another version of pytest)."""
+    try:
+        from _pytest.config.findpaths import determine_setup  # pytest's own, so the answer is its answer
+    except ImportError:  # pragma: no cover - a pytest without it: nothing to compare with
+        return None
+    args = [arg for n, arg in enumerate(config.invocation_params.args) if n not in values]
+    try:
+        rootpath, inipath, _ = determine_setup(
+            inifile=config.option.inifilename,
+            args=[arg for arg in args if not arg.startswith("-")],
+            rootdir_cmd_arg=config.option.rootdir or None,
+            invocation_dir=config.invocation_params.dir,
+        )
+    except (TypeError, pytest.UsageError):  # pragma: no cover - its signature changed
+        return None
+    return rootpath, inipath
+
+
+def refuse_values_taken_for_paths(config: pytest.Config, names: list[str]) -> None:
+    """pytest looks for its rootdir and settings before it knows the plugin's options, so the value
+    of `--parley-db PATH` written with a space is a test path to it, if that path exists: its
+    rootdir (and the node ids, and the pyproject it reads) move with it. A usage error when that
+    happened, saying to write `--parley-db=PATH`; nothing when the value changed nothing."""
+    args = list(config.invocation_params.args)
+    values = {n + 1 for n, arg in enumerate(args[:-1]) if arg in {f"--parley-{name}" for name in names}}
+    if not values:
+        return
+    setup = _setup_without(config, values)
+    if setup is None or setup == (config.rootpath, config.inipath):
+        return
+    option, value = next((args[n - 1], args[n]) for n in sorted(values))
+    raise pytest.UsageError(
+        f"{option} {value}: pytest took this value for a test path, and chose its rootdir ({config.rootpath}) and settings "
+        f"from it, before it knew parley's options; write {option}={value}"
+    )
 
 
 def read_options(config: pytest.Config) -> PluginOptions:

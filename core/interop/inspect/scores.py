@@ -88,7 +88,10 @@ def verdict_scores(conversation: Conversation, verdict: Verdict | None) -> dict[
     if score is not None:
         judge_score = Score(value=score, answer=str(score), explanation=verdict.comment if verdict else None, metadata=judge_meta)
     else:
-        why = (judge.error if judge and judge.error else None) or "no judge score"
+        offline = judge is not None and judge.judge == "offline"
+        why = (judge.error if judge and judge.error else None) or (
+            "no score: no LLM judge (the checks decide)" if offline else "no judge score"
+        )
         judge_score = Score.unscored(explanation=why, metadata=judge_meta)
 
     decided = [c for c in checks if c.outcome in ("pass", "fail")]

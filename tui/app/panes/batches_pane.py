@@ -99,7 +99,7 @@ DRAW_INTERVAL_S = 0.1  # a running batch is drawn at most ten times a second
 LIST_INTERVAL_S = 1.0
 FREEZE_INTERVAL_S = 1.0  # how often a running batch's rows so far are frozen (tui/app/heap.py)
 SEARCH_DELAY_S = 0.3
-FILTER_PLACEHOLDER = "text profile: stop: score:<3"
+FILTER_PLACEHOLDER = "(/) text profile: stop: score:<3 · s sorts"
 ANY_OUTCOME = "Any outcome"
 
 
@@ -139,17 +139,22 @@ def _eta(seconds: float | None) -> str:
 class BatchesPane(Pane):
     """The batches on top; the progress of the running one; its results and score histogram."""
 
+    # What the footer shows fits 80 columns: the keys that act on the shown batch; `u` only when it
+    # has rules over pairs or the batch, `x` only while a batch runs (their twins below answer the
+    # key otherwise). The filter and the sort are on screen, with their keys in the filter field's
+    # placeholder; reloading is rarely needed (the list follows the store).
     BINDINGS = [
-        Binding("b", "mark_base", "Mark base"),
         Binding("c", "compare", "Compare"),
-        Binding("x", "cancel_batch", "Stop batch"),
-        Binding("ctrl+r", "reload", "Reload"),
-        Binding("slash", "focus_filter", "Filter"),
-        Binding("s", "next_sort", "Sort"),
-        Binding("u", "show_rules", "Rules", show=False),  # the status line offers it when the batch has any
-        # Last: on an 80-column footer the filter and sort keys keep their place.
+        Binding("b", "mark_base", "Base"),
         Binding("R", "rescore", "Re-score"),
         Binding("h", "html_report", "Report"),
+        Binding("u", "show_rules", "Rules"),
+        Binding("u", "no_rules", "Rules", show=False),
+        Binding("x", "cancel_batch", "Stop"),
+        Binding("x", "nothing_running", "Stop", show=False),
+        Binding("slash", "focus_filter", "Filter", show=False),
+        Binding("s", "next_sort", "Sort", show=False),
+        Binding("ctrl+r", "reload", "Reload", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -300,6 +305,7 @@ class BatchesPane(Pane):
             self.shown_batch = batch_id
             self._status()
         self.shown_batch = batch_id
+        self.refresh_bindings()  # `u` follows the shown batch's rules
         self.query_one("#batch-progress-row").display = batch_id == self.running_batch
         if batch_id == self.running_batch:
             return  # its rows are the feed's
@@ -308,7 +314,7 @@ class BatchesPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
         from parley.core.reports import batch_summary, rates_line, short_counts
-        from parley.core.store import UnreadableBatchError, batch_rule_summaries
+        from parley.core.store import UnreadableBatchError, batch_rule_summaries, not_read
 
         store = self.parley.store()
         rows = stored_order(store.conversation_rows(batch_id=batch_id, limit=MAX_ROWS))
@@ -321,6 +327,9 @@ class BatchesPane(Pane):
             rates, summary = str(exc), None
         if summary is not None:
             rates, counts = rates_line(summary), short_counts(summary)
+            unread = not_read(store, batch_id)
+            if unread:
+                rates += f" · {unread.note}"
         self.post_message(BatchRowsLoaded(batch_id, rows, rates, counts, rules, labels))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
@@ -333,6 +342,7 @@ class BatchesPane(Pane):
         self._show_results()
         self.rates = f"{message.rates} · {message.counts}" if message.counts else message.rates
         self.rules = (message.batch_id, list(message.rules), dict(message.rule_labels)) if message.rules else None
+        self.refresh_bindings()  # `u` shows for a batch with rules
         if self.ended is not None and self.ended[0] == message.batch_id:  # the run's last line, with its summary's counts
             batch_id, text, error = self.ended
             first, _, rest = text.partition("\n")
@@ -457,6 +467,7 @@ class BatchesPane(Pane):
         if checked:  # the check before launch: a model its endpoint does not list
             self.notify("\n".join(checked), title="Warnings", severity="warning", markup=False)
         self.feed = BatchFeed(prepared.id, placement=self.parley.placement)
+        self.refresh_bindings()  # `x` shows while it runs
         self._run(self.feed, prepared)
         if self._timer is None:
             self._timer = self.set_interval(DRAW_INTERVAL_S, self._draw)
@@ -544,6 +555,7 @@ class BatchesPane(Pane):
             self._apply(rest)
         self.running_batch = None
         self.feed = None
+        self.refresh_bindings()
         if self._timer is not None:
             self._timer.pause()
         self.query_one("#batch-progress", ProgressBar).update(total=message.total, progress=message.done)
@@ -617,6 +629,23 @@ class BatchesPane(Pane):
         self.app.push_screen(SessionScreen(message.detail, export=export))
 
     # ---- actions ----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`u` and `x` are shown (and answer) only when there is something to show or stop;
+        their twins (`no_rules`, `nothing_running`) answer the key otherwise."""
+        has_rules = self.rules is not None and self.rules[0] == self.shown_batch
+        running = self.feed is not None
+        if action in ("show_rules", "no_rules"):
+            return has_rules == (action == "show_rules")
+        if action in ("cancel_batch", "nothing_running"):
+            return running == (action == "cancel_batch")
+        return True
+
+    def action_no_rules(self) -> None:
+        self.notify("This batch has no rules over pairs of conversations or over the batch (parley run --rules DIR).")
+
+    def action_nothing_running(self) -> None:
+        self.notify("No batch is running.")
 
     def action_cancel_batch(self) -> None:
         feed = self.feed

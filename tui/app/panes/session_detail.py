@@ -39,7 +39,7 @@ def verdict_summary(detail: SessionDetail) -> str:
     if verdict.error:
         lines.append(f"Error: {verdict.error}")
     for fault in verdict.user_faults:
-        lines.append(f"Simulator fault ({fault.kind}): {fault.reason}")
+        lines.append(f"{fault.label.capitalize()} ({fault.kind}): {fault.text}")
     if verdict.policy_violations:
         lines.append(f"Policy violations: {len(verdict.policy_violations)}")
     for output in verdict.outputs:

@@ -70,8 +70,8 @@ def summary_text(c: BatchComparison) -> str:
     not_common = []
     if c.new_specs:
         not_common.append(f"{len(c.new_specs)} new spec(s)")
-    if c.missing_specs and c.made_from_base != "rerun":
-        not_common.append(f"{len(c.missing_specs)} missing spec(s)")
+    if c.missing_news:
+        not_common.append(f"{len(c.missing_news)} missing spec(s)")
     if c.sources_only_in_base or c.sources_only_in_new:
         not_common.append("the sources differ")
     if c.replay is not None:

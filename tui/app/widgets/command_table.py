@@ -15,6 +15,9 @@ from parley.tui.app.widgets.row_table import Ranked, RowTable
 # How much each column of the commands' tables matters when the terminal is narrow (1 stays
 # longest): /database and /orders keep the order, its status and whether it can be cancelled.
 RANKS = {"Order": 1, "Status": 1, "Cancellable": 1, "Why": 2, "Age (days)": 3, "Total": 3, "Customer": 4, "Placed": 5}
+# Their widths, fixed: which columns fit then depends on the terminal alone, never on whose orders
+# are listed, so /orders shows the same columns from call to call (the order API's values fit).
+WIDTHS = {"Order": 8, "Customer": 8, "Placed": 10, "Age (days)": 10, "Status": 10, "Total": 12, "Cancellable": 11, "Why": 17}
 
 
 class CommandTable(Vertical):
@@ -29,7 +32,7 @@ class CommandTable(Vertical):
     def compose(self) -> ComposeResult:
         count = f"{len(self.rows)} row{'' if len(self.rows) == 1 else 's'}"
         yield Static(Content(f"{self.title} ({count})" if self.title else count), classes="command-table-title")
-        table = RowTable(ranked=[Ranked(c, RANKS.get(c, 1)) for c in self.columns], classes="command-table")
+        table = RowTable(ranked=[Ranked(c, RANKS.get(c, 1), width=WIDTHS.get(c)) for c in self.columns], classes="command-table")
         table.add_text_rows(self.rows)  # data, never markup
         yield table
 

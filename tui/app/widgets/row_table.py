@@ -34,6 +34,9 @@ class Ranked:
     title: str
     rank: int = 1
     cap: int = 40
+    width: int | None = None
+    """A fixed width: the column is this wide whatever its cells (cut at it), so which columns
+    fit never depends on the rows shown."""
 
 
 class RowTable(DataTable[Any]):
@@ -51,12 +54,19 @@ class RowTable(DataTable[Any]):
         super().__init__(**kwargs)
         self.ranked = list(ranked or [])
         self.data: list[tuple[str, ...]] = []
-        self._widths = [len(c.title) for c in self.ranked]
+        self._widths = self._start_widths()
         self.shown: list[int] = []  # indexes of the ranked columns on screen
         if self.ranked:
             self.shown = list(range(len(self.ranked)))
             for i, c in enumerate(self.ranked):
                 self.add_column(c.title, width=self._widths[i])
+
+    def _start_widths(self) -> list[int]:
+        return [c.width or len(c.title) for c in self.ranked]
+
+    def _cap(self, i: int) -> int:
+        column = self.ranked[i]
+        return column.width or column.cap
 
     # ---- rows ---------------------------------------------------------------------------------
 
@@ -64,13 +74,13 @@ class RowTable(DataTable[Any]):
         """Replace every row (the cursor stays where it was, as far as the rows go)."""
         row = self.cursor_row
         self.data = []
-        self._widths = [len(c.title) for c in self.ranked]
+        self._widths = self._start_widths()
         self.clear()
         if self.ranked:  # the widths start again from the titles: lay the columns out anew
             self.data = [tuple(str(c) for c in r) for r in rows]
             for r in self.data:
                 for i, cell in enumerate(r):
-                    self._widths[i] = max(self._widths[i], min(len(cell), self.ranked[i].cap))
+                    self._widths[i] = max(self._widths[i], min(len(cell), self._cap(i)))
             self._rebuild()
         else:
             self.add_text_rows(rows)
@@ -87,8 +97,8 @@ class RowTable(DataTable[Any]):
         widened = False
         for r in texts:
             for i, cell in enumerate(r):
-                if len(cell) > self._widths[i] and self._widths[i] < self.ranked[i].cap:
-                    self._widths[i] = min(len(cell), self.ranked[i].cap)
+                if len(cell) > self._widths[i] and self._widths[i] < self._cap(i):
+                    self._widths[i] = min(len(cell), self._cap(i))
                     widened = True
         if widened or self._choose() != self.shown:
             self._rebuild()
@@ -102,8 +112,8 @@ class RowTable(DataTable[Any]):
             self.data[index] = texts
             widened = False
             for i, text in enumerate(texts):
-                if len(text) > self._widths[i] and self._widths[i] < self.ranked[i].cap:
-                    self._widths[i] = min(len(text), self.ranked[i].cap)
+                if len(text) > self._widths[i] and self._widths[i] < self._cap(i):
+                    self._widths[i] = min(len(text), self._cap(i))
                     widened = True
             if widened or self._choose() != self.shown:
                 self._rebuild()
@@ -129,7 +139,7 @@ class RowTable(DataTable[Any]):
     def _cells(self, row: Sequence[str]) -> list[Text]:
         out = []
         for i in self.shown:
-            cell, cap = row[i] if i < len(row) else "", self.ranked[i].cap
+            cell, cap = row[i] if i < len(row) else "", self._cap(i)
             out.append(Text(cell if len(cell) <= cap else cell[: cap - 1] + "…"))
         return out
 

@@ -23,14 +23,17 @@ def score_counts(scores: Iterable[int | None]) -> dict[int, int]:
 
 
 def render_histogram(counts: dict[int, int], *, width: int = BAR_WIDTH) -> str:
-    """One line per score: the score, a bar scaled to the largest count, the count."""
-    top = max(counts.values(), default=0)
+    """One line per score: the score, a bar scaled to the largest count, the count. Only scores a
+    judge gave are charted: conversations nobody scored (the offline judge gives none) say so."""
+    unscored = counts.get(0, 0)
+    if unscored and not any(counts.get(score, 0) for score in SCORES):
+        return f"no score: no LLM judge\nscored these {unscored}\n(the checks decide)"
+    top = max(counts.get(score, 0) for score in SCORES)
     lines = []
     for score in SCORES:
         n = counts.get(score, 0)
         filled = round(width * n / top) if top else 0
         lines.append(f"{score} {'█' * filled}{'·' * (width - filled)} {n}")
-    unscored = counts.get(0, 0)
     if unscored:
         lines.append(f"unscored {unscored}")
     return "\n".join(lines)

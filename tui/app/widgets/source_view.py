@@ -19,7 +19,8 @@ class SourceView(TextArea):
     """`show(text, language)` replaces the content; `language` is "yaml", "json" or None."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__("", read_only=True, show_line_numbers=True, soft_wrap=False, id=id, classes=classes)
+        # Soft-wrapped: a long line goes on below, numbered once, never cut at the view's edge.
+        super().__init__("", read_only=True, show_line_numbers=True, soft_wrap=True, id=id, classes=classes)
         self.border_subtitle = "read-only · e edits"
         self._noted_at = 0.0
 
