@@ -362,6 +362,21 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         lineage="may_change",
     ),
     BatchOption(
+        "limit",
+        str,
+        (),
+        "A limit every conversation is checked against, as if its expect: block had it (repeatable; a spec's own "
+        "limits: keys win): reply_seconds (each bot reply), p95_reply_seconds (95% of them), cost_usd and tokens (the "
+        "bot's, per conversation), turns_to_pass (every check asked for held by that bot turn), e.g. --limit reply_seconds=8. "
+        "Each is a check with the measured figure as its evidence; the latency ones are timing-dependent, and not decided "
+        "for the offline bot.",
+        _surfaces("run", "submit", "service", "api"),
+        field="limits",
+        metavar="KEY=VALUE",
+        many=True,
+        lineage="may_change",
+    ),
+    BatchOption(
         "personality_dirs",
         Path,
         (),

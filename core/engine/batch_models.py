@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
 from parley.core.engine.reachability import PreflightReport, Target, run_preflight
-from parley.core.errors import ParleyError
+from parley.core.errors import ParleyError, PythonCodeRefused
 from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge, judge_generation
 from parley.core.models import OFFLINE, ChatModel, ChatModelBase, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.prompts import context_tokens
 from parley.core.records import (
     BatchOptions,
+    CheckLimits,
     CheckResult,
     Conversation,
     ConversationSpec,
@@ -141,9 +142,14 @@ class BatchModels:
         env: Any = None,
         bot: Bot | None = None,
         prices: Mapping[str, ModelPrice] | None = None,
+        check_limits: CheckLimits | None = None,
+        python_refusal: Callable[[str], str] | None = None,
     ) -> None:
         """`bot`: the bot under test itself, when it is not built from its name (`models.bot`
-        still names it, for the record); `prices`: the batch's `--price`s, by model name."""
+        still names it, for the record); `prices`: the batch's `--price`s, by model name;
+        `check_limits`: the batch's `--limit`s, which the judging applies; `python_refusal`: why
+        a check written in Python may not be imported here (the service's refusal, given the
+        check's name), None when it may."""
         # ConfigError for a name that is not one (a bad connector spec or prompt file too)
         self.bot_spec: BotSpec = parse_bot_spec(
             models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
@@ -159,6 +165,8 @@ class BatchModels:
         self.judge_timeout_s = judge_timeout_s
         self.env = env
         self.prices = dict(prices or {})
+        self.check_limits = check_limits
+        self.python_refusal = python_refusal
         self._models: dict[tuple[str, str], ChatModel] = {}
         self._cached: list[CachedModel] = []
         self._bot: Bot | None = bot
@@ -175,7 +183,7 @@ class BatchModels:
         """The models of a batch with these options: its roles, reply cache, prices and the
         judge's time limit (the conversation's)."""
         kwargs.setdefault("judge_timeout_s", options.timeout_s)
-        return cls(options.models, store=store, cache=options.cache, prices=options.prices, **kwargs)
+        return cls(options.models, store=store, cache=options.cache, prices=options.prices, check_limits=options.limits, **kwargs)
 
     def generation(self, role: str) -> GenerateConfig | None:
         """The generation settings given for `role` (`--gen`), None when none was."""
@@ -304,6 +312,7 @@ class BatchModels:
             check = getattr(model, "check", None)
             if callable(check):
                 check()
+        self.load_python_checks(specs)
         bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto", "python") else None  # a Python bot's import, now
         check = getattr(bot, "check", None)
         if callable(check):
@@ -313,6 +322,16 @@ class BatchModels:
             from parley.core.bots import check_prompt_variables
 
             check_prompt_variables(template, specs, datetime.date.today())
+
+    def load_python_checks(self, specs: Iterable[ConversationSpec]) -> None:
+        """Import every check written in Python the specs ask for, now, once (ConfigError naming
+        the first that cannot be); PythonCodeRefused first when this process may not run them."""
+        from parley.core.evaluation import load_python_checks, python_check_targets
+
+        targets = python_check_targets(specs)
+        if targets and self.python_refusal is not None:
+            raise PythonCodeRefused(self.python_refusal(targets[0]))
+        load_python_checks(specs)
 
     def check_budget(self, budget_usd: float | None, specs: Iterable[ConversationSpec] = ()) -> None:
         """ConfigError when a batch with a budget uses a model whose price parley does not know:

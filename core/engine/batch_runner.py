@@ -257,12 +257,19 @@ async def _launch_warnings(specs: Sequence[ConversationSpec], options: BatchOpti
 
 
 async def prepare_resume(
-    store: Store, batch_ref: str = "latest", *, models: BatchModels | None = None, budget_usd: float | None = None, dry_run: bool = False
+    store: Store,
+    batch_ref: str = "latest",
+    *,
+    models: BatchModels | None = None,
+    budget_usd: float | None = None,
+    dry_run: bool = False,
+    python_refusal: Callable[[str], str] | None = None,
 ) -> PreparedBatch:
     """Re-plan a stored batch (id, unique id prefix, `latest`, `latest~N`) from its stored
     sources and options; the (spec_id, trial) pairs already completed are skipped when it runs.
     `budget_usd` replaces the batch's budget (a batch stopped at its budget goes on with more).
-    `dry_run`: plan only (no key needed, nothing changed in the store)."""
+    `dry_run`: plan only (no key needed, nothing changed in the store). `python_refusal`: why a
+    check written in Python may not be imported here (the service's), None when it may."""
     ref = (batch_ref or "latest").strip()
     if not await asyncio.to_thread(store.count_batches):
         raise ParleyError("there is no batch to resume in this database; start one with `parley run PATH`")
@@ -274,10 +281,10 @@ async def prepare_resume(
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
     if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
-        prepared = await resume_rescore(store, batch)
+        prepared = await resume_rescore(store, batch, python_refusal=python_refusal)
         prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
         return prepared
-    models = models or BatchModels.for_batch(options, store=store)
+    models = models or BatchModels.for_batch(options, store=store, python_refusal=python_refusal)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)

@@ -23,7 +23,7 @@ customer, into a new batch that names it as its parent (`parley rescore BATCH`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,10 +45,10 @@ __all__ = ["RescorePlan", "load_rescore", "prepare_rescore", "rescore_models", "
 UNMATCHED_SHOWN = 5
 
 
-def rescore_models(options: BatchOptions, store: Store | None = None) -> BatchModels:
+def rescore_models(options: BatchOptions, store: Store | None = None, *, python_refusal: Callable[[str], str] | None = None) -> BatchModels:
     """The models a re-score calls: its judge alone (its bot and customers are stored)."""
     judge_only = options.models.model_copy(update={"bot": "offline", "user": "offline", "bot_prompt": None})
-    return BatchModels.for_batch(options.model_copy(update={"models": judge_only}), store=store)
+    return BatchModels.for_batch(options.model_copy(update={"models": judge_only}), store=store, python_refusal=python_refusal)
 
 
 @dataclass
@@ -148,7 +148,7 @@ async def prepare_rescore(
     options = parent.options.model_copy(update=update)
     compiled, rule_warnings = await asyncio.to_thread(_rescore_rules, options, parent, given=rules is not None)
     models = rescore_models(options, store)
-    models.check_keys()
+    models.check_keys(plan.specs)  # the judge's key; the checks written in Python, imported again
     preflight = await models.preflight(plan.specs)  # the judge's endpoint, checked before anything is stored
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(plan.sources), parent_id=parent.id)
     await asyncio.to_thread(store.create_batch, record)
@@ -174,14 +174,14 @@ def _rescore_rules(options: BatchOptions, parent: BatchRecord, *, given: bool) -
     return load_batch_rules(options)
 
 
-async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
+async def resume_rescore(store: Store, batch: BatchRecord, *, python_refusal: Callable[[str], str] | None = None) -> PreparedBatch:
     """A stored re-score's plan again, to run what it has not yet judged (`parley run --resume`)."""
     assert batch.options.rescore_of is not None
     parent = await asyncio.to_thread(store.get_batch, batch.options.rescore_of)
     plan = await asyncio.to_thread(load_rescore, store, parent, batch.options.criteria_from)
     compiled, rule_warnings = await asyncio.to_thread(load_batch_rules, batch.options)
-    models = rescore_models(batch.options, store)
-    models.check_keys()
+    models = rescore_models(batch.options, store, python_refusal=python_refusal)
+    models.check_keys(plan.specs)
     preflight = await models.preflight(plan.specs)
     return PreparedBatch(
         batch=batch,
@@ -221,5 +221,6 @@ async def rescore_planned(
         uses_world=bot.uses_world,
         has_tools=bot.kind != "prompt",
         bot_name=conversation.bot_model,
+        limits=models.check_limits,
     )
     return conversation, verdict

@@ -17,6 +17,18 @@ if TYPE_CHECKING:
         ScoreStatistics,
         pass_hat_k_from_counts,
     )
+    from parley.core.evaluation.check_context import (
+        CheckAnswer,
+        CheckedConversation,
+        Customer,
+        FinalState,
+        Message,
+        RowChange,
+        ToolUse,
+        failed,
+        not_applicable,
+        passed,
+    )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
@@ -38,8 +50,16 @@ if TYPE_CHECKING:
     from parley.core.evaluation.criteria_prompt import criteria_messages
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
     from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge, judge_generation
+    from parley.core.evaluation.limit_checks import LIMIT_KIND, TIMING_DEPENDENT, limit_checks
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
+    from parley.core.evaluation.python_checks import (
+        PYTHON_CHECK_KIND,
+        check_target,
+        load_python_checks,
+        python_check_targets,
+        python_checks,
+    )
     from parley.core.evaluation.unobservable import (
         evaluate_observed,
         hide_unobservable,
@@ -50,6 +70,24 @@ if TYPE_CHECKING:
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
+    "CheckAnswer",
+    "CheckedConversation",
+    "Customer",
+    "FinalState",
+    "Message",
+    "RowChange",
+    "ToolUse",
+    "failed",
+    "not_applicable",
+    "passed",
+    "LIMIT_KIND",
+    "TIMING_DEPENDENT",
+    "limit_checks",
+    "PYTHON_CHECK_KIND",
+    "check_target",
+    "load_python_checks",
+    "python_check_targets",
+    "python_checks",
     "CLAIMS_CRITERION",
     "CRITERION_KIND",
     "CriteriaJudge",

@@ -163,7 +163,7 @@ def batch_options(models: RoleModels, **values: Any) -> BatchOptions:
         options = BatchOptions.from_values(checked)
     except ValidationError as exc:  # a --gen or --price entry that is not one
         first = first_error(exc, "options")
-        keyword = {"models.generation": "gen", "prices": "price"}.get(first.where, first.where)
+        keyword = {"models.generation": "gen", "prices": "price", "limits": "limit"}.get(first.where, first.where)
         raise ConfigError(f"{keyword}: {first.message.removeprefix('Value error, ')}") from None
     return options.model_copy(update={"models": models.model_copy(update={"generation": options.models.generation})})
 
@@ -211,6 +211,7 @@ class RunOptions:
         rules: str | Path | None = option("rules").default,
         gen: Mapping[str, Mapping[str, Any]] | Sequence[str] = option("gen").default,
         price: Mapping[str, Any] | Sequence[str] = option("price").default,
+        limit: Mapping[str, float] | Sequence[str] = option("limit").default,
     ) -> None:
         self.roles, self.bot = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
         self.batch = batch_options(
@@ -223,6 +224,7 @@ class RunOptions:
             rules=rules,
             gen=gen,
             price=price,
+            limit=limit,
         )
         self.roles = self.batch.models  # with the roles' generation settings
         self.db = db

@@ -18,6 +18,7 @@ from parley.core.option_declarations import option
 from parley.core.records.chat import GenerateConfig, Usage
 from parley.core.records.chat_export import ChatExport
 from parley.core.records.conversation import Conversation
+from parley.core.records.expect_extras import CheckLimits, read_limits
 from parley.core.records.generation import ModelPrice, read_generation, read_prices
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import Outcome, Verdict
@@ -148,6 +149,15 @@ class BatchOptions(BaseModel):
     @classmethod
     def _read_prices(cls, value: Any) -> Any:
         return read_prices(value)
+
+    limits: CheckLimits | None = None
+    """`--limit KEY=VALUE`: limits every conversation is checked against (a spec's own
+    `expect.limits` keys win); None: none."""
+
+    @field_validator("limits", mode="before")
+    @classmethod
+    def _read_limits(cls, value: Any) -> Any:
+        return read_limits(value)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> BatchOptions:

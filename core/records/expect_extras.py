@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from parley.core.records.yaml_fields import (
     Problems,
@@ -146,7 +146,13 @@ def read_limits(value: Any) -> CheckLimits | None:
             given[key] = int(text) if key in ("tokens", "turns_to_pass") else float(text)
         except ValueError:
             raise ValueError(f"{entry!r}: {key} takes a {'whole ' if key in ('tokens', 'turns_to_pass') else ''}number") from None
-    return CheckLimits.model_validate(given) if given else None
+    if not given:
+        return None
+    try:
+        return CheckLimits.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
 
 
 PythonChecks = Annotated[list[PythonCheck], yaml_only(read_python_checks)]

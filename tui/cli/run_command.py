@@ -86,14 +86,16 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 
 def _entries(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    """`--gen ROLE.KEY=VALUE` and `--price MODEL=IN/OUT` entries, each read now (a usage error
+    """`--gen ROLE.KEY=VALUE`, `--price MODEL=IN/OUT` and `--limit KEY=VALUE` entries, each read now (a usage error
     naming the entry when it is not one). A bot's name in a --gen entry's ROLE is checked with
     the bots (parley.tui.cli.bot_lineup)."""
-    from parley.core.records import read_generation, read_prices
+    from parley.core.records import read_generation, read_limits, read_prices
 
     try:
         if param.name == "price":
             read_prices(value)
+        elif param.name == "limit":
+            read_limits(value)
         else:
             read_generation(value)
     except ValueError as exc:
@@ -103,7 +105,9 @@ def _entries(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
 
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="PATH...")
-@declared_options("run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name, "gen": _entries, "price": _entries})
+@declared_options(
+    "run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name, "gen": _entries, "price": _entries, "limit": _entries}
+)
 @click.option(
     "--single",
     metavar="I",
