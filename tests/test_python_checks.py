@@ -170,11 +170,17 @@ def test_the_shipped_checks_catch_long_repeated_and_asked_again_replies(tmp_path
     )
     assert checks["short_replies(words=5)"].reason.startswith("A reply has 10 words, more than 5 (2 replies are).")
     _, fine = one(["no_repeated_reply", "no_asking_again", "short_replies"], steps=steps, db=tmp_path / "q.db")
-    assert {name: c.outcome for name, c in fine.items()} == {"no_repeated_reply": "pass", "no_asking_again": "pass", "short_replies": "pass"}
+    assert {name: c.outcome for name, c in fine.items()} == {
+        "no_repeated_reply": "pass",
+        "no_asking_again": "pass",
+        "short_replies": "pass",
+    }
 
 
 def test_a_wrongly_named_check_is_a_located_problem_of_the_file(tmp_path):
-    (tmp_path / "pb.yaml").write_text(PLAYBOOK.format(support=SUPPORT, second="x").replace(f"{SUPPORT}:x", "shortreplies"), encoding="utf-8")
+    (tmp_path / "pb.yaml").write_text(
+        PLAYBOOK.format(support=SUPPORT, second="x").replace(f"{SUPPORT}:x", "shortreplies"), encoding="utf-8"
+    )
     result = CliRunner().invoke(cli, ["profiles", "validate", str(tmp_path / "pb.yaml")])
     assert result.exit_code == 1
     assert "pb.yaml:7:7: expect.python[1]: 'shortreplies' is not a check parley ships" in result.stdout

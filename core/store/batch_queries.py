@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, NEEDS_LLM_JUDGE
+from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, LIMIT_KIND, NEEDS_LLM_JUDGE
 from parley.core.records import (
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
+    LimitCounts,
     MeasuredUsage,
     NotApplicableCount,
     NotRead,
@@ -306,6 +307,36 @@ def criterion_counts(store: Store, batch_id: str) -> list[CriterionCounts]:
             not_applicable=r["not_applicable"] or 0,
             not_run=r["not_run"] or 0,
             errors=r["errors"] or 0,
+        )
+        for r in rows
+    ]
+
+
+def limit_counts(store: Store, batch_id: str) -> list[LimitCounts]:
+    """How each limit check of the batch came out, with its worst measured figure, in the order
+    the specs have them."""
+    rows = store._read(
+        f"""SELECT json_extract(j.value, '$.name') AS name,
+                   MAX(json_extract(j.value, '$.details.limit')) AS key,
+                   SUM(json_extract(j.value, '$.outcome') = 'pass') AS held,
+                   SUM(json_extract(j.value, '$.outcome') = 'fail') AS over,
+                   SUM(json_extract(j.value, '$.outcome') NOT IN ('pass', 'fail')) AS not_decided,
+                   MAX(json_extract(j.value, '$.details.measured')) AS worst,
+                   MAX(COALESCE(json_extract(j.value, '$.details.timing_dependent'), 0)) AS timing
+            {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{LIMIT_KIND}'
+            GROUP BY name ORDER BY MIN(c.spec_index), MIN(CAST(j.key AS INTEGER)), name""",
+        [batch_id],
+    )
+    return [
+        LimitCounts(
+            name=r["name"] or "",
+            limit=r["key"] or "",
+            held=r["held"] or 0,
+            over=r["over"] or 0,
+            not_decided=r["not_decided"] or 0,
+            worst=r["worst"],
+            timing_dependent=bool(r["timing"]),
         )
         for r in rows
     ]
