@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from parley.core.evaluation.criteria_prompt import criteria_messages
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
     from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge, judge_generation
-    from parley.core.evaluation.limit_checks import LIMIT_KIND, TIMING_DEPENDENT, limit_checks
+    from parley.core.evaluation.limits_as_checks import LIMIT_KIND, TIMING_DEPENDENT, limit_checks
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
     from parley.core.evaluation.python_checks import (
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         check_target,
         load_python_checks,
         python_check_targets,
-        python_checks,
+        run_python_checks,
     )
     from parley.core.evaluation.unobservable import (
         evaluate_observed,
@@ -87,7 +87,7 @@ __all__ = [
     "check_target",
     "load_python_checks",
     "python_check_targets",
-    "python_checks",
+    "run_python_checks",
     "CLAIMS_CRITERION",
     "CRITERION_KIND",
     "CriteriaJudge",

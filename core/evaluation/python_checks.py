@@ -52,7 +52,7 @@ __all__ = [
     "check_target",
     "load_python_checks",
     "python_check_targets",
-    "python_checks",
+    "run_python_checks",
 ]
 
 log = logging.getLogger("parley.evaluation.python_checks")
@@ -204,7 +204,7 @@ def _answered(check: PythonCheck, answer: CheckAnswer, conversation: Conversatio
     return CheckResult(kind=PYTHON_CHECK_KIND, name=check.name, outcome=answer.outcome, reason=reason, details=details)
 
 
-async def python_checks(
+async def run_python_checks(
     conversation: Conversation, spec: ConversationSpec, *, initial_statuses: Mapping[str, str] | None = None
 ) -> list[CheckResult]:
     """The spec's checks written in Python on the finished conversation, one after another (see

@@ -61,8 +61,8 @@ from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_ju
 from parley.core.evaluation.extraction import extract_outputs
 from parley.core.evaluation.fault_blame import bot_replies_check, excuse_after_failures
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, offline_judgement, rubric_not_read
-from parley.core.evaluation.limit_checks import limit_checks
-from parley.core.evaluation.python_checks import python_checks
+from parley.core.evaluation.limits_as_checks import limit_checks
+from parley.core.evaluation.python_checks import run_python_checks
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
@@ -202,7 +202,7 @@ async def evaluate(
     (`--limit`), under the spec's own `expect.limits`.
     """
     checks = settle_unfinished(build_checks(conversation, spec, initial_statuses=initial_statuses), conversation)
-    checks += await python_checks(conversation, spec, initial_statuses=initial_statuses)
+    checks += await run_python_checks(conversation, spec, initial_statuses=initial_statuses)
     outputs = extract_outputs(spec.outputs, conversation.bot_texts, today=world_today(conversation, spec))
     broke = broken_run(conversation)
     faults = detect_user_faults(conversation, spec) if broke is None else []

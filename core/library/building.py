@@ -232,7 +232,7 @@ def conversation(
     (decided by an LLM judge; not run offline, never passed), `checks` written in Python (a
     callable given the conversation, a `MODULE:NAME`, a shipped check's name, or a PythonCheck
     with its arguments: parley.core.evaluation.python_checks) and `limits` (the bot's latency,
-    cost, tokens and turns: parley.core.evaluation.limit_checks). Its spec id is `name#index`; its
+    cost, tokens and turns: parley.core.evaluation.limits_as_checks). Its spec id is `name#index`; its
     seed derives from `seed`, `name` and `index` as a profile's does."""
     where = f"conversation {name!r}"
     if not isinstance(name, str) or not name.strip():
