@@ -362,12 +362,12 @@ class ChatSession:
         await self.aclose()
 
 
-def write_new_json(directory: pathlib.Path, stem: str, text: str) -> pathlib.Path:
-    """Write to stem.json, or stem-2.json... if it exists (two exports in one second)."""
+def write_new_json(directory: pathlib.Path, stem: str, text: str, *, suffix: str = ".json") -> pathlib.Path:
+    """Write to stem.json (or `suffix`), or stem-2.json... if it exists (two exports in one second)."""
     directory.mkdir(parents=True, exist_ok=True)
     n = 1
     while True:
-        path = directory / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
+        path = directory / (f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}")
         try:
             with path.open("x", encoding="utf-8") as fh:
                 fh.write(text)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.specs.chat_playbook import ChatTurns, playbook_from_chat, reply_regex, stated_values
     from parley.core.specs.expansion import resolve_any_items
     from parley.core.specs.json_positions import load_positioned
     from parley.core.specs.places import FilePlaces
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "ChatTurns",
+    "playbook_from_chat",
+    "reply_regex",
+    "stated_values",
     "check_profile_text",
     "load_profile",
     "BACKTRACKING_MAX_CHARS",

@@ -162,7 +162,7 @@ class SessionOpened(Message):
 
 @dataclass
 class SessionExported(Message):
-    """A stored session was written to a JSON file."""
+    """A stored session was written to a file: JSON, or a playbook (YAML)."""
 
     path: Path
 
