@@ -92,6 +92,10 @@ class BatchOption:
     """`--resume` takes it from the command line; other options are the batch's own (a note says so)."""
     role: str | None = None
     """For the roles' models (bot, user, judge): who the role is, in words."""
+    per_bot: bool = False
+    """A setting of the bot under test: `parley run` takes `--bot` several times (one batch per
+    bot, side by side), and such an option once for every bot or once per bot, by position or
+    as `NAME=VALUE` (parley.tui.cli.bot_lineup)."""
 
     @property
     def option_field(self) -> str:
@@ -143,6 +147,7 @@ def _role(name: str) -> BatchOption:
         metavar="MODEL|CONNECTOR" if name == "bot" else "MODEL",
         lineage="may_change",
         role=_ROLES[name],
+        per_bot=name == "bot",
     )
 
 
@@ -163,6 +168,7 @@ def _context(name: str) -> BatchOption:
         setting=f"{name}_context",
         shown_default=f"reported by the endpoint, else 4096; env PARLEY_{name.upper()}_CONTEXT",
         lineage="may_change",
+        per_bot=name == "bot",
     )
 
 
@@ -196,6 +202,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         path="file",
         optional=True,
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "bot_timeout_s",
@@ -209,6 +216,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         metavar="SECONDS",
         minimum=0.1,
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "bot_max_reply_bytes",
@@ -221,6 +229,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         minimum=1,
         shown_default="1048576 (1 MiB)",
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "concurrency",
@@ -305,6 +314,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         optional=True,
         request_maximum=200,
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "rules",

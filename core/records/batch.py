@@ -200,6 +200,11 @@ class BatchRecord(BaseModel):
     parent_id: str | None = None
     """The batch this one re-runs, replays or re-scores (`--rerun`, `--replay`, `parley rescore`);
     None: a batch of its own."""
+    group_id: str | None = None
+    """The group of batches this one belongs to (`parley run --bot A --bot B`: one batch per bot,
+    the same specs and seeds, compared side by side); None: none."""
+    group_role: str | None = None
+    """Its name in the group (the bot's: `A`, `openai/gpt-4o-mini`), which reports show it under."""
 
 
 class UnreadableBatch(BaseModel):

@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from parley.core.reports.count_words import counts_line, short_counts
     from parley.core.reports.explanation import explain_conversation
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
+    from parley.core.reports.group_comparison import (
+        GroupComparison,
+        compare_group,
+        group_lines,
+        render_group_html,
+        render_group_markdown,
+    )
     from parley.core.reports.html_report import write_html
     from parley.core.reports.junit import write_junit
     from parley.core.reports.markdown import (
@@ -34,6 +41,11 @@ if TYPE_CHECKING:
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
+    "GroupComparison",
+    "compare_group",
+    "group_lines",
+    "render_group_html",
+    "render_group_markdown",
     "BatchComparison",
     "BatchReport",
     "FileSummary",

@@ -106,6 +106,8 @@ def _row_json(row: BatchRow) -> dict[str, Any]:
         "replay_of": b.options.replay_of,
         "rerun": b.options.rerun,
         "rescore_of": b.options.rescore_of,
+        "group_id": b.group_id,
+        "group_role": b.group_role,
         "criteria_from": b.options.criteria_from,
     }
 
@@ -244,6 +246,8 @@ def show(batch_ref: str, db_path: Path | None) -> None:
     made = lineage(b)
     if made:
         lines.append(f"Made from: {made}")
+    if b.group_id is not None:
+        lines.append(f"Group: {b.group_id}, as {b.group_role} (side by side: parley compare --group {b.group_id[:12]})")
     for child in children:
         if not isinstance(child, BatchRecord):
             lines.append(f"Made into: batch {child.id} (cannot be read: {child.reason})")
