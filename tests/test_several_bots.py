@@ -159,3 +159,29 @@ def test_resume_goes_on_with_the_members_not_completed_and_rerun_keeps_the_pairi
     assert (again.group_role, again.parent_id, again.options.models.bot) == ("C", c.id, ORDER_BOT)
     refused = CliRunner().invoke(cli, ["run", "--rerun", "failed", c.id, "--bot", "offline", "--db", str(db)])
     assert refused.exit_code == 2 and "a group's re-run keeps each batch's own bot" in refused.stderr
+
+
+async def test_the_apps_launch_form_takes_several_bots_and_shows_them_side_by_side(tmp_path, monkeypatch):
+    import shutil
+
+    from parley.tui.app.panes.batches_pane import BatchesPane
+    from parley.tui.app.screens.group_report import GroupScreen
+    from tests.test_tui_batches import launch
+    from tests.test_tui_support import SIZE, make_app, settle, until
+
+    monkeypatch.setenv("PARLEY_DB", str(tmp_path / "parley.db"))
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    shutil.copy(PLAYBOOKS / "track_shipped_order.yaml", folder)
+    app = make_app(initial_pane="profiles", profile_dirs=[folder])
+    async with app.run_test(size=SIZE) as pilot:
+        await launch(pilot, folder, bot=f"A=offline, B={REPEATING}")
+        pane = app.query_one(BatchesPane)
+        await until(pilot, lambda: any("g shows them" in n.message for n in app._notifications), "the group's last batch")
+        group, batches = group_batches(tmp_path / "parley.db")
+        assert [b.group_role for b in batches] == ["A", "B"] and all(b.status == "completed" for b in batches)
+        pane.query_one("#batches-table").focus()
+        await pilot.press("g")
+        await settle(pilot, rounds=30)
+        assert isinstance(app.screen, GroupScreen) and app.screen.group_id == group
+        assert "| A / B | 1 | 1 | 0 |" in app.screen.markdown  # the one spec passed with A only

@@ -215,6 +215,16 @@ class BatchPrepared(Message):
     """The launch form's inputs checked out: a stored, pending parley.core.engine.batch_runner.PreparedBatch."""
 
     prepared: PreparedBatch
+    queued: list[PreparedBatch] = field(default_factory=list)
+    """Several bots: the group's other batches, stored too, to run after this one."""
+
+
+@dataclass
+class GroupCompared(Message):
+    """A group of batches, compared side by side (its markdown report)."""
+
+    group_id: str
+    markdown: str
 
 
 @dataclass

@@ -26,7 +26,7 @@ import click
 from parley.core.option_declarations import BATCH_OPTIONS, BatchOption, option
 from parley.tui.cli.batch_options import click_type
 
-__all__ = ["LinedUpBot", "bot_lineup", "bot_target"]
+__all__ = ["LinedUpBot", "bot_lineup", "bot_target", "name_bots"]
 
 _NAMED = re.compile(r"^([A-Za-z][\w-]*)=(.+)$", re.DOTALL)
 _ROLES = ("bot", "user", "judge")
@@ -50,16 +50,17 @@ def bot_target(value: str) -> str:
     return _split_name(value)[1]
 
 
-def _names(bots: tuple[str, ...]) -> tuple[list[str], list[str], set[str]]:
-    """(each bot's name, each bot as `--bot` names it, the names given explicitly)."""
+def name_bots(bots: tuple[str, ...]) -> tuple[list[str], list[str], set[str]]:
+    """(each bot's name, each bot as `--bot` names it, the names given explicitly); ValueError
+    for two bots of one name, or a name that is a role's."""
     named = [_split_name(b) for b in bots]
     given = [n for n, _ in named if n is not None]
     taken = set(given)
     for name in given:
         if given.count(name) > 1:
-            raise click.BadParameter(f"two bots are named {name!r}: give each its own name", param_hint="'--bot'")
+            raise ValueError(f"two bots are named {name!r}: give each its own name")
         if name in _ROLES:
-            raise click.BadParameter(f"{name!r} names a role: name the bot otherwise", param_hint="'--bot'")
+            raise ValueError(f"{name!r} names a role: name the bot otherwise")
     names: list[str] = []
     for given_name, bot in named:
         name, n = given_name or bot, 1
@@ -142,7 +143,10 @@ def bot_lineup(ctx: click.Context, options: dict[str, Any]) -> list[LinedUpBot]:
     """The bots of `parley run` with the option values of each one's batch (see the module doc);
     a usage error (click.BadParameter) naming the option when a value cannot be placed or read."""
     bots: tuple[str, ...] = options.get("bot") or (option("bot").default,)
-    names, targets, explicit = _names(tuple(bots))
+    try:
+        names, targets, explicit = name_bots(tuple(bots))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--bot'") from None
     per_bot = [o for o in BATCH_OPTIONS if o.per_bot and o.name != "bot" and o.name in options]
     if len(bots) == 1:
         for declared in per_bot:
