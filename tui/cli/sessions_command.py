@@ -5,7 +5,7 @@
     parley sessions export ID [--output FILE]    the record as JSON
     parley sessions export ID --as playbook      a playbook to edit and run: the chat as a test
 
-IDs may be shortened to a unique prefix of 6 characters or more. A conversation is drawn by
+IDs may be shortened to a unique prefix of 6 characters or more; `latest` is the newest. A conversation is drawn by
 parley.tui.cli.conversation_view, as `parley run --single` draws it.
 """
 
@@ -150,7 +150,16 @@ def _batch_id(store: Store, ref: str) -> str:
 
 
 def _load(store: Store, ident: str) -> StoredConversation | StoredChatSession:
-    """The stored conversation, else the chat session, with this id (or unique prefix)."""
+    """The stored conversation, else the chat session, with this id (or unique prefix); `latest`:
+    the newest of either, as `parley sessions list` shows it first."""
+    if ident.strip() == "latest":
+        from parley.core.store import SessionCursor, SessionFilters
+
+        newest = SessionCursor(store, SessionFilters(), page_size=1).next_page()
+        if not newest:
+            raise ParleyError("no session is stored yet: `parley run PATH` or `parley chat` make some")
+        ident = newest[0].id
+        return store.load_chat_session(ident) if newest[0].kind == "chat" else store.load_conversation(ident)
     try:
         return store.load_conversation(ident)
     except ParleyError as first:
