@@ -59,7 +59,7 @@ def generation_line(options: BatchOptions) -> str:
         ("judge", models.judge, judge_generation().described() + " (its defaults)"),
     ):
         if model == "offline":
-            shown = "none (offline)"
+            shown = "none (offline: no model to send them to)" + (f", {given[role].described()} given" if role in given else "")
         elif role in given:
             shown = judge_generation(given[role]).described() if role == "judge" else given[role].described()
             shown += "" if role != "user" else " over its profile's llm: block"
