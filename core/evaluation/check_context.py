@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -75,16 +74,8 @@ class ToolUse:
     ok: bool
     turn: int
     error: str | None = None
-
-    @property
-    def data(self) -> Any:
-        """A successful call's result read as JSON (None for a failed call or text that is not JSON)."""
-        if not self.ok:
-            return None
-        try:
-            return json.loads(self.result)
-        except ValueError:
-            return None
+    data: Any = None
+    """A successful call's result read as JSON (None for a failed call or text that is not JSON)."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +190,9 @@ class CheckedConversation:
 
 def _tool_use(record: ToolCallRecord, turn: int) -> ToolUse:
     arguments = _frozen(record.arguments) if record.arguments is not None else None
-    return ToolUse(name=record.name, arguments=arguments, result=record.result, ok=record.ok, turn=turn, error=record.error)
+    return ToolUse(
+        name=record.name, arguments=arguments, result=record.result, ok=record.ok, turn=turn, error=record.error, data=record.data
+    )
 
 
 @dataclass(frozen=True)

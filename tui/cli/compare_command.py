@@ -106,12 +106,7 @@ def compare(
         text = render_comparison_html(comparison)
     else:
         text = render_comparison(comparison)
-    if output is None:  # the markdown, and JSON on a terminal, with control characters spelled out
-        sys.stdout.write(visible(text) if fmt == "md" or sys.stdout.isatty() else text)
-        sys.stdout.flush()
-    else:
-        write_atomically(output, text)
-        click.echo(f"wrote {output} ({fmt})", err=True)
+    _emit(text, fmt, output)
     click.echo(visible(verdict_line(comparison)), err=True)
     regressed = fail_on_regression and bool(comparison.regressed_beyond_noise)
     sys.exit(EXIT_REGRESSED if regressed else EXIT_OK)
@@ -129,10 +124,17 @@ def _compare_group(group_ref: str, fmt: str, output: Path | None, alpha: float, 
         text = render_group_html(comparison)
     else:
         text = render_group_markdown(comparison)
+    _emit(text, fmt, output)
+    if output is not None:
+        click.echo(visible("\n".join(group_lines(comparison))), err=True)
+
+
+def _emit(text: str, fmt: str, output: Path | None) -> None:
+    """The report on stdout (the markdown, and JSON on a terminal, with control characters
+    spelled out), or written to `output`."""
     if output is None:
         sys.stdout.write(visible(text) if fmt == "md" or sys.stdout.isatty() else text)
         sys.stdout.flush()
     else:
         write_atomically(output, text)
         click.echo(f"wrote {output} ({fmt})", err=True)
-        click.echo(visible("\n".join(group_lines(comparison))), err=True)
