@@ -214,3 +214,37 @@ def test_a_shipped_check_is_named_without_a_module(written):
 
     [check] = read_python_checks([written])
     assert check.target == "short_replies"
+
+
+FIXTURE_CHECKS = """
+import datetime
+from parley.api import passed, failed, say
+
+TODAY = datetime.date(2026, 11, 21)
+
+
+def names_the_status(conversation):
+    last = conversation.bot_replies[-1]
+    if "shipped" in last.text:
+        return passed("the status is named", turn=last.turn, quote="shipped")
+    return failed("no status")
+
+
+def test_with_checks(parley):
+    result = parley.converse(steps=[say("Where is ORD-1003?")], checks=[names_the_status, "short_replies"], today=TODAY)
+    assert result.passed, result.explain()
+
+
+def test_a_check_that_fails(parley):
+    result = parley.converse(steps=[say("Hello")], checks=[names_the_status], today=TODAY)
+    assert result.passed, result.explain()
+"""
+
+
+def test_the_pytest_fixture_takes_checks_written_in_python(tmp_path):
+    from tests.test_pytest_plugin import pytest_run
+
+    (tmp_path / "test_checks.py").write_text(FIXTURE_CHECKS, encoding="utf-8")
+    done = pytest_run(str(tmp_path), "--rootdir", str(tmp_path), "--parley-db", str(tmp_path / "p.db"), cwd=tmp_path)
+    assert "1 failed, 1 passed" in done.stdout, done.stdout[-3000:]
+    assert "test_checks:names_the_status: No status." in done.stdout
