@@ -130,7 +130,7 @@ def test_the_python_api_takes_generation_settings_and_prices(fake, tmp_path):
 def test_a_bad_setting_is_one_line_naming_it(tmp_path):
     for entry, said in (
         ("bot.warmth=1", "'warmth' is not a generation setting; they are temperature, top_p, max_tokens, seed, stop"),
-        ("robot.temperature=1", "'robot' is not a role; the roles are bot, user, judge"),
+        ("robot.temperature=1", "'robot' is not a role or a bot's name; they are bot, user, judge"),
         ("judge.temperature=hot", "temperature: expected a number, got 'hot'"),
         ("judge.temperature=3", "judge.temperature: Input should be less than or equal to 2"),
         ("temperature", "give ROLE.KEY=VALUE"),

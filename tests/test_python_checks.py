@@ -248,3 +248,15 @@ def test_the_pytest_fixture_takes_checks_written_in_python(tmp_path):
     done = pytest_run(str(tmp_path), "--rootdir", str(tmp_path), "--parley-db", str(tmp_path / "p.db"), cwd=tmp_path)
     assert "1 failed, 1 passed" in done.stdout, done.stdout[-3000:]
     assert "test_checks:names_the_status: No status." in done.stdout
+
+
+def test_a_check_given_arguments_it_does_not_take_stops_the_batch_before_it_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pb.yaml").write_text(
+        PLAYBOOK.format(support=SUPPORT, second="says_shipped").replace(f"    - {SUPPORT}:says_shipped\n", "", 1)
+        + "    - short_replies: {length: 10}\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli, ["run", "pb.yaml", "--db", "p.db"])
+    assert result.exit_code == 1
+    assert "error: short_replies(length=10): short_replies cannot be called with the conversation and these arguments" in result.stderr

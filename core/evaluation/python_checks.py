@@ -112,11 +112,21 @@ def python_check_targets(specs: Iterable[ConversationSpec]) -> list[str]:
 
 def load_python_checks(specs: Iterable[ConversationSpec]) -> list[str]:
     """Import the module of every check written in Python the specs ask for, once, now (before a
-    batch starts): ConfigError, one line naming the first that cannot be. Their targets."""
-    targets = python_check_targets(specs)
-    for target in targets:
-        _import(target)
-    return targets
+    batch starts): ConfigError, one line naming the first that cannot be, or that cannot be
+    called with the conversation and the arguments a spec gives it. Their targets."""
+    seen: dict[str, PythonCheck] = {}
+    for spec in specs:
+        for check in spec.expect.python if spec.expect is not None else []:
+            seen.setdefault(check.name, check)
+    for check in seen.values():
+        call = _import(check.target)
+        try:
+            inspect.signature(call).bind(None, **check.args)
+        except TypeError as exc:
+            raise ConfigError(f"{check.name}: {check.target} cannot be called with the conversation and these arguments ({exc})") from None
+        except ValueError:  # a callable without a signature (a builtin): it is called and answers for itself
+            continue
+    return list(dict.fromkeys(c.target for c in seen.values()))
 
 
 # -- running them -------------------------------------------------------------------------------

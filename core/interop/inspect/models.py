@@ -90,6 +90,9 @@ class InspectRoles:
     """The bot, customers and judge of one inspect sample, as run_planned takes them from a
     batch's BatchModels (see the module doc)."""
 
+    check_limits = None
+    """No run's default limits (`--limit`): an inspect sample is checked against its spec's own."""
+
     def __init__(self, bot: str = "model") -> None:
         self.check_bot(bot)
         if bot == OFFLINE:
