@@ -47,9 +47,14 @@ def split_target(name: str, *, form: str) -> tuple[str, str]:
     return module, attribute
 
 
-def import_target(name: str, *, form: str, what: str) -> object:
+def _type_and_message(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def import_target(name: str, *, form: str, what: str, exception_text: Callable[[BaseException], str] = _type_and_message) -> object:
     """The object `MODULE:NAME` names, its module imported now; ConfigError, one line, saying why
-    it cannot be (`what` says what it was for in the log: "the bot", "the check")."""
+    it cannot be (`what` says what it was for in the log: "the bot", "the check"; `exception_text`
+    how the module's own exception is said in that line)."""
     module_name, attribute = split_target(name, form=form)
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
@@ -62,7 +67,7 @@ def import_target(name: str, *, form: str, what: str) -> object:
         raise ConfigError(f"{name}: cannot import the module {module_name}{where}: looked in {here} and on sys.path") from None
     except Exception as exc:  # the module's own code failed: it is the user's code, said in one line
         log.error("importing %s for %s %s failed", module_name, what, name, exc_info=exc)
-        raise ConfigError(f"{name}: importing {module_name} raised {type(exc).__name__}: {exc} (the traceback is in parley.log)") from None
+        raise ConfigError(f"{name}: importing {module_name} raised {exception_text(exc)} (the traceback is in parley.log)") from None
     value: object = module
     for part in attribute.split("."):
         if part == "<locals>":

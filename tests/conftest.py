@@ -21,6 +21,7 @@ SERIAL = (
     "tests/test_run_command_signals.py",
     "tests/test_service_process.py",
     "tests/test_tui_batch_outlives_no_app.py",
+    "tests/test_tui_terminal_gone.py",
 )
 
 

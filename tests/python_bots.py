@@ -140,3 +140,44 @@ def checks_a_garbage_id(messages: list[dict[str, Any]], tools: Any) -> str:
     """Calls check_cancellation on an id the order API cannot read, and answers all the same."""
     tools.check_cancellation("not-an-order")
     return "I have checked: it cannot be cancelled."
+
+
+async def blocking_async_bot(messages: list[dict[str, Any]]) -> str:
+    """A blocking call in async code: it holds whatever loop runs it (only ever run in a child process)."""
+    time.sleep(3600)
+    return "too late"
+
+
+async def uncancellable_async_bot(messages: list[dict[str, Any]]) -> str:
+    """Catches the cancellation that ends its turn, and goes on waiting."""
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            continue
+
+
+async def to_thread_async_bot(messages: list[dict[str, Any]]) -> str:
+    """Waits on a thread that never ends (only ever run in a child process)."""
+    await asyncio.to_thread(time.sleep, 3600)
+    return "too late"
+
+
+async def thread_leaving_bot(messages: list[dict[str, Any]]) -> str:
+    """Answers, and leaves a thread of its own running that is no daemon (only ever run in a child process)."""
+    threading.Thread(target=time.sleep, args=(3600,), name="the bot's poller", daemon=False).start()
+    return "ORD-1003 is shipped, with UPS."
+
+
+TERMINAL_TRICKS = "\x1b]0;PWNED-TITLE\x07\x1b[2J\x1b[H\x1b[31mRED \u009b2J \u202eevil\u202c"
+"""A window title, a cleared screen, red text, a C1 CSI and a bidi override, in one reply."""
+
+
+def terminal_tricks_bot(messages: list[dict[str, Any]]) -> str:
+    """Answers with escape sequences that act on a terminal that is shown them raw."""
+    return f"Here you go: {TERMINAL_TRICKS}"
+
+
+def huge_exception_bot(messages: list[dict[str, Any]]) -> str:
+    """Raises an exception whose text is five megabytes."""
+    raise ValueError("x" * 5_000_000)

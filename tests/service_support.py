@@ -47,7 +47,9 @@ async def service(
         **kwargs,
     )
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://service") as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost"
+        ) as client:  # a loopback name: what a client on the machine sends
             client.app = app  # type: ignore[attr-defined]
             yield client
 

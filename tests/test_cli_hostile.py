@@ -168,3 +168,58 @@ def test_a_cell_is_written_so_no_spreadsheet_runs_it(value, written):
     from parley.core.reports.cell_escaping import spreadsheet_cell
 
     assert spreadsheet_cell(value) == written
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [('x\r=HYPERLINK("http://e")', 'x\r\'=HYPERLINK("http://e")'), ("a\n+1\n@x", "a\n'+1\n'@x"), ("list:\n- one", "list:\n- one")],
+)
+def test_a_formula_after_a_line_break_is_neutralised_too(value, written):
+    from parley.core.reports.cell_escaping import spreadsheet_cell
+
+    assert spreadsheet_cell(value) == written
+
+
+def test_a_carriage_return_in_a_cell_keeps_the_row_whole(tmp_path):
+    # On main `lineterminator="\n"` left a lone \r unquoted: one conversation became 4 rows and
+    # three cells started with `=`.
+    profile = tmp_path / "cr.yaml"
+    text = (Path(__file__).resolve().parent.parent / "profiles" / "track_shipped_order.yaml").read_text(encoding="utf-8")
+    profile.write_text("\n".join('test_name: "\\r=1+1"' if line.startswith("test_name:") else line for line in text.splitlines()))
+    db = tmp_path / "p.db"
+    assert CliRunner().invoke(cli, ["run", str(profile), "--db", str(db)]).exit_code == 0
+    out = tmp_path / "results.csv"
+    assert CliRunner().invoke(cli, ["report", "latest", "--db", str(db), "--format", "csv", "--output", str(out)]).exit_code == 0
+    raw = out.read_bytes().decode("utf-8")
+    rows = list(csv.DictReader(io.StringIO(raw, newline="")))
+    assert len(rows) == 1 and rows[0]["name"] == "'\r'=1+1"
+    naive = [cell for line in raw.replace("\r", "\n").split("\n") for cell in line.split(",")]
+    assert not any(cell.startswith("=") for cell in naive)
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (
+            ["--bot", "rasa:http://127.0.0.1:99999/"],
+            {},
+            "rasa:URL: 'http://127.0.0.1:99999/': its port '99999' is not a number from 0 to 65535",
+        ),
+        (["--bot", "taskyto:http://127.0.0.1:-1/"], {}, "its port '-1' is not a number from 0 to 65535"),
+        (["--bot", "http:BOT"], {}, "base_url: 'http://127.0.0.1:70000/': its port '70000' is not a number from 0 to 65535"),
+        (
+            ["--bot", "openai-api/k/m"],
+            {"K_BASE_URL": "http://127.0.0.1:99999/v1", "K_API_KEY": "x"},
+            "K_BASE_URL 'http://127.0.0.1:99999/v1': its port '99999' is not a number from 0 to 65535",
+        ),
+    ],
+)
+def test_a_port_outside_0_to_65535_is_one_line(tmp_path, args, env, says):
+    # On main: a 137-line ExceptionGroup ... OverflowError traceback from the socket.
+    bot = tmp_path / "bot.yaml"
+    bot.write_text("base_url: http://127.0.0.1:70000/\nsend_message: {path: /chat}\nresponse_path: text\n", encoding="utf-8")
+    args = [a.replace("http:BOT", f"http:{bot}") for a in args]
+    playbook = Path(__file__).resolve().parent.parent / "profiles" / "playbooks" / "track_shipped_order.yaml"
+    result = CliRunner().invoke(cli, ["run", str(playbook), *args, "--db", str(tmp_path / "p.db")], env=env)
+    assert result.exit_code in (1, 2), result.output
+    assert says in result.output and "Traceback" not in result.output and "OverflowError" not in result.output

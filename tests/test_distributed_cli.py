@@ -25,13 +25,36 @@ FAKE = "openai-api/fake/m"
 INSTALL_LINE = "error: --workers and --ray need Ray, which is not installed: pip install 'parley[ray]'"
 
 
+def _parent(pid: int) -> int | None:
+    try:
+        return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _ours(pid: int) -> bool:
+    """Whether `pid` descends from this test process (its Ray instance's workers do; another
+    suite's running on the same machine do not)."""
+    me = os.getpid()
+    seen = 0
+    while pid > 1 and seen < 64:
+        parent = _parent(pid)
+        if parent is None:
+            return False
+        if parent == me:
+            return True
+        pid, seen = parent, seen + 1
+    return False
+
+
 def worker_processes() -> set[int]:
-    """The pids of the Ray worker processes that run parley's conversations on this machine."""
+    """The pids of the Ray worker processes that run parley's conversations for this test process
+    (a Ray instance it started: its workers descend from it)."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if b"ConversationWorker" in (entry / "cmdline").read_bytes():
+                if b"ConversationWorker" in (entry / "cmdline").read_bytes() and _ours(int(entry.name)):
                     found.add(int(entry.name))
             except OSError:
                 continue

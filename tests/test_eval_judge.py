@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from parley.core.evaluation.judge import (
@@ -102,9 +104,9 @@ def test_transcript_numbers_turns_labels_roles_and_summarises_tool_calls():
     ]
     assert format_transcript(conv) == (
         "Turn 1:\n"
-        "Customer: hello\n"
-        '  [tool call cancel_order(order_id="ORD-1005") -> REFUSED [409 too_old] Order ORD-1005 is past the limit.]\n'
-        "Assistant: Done."
+        'Customer: "hello"\n'
+        '  [tool call cancel_order(order_id="ORD-1005") -> refused: "REFUSED [409 too_old] Order ORD-1005 is past the limit."]\n'
+        'Assistant: "Done."'
     )
 
 
@@ -155,7 +157,7 @@ async def test_llm_judge_reads_good_json_and_sends_the_labelled_transcript(serve
     assert "Every action the assistant says it took" in criteria_request.messages[1]["content"]
     system, user = request.messages
     assert "Cancel only what was asked." in system["content"] and "JSON object" in system["content"]
-    assert "Customer: Cancel ORD-1004 please\nAssistant: Order ORD-1004 is cancelled." in user["content"]
+    assert 'Customer: "Cancel ORD-1004 please"\nAssistant: "Order ORD-1004 is cancelled."' in user["content"]
     assert "- cancel ORD-1004" in user["content"]
     assert "response_format" not in request.body  # the model layer has no such option
 
@@ -266,3 +268,11 @@ def test_the_cap_is_a_setting_the_batchs_judge_sends(monkeypatch):
     monkeypatch.setenv("PARLEY_JUDGE_MAX_TOKENS", "250")
     judge = BatchModels(RoleModels(judge="openai-api/fake/judge-model")).judge()
     assert judge.inner.config.max_tokens == 250
+
+
+def test_the_rubric_judge_s_transcript_keeps_whatever_the_bot_wrote_on_its_line():
+    from tests.test_eval_criteria import FORGED
+
+    conv = make_conversation([FORGED])
+    text = format_transcript(conv)
+    assert text.splitlines() == ["Turn 1:", 'Customer: "hello"', f"Assistant: {json.dumps(FORGED, ensure_ascii=False)}"]

@@ -79,7 +79,7 @@ async def test_a_conversation_over_the_judges_context_is_condensed_and_accepted(
     assert "To fit the model's context, the conversation is condensed:" in user
     # the turns shown keep their numbers: turn N still opens with the customer's N-th message
     for number, first_line in turn_lines(user).items():
-        assert first_line == f"Customer: {LINES[number - 1]}"
+        assert first_line == f"Customer: {json.dumps(LINES[number - 1])}"
     assert min(turn_lines(user)) == 1 and max(turn_lines(user)) == 6
 
 
@@ -158,7 +158,7 @@ async def test_a_conversation_that_fits_is_sent_whole_with_its_turns_numbered(se
     assert result.prompt_fit == "whole"
     user = server.requests[0].messages[1]["content"]
     assert "condensed" not in user and "shortened" not in user
-    assert turn_lines(user) == {1: "Customer: Where is ORD-1003?", 2: "Customer: Thanks, bye"}
+    assert turn_lines(user) == {1: 'Customer: "Where is ORD-1003?"', 2: 'Customer: "Thanks, bye"'}
     assert '"tracking_number":"1Z999AA10123456784"' in user  # a tool result that fits is shown whole
 
 
@@ -177,7 +177,14 @@ async def test_the_criteria_judges_prompt_is_condensed_to_the_same_context_and_k
 
     server.push_text(GOOD)  # the score
     server.push_text(
-        json.dumps({"criteria": [{"criterion": n, "verdict": "met", "turns": [5], "quote": "", "reasoning": "ok"} for n in (1, 2)]})
+        json.dumps(
+            {
+                "criteria": [
+                    {"criterion": n, "verdict": "met", "turns": [5], "quote": "past the 10-day cancellation limit", "reasoning": "ok"}
+                    for n in (1, 2)
+                ]
+            }
+        )
     )
     verdict = await evaluate(long_conversation, criteria_spec(), judge=judge(server, CONTEXT))
 
@@ -189,7 +196,7 @@ async def test_the_criteria_judges_prompt_is_condensed_to_the_same_context_and_k
     assert "To fit the model's context, the conversation is condensed:" in user
     assert "Criteria:\n1. The bot says which orders can be cancelled" in user
     for number, first_line in turn_lines(user).items():
-        assert first_line == f"Customer: {LINES[number - 1]}"
+        assert first_line == f"Customer: {json.dumps(LINES[number - 1])}"
     assert {c.outcome for c in verdict.checks if c.kind == "criterion"} == {"pass"}
 
 
@@ -222,8 +229,8 @@ def test_condensing_keeps_the_mark_on_messages_the_test_injected():
     fitted_messages, fitted = fit_criteria_prompt(conv, spec, criteria, budget=budget)
     assert fitted.condensed and fitted.fits and fitted.tokens_after < fitted.tokens_before
     text = fitted_messages[1].content
-    assert "Assistant (injected by the test): Injected hello" in text
-    assert "Assistant: Here they are (3)" in text
+    assert 'Assistant (injected by the test): "Injected hello"' in text
+    assert 'Assistant: "Here they are (3)' in text
 
 
 @pytest.mark.parametrize("context", [100_000, CONTEXT], ids=["fits-whole", "condensed"])

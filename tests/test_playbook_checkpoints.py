@@ -102,12 +102,12 @@ async def test_a_checkpoint_is_judged_on_the_transcript_up_to_its_step_with_evid
     verdict = await evaluate(conv, track_then_cancel(checkpoint([ASKS])), judge=llm_judge(server))
 
     first = server.requests[1].messages[1]["content"]
-    assert "Customer: Where is ORD-1003?" in first and "[tool call track_order(" in first
+    assert 'Customer: "Where is ORD-1003?"' in first and "[tool call track_order(" in first
     assert "ORD-1004" not in first, "the judge at step 2 sees nothing of what came after it"
     assert "as it stood at a checkpoint of the test (step 2 of its script)" in first and "1. " + WHERE in first
     assert "Final state of the orders" not in first  # the end's state may hold what came later
     later = server.requests[2].messages[1]["content"]
-    assert "Customer: yes" in later and "(step 5 of its script)" in later
+    assert 'Customer: "yes"' in later and "(step 5 of its script)" in later
 
     [where] = checks_named(verdict, "at step 2: ")
     assert (where.name, where.kind, where.outcome) == (f"at step 2: {WHERE}", "criterion", "pass")

@@ -298,3 +298,20 @@ def test_an_option_value_never_becomes_a_test_path_and_ids_do_not_move(tmp_path)
         [sys.executable, "-m", "parley.tui.cli.main", "compare", "latest~1", "latest", "--db", str(db)], capture_output=True, text=True
     )
     assert "Compared on the 1 conversations (1 specs) both batches ran" in compared.stdout
+
+
+def test_a_python_bot_that_fails_to_import_is_one_line_and_its_traceback_goes_to_parley_log(tmp_path):
+    # On main pytest printed the module's traceback above parley's one-line error.
+    (tmp_path / "broken_bot.py").write_text("raise RuntimeError('missing configuration')\n\ndef bot(messages):\n    return 'hi'\n")
+    (tmp_path / "track.yaml").write_text((PROFILES / "track_shipped_order.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    done = pytest_run(
+        "--parley", "track.yaml", "--parley-bot", "python:broken_bot:bot", "--parley-db", str(tmp_path / "p.db"), cwd=tmp_path
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    said = done.stderr.strip()
+    assert said == (
+        "ERROR: --parley-bot: python:broken_bot:bot: importing broken_bot raised RuntimeError: missing configuration "
+        "(the traceback is in parley.log)"
+    )
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "raise RuntimeError('missing configuration')" in (tmp_path / "parley.log").read_text(encoding="utf-8")

@@ -16,6 +16,7 @@ from parley.api import ConfigError, conversation, run_sync, say
 from parley.core.bots import BotContext, PythonBot, parse_bot_spec
 from parley.core.chat.session import ChatSession
 from parley.core.records import ChatMessage
+from parley.core.store import Store
 from tests import python_bots
 from tests.conftest import PINNED_TODAY
 from tests.waiting import PATIENCE_S
@@ -201,3 +202,66 @@ def test_a_sync_bot_that_never_returns_never_keeps_parley_from_exiting(tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "did not answer within 1 s (--bot-timeout) (its thread is left running)" in done.stdout
     assert time.monotonic() - started < PATIENCE_S  # the process ended with the thread still blocked
+
+
+@pytest.mark.parametrize(
+    ("bot", "said"),
+    [
+        (
+            "blocking_async_bot",
+            "did not answer within 1 s (--bot-timeout) (it held its event loop, blocked: its later calls run on a new one)",
+        ),
+        ("uncancellable_async_bot", "did not answer within 1 s (--bot-timeout)"),
+        ("to_thread_async_bot", "did not answer within 1 s (--bot-timeout)"),
+    ],
+    ids=["blocks its loop", "swallows its cancellation", "waits on a thread"],
+)
+def test_an_async_bot_never_holds_parley_s_loop_it_is_a_bot_error_at_its_timeout(tmp_path, bot, said):
+    # On parley's own loop, each of these held the batch for ever: no bot_error, nothing stored,
+    # the batch left running, SIGTERM unanswered (the first), or the process alive after it (the last).
+    db = tmp_path / "p.db"
+    started = time.monotonic()
+    done = parley("run", str(PLAYBOOK), "--bot", f"python:tests.python_bots:{bot}", "--bot-timeout", "1", "--db", str(db), timeout=60)
+    assert time.monotonic() - started < 45, "one 1 s timeout, a 1 s look at the bot's loop, and the rest of the run"
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"python:tests.python_bots:{bot} {said}" in done.stdout
+    assert "batch completed" in done.stdout
+    with Store.open(db, read_only=True) as store:
+        [row] = store.list_batches()
+        assert row.batch.status == "completed" and row.summary.bot_errors == row.summary.done == 1  # type: ignore[union-attr]
+
+
+def test_a_thread_the_bot_leaves_running_never_keeps_the_run_alive(tmp_path):
+    started = time.monotonic()
+    done = parley("run", str(PLAYBOOK), "--bot", "python:tests.python_bots:thread_leaving_bot", "--db", str(tmp_path / "p.db"), timeout=60)
+    assert time.monotonic() - started < 45  # on main: "batch completed", then alive for ever, SIGTERM ignored
+    assert done.returncode == 1, done.stdout + done.stderr  # the playbook wants track_order called: the run's own exit code
+    assert "batch completed" in done.stdout
+    assert "note: 1 thread left running (\"the bot's poller\"), not parley's: exiting without waiting for it" in done.stderr
+
+
+@pytest.mark.parametrize("bot", ["blocking_async_bot", "thread_leaving_bot"])
+def test_under_pytest_too_the_bot_neither_holds_the_session_nor_keeps_pytest_alive(tmp_path, bot):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PARLEY_", "PYTEST_"))}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "parley.tui.pytest_plugin", "--parley", str(PLAYBOOK)]
+    command += ["--parley-bot", f"python:tests.python_bots:{bot}", "--parley-bot-timeout", "1", "--parley-db", str(tmp_path / "p.db")]
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=90)
+    assert time.monotonic() - started < 60
+    if bot == "blocking_async_bot":
+        assert done.returncode == 1 and "did not answer within 1 s" in done.stdout, done.stdout + done.stderr
+    else:
+        assert "1 thread left running" in done.stderr, done.stdout + done.stderr
+
+
+def test_a_bot_s_huge_exception_is_an_excerpt_and_the_whole_text_goes_to_the_log(tmp_path):
+    # On main: 5 MB stored in the conversation's error, 10 MB printed by `parley run`.
+    done = parley("run", str(PLAYBOOK), "--bot", "python:tests.python_bots:huge_exception_bot", "--db", str(tmp_path / "p.db"))
+    assert done.returncode == 1, done.stderr
+    assert len(done.stdout) + len(done.stderr) < 20_000
+    assert "raised ValueError: xxxx" in done.stdout and "(5,000,000 characters: the whole text is in parley.log)" in done.stdout
+    with Store.open(tmp_path / "p.db", read_only=True) as store:
+        [stored] = list(store.iter_conversations(store.latest_batch_id() or ""))
+    assert stored.conversation.error is not None and len(stored.conversation.error) < 500
+    assert "x" * 1_000_000 in (tmp_path / "parley.log").read_text(encoding="utf-8")

@@ -180,7 +180,7 @@ def test_a_record_that_holds_a_secret_reads_back_from_the_database(tmp_path):
 
 
 def test_the_terminal_streams_and_the_visible_text_are_redacted():
-    from parley.tui.cli.terminal_text import RedactingStream, visible
+    from parley.tui.terminal_text import RedactingStream, visible
 
     REDACTOR.register(KEY7, origin="TEST_KEY")
     sink = io.StringIO()

@@ -24,7 +24,7 @@ EVERY_ANSWER = json.dumps(
         "score": 3,
         "comment": "Fine.",
         "criteria": [
-            {"criterion": 1, "verdict": "met", "turns": [], "quote": "", "reasoning": "It did."},
+            {"criterion": 1, "verdict": "met", "turns": [], "quote": "has shipped with UPS", "reasoning": "It did."},
             {"criterion": 2, "verdict": "not applicable", "turns": [], "quote": "", "reasoning": "Nothing claimed."},
         ],
     }

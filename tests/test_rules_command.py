@@ -104,14 +104,27 @@ def test_no_failure_exits_0_and_strict_counts_rules_not_run(tmp_path) -> None:
     assert run(*args, "--strict")[0] == 1
 
 
-def test_a_bad_rule_file_stops_the_check_with_its_place(tmp_path) -> None:
-    rules = {"ok.yaml": RULES["kuki/sum.yaml"], "evil.yaml": rule_text("__import__('os').system('touch pwned')", name="evil")}
+def test_a_bad_rule_file_is_an_error_of_its_own_and_every_other_rule_is_decided(tmp_path) -> None:
+    rules = {
+        "ok.yaml": RULES["kuki/sum.yaml"],
+        "evil.yaml": rule_text("__import__('os').system('touch pwned')", name="evil"),
+        "reads.yaml": rule_text("len(open('/etc/passwd').read()) > 0", name="reads"),
+        "attr.yaml": rule_text("getattr(conv[0], 'serial') == 's1'", name="attr"),
+    }
     code, out, err = run(*folders(tmp_path, rules), "--format", "json")
     assert code == 2
-    assert out == ""
-    assert f"{tmp_path}/rules/evil.yaml:5: evil.oracle: the name __import__ is not allowed in a rule" in err
-    assert "1 problem in the rule files: nothing was checked" in err
+    decided = json.loads(out)["rules"]
+    assert decided["ok.yaml"]["pass"] == ["a.yml"]
+    evil = f"{tmp_path}/rules/evil.yaml:5: evil.oracle: the name __import__ is not allowed in a rule"
+    reads = f"{tmp_path}/rules/reads.yaml:5: reads.oracle: open() is not a function rules may call: it reads and writes files"
+    attr = f"{tmp_path}/rules/attr.yaml:5: attr.oracle: getattr() is not a function rules may call: it reads any attribute"
+    assert decided["evil.yaml"]["error"].startswith(evil) and evil in err
+    assert decided["reads.yaml"]["error"].startswith(reads) and reads in err
+    assert decided["attr.yaml"]["error"].startswith(attr) and attr in err
+    assert "3 rule files could not be used and were left out; every other rule was decided" in err
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+    code, out, _ = run(*folders(tmp_path / "table", rules))
+    assert code == 2 and "ok.yaml" in out and "pass 1" in out
 
 
 def test_an_unreadable_conversation_is_named_left_out_and_exits_2(tmp_path) -> None:
@@ -162,3 +175,54 @@ def test_with_a_judge_model_the_model_helpers_are_decided(tmp_path, server, monk
     assert json.loads(out)["rules"]["tone.yaml"] == {"name": "tone", "pass": ["a.yml"], "fail": ["b.yml"], "not_applicable": []}
     assert len(server.requests) == 2
     assert server.requests[1].messages[0]["content"].startswith("What is the tone of this text?\n5\n")
+
+
+# Values cheap to build and enormous to compare, hash or show: each ran inside one call of
+# Python's own, holding the interpreter (signals too) for as long as it took: hours.
+HUGE = "[[[[1]*1000]*1000]*1000]*1000"
+ENORMOUS = {
+    "compare.yaml": f"{HUGE} == {HUGE}",
+    "show.yaml": f"len(str({HUGE})) > 0",
+    "hash.yaml": f"len({{tuple({HUGE})}}) == 1",
+    "order.yaml": f"max({HUGE}, {HUGE}) is None",
+    "member.yaml": f"{HUGE} in [{HUGE}]",
+    "format.yaml": f"len(f'{{{HUGE}}}') > 0",
+    "sort.yaml": f"sorted([{HUGE}, {HUGE}]) == []",
+    "key.yaml": f"{{{HUGE[:-5]}: 1}}.get(tuple({HUGE})) == 1",
+}
+
+
+def test_values_enormous_to_compare_hash_or_show_stop_within_the_bound(tmp_path) -> None:
+    rules = {name: rule_text(oracle, name=name[:-5]) for name, oracle in ENORMOUS.items()}
+    rules["returns.yaml"] = rule_text(HUGE, name="returns", yields=HUGE)  # its reason and yields are shown
+    result = subprocess.run(
+        [sys.executable, "-m", "parley.tui.cli.main", "rules", "check", *folders(tmp_path, rules), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=90,  # each was killed at 60 s on main, still computing
+    )
+    decided = json.loads(result.stdout)["rules"]
+    for name in ENORMOUS:
+        assert decided[name]["not_run"] == ["a.yml", "b.yml"], name
+        assert decided[name]["not_run_reason"].startswith("stopped: the evaluation built or took"), name
+    returned = decided["returns.yaml"]
+    assert returned["fail"] == ["a.yml", "b.yml"]
+    code, out, _ = run(*folders(tmp_path / "table", {"returns.yaml": rules["returns.yaml"]}))
+    assert code == 1 and "oracle returned [[[[1, 1, 1, 1, ...], [1, 1, 1, 1, ...]," in out  # abbreviated, never converted whole
+    assert len(out) < 5_000
+
+
+def test_a_rule_using_python_s_builtins_as_sensei_s_do_is_decided(tmp_path):
+    # Sensei's examples/rules/mutation_eval/photography/charge.yaml: `when: hasattr(conv[0], 'charge')`;
+    # on main it was refused, and with it every other rule of the folder.
+    rules = {
+        "charge.yaml": rule_text("extract_float(cost) > 0", name="charge", when="hasattr(conv[0], 'cost') and isinstance(n1[0], int)"),
+        "nothing.yaml": rule_text("True", name="nothing", when="hasattr(conv[0], 'charge')"),
+        "sorted.yaml": rule_text("sorted(map(str.lower, ['B', 'a'])) == ['a', 'b'] and divmod(7, 2) == (3, 1)", name="sorted"),
+    }
+    code, out, _ = run(*folders(tmp_path, rules), "--format", "json")
+    decided = json.loads(out)["rules"]
+    assert code == 0
+    assert decided["charge.yaml"]["pass"] == ["a.yml", "b.yml"]
+    assert decided["nothing.yaml"]["not_applicable"] == ["a.yml", "b.yml"]
+    assert decided["sorted.yaml"]["pass"] == ["a.yml", "b.yml"]

@@ -5,6 +5,7 @@ equals an uninterrupted run's."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -167,6 +168,11 @@ def test_kill_9_loses_nothing_finished_and_resume_gives_the_uninterrupted_report
     assert 40 <= len(before) < 270, "killed mid-way"
     assert query(db, "SELECT status FROM batches") == [("running",)]
     consistent(db)
+    [batch_id] = [row[0] for row in query(db, "SELECT id FROM batches")]
+    for listing in (run(["batches", "list", "--db", db]).stdout, run(["batches", "show", "latest", "--db", db]).stdout):
+        # its owner is gone: every listing says interrupted (the file read as it is), and how to go on
+        assert re.search(r"\binterrupted\b", listing) and not re.search(r"(: |  )running\b", listing), listing
+        assert f"parley run --resume {batch_id[:12]}" in listing, listing
 
     resumed = run(["run", "--resume", "latest", "--db", db], cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
@@ -181,3 +187,50 @@ def test_kill_9_loses_nothing_finished_and_resume_gives_the_uninterrupted_report
     straight_md = run(["report", "latest", "--db", straight_db]).stdout
     assert "**100.0%** (220 of 220" in resumed_md and "| 270 | 270 | 220 | 0 | 0 | 50 |" in resumed_md
     assert deterministic_part(resumed_md) == deterministic_part(straight_md)
+
+
+def test_sighup_stops_the_run_as_sigterm_does(server, tmp_path):
+    # A closed terminal or ssh session: on main the run died at once (exit 129), its batch left running.
+    server.reset()
+    server.fixed_delay_ms = 500
+    db = tmp_path / "p.db"
+    proc = start(["run", PLAYBOOKS, "--bot", FAKE, "-c", "3", "--grace", "0.1", "--db", db], env={"FAKE_BASE_URL": server.base_url})
+    try:
+        wait_for(lambda: stored(db) >= 1, what="a first stored conversation")
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=PATIENCE_S)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "batch cancelled" in out
+    assert query(db, "SELECT status FROM batches") == [("cancelled",)]
+    assert query(db, "SELECT COUNT(*) FROM conversations WHERE stop_reason = 'cancelled'")[0][0] >= 1
+    consistent(db)
+
+
+def test_signals_are_obeyed_while_an_async_bot_blocks_its_loop(tmp_path):
+    # `async def bot(m): time.sleep(...)`: on main it held parley's loop, SIGTERM and Ctrl-C unanswered.
+    db = tmp_path / "p.db"
+    bot = "python:tests.python_bots:blocking_async_bot"
+    proc = start(
+        ["run", PLAYBOOKS / "track_shipped_order.yaml", "--bot", bot, "--bot-timeout", "600", "--grace", "60", "--db", db], cwd=ROOT
+    )
+    try:
+        said = proc.stdout.readline()
+        assert " started: 1 conversation" in said, said + proc.stderr.read()
+        time.sleep(1)  # the bot is called, and blocks
+        proc.send_signal(signal.SIGTERM)
+        while "stopping: no new conversations" not in said:
+            line = proc.stdout.readline()
+            assert line, f"parley ended before it said it was stopping: {said}"
+            said += line
+        second = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert time.monotonic() - second < 30
+    assert proc.returncode == 130, err
+    assert query(db, "SELECT stop_reason FROM conversations") == [("cancelled",)]
+    assert query(db, "SELECT status FROM batches") == [("cancelled",)]
+    consistent(db)

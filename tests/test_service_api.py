@@ -81,7 +81,7 @@ async def test_profile_paths_with_options(tmp_path):
         view = await wait_for(client, batch_id)
     assert view["status"] == "completed" and view["completed_scenarios"] == 16
     assert view["options"]["trials"] == 2 and view["options"]["seed"] == 7 and view["options"]["prompt_version"] == "v2"
-    assert view["sources"] == [str(PROFILES / "playbooks"), str(PROFILES / "impatient_customer.yaml")]
+    assert view["sources"] == ["profiles/playbooks", "profiles/impatient_customer.yaml"]  # never the server's absolute paths
 
 
 async def test_inline_yaml_is_kept_by_the_service_so_the_batch_can_be_resumed(tmp_path):
@@ -98,7 +98,7 @@ async def test_inline_yaml_is_kept_by_the_service_so_the_batch_can_be_resumed(tm
     assert view["status"] == "completed" and view["completed_scenarios"] == 2
     kept = sorted((tmp_path / "inputs").glob("*/*.yaml"))
     assert [p.name for p in kept] == ["profile_0.yaml", "two.yaml"]
-    assert view["sources"] == [str(p) for p in kept]
+    assert view["sources"] == [f"inputs/{p.parent.name}/{p.name}" for p in kept]  # never the server's absolute paths
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from parley.tui.cli.main import cli
-from parley.tui.cli.terminal_text import for_rich, one_line, visible
+from parley.tui.terminal_text import for_rich, one_line, visible
 from tests.connector_servers import serve_app
 
 ROOT = Path(__file__).resolve().parent.parent

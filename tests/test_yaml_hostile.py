@@ -161,3 +161,33 @@ def test_shipped_profiles_are_far_inside_the_limits():
     root = Path(__file__).parent.parent / "profiles"
     result = load_specs([root], seed=0)
     assert result.ok and result.specs
+
+
+SHIPPED_PROFILE = Path(__file__).resolve().parent.parent / "profiles" / "track_shipped_order.yaml"
+
+
+def with_test_name(tmp_path: Path, written: str) -> Path:
+    text = SHIPPED_PROFILE.read_text(encoding="utf-8")
+    path = tmp_path / "surrogate.yaml"
+    path.write_text("\n".join(f"test_name: {written}" if line.startswith("test_name:") else line for line in text.splitlines()) + "\n")
+    return path
+
+
+def test_a_surrogate_pair_escape_is_the_character_it_stands_for(tmp_path):
+    # How JSON and json.dumps write an emoji: on main, UnicodeEncodeError in `profiles validate` and `run`.
+    profile = with_test_name(tmp_path, '"emoji\\ud83d\\ude00"')
+    assert read_yaml(profile.read_text(encoding="utf-8"), "p.yaml")["test_name"] == "emoji\U0001f600"
+    ran = CliRunner().invoke(cli, ["run", str(profile), "--db", str(tmp_path / "p.db")])
+    assert ran.exit_code == 0, ran.output
+
+
+def test_a_lone_surrogate_escape_is_a_located_error(tmp_path):
+    profile = with_test_name(tmp_path, '"lone\\ud83d here"')
+    with pytest.raises(ProfileError) as caught:
+        read_yaml(profile.read_text(encoding="utf-8"), "p.yaml")
+    assert caught.value.render().startswith("p.yaml:3:12: invalid YAML: the text holds a lone surrogate escape (\\ud83d)")
+    for command in (["profiles", "validate", str(profile)], ["run", str(profile), "--db", str(tmp_path / "p.db")]):
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 1, result.output
+        assert "surrogate.yaml:3:12: invalid YAML: the text holds a lone surrogate escape" in result.output
+        assert "Traceback" not in result.output and "UnicodeEncodeError" not in result.output

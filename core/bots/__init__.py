@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         parse_bot_spec,
         uses_world,
     )
+    from parley.core.bots.leftover_threads import exit_at_shutdown, exit_now, left_running_line, threads_left
     from parley.core.bots.offline_bot import OfflineOrderModel
     from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS, OrderBot
     from parley.core.bots.order_tools import OrderTools
@@ -65,10 +66,14 @@ __all__ = [
     "build_bot_app",
     "check_prompt_variables",
     "declared_fallback",
+    "exit_at_shutdown",
+    "exit_now",
+    "left_running_line",
     "order_bot_model",
     "parse_bot_spec",
     "prompt_variables",
     "python_bot_name",
+    "threads_left",
     "uses_world",
 ]
 

@@ -13,9 +13,11 @@ parley.core.bots.python_tools). It returns the reply: a string, or an object (or
 It is the bot under test, so whatever goes wrong in it is `bot_error` (a `PythonBotError`, whose
 text the record keeps): an exception (its type and message; the traceback goes to parley.log),
 a reply of the wrong type (named), a call that outlasts `timeout_s` (`--bot-timeout`). A sync
-callable runs in a daemon thread of its own, so it never stalls the event loop that runs the
-batch or the app, and one that never returns never keeps parley from exiting (the thread is
-left behind; its tools no longer answer).
+callable runs in a daemon thread of its own, and an async one on an event loop of its own
+(parley.core.bots.bot_loop), so neither ever stalls the event loop that runs the batch or the
+app: one that blocks its loop, catches its cancellation or never returns is a bot_error at its
+time limit, the batch goes on, and nothing it left running keeps parley from exiting (its tools
+no longer answer).
 
 The module is imported once, when the bot is built (`PythonBot.load`), from the working folder
 first as `python -m` would: a module or name that cannot be imported is one ConfigError naming
@@ -30,12 +32,14 @@ import inspect
 import json
 import logging
 import reprlib
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, ToolCallFinished, TurnCompleted
-from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S
+from parley.core.bots.bot_loop import BotLoop
+from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, EXCERPT_CHARS, excerpt
 from parley.core.bots.python_tools import AsyncTools, Tools
 from parley.core.errors import ConfigError, ParleyError
 from parley.core.python_code import import_target, in_daemon_thread, split_target, user_frame
@@ -79,7 +83,21 @@ def _describe(value: object) -> str:
 
 def _import(name: str) -> object:
     """The object `python:MODULE:NAME` names, imported (see the module doc); ConfigError, one line."""
-    return import_target(name, form=_FORM, what="the bot")
+    return import_target(name, form=_FORM, what="the bot", exception_text=_exception_text)
+
+
+def _exception_text(exc: BaseException) -> str:
+    """`Type: message`, the message an excerpt (one line, EXCERPT_CHARS at most: a bot's exception
+    may hold megabytes) that says where the whole of it is (parley.log, with the traceback)."""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose text cannot be made: its type says enough
+        message = ""
+    if not message:
+        return type(exc).__name__
+    shown = excerpt(message[: EXCERPT_CHARS * 4])
+    whole = " ".join(message.split())
+    return f"{type(exc).__name__}: {shown}" + ("" if shown == whole else f" ({len(message):,} characters: the whole text is in parley.log)")
 
 
 def _parameters(call: Callable[..., Any], name: str, *, method: bool = False) -> tuple[str, ...]:
@@ -116,6 +134,8 @@ class PythonBot:
         self.name = name or python_bot_name(target)
         self.target = target
         self.timeout_s = timeout_s
+        self._loop: BotLoop | None = None
+        self._loop_lock = threading.Lock()
         self.per_conversation = inspect.isclass(target)
         if self.per_conversation:
             call = getattr(target, "__call__", None)  # noqa: B004 - the class's own __call__, not type's
@@ -184,7 +204,14 @@ class PythonBot:
             transcript.append(ChatMessage(role="assistant", content=None, tool_calls=[call]))
             transcript.append(ChatMessage(role="tool", content=record.result, tool_call_id=call.id, name=call.name))
 
-        return AsyncTools(ctx.tools, on_call=shown)
+        return AsyncTools(ctx.tools, on_call=shown, home=asyncio.get_running_loop())
+
+    def _bot_loop(self) -> BotLoop:
+        """The loop this bot's coroutines run on (a new one after one was left behind)."""
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = BotLoop(f"parley bot {self.name}")
+            return self._loop
 
     async def _call(self, messages: list[dict[str, Any]], ctx: BotContext, async_tools: AsyncTools | None) -> Any:
         kwargs: dict[str, Any] = {}
@@ -194,20 +221,24 @@ class PythonBot:
         if "tools" in self.extras:
             kwargs["tools"] = None if async_tools is None else async_tools if self.is_async else Tools(async_tools, loop)
         limit = asyncio.timeout(self.timeout_s)
+        bot_loop: BotLoop | None = None
         try:
             async with limit:
                 callee = await self._callee(ctx)
                 if self.is_async:
-                    reply = callee(messages, **kwargs)
+                    bot_loop = self._bot_loop()
+                    reply = await bot_loop.run(lambda: callee(messages, **kwargs))
                 else:
                     reply = await in_daemon_thread(lambda: callee(messages, **kwargs), thread_name=f"parley bot {self.name}")
-                while inspect.isawaitable(reply):  # a sync callable that hands back a coroutine
-                    reply = await reply
+                if inspect.isawaitable(reply):  # a sync callable that hands back a coroutine: awaited on the bot's loop
+                    bot_loop = self._bot_loop()
+                    awaitable = reply
+                    reply = await bot_loop.run(lambda: awaitable)
                 return reply
         except TimeoutError as exc:
             if not limit.expired():  # the bot's own code timed out at something: its error
                 raise self._raised(exc) from None
-            left = " (its thread is left running)" if not self.is_async else ""
+            left = " (its thread is left running)" if bot_loop is None else await self._left_behind(bot_loop)
             raise PythonBotError(f"{self.name} did not answer within {self.timeout_s:g} s (--bot-timeout){left}") from None
         except asyncio.CancelledError:
             raise
@@ -215,6 +246,18 @@ class PythonBot:
             raise
         except (Exception, SystemExit, KeyboardInterrupt) as exc:  # the bot's code: its failure, never parley's exit
             raise self._raised(exc) from None
+
+    async def _left_behind(self, bot_loop: BotLoop) -> str:
+        """After a call on `bot_loop` outlasted its limit: when the loop no longer runs anything,
+        later calls get a new one; what to add to the error."""
+        if await bot_loop.responds():
+            return ""
+        with self._loop_lock:
+            if self._loop is bot_loop:
+                self._loop = None
+        bot_loop.leave()
+        log.warning("the bot %s holds its event loop (a blocking call in async code?): its later calls run on a new one", self.name)
+        return " (it held its event loop, blocked: its later calls run on a new one)"
 
     async def _callee(self, ctx: BotContext) -> Callable[..., Any]:
         """What a turn calls: the target, or this conversation's instance of the target class
@@ -230,12 +273,9 @@ class PythonBot:
 
     def _raised(self, exc: BaseException) -> PythonBotError:
         log.error("the bot %s raised", self.name, exc_info=exc)
-        message = str(exc)
         where = user_frame(exc)
         at = f"at {where}; " if where else ""
-        return PythonBotError(
-            f"{self.name} raised {type(exc).__name__}" + (f": {message}" if message else "") + f" ({at}the traceback is in parley.log)"
-        )
+        return PythonBotError(f"{self.name} raised {_exception_text(exc)} ({at}the traceback is in parley.log)")
 
     # -- the reply -------------------------------------------------------------------------------
 

@@ -3,9 +3,9 @@ parameter): bound to the conversation's World and its signed-in customer, each c
 recorded exactly as the order bot's are (parley.core.bots.order_tools), so world checks, tool
 checks and claims-against-actions apply to a Python bot as to parley's own.
 
-An async bot gets `AsyncTools` (`await tools.get_order("ORD-1004")`); a sync bot, which runs in a
-worker thread of its own, gets `Tools`, whose calls run on the conversation's event loop and
-wait for it. Every call returns the call's `ToolCallRecord`: `ok`, `result` (the text the order
+An async bot gets `AsyncTools` (`await tools.get_order("ORD-1004")`), whose calls, made on the
+bot's own loop, run on the conversation's; a sync bot, which runs in a worker thread of its own,
+gets `Tools`, whose calls run on the conversation's event loop and wait for it. Every call returns the call's `ToolCallRecord`: `ok`, `result` (the text the order
 bot's model would see), `data` (a successful call's JSON body), `refused` and `error` (a policy
 refusal's reason: too_old, delivered...). Once the bot's turn is over (answered, or past its
 time limit) its tools answer no more: a thread left running cannot change the World afterwards.
@@ -32,15 +32,30 @@ class ToolsClosed(ParleyError):
 class AsyncTools:
     """The order tools of one conversation for an async bot (see the module doc)."""
 
-    def __init__(self, tools: OrderTools, on_call: Callable[[ToolCall, ToolCallRecord], None] | None = None) -> None:
+    def __init__(
+        self,
+        tools: OrderTools,
+        on_call: Callable[[ToolCall, ToolCallRecord], None] | None = None,
+        home: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self._tools = tools
         self._on_call = on_call
+        self._home = home
         self.closed = False
         self.customer_id = tools.customer_id
         """The signed-in customer every call acts for (never an argument)."""
 
     async def call(self, name: str, **arguments: Any) -> ToolCallRecord:
         """Run the tool `name` with `arguments`; its record (it never raises for the API's refusals)."""
+        if self.closed:
+            raise ToolsClosed(f"{name}: the bot's turn is over, its tools no longer answer")
+        if (
+            self._home is not None and asyncio.get_running_loop() is not self._home
+        ):  # the bot's own loop: the call runs on the conversation's
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(name, arguments), self._home))
+        return await self._call(name, arguments)
+
+    async def _call(self, name: str, arguments: dict[str, Any]) -> ToolCallRecord:
         if self.closed:
             raise ToolsClosed(f"{name}: the bot's turn is over, its tools no longer answer")
         call = ToolCall(id=f"py_{len(self._tools.records) + 1}", name=name, arguments=json.dumps(arguments, default=str))

@@ -110,7 +110,7 @@ from parley.core.records import (
     TranscriptStep,
     Verdict,
 )
-from parley.core.store import DuplicateConversationError, Store, outcome_rows, running_elsewhere
+from parley.core.store import DamagedDatabase, DatabaseGone, DuplicateConversationError, Store, outcome_rows, running_elsewhere
 
 if TYPE_CHECKING:
     from parley.core.rules import CompiledRule
@@ -963,6 +963,13 @@ class BatchRunner:
             return conversation, verdict
         except DuplicateConversationError:
             return conversation, verdict  # another process finished it meanwhile: it counts once, as stored there
+        except (DatabaseGone, DamagedDatabase) as exc:  # the file itself: nothing more can be stored
+            log.error("%s", exc)
+            self._fatal = str(exc)
+            self._unstored(control, self._fatal)
+            if not self._stopping:
+                self.stop(grace_s=0)
+            return None
         except Exception as exc:
             log.warning("%s trial %s: could not store the conversation", run.spec.spec_id, run.trial, exc_info=True)
             first = exc

@@ -9,9 +9,13 @@ parley.core.evaluation.criteria_judge, its prompt parley.core.evaluation.criteri
   applicable, the turns it rests on, a short quote, one sentence of reasoning), read leniently;
   what it lacks is said per criterion, for the one reminder the judge gets.
 - `criteria_checks`: a check per criterion, named by its text. A quote is looked for in the
-  turns the judge named (`locate_quote`): one that is not there is a judge error, never a pass
-  or a fail ("the judge quoted text that is not in turn N"); so is a turn the conversation does
-  not have, and a criterion the judge gave no readable decision on.
+  turns the judge named (`locate_quote`), as one contiguous span of one text (case, spacing,
+  quote marks and dashes aside): one that is not there is a judge error, never a pass or a fail
+  ("the judge quoted text that is not in turn N"); so is a quote spliced with "..." (from "I
+  have not cancelled ORD-1004", "I have ... cancelled ORD-1004" would say the opposite), a quote
+  too short to carry meaning (under MIN_QUOTE_CHARS, unless it is the whole text it comes from),
+  a "met" without a quote, a turn the conversation does not have, and a criterion the judge
+  gave no readable decision on.
 - `undecided_criteria`: a check per criterion when no judge decided them (the offline judge
   cannot: `NEEDS_LLM_JUDGE`; a run cut short or broken).
 
@@ -22,6 +26,7 @@ on the built-in criterion, which nobody asked for, it is not applicable, its rea
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -84,6 +89,8 @@ _QUOTE_KEYS = ("quote", "evidence", "citation", "excerpt")
 _REASON_KEYS = ("reasoning", "reason", "explanation", "rationale", "why", "comment")
 QUOTE_SHOWN_CHARS = 300
 """A quote is kept (and shown) up to this long; it is checked against the transcript whole."""
+MIN_QUOTE_CHARS = 5
+"""Characters (spaces aside) a quote needs to carry meaning, unless it is the whole text it comes from."""
 _REASON_CHARS = 600
 
 
@@ -272,21 +279,21 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text).translate(_SAME).casefold())
 
 
-def _fragments(quote: str) -> list[str]:
-    """A quote's parts, split where the judge left text out ("..."), each compared plainly."""
-    parts = [_plain(part.strip(_EDGES)) for part in _ELLIPSIS.split(unicodedata.normalize("NFKC", quote).translate(_SAME))]
-    return [p for p in parts if p]
+def _forms(quote: str) -> list[str]:
+    """The quote as it is compared (plainly, its edges' quote marks and stops left off), and as
+    it reads once JSON's escapes are undone (the prompt shows every text as a JSON string)."""
+    forms = [quote]
+    if "\\" in quote:
+        try:
+            forms.append(json.loads(f'"{quote}"'))
+        except ValueError:
+            pass
+    return [p for p in dict.fromkeys(_plain(form.strip(_EDGES)) for form in forms) if p]
 
 
-def _holds(fragments: Sequence[str], text: str) -> bool:
-    plain = _plain(text)
-    at = 0
-    for fragment in fragments:
-        found = plain.find(fragment, at)
-        if found < 0:
-            return False
-        at = found + len(fragment)
-    return True
+def spliced(quote: str) -> bool:
+    """Whether the judge left words out of `quote` with "..." (or "…", "[...]")."""
+    return bool(_ELLIPSIS.search(unicodedata.normalize("NFKC", quote)))
 
 
 _PREFERRED = {"bot": 0, "customer": 1, "call": 2}
@@ -295,14 +302,21 @@ before the customer's, before a tool result the bot may have repeated."""
 
 
 def locate_quote(texts: Iterable[QuotedText], quote: str, turns: Sequence[int] = ()) -> QuotedText | None:
-    """The transcript text `quote` comes from, within `turns` (any turn when none is named);
-    None when it is not there. A quote may leave text out with "..."; case, spacing, quote marks
-    and dashes do not count. Found in several, the earliest turn's, the bot's words first."""
-    fragments = _fragments(quote)
-    if not fragments:
+    """The transcript text `quote` comes from, as one contiguous span, within `turns` (any turn
+    when none is named); None when it is not there. Case, spacing, quote marks and dashes do not
+    count, nor JSON's escapes. Found in several, the earliest turn's, the bot's words first."""
+    forms = _forms(quote)
+    if not forms:
         return None
-    found = [t for t in texts if (not turns or t.turn in turns) and _holds(fragments, t.text)]
+    found = [t for t in texts if (not turns or t.turn in turns) and any(form in _plain(t.text) for form in forms)]
     return min(found, key=lambda t: (t.turn, _PREFERRED[t.speaker]), default=None)
+
+
+def _too_short(quote: str, spot: QuotedText) -> bool:
+    """Whether `quote` is too short to carry meaning: fewer than MIN_QUOTE_CHARS characters and
+    not the whole text it comes from."""
+    forms = _forms(quote)
+    return all(len(form) < MIN_QUOTE_CHARS for form in forms) and _plain(spot.text.strip(_EDGES)) not in forms
 
 
 def _turn_words(turns: Sequence[int]) -> str:
@@ -347,15 +361,26 @@ def _decided(criterion: Criterion, answer: CriterionAnswer, conversation: Conver
         has = f"turns {known[0]}-{known[-1]}" if len(known) > 1 else (f"turn {known[0]}" if known else "no turns")
         return _undecided(criterion, f"the judge named {_turn_words(strange)}, and the conversation has {has}", details)
     spot: QuotedText | None = None
+    if not answer.quote and answer.verdict == "met":
+        return _undecided(
+            criterion, 'the judge said "met" without a quote: a "met" needs the words it rests on, copied from the turn', details
+        )
     if answer.quote:
         details["quote"] = answer.quote[:QUOTE_SHOWN_CHARS]
         spot = locate_quote(texts, answer.quote, answer.turns)
         if spot is None:
             where = _turn_words(answer.turns) if answer.turns else "the transcript"
-            why = f'the judge quoted text that is not in {where}: "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
-            elsewhere = locate_quote(texts, answer.quote) if answer.turns else None
-            if elsewhere is not None:
-                why += f" (it is in turn {elsewhere.turn})"
+            shown = answer.quote[:QUOTE_SHOWN_CHARS]
+            if spliced(answer.quote):
+                why = f'the judge\'s quote leaves words out ("..."), and a quote must stand in {where} in one piece: "{shown}"'
+            else:
+                why = f'the judge quoted text that is not in {where}: "{shown}"'
+                elsewhere = locate_quote(texts, answer.quote) if answer.turns else None
+                if elsewhere is not None:
+                    why += f" (it is in turn {elsewhere.turn})"
+            return _undecided(criterion, why, details)
+        if _too_short(answer.quote, spot):
+            why = f'the judge\'s quote is too short to carry meaning (under {MIN_QUOTE_CHARS} characters): "{answer.quote[:QUOTE_SHOWN_CHARS]}"'
             return _undecided(criterion, why, details)
     turn = spot.turn if spot is not None else (answer.turns[0] if answer.turns else None)
     if turn is not None:

@@ -31,10 +31,10 @@ from parley.core.evaluation.checks import changed_orders
 from parley.core.evaluation.claims import sees_actions
 from parley.core.evaluation.criteria import Criterion
 from parley.core.evaluation.judge_prompt import fit_judge_messages
-from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
+from parley.core.evaluation.transcript_turns import quoted, render_turns, tool_call_line
 from parley.core.prompts import Condensed, Turn, split_turns
 from parley.core.reading import extract_order_ids
-from parley.core.records import ChatMessage, Conversation, ConversationSpec, ToolCall, ToolCallRecord
+from parley.core.records import ChatMessage, Conversation, ConversationSpec
 
 __all__ = [
     "CHECKPOINT_KEY",
@@ -61,12 +61,13 @@ For each criterion decide one of:
 - "not met": it does not;
 - "not applicable": what it is about never came up in this conversation.
 
-Give your evidence: the number of the turn (or turns) the decision rests on, and a short quote \
-(a few words, at most 25) copied exactly from that turn: the Customer's or the Assistant's words, \
-or a tool call's arguments or result. When what decides it is something the Assistant never \
-did, name the turn where it should have happened and quote what the Assistant said instead; \
-when no single turn is to blame, give no turns and an empty quote. Then one sentence of \
-reasoning.
+Give your evidence: the number of the turn (or turns) the decision rests on, and a quote copied \
+exactly from that turn, in one piece: at least a few words (and at most 25) that stand in the turn \
+just as you give them, never shortened or joined with "..." (the Customer's or the Assistant's \
+words, or a tool call's arguments or result). A "met" always needs such a quote. When what \
+decides it is something the Assistant never did, name the turn where it should have happened \
+and quote what the Assistant said instead; when no single turn is to blame, give no turns and \
+an empty quote. Then one sentence of reasoning.
 
 Messages marked "injected by the test" were written by the person running the test, not by the \
 Assistant: never hold them against it. When the transcript shows no tool calls because they are \
@@ -135,31 +136,18 @@ def render_transcript(conversation: Conversation, fitted: Condensed | None = Non
         }
         for message in turn.messages:
             if message.role == "user":
-                lines.append(f"Customer: {clip(message.content or '', MAX_MESSAGE_CHARS)}")
+                lines.append(f"Customer: {quoted(message.content or '', MAX_MESSAGE_CHARS)}")
             elif message.role == "assistant":
                 who = "Assistant (injected by the test)" if id(message) in injected else "Assistant"
                 if message.content:
-                    lines.append(f"{who}: {clip(message.content, MAX_MESSAGE_CHARS)}")
+                    lines.append(f"{who}: {quoted(message.content, MAX_MESSAGE_CHARS)}")
                 for call in message.tool_calls:
                     record = records.get(call.id)
                     full = record.result if record is not None else results.get(call.id, "")
-                    lines.append(_tool_call_line(call, record, clip(condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS)))
+                    lines.append(tool_call_line(call, record, condensed.get(call.id, full), MAX_TOOL_RESULT_CHARS))
         return lines
 
     return render_turns(fitted, turn_lines)
-
-
-def _tool_call_line(call: ToolCall, record: ToolCallRecord | None, result: str) -> str:
-    """A tool call under the message that made it: its arguments, and how it went with what it returned."""
-    if record is None:
-        how = f"result: {result}" if result else "no result recorded"
-    elif record.ok:
-        how = f"ok: {result}"
-    elif record.refused:
-        how = f"refused: {result}"
-    else:
-        how = f"failed: {result}"
-    return f"  [tool call {call.name}({tool_arguments(call.arguments)}) -> {how}]"
 
 
 def orders_touched(conversation: Conversation) -> list[str]:

@@ -26,7 +26,7 @@ from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
 from parley.core.evaluation.criteria_judge import JUDGE_GENERATION, LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
 from parley.core.evaluation.judge_prompt import fit_judge_messages, fit_off_the_loop, too_long_subject
-from parley.core.evaluation.transcript_turns import clip, render_turns, tool_arguments
+from parley.core.evaluation.transcript_turns import clip, quoted, render_turns, tool_call_line
 from parley.core.models import ChatModel
 from parley.core.prompts import (
     ANSWER_TOKENS,
@@ -180,13 +180,7 @@ def _tool_lines(records: Mapping[str, ToolCallRecord], turn_messages: Sequence[C
         result = results.get(call.id)
         if result is None and record is not None:
             result = record.result
-        if result is None:
-            outcome = "no result recorded"
-        elif record is not None and record.ok:
-            outcome = "ok: " + result
-        else:
-            outcome = result
-        lines.append(f"  [tool call {call.name}({tool_arguments(call.arguments)}) -> {outcome}]")
+        lines.append(tool_call_line(call, record, result, _MAX_MESSAGE_CHARS))
     return lines
 
 
@@ -197,10 +191,10 @@ def _render_transcript(conversation: Conversation, fitted: Condensed) -> str:
         lines: list[str] = []
         for message in turn.messages:
             if message.role == "user" and message.content:
-                lines.append(f"Customer: {clip(message.content, _MAX_MESSAGE_CHARS)}")
+                lines.append(f"Customer: {quoted(message.content, _MAX_MESSAGE_CHARS)}")
             elif message.role == "assistant":
                 if message.content:
-                    lines.append(f"Assistant: {clip(message.content, _MAX_MESSAGE_CHARS)}")
+                    lines.append(f"Assistant: {quoted(message.content, _MAX_MESSAGE_CHARS)}")
                 lines += _tool_lines(records, turn.messages, message)
         return lines
 
@@ -244,8 +238,9 @@ def fit_judge_prompt(
     shown = [c for c in checks if c.outcome in ("pass", "fail")]
     if show_checks and shown:
         asked.append(
-            "Automatic checks (already verified against the order database and the transcript):\n"
-            + "\n".join(f"- {c.outcome.upper()} {c.name}: {c.reason}" for c in shown)
+            "Automatic checks (already verified against the order database and the transcript; each one's reason, "
+            "which may quote the conversation, as a JSON string):\n"
+            + "\n".join(f"- {c.outcome.upper()} {quoted(c.name, 300)}: {quoted(c.reason, 1000)}" for c in shown)
         )
     asked.append("Now give your evaluation as the JSON object.")
     return fit_judge_messages(

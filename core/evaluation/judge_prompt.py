@@ -14,12 +14,13 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from parley.core.evaluation.transcript_turns import QUOTING, quoted
 from parley.core.prompts import Condensed, condense, estimate_messages
 from parley.core.records import ChatMessage, Conversation, ConversationSpec
 
 __all__ = ["fit_judge_messages", "fit_off_the_loop", "too_long_subject"]
 
-_TRANSCRIPT_HEADING = "Transcript (numbered by turn: turn N starts at the customer's N-th message):\n"
+_TRANSCRIPT_HEADING = f"Transcript (numbered by turn: turn N starts at the customer's N-th message). {QUOTING}\n"
 
 
 def fit_judge_messages(
@@ -47,7 +48,9 @@ def fit_judge_messages(
     if goals and spec.goals:
         before.append("What the customer wanted:\n" + "\n".join(f"- {g}" for g in spec.goals))
     if ended is None:
-        ended = f"The conversation ended: {conversation.stop_reason}" + (f" ({conversation.error})." if conversation.error else ".")
+        ended = f"The conversation ended: {conversation.stop_reason}" + (
+            f" (the error, as a JSON string: {quoted(conversation.error, 1000)})." if conversation.error else "."
+        )
     system_message = ChatMessage(role="system", content=system)
 
     def build(fitted: Condensed) -> list[ChatMessage]:

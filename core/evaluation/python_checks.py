@@ -33,7 +33,7 @@ from parley.core.errors import ConfigError
 from parley.core.evaluation.check_context import CheckAnswer, CheckedConversation
 from parley.core.evaluation.checks import unfinished_reason
 from parley.core.evaluation.criteria import QUOTE_SHOWN_CHARS, evidence_text, locate_quote
-from parley.core.evaluation.transcript_turns import transcript_turns, turn_texts
+from parley.core.evaluation.transcript_turns import clip, transcript_turns, turn_texts
 from parley.core.python_code import import_target, in_daemon_thread, user_frame
 from parley.core.records import (
     BROKEN_STOPS,
@@ -60,6 +60,8 @@ log = logging.getLogger("parley.evaluation.python_checks")
 PYTHON_CHECK_KIND: CheckKind = "python"
 PYTHON_CHECK_TIMEOUT_S = 30.0
 """The longest a check written in Python may take on one conversation."""
+MESSAGE_CHARS = 300
+"""The most of a check's exception message its reason shows (parley.log has the whole of it)."""
 SHIPPED_MODULE = "parley.core.evaluation.shipped_checks"
 _FORM = "a check written in Python is named MODULE:NAME, e.g. my_checks:refund_is_polite"
 
@@ -171,7 +173,7 @@ async def _one(check: PythonCheck, view: CheckedConversation, conversation: Conv
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # the check's own code: its error, never parley's exit
         log.error("the check %s raised", check.target, exc_info=exc)
         where = user_frame(exc, within=_where(check))
-        message = str(exc)
+        message = clip(" ".join(str(exc).split()), MESSAGE_CHARS)  # an exception may hold megabytes: the log has it whole
         text = f"It raised {type(exc).__name__}" + (f": {message}" if message else "")
         return _error(check, text + f" ({f'at {where}; ' if where else ''}the traceback is in parley.log).")
     if not isinstance(answer, CheckAnswer):

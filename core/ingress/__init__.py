@@ -1,5 +1,5 @@
-"""What comes in over HTTP: the servers' body size limit and strict JSON, and replies fetched
-from servers parley does not control, bounded in time and size."""
+"""What comes in over HTTP: the servers' body size limit and strict JSON, replies fetched from
+servers parley does not control, bounded in time and size, and the ports of URLs it is given."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from parley.core.ingress.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimit
     from parley.core.ingress.bounded_fetch import FetchedReply, ReplyTooLarge, describe_size, fetch_bounded
     from parley.core.ingress.strict_json import StrictJsonRoute, encodable
+    from parley.core.ingress.url_ports import port_problem
 
 __all__ = [
     "BodyLimit",
@@ -21,6 +22,7 @@ __all__ = [
     "describe_size",
     "encodable",
     "fetch_bounded",
+    "port_problem",
 ]
 
 if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use

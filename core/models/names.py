@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from parley.core.errors import ConfigError
+from parley.core.ingress import port_problem
 from parley.core.redaction import register_secret, register_url
 
 OFFLINE = "offline"
@@ -90,6 +91,9 @@ class EndpointSpec:
             raise ConfigError(f"{self.base_url_env} is not set; {for_whom} needs it, e.g. {self.base_url_env}=http://localhost:8000/v1")
         if not re.match(r"^https?://", base_url):
             raise ConfigError(f"{self.base_url_env} must start with http:// or https://, got {base_url!r}")
+        bad_port = port_problem(base_url)
+        if bad_port is not None:
+            raise ConfigError(f"{self.base_url_env or 'the base URL'} {base_url!r}: {bad_port}")
         base_url = base_url.rstrip("/")
         # What is resolved for a run is what every output must not show (parley.core.redaction).
         register_url(base_url, origin=self.base_url_env or f"{self.name}'s base URL")

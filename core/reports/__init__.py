@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.reports.cell_escaping import without_nul
+    from parley.core.reports.cell_escaping import TERMINAL_ACTING, csv_line, inert_json, inert_xml, without_nul
     from parley.core.reports.charts import HISTOGRAM_SIZE_PX, score_histogram
     from parley.core.reports.check_turns import Turn, check_target
     from parley.core.reports.compare import BatchComparison, PairChange, Rate, SideOfPair, compare_batches, verdict_line
@@ -46,6 +46,7 @@ __all__ = [
     "group_lines",
     "render_group_html",
     "render_group_markdown",
+    "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",
     "FileSummary",
@@ -85,6 +86,9 @@ __all__ = [
     "summarize",
     "text_histogram",
     "verdict_line",
+    "csv_line",
+    "inert_json",
+    "inert_xml",
     "without_nul",
     "write_html",
     "write_json",

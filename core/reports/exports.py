@@ -24,16 +24,15 @@ too through `write_json`; `export_json` returns the text for smaller batches.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import pathlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, TextIO
 
 from parley.core.evaluation import CRITERION_KIND, criterion_summary
 from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
-from parley.core.reports.cell_escaping import spreadsheet_row, without_nul
+from parley.core.reports.cell_escaping import csv_line, inert_json, without_nul
 from parley.core.reports.stats import summarize
 from parley.core.store import JUDGE_ROLE, Store, batch_rule_summaries, criterion_counts, iter_rule_results
 
@@ -189,24 +188,33 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
     }
 
 
+Paths = Callable[[Any], Any]
+"""How an export shows the path values of a record (the service: without its absolute paths)."""
+
+
+def _as_they_are(record: Any) -> Any:
+    return record
+
+
 def _dumps(value: Any, **kw: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, **kw)
+    return inert_json(json.dumps(value, ensure_ascii=False, **kw))
 
 
 # ---- NDJSON -----------------------------------------------------------------------------------
 
 
-def iter_ndjson(store: Store, batch_id: str) -> Iterator[str]:
+def iter_ndjson(store: Store, batch_id: str, *, paths: Paths | None = None) -> Iterator[str]:
     """One JSON line (with its newline) per conversation, in spec order then trial."""
     batch = store.get_batch(batch_id)
+    shown = paths or _as_they_are
     for stored in store.iter_conversations(batch.id):
-        yield _dumps(result_record(stored, batch)) + "\n"
+        yield _dumps(shown(result_record(stored, batch))) + "\n"
 
 
-def export_ndjson(store: Store, batch_id: str, out: TextIO) -> int:
+def export_ndjson(store: Store, batch_id: str, out: TextIO, *, paths: Paths | None = None) -> int:
     """Write the batch as NDJSON to `out`; returns how many conversations were written."""
     n = 0
-    for line in iter_ndjson(store, batch_id):
+    for line in iter_ndjson(store, batch_id, paths=paths):
         out.write(line)
         n += 1
     return n
@@ -215,18 +223,19 @@ def export_ndjson(store: Store, batch_id: str, out: TextIO) -> int:
 # ---- JSON -------------------------------------------------------------------------------------
 
 
-def write_json(store: Store, batch_id: str, out: TextIO) -> int:
+def write_json(store: Store, batch_id: str, out: TextIO, *, paths: Paths | None = None) -> int:
     """Write the batch as one JSON document, streaming `results`; returns their count."""
+    shown = paths or _as_they_are
     summary = summarize(store, batch_id)
     batch = summary.batch
     head = _batch_header(batch, summary.done, summary.broken)
     head["summary"] = summary.model_dump(mode="json", exclude={"batch"})
     head["rules"] = rules_document(store, batch.id)
-    text = _dumps(head, indent=2)
+    text = _dumps(shown(head), indent=2)
     out.write(text[: text.rindex("}")].rstrip() + ',\n  "results": [')
     n = 0
     for stored in store.iter_conversations(batch.id):
-        out.write(("\n    " if n == 0 else ",\n    ") + _dumps(result_record(stored, batch)))
+        out.write(("\n    " if n == 0 else ",\n    ") + _dumps(shown(result_record(stored, batch))))
         n += 1
     out.write(("\n  " if n else "") + f'],\n  "total_results": {n}\n}}\n')
     return n
@@ -312,19 +321,20 @@ def _csv_row(row: ResultRow, batch: BatchRecord) -> dict[str, Any]:
 CRITERION_COLUMN = "criterion: "
 
 
-def export_csv(store: Store, batch_id: str, out: TextIO) -> int:
+def export_csv(store: Store, batch_id: str, out: TextIO, *, paths: Paths | None = None) -> int:
     """Write one CSV row per conversation (003's columns first, then parley's, then one per
     criterion in words) to `out`; returns the number of rows. An unknown cost or a missing
     score is an empty cell."""
     batch = store.get_batch(batch_id)
     criteria = {CRITERION_COLUMN + without_nul(c.criterion): c.criterion for c in criterion_counts(store, batch.id)}
-    writer = csv.DictWriter(out, fieldnames=[*CSV_COLUMNS, *criteria], lineterminator="\n")
-    writer.writeheader()
+    columns = [*CSV_COLUMNS, *criteria]
+    out.write(csv_line(columns))
     n = 0
     for row in store.iter_result_rows(batch.id):
         cells = _csv_row(row, batch)
         cells.update({column: row.criteria.get(c, "") for column, c in criteria.items()})
-        writer.writerow(spreadsheet_row(cells))
+        shown = paths(cells) if paths is not None else cells
+        out.write(csv_line(shown[column] for column in columns))
         n += 1
     return n
 

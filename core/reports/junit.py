@@ -28,6 +28,7 @@ from typing import TextIO
 
 from parley.core.evaluation import CRITERION_KIND
 from parley.core.records import UNEVALUATED, CheckResult, StoredConversation, junit_kind
+from parley.core.reports.cell_escaping import inert_xml
 from parley.core.store import Store, not_read, outcome_rows
 
 LAST_TURNS = 6
@@ -178,6 +179,6 @@ def write_junit(store: Store, batch_ref: str, out: TextIO) -> int:
     root, count = junit_report(store, batch_ref)
     ET.indent(root)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    out.write(ET.tostring(root, encoding="unicode"))
+    out.write(inert_xml(ET.tostring(root, encoding="unicode")))
     out.write("\n")
     return count

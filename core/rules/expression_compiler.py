@@ -3,23 +3,33 @@ compiled into closures that evaluate them. Nothing is ever passed to `eval` or `
 
 What an expression may hold: names, literals (f-strings included), comparisons, `and`/`or`/`not`,
 arithmetic (bounded: `parley.core.rules.evaluation_limits`), `x if c else y`, subscripts and
-slices, comprehensions and generator expressions (each item a step of the budget), attribute
-access (only on the conversations of `conv`, checked when it runs), calls to the functions the
-caller names (the rule helpers and a few safe builtins), a few read-only methods of text and
-mappings, and `lambda` only as the `key=` of `sorted`, `min` or `max`. Anything else (`__import__`,
+slices, comprehensions and generator expressions (each item a step of the budget), attributes of
+the conversations of `conv` (and of dates and numbers: `parley.core.rules.safe_methods`), calls
+to the functions the caller names (the rule helpers and Python's builtins that only compute),
+the methods of text, numbers, lists, mappings, sets and dates that only compute, and `lambda` as
+the `key=` of `sorted`, `min` or `max` or the function of `map` or `filter`. Anything else is an
+`ExpressionRefused` at its line and column before anything runs: a builtin that reads or writes
+files or the terminal, runs code or reads Python's internals (`open`, `print`, `exec`, `eval`,
+`getattr`, `vars`, ...: REFUSED_CALLS, each with why), a method that changes a value in place,
 dunder names or attributes, lambdas elsewhere, `:=`, `*args`, calls of anything that is not one
-of the listed functions) is an `ExpressionRefused` at its line and column before anything runs.
-The conditions `exists()` and `num_exist()` take as strings are compiled the same way, when the
-rule is loaded: they must be string literals.
+of the listed functions. The conditions `exists()` and `num_exist()` take as strings are
+compiled the same way, when the rule is loaded: they must be string literals.
+
+Comparing, hashing and showing a value is charged by what it visits before Python does it
+(`parley.core.rules.value_costs`), so one comparison of a value built of shared parts cannot
+run past the bounds inside a single call of Python's own.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from parley.core.rules.conversation_view import ConversationView
 from parley.core.rules.evaluation_limits import BINARY_OPERATORS, EvaluationBudget, LimitExceeded, bounded_format, check_size
+from parley.core.rules.safe_methods import CHANGING_METHODS, METHOD_NAMES, call_method, methods_of, read_attribute
+from parley.core.rules.value_costs import charge_comparison, charge_membership, charge_text, charge_walk
 
 MAX_EXPRESSION_CHARS = 10_000
 """Characters of one expression; Sensei's own rules are a line or two."""
@@ -31,38 +41,39 @@ CONDITION_FUNCTIONS = frozenset({"exists", "num_exist"})
 KEY_FUNCTIONS = frozenset({"sorted", "min", "max"})
 """Builtins whose `key=` may be a lambda."""
 
-STR_METHODS = frozenset(
-    {
-        "lower",
-        "upper",
-        "casefold",
-        "title",
-        "capitalize",
-        "strip",
-        "lstrip",
-        "rstrip",
-        "split",
-        "rsplit",
-        "splitlines",
-        "startswith",
-        "endswith",
-        "count",
-        "find",
-        "rfind",
-        "isdigit",
-        "isdecimal",
-        "isnumeric",
-        "isalpha",
-        "isalnum",
-        "isspace",
-        "islower",
-        "isupper",
-    }
-)
-"""Read-only methods of text a rule may call: each returns at most as much as it was given."""
-MAPPING_METHODS = frozenset({"get", "keys", "values", "items"})
-SEQUENCE_METHODS = frozenset({"count", "index"})
-METHOD_NAMES = STR_METHODS | MAPPING_METHODS | SEQUENCE_METHODS
+FUNCTION_ARGUMENTS = frozenset({"map", "filter"})
+"""Builtins whose first argument is a function, which may be a lambda."""
+
+REFUSED_CALLS = {
+    "open": "reads and writes files",
+    "input": "reads the terminal",
+    "print": "writes to the terminal",
+    "breakpoint": "starts a debugger",
+    "help": "starts Python's help",
+    "exit": "ends the program",
+    "quit": "ends the program",
+    "exec": "runs code",
+    "eval": "runs code",
+    "compile": "compiles code",
+    "getattr": "reads any attribute, Python's internals included",
+    "setattr": "changes a value",
+    "delattr": "changes a value",
+    "globals": "reads Python's internals",
+    "locals": "reads Python's internals",
+    "vars": "reads Python's internals",
+    "dir": "reads Python's internals",
+    "id": "reads Python's internals",
+    "object": "reads Python's internals",
+    "super": "reads Python's internals",
+    "property": "defines classes",
+    "classmethod": "defines classes",
+    "staticmethod": "defines classes",
+    "memoryview": "reads memory",
+    "bytearray": "makes a value that can be changed",
+    "aiter": "needs asynchronous code",
+    "anext": "needs asynchronous code",
+}
+"""Python builtins a rule may never call, and why: each is an ExpressionRefused where it is named."""
 
 _CONVERSIONS = {-1: None, 115: str, 114: repr, 97: ascii}
 
@@ -110,9 +121,11 @@ class Frame:
 
 
 class RuleFunction:
-    """A function a rule may call: a helper or a safe builtin. Subclasses implement `call`."""
+    """A function a rule may call: a helper or a safe builtin. Subclasses implement `call`;
+    a builtin that is a kind of value (`str`, `int`...) names it as `python_type`."""
 
     name = "function"
+    python_type: type | None = None
 
     def call(self, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -140,33 +153,6 @@ class RuleLambda:
         assert inner.names is not None
         inner.names.update(zip(self.params, args, strict=True))
         return self.body(inner)
-
-
-class ConversationView:
-    """One conversation as a rule's `conv[i]`: its values as attributes, read-only.
-
-    The only object whose attributes a rule may read; a name it does not have is an
-    AttributeError, as on Sensei's SimpleNamespace."""
-
-    __slots__ = ("_values",)
-
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self._values = values
-
-    def attribute(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except (KeyError, TypeError):
-            raise AttributeError(f"the conversation has no value named {name!r}") from None
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ConversationView) and dict(self._values) == dict(other._values)
-
-    __hash__ = None  # type: ignore[assignment]  # like SimpleNamespace: equal by content, unhashable
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{key}={value!r}" for key, value in self._values.items())
-        return f"namespace({inner})"
 
 
 Evaluator = Callable[[Frame], Any]
@@ -225,7 +211,7 @@ def _refuse(node: ast.AST, reason: str) -> ExpressionRefused:
 
 
 _NODE_WORDS = {
-    "Lambda": "lambda (allowed only as the key= of sorted, min or max)",
+    "Lambda": "lambda (allowed only as the key= of sorted, min or max, or the function of map or filter)",
     "NamedExpr": "':=' assignment",
     "Starred": "'*' unpacking",
     "Await": "await",
@@ -269,13 +255,13 @@ class _Compiler:
 
     def _Set(self, node: ast.Set, depth: int) -> Evaluator:
         items = [self.compile(item, depth) for item in node.elts]
-        return lambda frame: {item(frame) for item in items}
+        return lambda frame: {_hashed(frame, item(frame)) for item in items}
 
     def _Dict(self, node: ast.Dict, depth: int) -> Evaluator:
         if any(key is None for key in node.keys):
             raise _refuse(node, "'**' unpacking is not allowed in a rule")
         pairs = [(self.compile(key, depth), self.compile(value, depth)) for key, value in zip(node.keys, node.values, strict=True) if key]
-        return lambda frame: {key(frame): value(frame) for key, value in pairs}
+        return lambda frame: {_hashed(frame, key(frame)): value(frame) for key, value in pairs}
 
     def _JoinedStr(self, node: ast.JoinedStr, depth: int) -> Evaluator:
         parts = [self.compile(part, depth) for part in node.values]
@@ -288,6 +274,7 @@ class _Compiler:
 
         def run(frame: Frame) -> str:
             item = value(frame)
+            charge_text(frame.budget, item)
             if convert is not None:
                 item = convert(item)
             return frame.budget.charge(bounded_format(item, spec(frame) if spec is not None else ""))
@@ -340,14 +327,19 @@ class _Compiler:
     def _Compare(self, node: ast.Compare, depth: int) -> Evaluator:
         first = self.compile(node.left, depth)
         steps = [
-            (_COMPARISONS[type(op).__name__], self.compile(right, depth)) for op, right in zip(node.ops, node.comparators, strict=True)
+            (type(op).__name__, _COMPARISONS[type(op).__name__], self.compile(right, depth))
+            for op, right in zip(node.ops, node.comparators, strict=True)
         ]
 
         def run(frame: Frame) -> Any:
             left = first(frame)
             result: Any = True
-            for compare, right_of in steps:
+            for kind, compare, right_of in steps:
                 right = right_of(frame)
+                if kind in ("In", "NotIn"):
+                    charge_membership(frame.budget, left, right)
+                elif kind not in ("Is", "IsNot"):
+                    charge_comparison(frame.budget, left, right)
                 result = compare(left, right)
                 if not result:
                     return result
@@ -365,6 +357,8 @@ class _Compiler:
 
         def run(frame: Frame) -> Any:
             owner, key = value(frame), index(frame)
+            if isinstance(owner, dict):
+                charge_walk(frame.budget, key, "hashing")
             result = owner[key]
             return frame.budget.charge(result) if isinstance(key, slice) else result  # a slice is a copy
 
@@ -382,7 +376,9 @@ class _Compiler:
             owner = value(frame)
             if isinstance(owner, ConversationView):
                 return owner.attribute(attribute)
-            raise AttributeError(f"rules read attributes only of the conversations in conv, not of {type(owner).__name__}")
+            if isinstance(owner, RuleFunction) and owner.python_type is not None and attribute in methods_of(owner.python_type):
+                return MethodOfKind(owner.python_type, attribute)  # str.lower, as a key= or map's function
+            return read_attribute(owner, attribute)
 
         return run
 
@@ -400,13 +396,20 @@ class _Compiler:
         if not isinstance(node.func, ast.Name):
             raise _refuse(node, "a rule may call only the rule helpers and the safe builtins by name")
         name = _checked_name(node.func, node.func.id)
+        if name in REFUSED_CALLS:
+            raise _refuse(node.func, f"{name}() is not a function rules may call: it {REFUSED_CALLS[name]} (a rule only computes)")
         if name not in self.functions:
             raise _refuse(node.func, f"{name}() is not a function rules may call ({_function_list(self.functions)})")
         self.called.add(name)
         if name in CONDITION_FUNCTIONS:
             args = self._condition_args(node, name)
         else:
-            args = [self.compile(argument, depth) for argument in node.args]
+            args = [
+                self._function_argument(argument, depth)
+                if index == 0 and name in FUNCTION_ARGUMENTS and isinstance(argument, ast.Lambda)
+                else self.compile(argument, depth)
+                for index, argument in enumerate(node.args)
+            ]
         kwargs = [(k.arg, self._keyword(name, k, depth)) for k in node.keywords if k.arg]
 
         def run(frame: Frame) -> Any:
@@ -420,13 +423,13 @@ class _Compiler:
 
     def _keyword(self, function: str, keyword: ast.keyword, depth: int) -> Evaluator:
         if isinstance(keyword.value, ast.Lambda) and keyword.arg == "key" and function in KEY_FUNCTIONS:
-            return self._key_lambda(keyword.value, depth)
+            return self._function_argument(keyword.value, depth)
         return self.compile(keyword.value, depth)
 
-    def _key_lambda(self, node: ast.Lambda, depth: int) -> Evaluator:
+    def _function_argument(self, node: ast.Lambda, depth: int) -> Evaluator:
         arguments = node.args
         if arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs or arguments.kwarg or arguments.defaults:
-            raise _refuse(node, "a key lambda takes plain parameters only (lambda x: ...)")
+            raise _refuse(node, "a lambda in a rule takes plain parameters only (lambda x: ...)")
         params = tuple(_checked_name(node, arg.arg) for arg in arguments.args)
         body = self.compile(node.body, depth)
         return lambda frame: RuleLambda(params, body, frame)
@@ -450,22 +453,22 @@ class _Compiler:
     def _method_call(self, node: ast.Call, func: ast.Attribute, depth: int) -> Evaluator:
         owner_of = self.compile(func.value, depth)  # first, so a problem in it is the one named
         method = _checked_attribute(func)
+        if method in CHANGING_METHODS:
+            raise _refuse(func, f".{method}() changes a value in place: a rule only computes (build a new value: xs + [x], sorted(xs))")
         if method not in METHOD_NAMES:
             raise _refuse(
                 func,
-                f".{method}() is not a method rules may call (text: {', '.join(sorted(STR_METHODS))}; mappings: {', '.join(sorted(MAPPING_METHODS))}; lists: {', '.join(sorted(SEQUENCE_METHODS))})",
+                f".{method}() is not a method rules may call (the methods of text, numbers, lists, mappings, sets and dates that only compute)",
             )
         args = [self.compile(argument, depth) for argument in node.args]
         kwargs = [(k.arg, self.compile(k.value, depth)) for k in node.keywords if k.arg]
 
         def run(frame: Frame) -> Any:
             owner = owner_of(frame)
-            bound = _bound_method(owner, method)
-            frame.budget.check_time()
-            result = bound(*[arg(frame) for arg in args], **{key: value(frame) for key, value in kwargs})
-            if method in MAPPING_METHODS and method != "get":
-                result = list(result)  # a live view of the mapping would be a new kind of object to guard
-            return frame.budget.charge(check_size(result))
+            if isinstance(owner, RuleFunction) and owner.python_type is not None:  # str.lower(x): the method of the kind
+                bound: RuleFunction = MethodOfKind(owner.python_type, method)
+                return bound.call(frame, [arg(frame) for arg in args], {key: value(frame) for key, value in kwargs})
+            return call_method(frame.budget, owner, method, [arg(frame) for arg in args], {key: value(frame) for key, value in kwargs})
 
         return run
 
@@ -507,12 +510,12 @@ class _Compiler:
 
     def _SetComp(self, node: ast.SetComp, depth: int) -> Evaluator:
         frames, element = self._generators(node, depth), self.compile(node.elt, depth)
-        return lambda frame: {element(inner) for inner in frames(frame)}
+        return lambda frame: {_hashed(frame, element(inner)) for inner in frames(frame)}
 
     def _DictComp(self, node: ast.DictComp, depth: int) -> Evaluator:
         frames = self._generators(node, depth)
         key, value = self.compile(node.key, depth), self.compile(node.value, depth)
-        return lambda frame: {key(inner): value(inner) for inner in frames(frame)}
+        return lambda frame: {_hashed(frame, key(inner)): value(inner) for inner in frames(frame)}
 
     def _GeneratorExp(self, node: ast.GeneratorExp, depth: int) -> Evaluator:
         frames, element = self._generators(node, depth), self.compile(node.elt, depth)
@@ -583,19 +586,24 @@ def _assigner(target: ast.expr) -> Callable[[Frame, Any], None]:
     raise _refuse(target, "a comprehension binds names only (for x in ..., for k, v in ...)")
 
 
-def _bound_method(owner: Any, method: str) -> Callable[..., Any]:
-    """The read-only method `method` of `owner`, when its type is one rules may call it on."""
-    unbound: Any = None
-    if isinstance(owner, str) and method in STR_METHODS:
-        unbound = getattr(str, method)
-    elif isinstance(owner, dict) and method in MAPPING_METHODS:
-        unbound = getattr(dict, method)
-    elif isinstance(owner, list | tuple) and method in SEQUENCE_METHODS:
-        unbound = getattr(type(owner), method)
-    if unbound is not None:
-        bound: Callable[..., Any] = unbound.__get__(owner)
-        return bound
-    raise AttributeError(f"'{type(owner).__name__}' object has no method .{method}() rules may call")
+def _hashed(frame: Frame, value: Any) -> Any:
+    """`value`, its hash charged first (a set's item, a mapping's key)."""
+    charge_walk(frame.budget, value, "hashing")
+    return value
+
+
+class MethodOfKind(RuleFunction):
+    """`str.lower` and the like: the method of a kind of value, called with the value first."""
+
+    def __init__(self, kind: type, method: str) -> None:
+        self.kind = kind
+        self.method = method
+        self.name = f"{kind.__name__}.{method}"
+
+    def call(self, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if not args or not isinstance(args[0], self.kind):
+            raise TypeError(f"{self.name}() needs a {self.kind.__name__} first")
+        return call_method(frame.budget, args[0], self.method, args[1:], kwargs)
 
 
 def _function_list(functions: frozenset[str]) -> str:

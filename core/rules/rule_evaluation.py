@@ -32,8 +32,14 @@ from parley.core.rules.results import ResultKind, RuleOutcome, RuleReport, RuleR
 from parley.core.rules.rule_file import CompiledRule
 from parley.core.rules.rule_scope import RuleScope, Subject, conversation_scope, pair_scope
 from parley.core.rules.sensei_conversation import SenseiConversation
+from parley.core.rules.value_costs import bounded_repr, bounded_text, clip
 
 log = logging.getLogger("parley.rules")
+
+MAX_REASON_CHARS = 300
+"""Characters of a result's reason (what the oracle returned, what it raised)."""
+MAX_YIELDS_CHARS = 2_000
+"""Characters of a failure's `yields` text kept (Sensei prints it whole; a rule can build a million)."""
 
 
 def prepare(conversations: Sequence[SenseiConversation]) -> list[Subject]:
@@ -165,7 +171,7 @@ class _Judge:
         if self.rule.yields is None:
             return None
         try:
-            return str(self.rule.yields.evaluate(scope))
+            return bounded_text(self.rule.yields.evaluate(scope), MAX_YIELDS_CHARS)
         except Exception as exc:  # a failure's text must not change its verdict (NotDecided included)
             log.debug("rule %s: yields raised %r", self.rule.rule_file, exc)
             return ""
@@ -184,12 +190,10 @@ def _holds(expression: CompiledExpression, scope: RuleScope) -> tuple[bool, str]
 def _failure_reason(value: Any) -> str:
     if value is False or value is None:
         return "oracle violated"
-    return _clip(value if isinstance(value, str) else f"oracle returned {value!r}")
+    if isinstance(value, str):
+        return clip(value, MAX_REASON_CHARS)
+    return clip(f"oracle returned {bounded_repr(value, MAX_REASON_CHARS)}", MAX_REASON_CHARS)
 
 
 def _error(exc: BaseException) -> str:
-    return _clip(f"{type(exc).__name__}: {exc}")
-
-
-def _clip(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(f"{type(exc).__name__}: {clip(str(exc), MAX_REASON_CHARS)}", MAX_REASON_CHARS)

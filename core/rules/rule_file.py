@@ -69,11 +69,18 @@ class CompiledRule:
 
 @dataclass
 class RuleSet:
-    """The rules of a folder, the errors of the files that are not rules, and warnings."""
+    """The rules of a folder, the errors of the files that are not rules (each file's by its name
+    under the folder, in `refused`), and warnings."""
 
     rules: list[CompiledRule] = field(default_factory=list)
     errors: list[RuleFileError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    refused: dict[str, list[RuleFileError]] = field(default_factory=dict)
+
+    def refuse(self, rule_file: str, errors: list[RuleFileError]) -> None:
+        """Record the problems of the file named `rule_file`."""
+        self.errors.extend(errors)
+        self.refused.setdefault(rule_file, []).extend(errors)
 
 
 def rule_files(root: Path) -> list[tuple[Path, str]]:
@@ -100,16 +107,17 @@ def load_rules(root: Path) -> RuleSet:
                 raise RuleFileError(f"larger than {MAX_RULE_FILE_BYTES // 1024} KiB", file=source)
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            result.errors.append(RuleFileError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=source))
+            result.refuse(name, [RuleFileError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=source)])
             continue
         except OSError as exc:
-            result.errors.append(RuleFileError(f"cannot be read: {exc.strerror or exc}", file=source))
+            result.refuse(name, [RuleFileError(f"cannot be read: {exc.strerror or exc}", file=source)])
             continue
         except RuleFileError as exc:
-            result.errors.append(exc)
+            result.refuse(name, [exc])
             continue
         rule, errors, warnings = parse_rule(text, name, source)
-        result.errors.extend(errors)
+        if errors:
+            result.refuse(name, errors)
         result.warnings.extend(warnings)
         if rule is not None:
             result.rules.append(rule)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from parley.core.rules.expression_compiler import ConversationView
+from parley.core.rules.conversation_view import ConversationView
 from parley.core.rules.helper_functions import HELPERS
 from parley.core.rules.model_helpers import RuleModel
 from parley.core.rules.safe_builtins import SAFE_BUILTINS

@@ -6,7 +6,9 @@ in the database: a restart loses no finished conversation, and a batch the resta
 `interrupted` and can be resumed.
 
 Guards: an optional bearer token, checked before anything else (every route but /health needs
-it, the schema and docs included; parley.core.service.token_guard); request bodies are capped
+it, the schema and docs included; parley.core.service.token_guard); without one, only loopback
+Host names and no other web origin (DNS rebinding, a page's cross-origin POST:
+parley.core.service.browser_guard); request bodies are capped
 (413) and read strictly (NaN, infinite numbers and lone surrogates are a 422 naming the field;
 parley.core.ingress); profile paths must resolve inside the configured profile folders (403
 otherwise; parley.core.service.inputs); connector bots only on allowed hosts
@@ -32,6 +34,7 @@ from parley.core.ingress import DEFAULT_MAX_BODY_BYTES, BodyLimit, encodable
 from parley.core.records import RoleModels
 from parley.core.redaction import register_secret
 from parley.core.service.bot_hosts import parse_allowed_host
+from parley.core.service.browser_guard import BrowserGuard
 from parley.core.service.jobs import BatchManager
 from parley.core.service.models import BODY_TAGS
 from parley.core.service.redacted_responses import RedactedResponses
@@ -66,6 +69,7 @@ def create_app(
     allowed_bot_hosts: Sequence[str] = (),
     placement: Placement | None = None,
     allow_python_bots: bool = False,
+    allowed_hosts: Sequence[str] = (),
 ) -> FastAPI:
     """The service over the database at `db_path` (default as `Store.open`), reading profiles
     only inside `profile_dirs` (default: see default_profile_dirs), keeping request inputs in
@@ -74,6 +78,8 @@ def create_app(
     list-function files are read beside it, else in `personality_dirs` (`--personalities`).
     `allowed_bot_hosts` (HOST or HOST:PORT) are the hosts connector bots named in requests may be on;
     `allow_python_bots` lets requests name python:MODULE:NAME bots (code run on the server: 403 otherwise).
+    Without a token, only requests for a loopback Host (or one of `allowed_hosts`) and from no other
+    web origin are answered (parley.core.service.browser_guard).
     With `placement`, batches run sharded over worker processes (`parley serve --workers N`)."""
     token = settings().token if token is None else token
     register_secret(token, origin=TOKEN_ENV)  # whatever a batch's bot or model echoes, the service's token is never shown
@@ -128,6 +134,7 @@ def create_app(
     app.state.version = app_version
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(RedactedResponses)  # what any route answers, without the secrets this process resolved
+    app.add_middleware(BrowserGuard, token=app.state.token, allowed_hosts=allowed_hosts)  # no token: no web page gets in
     app.add_middleware(TokenGuard, token=app.state.token)  # added last: runs first
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(405, _method_not_allowed)

@@ -53,7 +53,7 @@ async def health_report(state: Any, version: str, auth: bool) -> Health:
     if state is None:
         database = DatabaseHealth(path="", reachable=False, error="the service is not started")
     else:
-        path = str(state.store.path or ":memory:")
+        path = state.store.path.name if state.store.path is not None else ":memory:"  # never the server's absolute path
         try:
             schema = await asyncio.to_thread(state.store.schema_version)
             database = DatabaseHealth(path=path, reachable=True, schema_version=schema)

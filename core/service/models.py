@@ -253,6 +253,7 @@ class RoleHealth(BaseModel):
 
 class DatabaseHealth(BaseModel):
     path: str
+    """The database file's name (never the server's absolute path)."""
     reachable: bool
     schema_version: int | None = None
     error: str | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO, cast
 
 from parley.core.store import Store
@@ -20,8 +20,9 @@ _CHUNK = 64 * 1024
 MEDIA_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8", "ndjson": "application/x-ndjson"}
 
 
-def render_results(store: Store, batch_id: str, fmt: str, partial: bool) -> Any:
-    """The export in a spooled temporary file (memory up to 8 MiB, then disk), rewound."""
+def render_results(store: Store, batch_id: str, fmt: str, partial: bool, paths: Callable[[Any], Any] | None = None) -> Any:
+    """The export in a spooled temporary file (memory up to 8 MiB, then disk), rewound; `paths`
+    shows each record's path values as clients see them."""
     from parley.core.reports import export_csv, export_ndjson, write_json
 
     spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+b")
@@ -30,11 +31,11 @@ def render_results(store: Store, batch_id: str, fmt: str, partial: bool) -> Any:
         if fmt == "json":
             # write_json's document starts with "{": put `partial` first, then the rest of it.
             text.write('{\n  "partial": ' + ("true" if partial else "false") + ",")
-            write_json(store, batch_id, cast(TextIO, _SkipFirstBrace(text)))  # only write() is used
+            write_json(store, batch_id, cast(TextIO, _SkipFirstBrace(text)), paths=paths)  # only write() is used
         elif fmt == "csv":
-            export_csv(store, batch_id, text)
+            export_csv(store, batch_id, text, paths=paths)
         else:
-            export_ndjson(store, batch_id, text)
+            export_ndjson(store, batch_id, text, paths=paths)
         text.flush()
         text.detach()  # the spool outlives the wrapper
     except BaseException:

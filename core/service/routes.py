@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, Security
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from parley.core.engine import BatchModels, EndpointCheckFailed
 from parley.core.errors import ConfigError, ParleyError, PythonCodeRefused
@@ -42,6 +42,7 @@ from parley.core.service.public_paths import PathScrubber
 from parley.core.service.results import MEDIA_TYPES, chunks, render_results
 from parley.core.service.token_guard import TOKEN_ENV
 from parley.core.service.views import BatchSummaryView, cost_view, is_partial, list_view, status_view, summary_view
+from parley.core.specs import SHIPPED_DIR
 from parley.core.store import Store
 
 if TYPE_CHECKING:
@@ -77,7 +78,10 @@ class ServiceState:
     """`parley serve --allow-python-bots`: requests may name python:MODULE:NAME bots."""
 
     def __post_init__(self) -> None:
-        self.scrub = PathScrubber(self.roots, self.inputs_dir)
+        folders = [Path(d) for d in self.personality_dirs] + [SHIPPED_DIR.resolve()]
+        if self.store.path is not None:
+            folders.append(self.store.path.parent)
+        self.scrub = PathScrubber(self.roots, self.inputs_dir, folders)
 
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -141,6 +145,22 @@ async def _batch(state: ServiceState, batch_id: str) -> BatchRecord:
 MAX_PROBLEMS = 100
 """Problems listed in one 422; a body with more (10,000 scenarios with the same mistake) ends
 its list with one saying how many more there are."""
+
+
+def _without_paths(state: ServiceState, view: BaseModel) -> JSONResponse:
+    """`view` as the route's JSON, each path value as clients see it (never the server's absolute path)."""
+    return JSONResponse(state.scrub.deep(view.model_dump(mode="json", by_alias=True)))
+
+
+BROWSER_HEADERS = ("origin", "referer", "sec-fetch-site", "sec-fetch-mode")
+"""Headers only a browser sends: a request holding one comes from a web page."""
+
+
+def _named_by_id(batch_id: str, request: Request) -> None:
+    """A state-changing route called from a web page must name its batch by id: `latest` is
+    whatever ran last, which a page cannot know and must not pick (403)."""
+    if batch_id.strip().lower().startswith("latest") and any(name in request.headers for name in BROWSER_HEADERS):
+        raise HTTPException(403, "from a browser, name the batch by its id (or a prefix of 6+ characters), not `latest`")
 
 
 def _unprocessable(problems: list[tuple[list[str | int], str]], scrub: Callable[[str], str] = str) -> HTTPException:
@@ -254,7 +274,9 @@ def build_router(*, guarded: bool) -> APIRouter:
         except BaseException:
             inputs.discard()
             raise
-        return BatchLaunched(batch_id=prepared.id, status="launched", total_scenarios=prepared.total, warnings=_launch_warnings(prepared))
+        return BatchLaunched(
+            batch_id=prepared.id, status="launched", total_scenarios=prepared.total, warnings=_launch_warnings(prepared, state.scrub)
+        )
 
     @batches.get("", response_model=BatchList, summary="List batches", responses=_responses(401, 503))
     async def list_batches(
@@ -269,7 +291,7 @@ def build_router(*, guarded: bool) -> APIRouter:
     @batches.get(
         "/{batch_id}", response_model=BatchStatusView, summary="A batch's status and progress", responses=_responses(401, 404, 503)
     )
-    async def batch_status(state: State, batch_id: BatchId) -> BatchStatusView:
+    async def batch_status(state: State, batch_id: BatchId) -> JSONResponse:
         """Status, progress as a real fraction (stored conversations / planned: it moves as each
         conversation ends), counts and timings."""
         batch = await _batch(state, batch_id)
@@ -281,7 +303,7 @@ def build_router(*, guarded: bool) -> APIRouter:
         if progress is None and row.batch.status in ("pending", "running"):
             found = await asyncio.to_thread(state.store.batch_owner, batch.id)
             owner = found.describe() if found else None
-        return status_view(row, progress, owner)
+        return _without_paths(state, status_view(row, progress, owner))
 
     @batches.get(
         "/{batch_id}/results",
@@ -308,7 +330,7 @@ def build_router(*, guarded: bool) -> APIRouter:
         """Every stored conversation of the batch, also while it runs (flagged as partial)."""
         batch = await _batch(state, batch_id)
         partial = is_partial(batch)
-        spool = await asyncio.to_thread(render_results, state.store, batch.id, format, partial)
+        spool = await asyncio.to_thread(render_results, state.store, batch.id, format, partial, state.scrub.deep)
         headers = {
             "X-Parley-Partial": str(partial).lower(),
             "X-Parley-Batch-Status": batch.status,
@@ -319,10 +341,10 @@ def build_router(*, guarded: bool) -> APIRouter:
     @batches.get(
         "/{batch_id}/summary", response_model=BatchSummaryView, summary="A batch's statistics", responses=_responses(401, 404, 503)
     )
-    async def summary(state: State, batch_id: BatchId) -> BatchSummaryView:
+    async def summary(state: State, batch_id: BatchId) -> JSONResponse:
         """The report's statistics: pass rate, pass^k, scores, profiles, usage, failures."""
         batch = await _batch(state, batch_id)
-        return await asyncio.to_thread(summary_view, state.store, batch.id)
+        return _without_paths(state, await asyncio.to_thread(summary_view, state.store, batch.id))
 
     @batches.get(
         "/{batch_id}/cost", response_model=BatchCost, summary="A batch's tokens and cost per role", responses=_responses(401, 404, 503)
@@ -336,9 +358,10 @@ def build_router(*, guarded: bool) -> APIRouter:
     @batches.post(
         "/{batch_id}/cancel", response_model=BatchActionResult, summary="Cancel a running batch", responses=_responses(401, 404, 409, 503)
     )
-    async def cancel(state: State, batch_id: BatchId) -> BatchActionResult:
+    async def cancel(state: State, batch_id: BatchId, request: Request) -> BatchActionResult:
         """Stop a batch this service runs: conversations in flight are saved as cancelled, the
         batch ends `cancelled` (it can still be resumed). 409 for a batch that is not running here."""
+        _named_by_id(batch_id, request)
         batch = await _batch(state, batch_id)
         try:
             await state.manager.cancel(batch.id)
@@ -354,9 +377,10 @@ def build_router(*, guarded: bool) -> APIRouter:
         summary="Resume an interrupted, cancelled or failed batch",
         responses=_responses(401, 403, 404, 409, 503),
     )
-    async def resume(state: State, batch_id: BatchId) -> BatchLaunched:
+    async def resume(state: State, batch_id: BatchId, request: Request) -> BatchLaunched:
         """Re-plan the batch from its stored inputs and options and run only the conversations not
         completed (errors and cancelled ones run again). 409 for a completed or running batch."""
+        _named_by_id(batch_id, request)
         batch = await _batch(state, batch_id)
         allowed = [*state.roots, state.inputs_dir]
 
@@ -385,13 +409,14 @@ def build_router(*, guarded: bool) -> APIRouter:
             status="resumed",
             total_scenarios=prepared.total,
             already_done=prepared.already_done,
-            warnings=_launch_warnings(prepared),
+            warnings=_launch_warnings(prepared, state.scrub),
         )
 
     api.include_router(batches)
     return api
 
 
-def _launch_warnings(prepared: PreparedBatch) -> list[str]:
-    """The loader's warnings, and the files of a folder that were left out for their problems."""
-    return [*prepared.warnings, *(f"left out: {error.render()}" for error in prepared.left_out)]
+def _launch_warnings(prepared: PreparedBatch, scrub: Callable[[str], str]) -> list[str]:
+    """The loader's warnings, and the files of a folder that were left out for their problems
+    (without the server's absolute paths)."""
+    return [scrub(w) for w in (*prepared.warnings, *(f"left out: {error.render()}" for error in prepared.left_out))]

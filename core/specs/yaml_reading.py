@@ -12,6 +12,9 @@ a hostile or broken file cannot get past, each reported where it is (file:line:c
   graph, in time linear in the file, before anything walks it.
 - a plain value that looks like a date but is not one (`today: 2026-13-40`) is an error at that
   value, not a ValueError from inside the constructor.
+- a surrogate escape in a double-quoted string: a pair (`"\\ud83d\\ude00"`, how JSON and
+  `json.dumps` write an emoji) is the one character it stands for; a lone one is an error at
+  that value (no text holding it can be written, stored or sent).
 
 `read_yaml_documents` reads a stream of several documents (Sensei's conversation files hold
 three) and can read them as YAML 1.1, the way PyYAML (and so Sensei) types plain values:
@@ -62,7 +65,16 @@ class _Composer(Composer):
         return node
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class _Constructor(RoundTripConstructor):
+    def construct_scalar(self, node: Any) -> Any:
+        value = super().construct_scalar(node)
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return _surrogates_joined(value, node)
+        return value
+
     def construct_checked_timestamp(self, node: Any, values: Any = None) -> Any:
         try:
             return self.construct_yaml_timestamp(node, values)
@@ -73,6 +85,23 @@ class _Constructor(RoundTripConstructor):
 
 
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_checked_timestamp)
+
+
+def _surrogates_joined(value: str, node: Any) -> str:
+    """`value` with each pair of surrogate escapes made the character it stands for; a
+    ConstructorError at the value for one left alone."""
+    joined = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    lone = _SURROGATE.search(joined)
+    if lone is not None:
+        raise ConstructorError(
+            None,
+            None,
+            f"the text holds a lone surrogate escape (\\u{ord(lone.group()):04x}): half of a character "
+            "(an emoji is written as two escapes, \\ud83d\\ude00, or as itself)",
+            node.start_mark,
+        )
+    return type(value)(joined) if type(value) is not str else joined
+
 
 # PyYAML's YAML 1.1 float: a dot in the mantissa, a signed exponent. ruamel's 1.1 resolver also
 # takes `1e3` and `1.5e3` as floats; PyYAML keeps them as text, and so must a reader of its files.

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         unpriced_models,
     )
     from parley.core.store.batch_row import BatchRow
+    from parley.core.store.file_health import DamagedDatabase, DatabaseGone, damage_line, opened_count
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import JUDGE_ROLE, cache_key
     from parley.core.store.rule_results import batch_rule_summaries, clear_batch_rules, iter_rule_results, save_batch_rules
@@ -48,6 +49,8 @@ __all__ = [
     "BatchRow",
     "CHATS",
     "CachedModel",
+    "DamagedDatabase",
+    "DatabaseGone",
     "DuplicateConversationError",
     "JUDGE_ROLE",
     "ReadOnlyDatabase",
@@ -62,6 +65,7 @@ __all__ = [
     "clear_batch_rules",
     "criterion_counts",
     "limit_counts",
+    "damage_line",
     "failed_check_counts",
     "failure_entries",
     "goals_only_stated",
@@ -70,6 +74,7 @@ __all__ = [
     "not_applicable_checks",
     "not_read",
     "outcome_rows",
+    "opened_count",
     "outcome_names",
     "policy_violations",
     "profile_names",

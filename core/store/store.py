@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+import itertools
 import json
 import logging
 import os
@@ -52,6 +53,7 @@ from parley.core.records import (
 from parley.core.redaction import REDACTOR
 from parley.core.store.batch_owner import BatchOwner, current_owner, owner_alive
 from parley.core.store.batch_row import BatchRow
+from parley.core.store.file_health import DamagedDatabase, FileIdentity, empty_file, quick_check, remember_opened
 from parley.core.store.rows import (
     JUDGE_ROLE,
     bound_text,
@@ -94,6 +96,21 @@ ACTIVE_STATUSES = ("pending", "running")
 """Statuses of a batch some process is (or should be) running: the ones with an owner."""
 
 T = TypeVar("T")
+
+
+def _orphaned(row: Mapping[str, Any], alive: Callable[[BatchOwner], bool]) -> str | None:
+    """Why the batch of `row` is interrupted when it is stored pending or running but the process
+    that ran it is gone (parley.core.store.batch_owner; no recorded owner counts as gone); None
+    when it is not such a batch (or the file predates owners)."""
+    if row["status"] not in ACTIVE_STATUSES or "owner_token" not in row.keys():
+        return None
+    owner = None
+    if row["owner_token"] is not None:
+        owner = BatchOwner(host=row["owner_host"], pid=row["owner_pid"], started=row["owner_started"], token=row["owner_token"])
+        if alive(owner):
+            return None
+    who = f"the process running it ({owner.describe()})" if owner else "the process running it"
+    return f"{who} ended before the batch did; resume it to continue"
 
 
 def _latest_offset(ref: str) -> int | None:
@@ -307,6 +324,14 @@ class Store:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._owner_columns: bool | None = None
+        self._identity: FileIdentity | None = None
+        if path is not None and not read_only:
+            try:
+                self._identity = FileIdentity(path)
+            except OSError:  # not there (yet): nothing to compare a commit with
+                self._identity = None
+        if path is not None:
+            remember_opened(path)
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -321,6 +346,8 @@ class Store:
         self.db.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            if self._identity is not None:
+                self._identity.check()  # the file deleted or replaced meanwhile: this commit would go nowhere
         except BaseException:
             self.db.conn.rollback()
             raise
@@ -346,7 +373,11 @@ class Store:
         else:
             resolved = pathlib.Path(path) if path is not None else default_db_path()
             resolved = resolved.expanduser().resolve()
-            if read_only and resolved.is_file():
+            empty = empty_file(resolved)
+            if read_only and empty is not None:  # a writer makes its database in an empty file, as SQLite does (several may at once)
+                raise empty
+            existed = resolved.is_file() and empty is None
+            if read_only and existed:
                 return cls._open_read_only(resolved, migrations)
             try:
                 resolved.parent.mkdir(parents=True, exist_ok=True)
@@ -363,6 +394,8 @@ class Store:
         try:
             db.execute("PRAGMA foreign_keys = ON")
             db.execute("PRAGMA busy_timeout = 30000")
+            if resolved is not None and existed:
+                quick_check(conn, resolved)  # a damaged file is never written to
             if resolved is not None:
                 check_owner(db, str(resolved))  # before WAL mode or anything else is written
                 db.enable_wal()
@@ -375,6 +408,9 @@ class Store:
             if resolved is not None and _read_only_problem(exc, resolved):
                 raise _read_only(resolved) from None
             raise ParleyError(f"{resolved} is not a parley database ({exc})") from exc
+        except DamagedDatabase:
+            conn.close()
+            raise
         except BaseException:
             conn.close()
             raise
@@ -390,6 +426,7 @@ class Store:
             raise ParleyError(f"{path} is not a parley database ({exc})") from exc
         db = Database(conn)
         try:
+            quick_check(conn, path)  # a damaged file: one line, whatever the command goes on to read
             check_owner(db, str(path))
             current = schema_version(db)
             if current > len(migrations):
@@ -505,17 +542,18 @@ class Store:
             options = BatchOptions.model_validate_json(row["options"])
         except ValidationError as exc:  # what a damaged row or a non-finite number stored as null gives
             raise UnreadableBatchError(_unreadable(row, exc, "options")) from None
+        orphaned = _orphaned(row, owner_alive)  # a killed run's batch reads as interrupted, even from a read-only file
         try:
             return BatchRecord(
                 id=row["id"],
                 created_at=stored_time(row["created_at"]),
                 started_at=parse_utc(row["started_at"]),
                 finished_at=parse_utc(row["finished_at"]),
-                status=row["status"],
+                status="interrupted" if orphaned else row["status"],
                 sources=json.loads(row["sources"]),
                 options=options,
                 planned=row["planned"],
-                error=row["error"],
+                error=orphaned or row["error"],
                 parent_id=row["parent_id"],
                 group_id=row.get("group_id"),
                 group_role=row.get("group_role"),
@@ -583,16 +621,13 @@ class Store:
         )
         interrupted = []
         for row in rows:
-            owner = None
-            if row["owner_token"] is not None:
-                owner = BatchOwner(host=row["owner_host"], pid=row["owner_pid"], started=row["owner_started"], token=row["owner_token"])
-                if alive(owner):
-                    continue
-            who = f"the process running it ({owner.describe()})" if owner else "the process running it"
+            why = _orphaned({**row, "status": ACTIVE_STATUSES[0]}, alive)
+            if why is None:
+                continue
             with self._writing():
                 cursor = self.db.execute(
                     f"UPDATE batches SET status = 'interrupted', error = ? WHERE id = ? AND status IN ({marks}) AND owner_token IS ?",
-                    [f"{who} ended before the batch did; resume it to continue", row["id"], *ACTIVE_STATUSES, row["owner_token"]],
+                    [why, row["id"], *ACTIVE_STATUSES, row["owner_token"]],
                 )
             if cursor.rowcount:
                 interrupted.append(row["id"])
@@ -708,10 +743,15 @@ class Store:
         """Batches newest first (the order `latest~N` counts in), each with its summary so far;
         `status` keeps only batches in that status. A batch whose row cannot be read is listed in
         its place as UnreadableBatch (its id and why), and logged."""
-        where = "WHERE status = ?" if status else ""
-        sql = f"SELECT * FROM batches {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
-        params = [status, limit, offset] if status else [limit, offset]
-        read = [self._batch_or_unreadable(r) for r in self.db.query(sql, params)]
+        # a batch stored running whose process is gone reads as interrupted: asked for either, both are read, then kept by what they read as
+        if status:
+            stored_as = [status, *ACTIVE_STATUSES] if status == "interrupted" else [status]
+            sql = f"SELECT * FROM batches WHERE status IN ({','.join('?' * len(stored_as))}) ORDER BY created_at DESC, rowid DESC"
+            rows = (self._batch_or_unreadable(r) for r in self.db.query(sql, stored_as))
+            read = list(itertools.islice((r for r in rows if r.status == status), offset, offset + limit))
+        else:
+            sql = "SELECT * FROM batches ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
+            read = [self._batch_or_unreadable(r) for r in self.db.query(sql, [limit, offset])]
         summarised = iter(self._with_summaries([b for b in read if isinstance(b, BatchRecord)]))
         return [b if isinstance(b, UnreadableBatch) else next(summarised) for b in read]
 

@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.driver import Driver
 from textual.markup import escape
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Header, TabbedContent, TabPane
@@ -28,6 +30,7 @@ from textual.worker import Worker, WorkerState
 from parley.core.settings import settings
 from parley.core.specs import SHIPPED_DIR
 from parley.tui.app import heap
+from parley.tui.app.inert_text import keep_drawn_text_inert
 from parley.tui.app.messages import DatabaseOpenedReadOnly
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.batches_pane import BatchesPane
@@ -35,6 +38,7 @@ from parley.tui.app.panes.chat_pane import ChatPane
 from parley.tui.app.panes.profiles_pane import ProfilesPane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.sessions_pane import SessionsPane
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -109,6 +113,7 @@ class ParleyApp(App[None]):
         (parley.core.engine.distributed.placement.Placement: `parley --workers N`) runs batches
         over worker processes."""
         super().__init__()
+        keep_drawn_text_inert()  # whatever text a widget draws, none of it acts on the terminal
         if initial_pane not in PANES:
             raise ValueError(f"unknown pane {initial_pane!r}: one of {', '.join(PANES)}")
         self.initial_pane = initial_pane
@@ -217,8 +222,23 @@ class ParleyApp(App[None]):
 
     def _hung_up(self, sig: signal.Signals) -> None:
         logging.getLogger("parley.tui").warning("%s: quitting (a running batch is cancelled, and can be resumed)", sig.name)
+        terminal_gone = getattr(self._driver, "terminal_gone", None)
+        if sig == signal.SIGHUP and terminal_gone is not None:
+            terminal_gone()  # its window is closed: quitting must not wait on writing to it
         self.query_one("#batches", BatchesPane).cancel_running()
         self.exit()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, but on Linux and macOS one whose writes never wait on a terminal that
+        is gone (parley.tui.app.terminal_writer)."""
+        driver = super().get_driver_class()
+        if sys.platform == "win32":
+            return driver
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from parley.tui.app.terminal_writer import TerminalDriver
+
+        return TerminalDriver if driver is LinuxDriver else driver
 
     def notify(
         self,
@@ -230,10 +250,11 @@ class ParleyApp(App[None]):
         markup: bool = True,
     ) -> None:
         """Textual's notification, with every secret this process resolved taken out first
-        (parley.core.redaction): an error's text may quote an endpoint that echoed a key."""
-        from parley.core.redaction import REDACTED, redact
+        (parley.core.redaction: an error's text may quote an endpoint that echoed a key) and its
+        control characters spelled out (it may quote a bot's reply or a file)."""
+        from parley.core.redaction import REDACTED
 
-        message, title = redact(message), redact(title)
+        message, title = visible(message), visible(title)  # an error may quote a bot or a file: spelled out, secrets taken out
         if markup:  # the mark is text, not a tag
             message = message.replace(REDACTED, escape(REDACTED))
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)

@@ -20,7 +20,7 @@ import click
 from parley.core.records import BatchOptions, BatchRecord, UnreadableBatch
 from parley.core.store import BatchRow
 from parley.tui.cli.command_io import console, db_option, open_store
-from parley.tui.cli.terminal_text import for_rich, one_line, visible
+from parley.tui.terminal_text import for_rich, one_line, visible
 
 
 def _pct(value: float | None) -> str:
@@ -144,7 +144,9 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
         rows = store.list_batches(limit=limit, status=status)
         total = store.count_batches()
     if as_json:
-        json.dump([_row_json(r) if isinstance(r, BatchRow) else _unreadable_json(r) for r in rows], sys.stdout, indent=2)
+        from parley.core.reports import inert_json
+
+        sys.stdout.write(inert_json(json.dumps([_row_json(r) if isinstance(r, BatchRow) else _unreadable_json(r) for r in rows], indent=2)))
         sys.stdout.write("\n")
         return
     if not rows:
@@ -196,6 +198,12 @@ def list_batches(status: str | None, limit: int, as_json: bool, db_path: Path | 
     else:
         shown = f"{len(rows)} batch{'es' if len(rows) != 1 else ''}" + (f" ({status})" if status else "")
     out.print(shown, highlight=False)
+    for row in rows:
+        if isinstance(row, BatchRow) and row.batch.status == "interrupted":
+            short = row.batch.id[:12]
+            out.print(
+                f"interrupted: {short} (its process ended before it did): continue it with parley run --resume {short}", highlight=False
+            )
     for row in unreadable:  # also logged, in parley.log beside the database
         out.print(one_line(f"unreadable: batch {row.id}: {row.reason}"), highlight=False, markup=False)
 
@@ -230,6 +238,7 @@ def show(batch_ref: str, db_path: Path | None) -> None:
     o = b.options
     lines = [
         f"Batch {b.id}: {b.status}" + (f" ({b.error})" if b.error else ""),
+        *([f"continue it with: parley run --resume {b.id}"] if b.status == "interrupted" else []),
         f"Created {b.created_at:%Y-%m-%d %H:%M:%S} UTC"
         + (f", started {b.started_at:%H:%M:%S}" if b.started_at else "")
         + (f", finished {b.finished_at:%H:%M:%S}" if b.finished_at else ""),

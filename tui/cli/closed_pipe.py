@@ -10,6 +10,7 @@ command stops its batch, as Ctrl-C would); without one it exits with EXIT_CLOSED
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,22 @@ from typing import Any
 from rich.console import Console
 
 EXIT_CLOSED_PIPE = 141
+
+
+def silence_terminal() -> None:
+    """Point stdout and stderr at /dev/null where they are a terminal (not a file or a pipe): once
+    the terminal hung up (SIGHUP: its window closed, its ssh session ended), writing to it fails
+    or blocks, and nobody could read it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            try:
+                if stat.S_ISCHR(os.fstat(fd).st_mode):
+                    os.dup2(devnull, fd)
+            except OSError:  # closed already
+                continue
+    finally:
+        os.close(devnull)
 
 
 def silence_stdout() -> None:

@@ -20,7 +20,7 @@ import click
 
 from parley.tui.cli.command_io import db_option, open_store, write_atomically
 from parley.tui.cli.finite_numbers import FiniteFloatRange
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 EXIT_OK = 0
 EXIT_REGRESSED = 1

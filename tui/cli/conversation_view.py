@@ -1,7 +1,7 @@
 """A stored conversation as a terminal shows it: the transcript with each tool call where it was
 made, and the verdict with every check. `parley sessions show` prints them; `parley run --single`
 streams the same lines and ends with the same verdict. Every text from the bot, the user or a
-file goes through parley.tui.cli.terminal_text first."""
+file goes through parley.tui.terminal_text first."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.core.users import only_stated_note_of
-from parley.tui.cli.terminal_text import for_rich
+from parley.tui.terminal_text import for_rich
 
 if TYPE_CHECKING:
     from rich.console import Console

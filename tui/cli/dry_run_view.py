@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from parley.tui.cli.run_modes import EXIT_OK
-from parley.tui.cli.terminal_text import for_rich, visible
+from parley.tui.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
     from parley.core.engine import DryRun

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,8 +23,8 @@ import click
 from parley.core.errors import ParleyError, SettingError
 from parley.tui.cli.date_option import parse_date
 from parley.tui.cli.spec_options import personalities_option
-from parley.tui.cli.terminal_text import redacted_output, visible
 from parley.tui.cli.workers_option import placement_or_exit, workers_options
+from parley.tui.terminal_text import redacted_output, visible
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE = 2  # click's own exit code for a usage error
@@ -76,9 +77,12 @@ COMMANDS: dict[str, Listed] = {
 class ParleyGroup(click.Group):
     """Loads each command of COMMANDS when it is first asked for, and turns our own errors into
     one clear line and a non-zero exit (2 for a bad setting, as for a bad option), never a
-    traceback. Whatever a command writes to stdout and stderr goes through the redactor."""
+    traceback; so is what a damaged database gives as it is read (parley.core.store.file_health). Whatever a command writes to stdout and stderr goes through the redactor."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from parley.core.store import opened_count
+
+        opened = opened_count()  # the databases this command opens are the ones to look at if it fails
         with redacted_output():  # no secret the command resolves reaches its terminal, however printed
             try:
                 return super().invoke(ctx)
@@ -87,6 +91,14 @@ class ParleyGroup(click.Group):
                 sys.exit(EXIT_USAGE)
             except ParleyError as exc:  # its text may quote a file or a bot: spelled out, never acted on
                 click.echo(visible(f"error: {exc}"), err=True)
+                sys.exit(1)
+            except (sqlite3.DatabaseError, ValueError):  # what a damaged database gives as it is read
+                from parley.core.store import damage_line
+
+                damage = damage_line(since=opened)
+                if damage is None:
+                    raise  # the file is whole: a fault of parley's, shown as such
+                click.echo(visible(f"error: {damage}"), err=True)
                 sys.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -219,7 +231,27 @@ def mockapi(host: str, port: int, db_path: Path, today: dt.date | None, reset: b
 def main() -> None:
     # A closed stdout: click ends a command that writes to it directly quietly (exit 1); those
     # that print through rich end with 141 (parley.tui.cli.closed_pipe).
-    cli(prog_name="parley")
+    try:
+        cli(prog_name="parley")
+    except SystemExit as done:
+        _exit_past_leftover_threads(done)
+        raise
+
+
+def _exit_past_leftover_threads(done: SystemExit) -> None:
+    """The command is over: a thread a Python bot left running (no daemon) would keep the process
+    alive for ever at exit (a CI job hangs); name it and end with the command's exit code now."""
+    import threading
+
+    if threading.active_count() == 1:
+        return
+    from parley.core.bots import exit_now, left_running_line, threads_left
+
+    left = threads_left()
+    if left:
+        click.echo(left_running_line(left), err=True)
+        code = done.code
+        exit_now(code if isinstance(code, int) else 0 if code is None else 1, left)
 
 
 if __name__ == "__main__":

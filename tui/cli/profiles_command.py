@@ -16,7 +16,7 @@ import click
 from parley.core.records import ConversationSpec
 from parley.core.specs import SpecSet, load_specs
 from parley.tui.cli.spec_options import loader_lines, personalities_option, template_options
-from parley.tui.cli.terminal_text import for_rich, visible
+from parley.tui.terminal_text import for_rich, visible
 
 _PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 import click
 
 from parley.tui.cli.command_io import db_option, open_store
-from parley.tui.cli.terminal_text import VisibleWriter, visible
+from parley.tui.terminal_text import VisibleWriter, visible
 
 if TYPE_CHECKING:
     from parley.core.store import Store

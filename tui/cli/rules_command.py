@@ -22,14 +22,16 @@ EXIT_INVALID = 2
 
 CHECK_EPILOG = """\b
 Exit codes: 0 no rule failed; 1 a rule failed (with --strict, also: a rule could not be run);
-2 usage error or invalid input: a rule file that cannot be used (nothing is checked then), a
-conversation file Sensei's reader could not read either (listed and left out, the rest checked),
-or nothing to check.
+2 usage error or invalid input: a rule file that cannot be used (named with its place and left
+out, every other rule decided), a conversation file Sensei's reader could not read either
+(listed and left out, the rest checked), or nothing to check.
 \b
 JSON: {"rules": {RULE_FILE: {"name", "pass", "fail", "not_applicable"}}}, the shape of
 sensei-check's results: rule files by their path under --rules, conversations by their path under
 --conversations, a pair as [first, second], a batch rule (conversations: all) as the list of
-conversations it was decided over. A rule that could not be run adds "not_run" and its reason.
+conversations it was decided over. A rule that could not be run adds "not_run" and its reason;
+a rule file that cannot be used is {"error": "FILE:LINE: rule.field: reason"} (each of its
+problems, one per line).
 """
 
 
@@ -85,13 +87,9 @@ def check(rules_path: Path, conversations_path: Path, fmt: str, judge_model: str
     rule_set = load_rules(rules_path)
     for warning in rule_set.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if rule_set.errors:
-        for error in rule_set.errors:
-            click.echo(error.render(), err=True)
-        count = len(rule_set.errors)
-        click.echo(f"{count} problem{'' if count == 1 else 's'} in the rule files: nothing was checked", err=True)
-        sys.exit(EXIT_INVALID)
-    if not rule_set.rules:
+    for error in rule_set.errors:
+        click.echo(error.render(), err=True)
+    if not rule_set.rules and not rule_set.refused:
         click.echo(f"error: no rule files (.yaml, .yml) in {rules_path}", err=True)
         sys.exit(EXIT_INVALID)
     conversations, unreadable = _read_conversations(conversations_path)
@@ -105,15 +103,26 @@ def check(rules_path: Path, conversations_path: Path, fmt: str, judge_model: str
         reports = _evaluate_with_model(rule_set.rules, conversations, model_name)
 
     if fmt == "json":
-        click.echo(json.dumps({"rules": {report.rule_file: report.sensei_entry() for report in reports}}, indent=1, ensure_ascii=False))
+        entries: dict[str, Any] = {report.rule_file: report.sensei_entry() for report in reports}
+        for rule_file, errors in rule_set.refused.items():
+            entries[rule_file] = {"error": "\n".join(error.render() for error in errors)}
+        click.echo(json.dumps({"rules": entries}, indent=1, ensure_ascii=False))
     else:
         inactive = len(rule_set.rules) - len(reports)
         _print_tables(reports, len(conversations), inactive, model_name)
+    if rule_set.refused:
+        count = len(rule_set.refused)
+        click.echo(
+            f"{count} rule file{'' if count == 1 else 's'} could not be used and {'was' if count == 1 else 'were'} left out; every other rule was decided",
+            err=True,
+        )
     if unreadable:
         click.echo(
             f"{unreadable} conversation file{'' if unreadable == 1 else 's'} could not be read and {'was' if unreadable == 1 else 'were'} left out",
             err=True,
         )
+        sys.exit(EXIT_INVALID)
+    if rule_set.refused:
         sys.exit(EXIT_INVALID)
     failed = any(report.count("fail") for report in reports)
     not_run = any(report.count("not_run") for report in reports)
@@ -165,7 +174,7 @@ def _print_tables(reports: list[RuleReport], conversations: int, inactive: int, 
     from rich.text import Text
 
     from parley.tui.cli.command_io import console
-    from parley.tui.cli.terminal_text import visible as shown
+    from parley.tui.terminal_text import visible as shown
 
     out = console()
     for report in reports:

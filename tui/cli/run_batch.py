@@ -1,6 +1,7 @@
 """`parley run`'s batch, from the request to the exit code: plan it (or only estimate it, with
---dry-run), run it on one event loop with a display subscribed to its events, stop it on Ctrl-C
-or SIGTERM (a grace period, then a second press cancels what is in flight), write the markdown
+--dry-run), run it on one event loop with a display subscribed to its events, stop it on Ctrl-C,
+SIGTERM or SIGHUP (a grace period, then a second signal cancels what is in flight; a hung-up
+terminal is written to no more), write the markdown
 report and print the scored summary, and turn how it ended into `parley run`'s exit code
 (parley.tui.cli.run_modes)."""
 
@@ -19,12 +20,12 @@ import click
 from parley.core.errors import ParleyError
 from parley.core.reports import without_nul
 from parley.tui.cli.batch_summary import run_lines, summary_lines
-from parley.tui.cli.closed_pipe import EXIT_CLOSED_PIPE
+from parley.tui.cli.closed_pipe import EXIT_CLOSED_PIPE, silence_terminal
 from parley.tui.cli.command_io import console, open_store
 from parley.tui.cli.conversation_view import print_verdict
 from parley.tui.cli.run_displays import BarDisplay, Display, PlainDisplay, SingleDisplay
 from parley.tui.cli.run_modes import EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, RunRequest, rate_gate
-from parley.tui.cli.terminal_text import for_rich, visible
+from parley.tui.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
     from parley.core.engine import BatchResult, BatchRunner, PreparedBatch
@@ -48,6 +49,7 @@ def run_and_exit(
     store = open_store(db_path)
     if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
         signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
+        signal.signal(signal.SIGHUP, _hung_up)
     try:
         from parley.tui.cli.run_group import group_of, run_group
 
@@ -92,6 +94,11 @@ def run_and_exit(
 
 
 def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _hung_up(signum: int, frame: object) -> None:
+    silence_terminal()
     raise KeyboardInterrupt
 
 
@@ -187,23 +194,25 @@ async def run_batch(
         loop = asyncio.get_running_loop()
         presses = 0
 
-        def interrupted() -> None:
+        def interrupted(hung_up: bool = False) -> None:
             nonlocal presses
             presses += 1
+            if hung_up:  # the terminal is gone: a closed window or ssh session stops the run as SIGTERM does
+                silence_terminal()
             if presses == 1:
+                runner.stop()
                 display.note(
                     f"stopping: no new conversations; {runner.in_flight} in flight get {grace_s:g} s to finish "
                     "(Ctrl-C again to cancel them now)"
                 )
-                runner.stop()
             else:
-                display.note("cancelling the conversations in flight (they are saved as cancelled)")
                 runner.cancel()
+                display.note("cancelling the conversations in flight (they are saved as cancelled)")
 
         handled: list[signal.Signals] = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(sig, interrupted)
+                loop.add_signal_handler(sig, interrupted, sig == signal.SIGHUP)
                 handled.append(sig)
             except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
                 pass
@@ -220,6 +229,7 @@ async def run_batch(
                 loop.remove_signal_handler(sig)
             if signal.SIGTERM in handled:
                 signal.signal(signal.SIGTERM, _terminated)
+                signal.signal(signal.SIGHUP, _hung_up)
             display.close()
     finally:
         if pool is not None:

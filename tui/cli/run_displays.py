@@ -18,7 +18,7 @@ from parley.core.records import (
 )
 from parley.core.redaction import REDACTOR
 from parley.tui.cli.conversation_view import tool_line
-from parley.tui.cli.terminal_text import for_rich, one_line, visible
+from parley.tui.terminal_text import for_rich, one_line, visible
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -43,7 +43,7 @@ class Display:
 
 def row_line(event: ConversationFinished | ConversationFailed, done: int, total: int) -> str:
     """One finished conversation on one line; what came from files and bots spelled out
-    (parley.tui.cli.terminal_text), so no error text can draw on the terminal or break the line."""
+    (parley.tui.terminal_text), so no error text can draw on the terminal or break the line."""
     return one_line(_row_line(event, done, total))
 
 

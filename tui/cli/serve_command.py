@@ -94,6 +94,14 @@ def _bot_host(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
     help="Let requests name Python bots (python:MODULE:NAME): the service then imports and runs that code. "
     "Off by default: such requests get 403.",
 )
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A Host name the service answers besides its loopback names, when it has no token (repeatable): "
+    "without a token a request for any other Host is refused, so that no web page reaches it by DNS rebinding.",
+)
 @workers_options
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info", show_default=True)
 def serve(
@@ -108,6 +116,7 @@ def serve(
     personality_dirs: tuple[Path, ...],
     bot_hosts: tuple[str, ...],
     allow_python_bots: bool,
+    allowed_hosts: tuple[str, ...],
     workers: int | None,
     ray_address: str | None,
     log_level: str,
@@ -131,7 +140,8 @@ def serve(
     token = settings().token
     if not token and not _is_loopback(host):
         click.echo(
-            f"warning: serving on {host} without {TOKEN_ENV}: anyone who can reach it can run batches",
+            f"warning: serving on {host} without {TOKEN_ENV}: anyone who can reach it can run batches"
+            + ("" if allowed_hosts else " (and only requests for a loopback Host are answered: --allow-host NAME adds one)"),
             err=True,
         )
     dirs = list(profile_dirs) or default_profile_dirs()
@@ -145,6 +155,7 @@ def serve(
         allowed_bot_hosts=bot_hosts,
         placement=placement,
         allow_python_bots=allow_python_bots,
+        allowed_hosts=allowed_hosts,
     )
     shown = ", ".join(str(Path(d).resolve()) for d in dirs)
     click.echo(

@@ -22,7 +22,7 @@ from parley.core.errors import ParleyError
 from parley.core.option_declarations import options_on
 from parley.core.settings import DEFAULT_API_URL, settings
 from parley.tui.cli.batch_options import declared_options
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     import httpx

@@ -24,7 +24,7 @@ from parley.core.errors import ParleyError
 from parley.core.records import OUTCOME_FILTERS, StoredChatSession
 from parley.tui.cli.command_io import console, db_option, open_store
 from parley.tui.cli.conversation_view import OUTCOME_STYLES, print_transcript, print_verdict
-from parley.tui.cli.terminal_text import for_rich, visible
+from parley.tui.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
     from parley.core.records import ChatExport, StoredConversation
@@ -238,7 +238,7 @@ class _ChatView:
 @db_option
 def export(ident: str, output: Path | None, form: str, db_path: Path | None) -> None:
     """Export a conversation or a chat as JSON, or as a playbook that tests a bot as it answered."""
-    from parley.core.reports import result_record, session_playbook
+    from parley.core.reports import inert_json, result_record, session_playbook
 
     with open_store(db_path, read_only=True) as store:
         stored = _load(store, ident)
@@ -249,6 +249,7 @@ def export(ident: str, output: Path | None, form: str, db_path: Path | None) -> 
         else:
             batch = store.get_batch(stored.batch_id) if stored.batch_id else None
             text = json.dumps(result_record(stored, batch), ensure_ascii=False, indent=2)
+    text = inert_json(text)  # piped on to a terminal, a raw C1 control would act on it
     if output is None:  # on a terminal, what the bot said must not act on it (the file keeps it as stored)
         sys.stdout.write((visible(text) if sys.stdout.isatty() else text) + "\n")
         return

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import click
 
 from parley.tui.cli.command_io import write_atomically
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.reports import FileSummary
@@ -35,16 +35,9 @@ def summary_text(summary: FileSummary, fmt: str) -> str:
     (`field,value` rows, nested fields named with dots)."""
     if fmt == "json":
         return summary.model_dump_json(indent=2) + "\n"
-    import csv
-    import io
+    from parley.core.reports import csv_line, summary_cells
 
-    from parley.core.reports import summary_cells
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["field", "value"])
-    writer.writerows(summary_cells(summary))
-    return buffer.getvalue()
+    return csv_line(["field", "value"]) + "".join(csv_line(cells) for cells in summary_cells(summary))
 
 
 def summary_lines(summary: FileSummary) -> list[str]:

@@ -147,6 +147,7 @@ def read_options(config: pytest.Config) -> PluginOptions:
     import click
 
     from parley.core.errors import ConfigError
+    from parley.core.log_file import keep_log_beside
     from parley.core.settings import settings
 
     try:
@@ -158,6 +159,7 @@ def read_options(config: pytest.Config) -> PluginOptions:
         db = click.Path(dir_okay=False, path_type=Path).convert(raw_db, None, None) if raw_db is not None else defaults.db_path
     except click.BadParameter as exc:
         raise pytest.UsageError(f"--parley-db: {exc.message}") from None
+    keep_log_beside(db)  # before a Python bot is imported: its traceback goes to parley.log, never above pytest's one line
     options = PluginOptions(
         batch={declared.name: _value(config, declared, defaults) for declared in options_on("plugin")},
         db=db,

@@ -16,10 +16,17 @@ summary shows them, with the `yields` of each failure, and a failed one fails th
 worker's share (pairs across two workers are never formed); the controller shows each worker's
 and fails the session when any failed. A session pytest stopped early (-x, Ctrl-C) is cancelled
 and decides none, as a stopped `parley run` does.
+
+A bot under test may leave a thread running that is no daemon (one it started and never ended):
+Python would wait for it for ever once pytest is done. When pytest runs as its own process
+(`pytest ...`, `python -m pytest ...`), such a thread is named and the process ends with pytest's
+exit code without waiting for it (parley.core.bots.exit_at_shutdown); a pytest run from code
+(`pytest.main(...)`) leaves its caller's process alone.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -33,6 +40,7 @@ _SESSION = pytest.StashKey[Any]()
 _START_ERROR = pytest.StashKey[str]()
 _ENDED = pytest.StashKey[dict[str, Any]]()
 _WORKERS = pytest.StashKey[list[dict[str, Any]]]()
+_EXIT_STATUS = pytest.StashKey[list[int]]()
 WORKER_KEY = "parley_batch"
 """Where a worker's batch travels to the controller (xdist's workeroutput)."""
 
@@ -42,8 +50,21 @@ def batch_session(config: pytest.Config) -> Any:
     if _SESSION not in config.stash:
         from parley.core.library import BatchSession
 
+        _exit_past_leftover_threads(config)
         config.stash[_SESSION] = BatchSession(**read_options(config).session_keywords())
     return config.stash[_SESSION]
+
+
+def _exit_past_leftover_threads(config: pytest.Config) -> None:
+    """When pytest is this process (see the module), end it at shutdown past the threads a bot left."""
+    if list(config.invocation_params.args) != sys.argv[1:]:
+        return  # pytest.main(...) from someone's code: their process, not ours to end
+    import threading
+
+    from parley.core.bots import exit_at_shutdown
+
+    status = config.stash[_EXIT_STATUS] = [0]
+    exit_at_shutdown(lambda: status[0], say=lambda line: sys.stderr.write(f"parley: {line}\n"), besides=threading.enumerate())
 
 
 def _started(config: pytest.Config) -> Any | None:
@@ -102,6 +123,8 @@ def end_session(pytest_session: pytest.Session, exitstatus: int) -> None:
         _close(pytest_session, session)
     if _rules_failed(config) and pytest_session.exitstatus == pytest.ExitCode.OK:
         pytest_session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if _EXIT_STATUS in config.stash:
+        config.stash[_EXIT_STATUS][0] = int(pytest_session.exitstatus)
 
 
 def _rules_failed(config: pytest.Config) -> int:

@@ -40,7 +40,7 @@ import httpx
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnCompleted
 from parley.core.errors import ConfigError, ParleyError
-from parley.core.ingress import ReplyTooLarge, describe_size, fetch_bounded
+from parley.core.ingress import ReplyTooLarge, describe_size, fetch_bounded, port_problem
 from parley.core.records import ChatMessage
 from parley.core.redaction import credential_params, register_secret
 
@@ -76,6 +76,9 @@ def check_url(url: str, *, what: str) -> str:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise ConfigError(f"{what}: {url!r} is not a valid URL: {exc}") from None
+    bad_port = port_problem(url)
+    if bad_port is not None:
+        raise ConfigError(f"{what}: {url!r}: {bad_port}")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{what}: {url!r} is not an http:// or https:// URL with a host")

@@ -62,6 +62,7 @@ from parley.tui.app.widgets.in_place import update_in_place
 from parley.tui.app.widgets.results_table import ResultsTable
 from parley.tui.app.widgets.row_table import Ranked, RowTable
 from parley.tui.app.widgets.score_histogram import ScoreHistogram
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
@@ -422,7 +423,7 @@ class BatchesPane(Pane):
             flt = ResultsFilter.parse(box.value, None if outcome is Select.NULL else str(outcome))
         except ValueError as exc:
             box.add_class("-invalid")
-            self.query_one("#batch-shown", Static).update(Content(str(exc)))
+            self.query_one("#batch-shown", Static).update(Content(visible(str(exc))))
             return
         box.remove_class("-invalid")
         sort = str(self.query_one("#batch-sort", Select).value)
@@ -641,7 +642,7 @@ class BatchesPane(Pane):
         text = " · ".join(parts)
         if self.base_batch is not None:  # marked with `b`
             text = f"Base: {self.base_batch[:12]}. {text}"
-        self.query_one("#batches-status", Static).update(Content(text))
+        self.query_one("#batches-status", Static).update(Content(visible(text)))
 
     def _counts(self, text: str, *, error: bool = False) -> None:
         self._text("#batch-counts", text)
@@ -655,7 +656,7 @@ class BatchesPane(Pane):
         if getattr(widget, "_shown_text", None) == text:
             return
         widget._shown_text = text  # type: ignore[attr-defined]
-        update_in_place(widget, Content(text))
+        update_in_place(widget, Content(visible(text)))
 
     # ---- opening a result -------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from parley.tui.app.messages import (
 )
 from parley.tui.app.panes.base import Pane
 from parley.tui.app.widgets.transcript_view import ChatLog
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.chat import ChatSession
@@ -113,7 +114,9 @@ class ChatSidebar(Static):
                 (" ", f"{_fmt_s(m.bot_latency_mean_s)} mean"),
             ]
         rows += [("", ""), ("Saved", self.saved)]
-        lines = [Content(f"{label:<{LABEL_WIDTH}}").stylize("bold") + Content(value) if label else Content("") for label, value in rows]
+        lines = [
+            Content(f"{label:<{LABEL_WIDTH}}").stylize("bold") + Content(visible(value)) if label else Content("") for label, value in rows
+        ]
         self.update(Content("\n").join(lines))
         self.set_class(m is not None and m.usage.unreported_calls > 0, "-unreported")
         self.post_message(self.Changed(self.summary()))
@@ -196,7 +199,7 @@ class ChatPane(Pane):
         self.watch(self.log_view, "unseen", self._unseen_changed, init=False)
 
     def on_chat_sidebar_changed(self, message: ChatSidebar.Changed) -> None:
-        self.query_one("#chat-summary", Static).update(Content(message.summary))
+        self.query_one("#chat-summary", Static).update(Content(visible(message.summary)))
 
     def action_toggle_panel(self) -> None:
         """On a narrow terminal the session panel replaces the conversation until toggled back;

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Header, Static
 
 from parley.core.users import only_stated_note_of
 from parley.tui.app.widgets.transcript_view import ChatLog, ToolCallView
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.records import CheckResult
@@ -68,7 +69,7 @@ class CheckView(Static, can_focus=True):
     def __init__(self, check: CheckResult) -> None:
         self.check = check
         mark = CHECK_MARKS.get(check.outcome, check.outcome)
-        text = Content(f"{mark}  ").stylize("bold") + Content(check.name) + Content(f"\n   {check.reason}").stylize("dim")
+        text = Content(f"{mark}  ").stylize("bold") + Content(visible(check.name)) + Content(visible(f"\n   {check.reason}")).stylize("dim")
         if check.policy_violation and check.outcome == "fail":
             text += Content("  (policy violation)").stylize("bold")
         super().__init__(text, classes=f"check -{check.outcome}")
@@ -91,19 +92,19 @@ class SessionScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         detail = self.detail
         yield Header()
-        yield Static(Content(detail.title), id="detail-title")
+        yield Static(Content(visible(detail.title)), id="detail-title")
         with Horizontal(id="detail-body"):
             log = ChatLog(id="detail-log", user_name="User", bot_name="Bot")
             log.border_title = "Transcript"
             yield log
             with VerticalScroll(id="detail-side"):
                 width = max(len(k) for k, _ in detail.facts)
-                facts = Static(Content("\n".join(f"{k.ljust(width)}  {v}" for k, v in detail.facts)), id="detail-facts")
+                facts = Static(Content(visible("\n".join(f"{k.ljust(width)}  {v}" for k, v in detail.facts))), id="detail-facts")
                 facts.border_title = "Session"
                 yield facts
                 with Vertical(id="detail-verdict-box") as box:
                     box.border_title = "Verdict"
-                    yield Static(Content(verdict_summary(detail)), id="detail-verdict")
+                    yield Static(Content(visible(verdict_summary(detail))), id="detail-verdict")
                     checks = detail.verdict.checks if detail.verdict is not None else []
                     for check in checks:
                         yield CheckView(check)

@@ -25,6 +25,7 @@ from parley.tui.app.panes.base import Pane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.session_listing import COLUMNS, parse_date_filter
 from parley.tui.app.widgets.row_table import Ranked, RowTable, clip_option
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.store import SessionCursor, SessionItem
@@ -197,7 +198,7 @@ class SessionsPane(Pane):
             )
             if message.shown < message.total:
                 text += " · l loads more"
-        self.query_one("#sessions-status", Static).update(Content(text))
+        self.query_one("#sessions-status", Static).update(Content(visible(text)))
 
     def _scrolled(self, _old: float, _new: float) -> None:
         table = self.table
@@ -232,7 +233,7 @@ class SessionsPane(Pane):
             since, until = parse_date_filter(date_input.value)
         except ValueError as exc:
             date_input.add_class("-invalid")
-            self.query_one("#sessions-status", Static).update(Content(str(exc)))
+            self.query_one("#sessions-status", Static).update(Content(visible(str(exc))))
             return
         date_input.remove_class("-invalid")
         profile = self.query_one("#sessions-profile", Select).value

@@ -19,6 +19,7 @@ from textual.worker import Worker
 
 from parley.tui.app.panes.session_detail import CheckView
 from parley.tui.app.widgets.transcript_view import ChatLog
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.records import StoredConversation
@@ -67,12 +68,12 @@ class SideBySideScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         change = self.change
         yield Header()
-        yield Static(Content(f"{change.spec_id} trial {change.trial}: {change.kind.replace('_', ' ')}"), id="side-by-side-title")
+        yield Static(Content(visible(f"{change.spec_id} trial {change.trial}: {change.kind.replace('_', ' ')}")), id="side-by-side-title")
         with Horizontal(id="side-by-side-body"):
             for side in SIDES:
                 part = getattr(change, side)
                 with Vertical(id=f"side-{side}", classes="side"):
-                    yield Static(Content(side_title(side, part)), id=f"side-{side}-title", classes="side-title")
+                    yield Static(Content(visible(side_title(side, part))), id=f"side-{side}-title", classes="side-title")
                     log = ChatLog(id=f"side-{side}-log", user_name="Customer", bot_name="Bot", classes="side-log")
                     log.border_title = f"{side.capitalize()} transcript"
                     yield log

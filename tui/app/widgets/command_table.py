@@ -11,6 +11,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from parley.tui.app.widgets.row_table import Ranked, RowTable
+from parley.tui.terminal_text import visible
 
 # How much each column of the commands' tables matters when the terminal is narrow (1 stays
 # longest): /database and /orders keep the order, its status and whether it can be cancelled.
@@ -31,7 +32,7 @@ class CommandTable(Vertical):
 
     def compose(self) -> ComposeResult:
         count = f"{len(self.rows)} row{'' if len(self.rows) == 1 else 's'}"
-        yield Static(Content(f"{self.title} ({count})" if self.title else count), classes="command-table-title")
+        yield Static(Content(visible(f"{self.title} ({count})" if self.title else count)), classes="command-table-title")
         table = RowTable(ranked=[Ranked(c, RANKS.get(c, 1), width=WIDTHS.get(c)) for c in self.columns], classes="command-table")
         table.add_text_rows(self.rows)  # data, never markup
         yield table

@@ -16,6 +16,8 @@ from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
+from parley.tui.terminal_text import visible
+
 CELL_PADDING = 2  # DataTable's padding around each cell
 OPTION_WIDTH = 28
 
@@ -77,7 +79,7 @@ class RowTable(DataTable[Any]):
         self._widths = self._start_widths()
         self.clear()
         if self.ranked:  # the widths start again from the titles: lay the columns out anew
-            self.data = [tuple(str(c) for c in r) for r in rows]
+            self.data = [tuple(visible(str(c)) for c in r) for r in rows]
             for r in self.data:
                 for i, cell in enumerate(r):
                     self._widths[i] = max(self._widths[i], min(len(cell), self._cap(i)))
@@ -89,7 +91,7 @@ class RowTable(DataTable[Any]):
 
     def add_text_rows(self, rows: Iterable[Sequence[str]]) -> None:
         """Append rows of strings."""
-        texts = [tuple(str(c) for c in r) for r in rows]
+        texts = [tuple(visible(str(c)) for c in r) for r in rows]
         if not self.ranked:
             self.add_rows([[Text(c) for c in r] for r in texts])
             return
@@ -107,7 +109,7 @@ class RowTable(DataTable[Any]):
 
     def set_text_row(self, index: int, row: Sequence[str]) -> None:
         """Change row `index` in place (a running batch's counts)."""
-        texts = tuple(str(c) for c in row)
+        texts = tuple(visible(str(c)) for c in row)
         if self.ranked:
             self.data[index] = texts
             widened = False

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from parley.tui.app.widgets.command_table import CommandTable
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.chat import CommandResult
@@ -75,14 +76,14 @@ class ChatMessageView(Static):
     """One message: who said it in the border title, the text inside (never read as markup)."""
 
     def __init__(self, text: str, *, speaker: str, role: str) -> None:
-        super().__init__(Content(text), classes=f"message {role}-message")
+        super().__init__(Content(visible(text)), classes=f"message {role}-message")
         self.text = text
         self.border_title = speaker
         self.role = role
 
     def append(self, text: str) -> None:
         self.text += text
-        self.update(Content(self.text))
+        self.update(Content(visible(self.text)))
 
 
 class ToolCallView(Collapsible):
@@ -103,11 +104,11 @@ class ToolCallView(Collapsible):
     def _title_for(self, record: ToolCallRecord | None) -> str:
         arguments = record.arguments if record is not None else _parse_arguments(self.arguments_raw)
         status = tool_status(record)[0] if record is not None else "running…"
-        return escape(f"tool {self.tool_name}({_arguments_summary(arguments, self.arguments_raw)}) · {status}")
+        return escape(visible(f"tool {self.tool_name}({_arguments_summary(arguments, self.arguments_raw)}) · {status}"))
 
     def _show_arguments(self, arguments: dict[str, Any] | None, raw: str) -> None:
         shown = json.dumps(arguments, indent=2, ensure_ascii=False) if arguments is not None else raw
-        self._arguments_view.update(Content(f"arguments: {shown}"))
+        self._arguments_view.update(Content(visible(f"arguments: {shown}")))
 
     def finish(self, record: ToolCallRecord) -> None:
         """Show the finished call: its result and whether it was refused."""
@@ -122,14 +123,14 @@ class ToolCallView(Collapsible):
         if record.ignored_arguments:
             lines.append(f"ignored arguments: {', '.join(record.ignored_arguments)} (the session's customer is {record.customer_id})")
         lines.append(f"result: {_pretty(record.result)}")
-        self._result_view.update(Content("\n".join(lines)))
+        self._result_view.update(Content(visible("\n".join(lines))))
 
 
 class Notice(Static):
     """A line from the app itself: a command's text, an error, a hint."""
 
     def __init__(self, text: str, *, kind: str = "info", title: str | None = None) -> None:
-        super().__init__(Content(text), classes=f"notice -{kind}")
+        super().__init__(Content(visible(text)), classes=f"notice -{kind}")
         self.text = text
         self.kind = kind
         if title:

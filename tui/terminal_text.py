@@ -30,10 +30,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from parley.core.redaction import redact
+from parley.core.reports import TERMINAL_ACTING
 
 # C0 controls but tab and newline, DEL, C1 controls (CSI 0x9b acts as ESC [ on some terminals),
 # and the bidirectional overrides and isolates that reorder what is drawn ("Trojan Source").
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f{TERMINAL_ACTING}]")
+"""The characters `visible` spells out."""
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -44,7 +46,7 @@ def _spelled(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """`text` with every secret redacted and every control character spelled out (`\\x1b`,
     `\\u202e`); tabs and newlines kept."""
-    return _CONTROLS.sub(_spelled, redact(text))
+    return CONTROLS.sub(_spelled, redact(text))
 
 
 def one_line(text: str) -> str:
