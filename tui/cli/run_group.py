@@ -20,7 +20,7 @@ import click
 
 from parley.core.errors import ParleyError
 from parley.tui.cli.run_modes import EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, RunRequest
-from parley.tui.cli.terminal_text import visible
+from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
     from parley.core.engine import PreparedBatch
