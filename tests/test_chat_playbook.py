@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -18,6 +19,7 @@ from parley.core.store.store import Store
 from parley.tui.cli.main import cli
 from tests.test_tui_support import SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
 
+ROOT = Path(__file__).resolve().parent.parent
 TODAY = dt.date(2026, 11, 21)
 LINES = ["Where is my order ORD-1003?", "Please cancel ORD-1004", "yes"]
 
@@ -86,6 +88,25 @@ def test_a_stored_batch_conversation_is_exported_too_and_runs_alike(tmp_path):
     export(db, row.id, tmp_path / "again.yaml")
     again = run_sync(load_specs(tmp_path / "again.yaml"), db=tmp_path / "again.db")
     assert again.passed, again.explain()
+
+
+def test_a_conversation_run_on_its_profiles_own_orders_says_so_at_the_playbooks_head(tmp_path):
+    profile = tmp_path / "own_orders.yaml"
+    profile.write_text(
+        (ROOT / "profiles" / "track_shipped_order.yaml")
+        .read_text(encoding="utf-8")
+        .replace("world:\n", "world:\n  orders:\n    - {id: ORD-1003, status: delivered}\n", 1),
+        encoding="utf-8",
+    )
+    db = tmp_path / "parley.db"
+    ran = CliRunner().invoke(cli, ["run", str(profile), "--db", str(db)])
+    assert ran.exit_code == 1, ran.output  # it expects ORD-1003 shipped, and here it was delivered
+    with Store.open(db) as store:
+        [row] = store.conversation_rows(store.latest_batch_id())
+    text = export(db, row.id, tmp_path / "own.yaml")
+    head = text.split("name:")[0]
+    assert "# Note: it ran with its profile's own orders (ORD-1003); a playbook runs on the shipped ones" in head
+    assert load_playbook(tmp_path / "own.yaml").customer_id == "C-100"
 
 
 def test_the_regex_states_values_not_wording():

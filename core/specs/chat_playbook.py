@@ -143,6 +143,7 @@ def playbook_from_chat(chat: ChatTurns, *, name: str, made_from: str, notes: Seq
         f"# A playbook made from {made_from}.",
         "# Each bot reply's expectation is built from the ids and values it states, not from its wording:",
         "# edit them to say what the bot must say (the reply is in the comment above each).",
+        *(f"# Note: {_comment(note)[1:-1]}" for note in notes),
         f"name: {_quoted(name)}",
         f"description: {_quoted(f'Made from {made_from}')}",
         f"customer_id: {_quoted(chat.customer_id)}",
