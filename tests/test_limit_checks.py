@@ -122,3 +122,16 @@ def test_the_report_marks_a_latency_check_as_timing_dependent(tmp_path, monkeypa
     assert "each bot reply within 0.3 s (timing-dependent)" in report
     assert "## Limits" in report
     assert re.search(r"\| each bot reply within 0\.3 s \(timing-dependent\) \| 0 \| 1 \| 0 \| 1\.\d\d s \|", report), report
+
+
+def test_the_reports_limits_count_each_limit_once_over_every_conversation(tmp_path):
+    ran = CliRunner().invoke(
+        cli, ["run", "profiles/playbooks", "--limit", "turns_to_pass=3", "--limit", "reply_seconds=10", "--db", str(tmp_path / "p.db")]
+    )
+    assert ran.exit_code == 0, ran.output
+    report = CliRunner().invoke(cli, ["report", "latest", "--db", str(tmp_path / "p.db")]).stdout
+    rows = [line for line in report.split("## Limits")[1].split("\n## ")[0].splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == [  # the seven playbooks: one row per limit, the offline bot's latency not decided
+        "| each bot reply within 10 s (timing-dependent) | 0 | 0 | 7 | - |",
+        "| every check held by bot turn 3 | 7 | 0 | 0 | turn 2 |",
+    ], report

@@ -316,7 +316,7 @@ def limit_counts(store: Store, batch_id: str) -> list[LimitCounts]:
     """How each limit check of the batch came out, with its worst measured figure, in the order
     the specs have them."""
     rows = store._read(
-        f"""SELECT json_extract(j.value, '$.name') AS name,
+        f"""SELECT json_extract(j.value, '$.name') AS check_name,
                    MAX(json_extract(j.value, '$.details.limit')) AS key,
                    SUM(json_extract(j.value, '$.outcome') = 'pass') AS held,
                    SUM(json_extract(j.value, '$.outcome') = 'fail') AS over,
@@ -325,12 +325,12 @@ def limit_counts(store: Store, batch_id: str) -> list[LimitCounts]:
                    MAX(COALESCE(json_extract(j.value, '$.details.timing_dependent'), 0)) AS timing
             {_JSON_CHECKS}
             WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{LIMIT_KIND}'
-            GROUP BY name ORDER BY MIN(c.spec_index), MIN(CAST(j.key AS INTEGER)), name""",
+            GROUP BY check_name ORDER BY MIN(c.spec_index), MIN(CAST(j.key AS INTEGER)), check_name""",
         [batch_id],
     )
     return [
         LimitCounts(
-            name=r["name"] or "",
+            name=r["check_name"] or "",
             limit=r["key"] or "",
             held=r["held"] or 0,
             over=r["over"] or 0,
