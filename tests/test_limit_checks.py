@@ -5,6 +5,7 @@ the fake server, priced; turns until every check held on the offline bot."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from click.testing import CliRunner
@@ -13,6 +14,7 @@ from parley.api import conversation, run_sync, say
 from parley.core.records import CheckLimits
 from parley.tui.cli.main import cli
 from tests import python_checks_support as support
+from tests.html_reading import at, marked_numbers, parse
 
 
 def limit_checks(stored) -> dict[str, object]:
@@ -124,7 +126,7 @@ def test_the_report_marks_a_latency_check_as_timing_dependent(tmp_path, monkeypa
     assert re.search(r"\| each bot reply within 0\.3 s \(timing-dependent\) \| 0 \| 1 \| 0 \| 1\.\d\d s \|", report), report
 
 
-def test_the_reports_limits_count_each_limit_once_over_every_conversation(tmp_path):
+def test_the_reports_limits_count_each_limit_once_over_every_conversation(tmp_path):  # markdown and HTML
     ran = CliRunner().invoke(
         cli, ["run", "profiles/playbooks", "--limit", "turns_to_pass=3", "--limit", "reply_seconds=10", "--db", str(tmp_path / "p.db")]
     )
@@ -135,3 +137,15 @@ def test_the_reports_limits_count_each_limit_once_over_every_conversation(tmp_pa
         "| each bot reply within 10 s (timing-dependent) | 0 | 0 | 7 | - |",
         "| every check held by bot turn 3 | 7 | 0 | 0 | turn 2 |",
     ], report
+    db = str(tmp_path / "p.db")
+    assert CliRunner().invoke(cli, ["report", "latest", "--db", db, "--output", str(tmp_path / "r.html")]).exit_code == 0
+    document = json.loads(CliRunner().invoke(cli, ["report", "latest", "--db", db, "--format", "json"]).stdout)
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    section = html.split('<section id="limits">')[1].split("</section>")[0]
+    numbers = {field: text for field, _, _, text in marked_numbers(parse(section))}
+    assert numbers == {
+        f"summary.limits.{i}.{k}": str(at(document, f"summary.limits.{i}.{k}")) for i in (0, 1) for k in ("held", "over", "not_decided")
+    }
+    assert [numbers[f"summary.limits.{i}.not_decided"] for i in (0, 1)] == ["7", "0"]
+    assert "every check held by bot turn 3" in section and "<td>turn 2</td>" in section
+    assert '<a href="#limits">Limits</a>' in html

@@ -104,6 +104,13 @@ def histogram(distribution: dict[int, int], width: int = BAR_WIDTH, *, unscored:
     return lines
 
 
+LIMITS_NOTE = (
+    "The bot's latency, cost, tokens and turns, each limit a check with the measured figure as its evidence. "
+    "A timing-dependent one depends on the machine and the moment it ran; none is decided for the offline bot."
+)
+"""What the Limits section of a batch's report says it holds (markdown and HTML)."""
+
+
 def limit_figure(counts: LimitCounts) -> str:
     """A limit's worst measured figure in its unit ("-" when none was measured)."""
     worst = counts.worst
@@ -326,11 +333,7 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         out.append("")
     if summary.limits:
         out += ["## Limits", ""]
-        out += [
-            "The bot's latency, cost, tokens and turns, each limit a check with the measured figure as its evidence. "
-            "A timing-dependent one depends on the machine and the moment it ran; none is decided for the offline bot.",
-            "",
-        ]
+        out += [LIMITS_NOTE, ""]
         out += _table(
             ["Limit", "Held", "Over", "Not decided", "Worst measured"],
             [[c.name, c.held, c.over, c.not_decided, limit_figure(c)] for c in summary.limits],
