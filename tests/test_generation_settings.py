@@ -127,6 +127,13 @@ def test_the_python_api_takes_generation_settings_and_prices(fake, tmp_path):
     assert result.summary.cost_usd is not None and result.summary.cost_usd > 0
 
 
+def test_an_offline_roles_settings_are_kept_and_said_not_sent(tmp_path):
+    db = tmp_path / "p.db"
+    assert parley("run", PLAYBOOK, "--gen", "bot.temperature=0.2", "--db", db).exit_code == 0
+    shown = parley("batches", "show", "latest", "--db", db).stdout
+    assert "Generation: bot temperature=0.2 kept, not sent (offline: no model to send them to); user none (offline" in shown
+
+
 def test_a_bad_setting_is_one_line_naming_it(tmp_path):
     for entry, said in (
         ("bot.warmth=1", "'warmth' is not a generation setting; they are temperature, top_p, max_tokens, seed, stop"),

@@ -59,7 +59,8 @@ def generation_line(options: BatchOptions) -> str:
         ("judge", models.judge, judge_generation().described() + " (its defaults)"),
     ):
         if model == "offline":
-            shown = "none (offline: no model to send them to)" + (f", {given[role].described()} given" if role in given else "")
+            kept = f"{given[role].described()} kept, not sent" if role in given else "none"
+            shown = f"{kept} (offline: no model to send them to)"
         elif role in given:
             shown = judge_generation(given[role]).described() if role == "judge" else given[role].described()
             shown += "" if role != "user" else " over its profile's llm: block"
