@@ -79,6 +79,27 @@ async def test_a_chat_exported_as_a_playbook_passes_against_the_same_bot_and_fai
     assert "ORD\\-1003.*shipped.*UPS" in step3.name  # where it changed: the carrier is no longer UPS
 
 
+async def test_a_live_chats_playbook_command_writes_it_at_once(tmp_path):
+    async with ChatSession(customer_id="C-100", today=TODAY, export_dir=tmp_path) as session:
+        refused = await session.send("/playbook")
+        assert (refused.kind, refused.text) == (
+            "error",
+            "Nothing was said yet: a playbook is made of the customer's lines and the bot's answers.",
+        )
+        for line in LINES[:2]:
+            await session.send(line)
+        written = await session.send("/playbook")
+        path = tmp_path / "playbooks" / f"chat_{session.id[:12]}.yaml"
+        assert (written.kind, written.path) == ("text", str(path))
+        assert written.text == f"Playbook written to {path}: edit its expectations, then `parley run` it."
+        again = await session.send("/playbook")  # a second one beside the first, never over it
+        assert again.path == str(tmp_path / "playbooks" / f"chat_{session.id[:12]}-2.yaml")
+    playbook = load_playbook(path)
+    assert [s.text for s in playbook.steps if s.kind == "user"] == LINES[:2]
+    same = await run(load_specs(path), db=tmp_path / "same.db")
+    assert same.passed, same.explain()
+
+
 def test_a_stored_batch_conversation_is_exported_too_and_runs_alike(tmp_path):
     db = tmp_path / "parley.db"
     ran = CliRunner().invoke(cli, ["run", "profiles/track_shipped_order.yaml", "--db", str(db)])
