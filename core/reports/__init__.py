@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from parley.core.reports.markdown import histogram as text_histogram
     from parley.core.reports.results_file import SERVICE_RULE, FileSummary, ResultsFile, read_results, summarise_file, summary_cells
     from parley.core.reports.sensei_export import export_sensei
-    from parley.core.reports.session_playbook import chat_playbook, session_playbook
+    from parley.core.reports.session_playbooks import chat_playbook, session_playbook
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
