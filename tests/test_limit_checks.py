@@ -83,7 +83,7 @@ def test_turns_until_every_check_held(tmp_path):
     late = run_one(steps, says=["shipped"], limits={"turns_to_pass": 1}, db=tmp_path / "a.db")
     check = limit_checks(late)["turns_to_pass"]
     assert check.outcome == "fail" and check.details["measured"] == 2
-    assert check.reason == "Every one of the 1 checks asked for held by bot turn 2; the last was 'bot says /shipped/', past turn 1."
+    assert check.reason == "The one check asked for, 'bot says /shipped/', held by bot turn 2, past turn 1."
     in_time = run_one(steps, says=["shipped"], limits={"turns_to_pass": 2}, db=tmp_path / "b.db")
     assert limit_checks(in_time)["turns_to_pass"].outcome == "pass" and in_time.verdict.outcome == "passed"
     never = run_one(steps, says=["refund"], limits={"turns_to_pass": 5}, db=tmp_path / "c.db")

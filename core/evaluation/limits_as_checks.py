@@ -184,10 +184,11 @@ def _turns_to_pass(conversation: Conversation, allowed: int, checks: Sequence[Ch
     (measured, known), last = max(held, key=lambda item: item[0][0])
     outcome: CheckOutcome = "pass" if measured <= allowed else "fail"
     moment = f"bot turn {measured}" if known else f"the end (bot turn {measured}: when it held is not known)"
-    reason = (
-        f"Every one of the {len(asked)} checks asked for held by {moment}; the last was {last.name!r}, "
-        f"{'within' if outcome == 'pass' else 'past'} turn {allowed}."
-    )
+    side = f"{'within' if outcome == 'pass' else 'past'} turn {allowed}"
+    if len(asked) == 1:
+        reason = f"The one check asked for, {last.name!r}, held by {moment}, {side}."
+    else:
+        reason = f"Every one of the {len(asked)} checks asked for held by {moment}; the last was {last.name!r}, {side}."
     return _check("turns_to_pass", name, outcome, reason, measured=measured, last_check=last.name, **base)
 
 
