@@ -76,7 +76,8 @@ class Settings(BaseModel):
     """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
     judge_max_tokens: int = Field(DEFAULT_JUDGE_MAX_TOKENS, ge=16, le=MAX_CONTEXT_TOKENS)
     """PARLEY_JUDGE_MAX_TOKENS: the most tokens the judge's answer may take (`max_tokens` of each
-    judge request; the criteria judge's call gets this much per criterion it decides)."""
+    judge request; the criteria judge's call gets this much per criterion it decides): the default
+    of the judge's generation setting `max_tokens`, which `--gen judge.max_tokens=N` replaces."""
 
     min_kappa: float = _from_declaration("min_kappa")
     """PARLEY_MIN_KAPPA: the judge's measured kappa a verdict must reach not to be marked below

@@ -29,7 +29,20 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.bots import AsyncTools, PythonBotError, Tools
     from parley.core.errors import ConfigError, ParleyError, ProfileError
-    from parley.core.evaluation import BatchSummary, Interval
+    from parley.core.evaluation import (
+        BatchSummary,
+        CheckAnswer,
+        CheckedConversation,
+        Customer,
+        FinalState,
+        Interval,
+        Message,
+        RowChange,
+        ToolUse,
+        failed,
+        not_applicable,
+        passed,
+    )
     from parley.core.library import (
         BatchSession,
         BotArg,
@@ -56,11 +69,22 @@ if TYPE_CHECKING:
         Expectations,
         JudgeSpec,
         OrderOverride,
+        PythonCheck,
         ToolCallRecord,
         Verdict,
     )
 
 __all__ = [
+    "CheckAnswer",
+    "CheckedConversation",
+    "Customer",
+    "FinalState",
+    "Message",
+    "RowChange",
+    "ToolUse",
+    "failed",
+    "not_applicable",
+    "passed",
     "AsyncTools",
     "BatchSession",
     "BatchSummary",
@@ -77,6 +101,7 @@ __all__ = [
     "OrderOverride",
     "ParleyError",
     "ProfileError",
+    "PythonCheck",
     "PythonBotError",
     "RunResult",
     "SpecsInvalid",

@@ -393,6 +393,7 @@ async def _evaluate(conversation: Conversation, spec: ConversationSpec, bot: Bat
         uses_world=bot is None or bot.uses_world,
         has_tools=bot is None or not isinstance(bot.inner, PromptBot),
         bot_name=_name(bot),
+        limits=models.check_limits,
     )
 
 

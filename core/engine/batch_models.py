@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
 from parley.core.engine.reachability import PreflightReport, Target, run_preflight
-from parley.core.errors import ConfigError, ParleyError
+from parley.core.errors import ConfigError, ParleyError, PythonCodeRefused
 from parley.core.evaluation import (
     CalibrationPolicy,
     CriteriaJudge,
@@ -41,6 +41,7 @@ from parley.core.evaluation import (
     Jury,
     LLMJudge,
     OfflineJudge,
+    judge_generation,
     judge_prompt_version,
     jurors_of,
     policy_for,
@@ -49,17 +50,18 @@ from parley.core.models import OFFLINE, ChatModel, ChatModelBase, RetryEvent, ge
 from parley.core.prompts import context_tokens
 from parley.core.records import (
     BatchOptions,
+    CheckLimits,
     CheckResult,
     Conversation,
     ConversationSpec,
     GenerateConfig,
     JudgeKey,
     JudgeResult,
+    ModelPrice,
     ModelReply,
     ModelRequest,
     RoleModels,
 )
-from parley.core.settings import settings
 from parley.core.store import CachedModel, Store, calibrations_for
 from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
 
@@ -165,9 +167,15 @@ class BatchModels:
         judge_timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S,
         env: Any = None,
         bot: Bot | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
+        check_limits: CheckLimits | None = None,
+        python_refusal: Callable[[str], str] | None = None,
     ) -> None:
         """`bot`: the bot under test itself, when it is not built from its name (`models.bot`
-        still names it, for the record)."""
+        still names it, for the record); `prices`: the batch's `--price`s, by model name;
+        `check_limits`: the batch's `--limit`s, which the judging applies; `python_refusal`: why
+        a check written in Python may not be imported here (the service's refusal, given the
+        check's name), None when it may."""
         # ConfigError for a name that is not one (a bad connector spec or prompt file too)
         self.bot_spec: BotSpec = parse_bot_spec(
             models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
@@ -183,6 +191,9 @@ class BatchModels:
         self.cache = cache
         self.judge_timeout_s = judge_timeout_s
         self.env = env
+        self.prices = dict(prices or {})
+        self.check_limits = check_limits
+        self.python_refusal = python_refusal
         self._models: dict[tuple[str, str], ChatModel] = {}
         self._cached: list[CachedModel] = []
         self._bot: Bot | None = bot
@@ -195,6 +206,17 @@ class BatchModels:
         self.rate_limited = 0
         self.reported_context: dict[str, int] = {}
         """Role -> the context length its endpoint reported at the check before launch (`preflight`)."""
+
+    @classmethod
+    def for_batch(cls, options: BatchOptions, *, store: Store | None = None, **kwargs: Any) -> BatchModels:
+        """The models of a batch with these options: its roles, reply cache, prices and the
+        judge's time limit (the conversation's)."""
+        kwargs.setdefault("judge_timeout_s", options.timeout_s)
+        return cls(options.models, store=store, cache=options.cache, prices=options.prices, check_limits=options.limits, **kwargs)
+
+    def generation(self, role: str) -> GenerateConfig | None:
+        """The generation settings given for `role` (`--gen`), None when none was."""
+        return self.names.generation.get(role)
 
     # -- wiring to the adaptive limit ----------------------------------------------------------
 
@@ -222,7 +244,7 @@ class BatchModels:
         key = (name, role)
         model = self._models.get(key)
         if model is None:
-            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env)
+            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env, prices=self.prices)
             model = ObservedModel(raw, self._success_heard)
             if self.cache:
                 assert self.store is not None
@@ -245,7 +267,11 @@ class BatchModels:
         """The bot under test, built once: the order bot, a prompt bot or a connector."""
         if self._bot is None:
             self._bot = build_bot(
-                self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env, context_tokens=self.context_tokens("bot")
+                self.bot_spec,
+                lambda name: self.chat_model(name, "bot"),
+                env=self.env,
+                context_tokens=self.context_tokens("bot"),
+                config=self.generation("bot"),
             )
         return self._bot
 
@@ -257,14 +283,17 @@ class BatchModels:
         bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
             return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
-        from parley.core.users import LLMUser
+        from parley.core.users import LLMUser, profile_generation
 
-        return LLMUser(spec, self.chat_model(name, "user"), bot_fallback=bot_fallback, context_tokens=self.context_tokens("user"))
+        config = profile_generation(spec).overlaid(self.generation("user"))
+        return LLMUser(
+            spec, self.chat_model(name, "user"), config=config, bot_fallback=bot_fallback, context_tokens=self.context_tokens("user")
+        )
 
     def _llm_judge(self, name: str) -> LLMJudge:
         return LLMJudge(
             self.chat_model(name, "judge"),
-            config=GenerateConfig(temperature=0.0, max_tokens=settings().judge_max_tokens),
+            config=judge_generation(self.generation("judge")),
             context_tokens=self.context_tokens("judge"),
         )
 
@@ -355,6 +384,7 @@ class BatchModels:
             check = getattr(model, "check", None)
             if callable(check):
                 check()
+        self.load_python_checks(specs)
         bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto", "python") else None  # a Python bot's import, now
         check = getattr(bot, "check", None)
         if callable(check):
@@ -365,6 +395,16 @@ class BatchModels:
 
             check_prompt_variables(template, specs, datetime.date.today())
 
+    def load_python_checks(self, specs: Iterable[ConversationSpec]) -> None:
+        """Import every check written in Python the specs ask for, now, once (ConfigError naming
+        the first that cannot be); PythonCodeRefused first when this process may not run them."""
+        from parley.core.evaluation import load_python_checks, python_check_targets
+
+        targets = python_check_targets(specs)
+        if targets and self.python_refusal is not None:
+            raise PythonCodeRefused(self.python_refusal(targets[0]))
+        load_python_checks(specs)
+
     def check_budget(self, budget_usd: float | None, specs: Iterable[ConversationSpec] = ()) -> None:
         """ConfigError when a batch with a budget uses a model whose price parley does not know:
         its cost could not be measured, so the budget could not stop it."""
@@ -373,11 +413,13 @@ class BatchModels:
         from parley.core.errors import ConfigError
         from parley.core.models import price_for
 
-        unpriced = [f"the {role}'s {name}" for role, name in self.endpoints(specs) if price_for(name) is None]
+        unpriced = [(role, name) for role, name in self.endpoints(specs) if price_for(name, self.prices) is None]
         if unpriced:
+            named = ", ".join(f"the {role}'s {name}" for role, name in unpriced)
             raise ConfigError(
-                f"--budget needs every model's price, and the price table does not know {', '.join(unpriced)}: "
-                "the cost could not be measured (run without --budget, or use a priced model)"
+                f"--budget needs every model's price, and the price table does not know {named}: the cost could not be "
+                f"measured (give it: --price {unpriced[0][1]}=INPUT/OUTPUT in USD per million tokens, =0 for a free one; "
+                "or run without --budget)"
             )
 
     def reachability_targets(self, specs: Iterable[ConversationSpec] = ()) -> list[Target]:

@@ -18,7 +18,7 @@ import httpx
 from parley.core.evaluation.checks import WORLD_KINDS
 from parley.core.evaluation.judge import Judge
 from parley.core.evaluation.verdicts import evaluate
-from parley.core.records import CheckResult, Conversation, ConversationSpec, Verdict
+from parley.core.records import CheckLimits, CheckResult, Conversation, ConversationSpec, Verdict
 from parley.core.specs import ExpectBotRegexStep, ExpectToolStep, InjectBotResponseStep, InjectToolStep, spec_steps
 
 __all__ = ["NO_WORLD_TEXT", "evaluate_observed", "hide_unobservable", "no_world_client", "unseen_context_warnings", "with_checks"]
@@ -147,14 +147,15 @@ async def evaluate_observed(
     uses_world: bool,
     has_tools: bool,
     bot_name: str,
+    limits: CheckLimits | None = None,
 ) -> Verdict:
     """`evaluate` for a bot as parley saw it: one without parley's World (`uses_world` False)
     is judged without what parley cannot observe of it, listed as not applicable (the batch's
-    conversations, and a re-score of them, are judged alike)."""
+    conversations, and a re-score of them, are judged alike). `limits`: the run's default limits."""
     if uses_world:
-        return await evaluate(conversation, spec, judge=judge)
+        return await evaluate(conversation, spec, judge=judge, limits=limits)
     seen_spec, seen_conversation, hidden = hide_unobservable(spec, conversation, bot_name, has_tools=has_tools)
-    verdict = await evaluate(seen_conversation, seen_spec, judge=judge)
+    verdict = await evaluate(seen_conversation, seen_spec, judge=judge, limits=limits)
     return with_checks(verdict, hidden) if hidden else verdict
 
 

@@ -66,11 +66,14 @@ from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_ju
 from parley.core.evaluation.extraction import extract_outputs
 from parley.core.evaluation.fault_blame import bot_replies_check, excuse_after_failures
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, offline_judgement, rubric_not_read
+from parley.core.evaluation.limits_as_checks import limit_checks
+from parley.core.evaluation.python_checks import run_python_checks
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
     DEFAULT_MIN_SCORE,
     UNFINISHED_STOPS,
+    CheckLimits,
     CheckResult,
     Conversation,
     ConversationSpec,
@@ -194,14 +197,17 @@ async def evaluate(
     *,
     judge: Judge | None = None,
     initial_statuses: Mapping[str, str] | None = None,
+    limits: CheckLimits | None = None,
 ) -> Verdict:
     """Check, extract and judge one conversation.
 
     `judge` defaults to the OfflineJudge. `initial_statuses` (order id -> status before the
     conversation) sharpens "which orders changed"; without it the audit trail decides, which
-    is enough for every change made through the order API.
+    is enough for every change made through the order API. `limits`: the run's default limits
+    (`--limit`), under the spec's own `expect.limits`.
     """
     checks = settle_unfinished(build_checks(conversation, spec, initial_statuses=initial_statuses), conversation)
+    checks += await run_python_checks(conversation, spec, initial_statuses=initial_statuses)
     outputs = extract_outputs(spec.outputs, conversation.bot_texts, today=world_today(conversation, spec))
     broke = broken_run(conversation)
     faults = detect_user_faults(conversation, spec) if broke is None else []
@@ -238,6 +244,8 @@ async def evaluate(
         if judgement is not None:
             update["criteria_prompt_fit"] = judgement.prompt_fit
         judge_result = judge_result.model_copy(update=update)
+    own = spec.expect.limits if spec.expect is not None else None
+    checks += limit_checks(conversation, own.over(limits) if own is not None else limits, checks)
     policy: CalibrationPolicy | None = getattr(judge, "calibration", None) if judge is not None else None
     if policy is not None:  # each judge's verdict marked with its calibration (--require-calibrated: trusted or not)
         checks = mark_checks(checks, spec, policy)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         CheckFailureCount,
         CriterionCounts,
         FailureEntry,
+        LimitCounts,
         MeasuredUsage,
         NotApplicableCount,
         NotRead,
@@ -81,6 +82,23 @@ if TYPE_CHECKING:
         Progress,
         TranscriptEvent,
         TranscriptStep,
+    )
+    from parley.core.records.expect_extras import (
+        LIMIT_KEYS,
+        SHIPPED_CHECKS,
+        CheckLimits,
+        PythonCheck,
+        read_limits,
+        read_python_checks,
+    )
+    from parley.core.records.generation import (
+        GENERATION_KEYS,
+        GENERATION_ROLES,
+        GenerationRole,
+        ModelPrice,
+        generation_entry,
+        read_generation,
+        read_prices,
     )
     from parley.core.records.goal_variables import (
         FUNCTIONS,
@@ -193,6 +211,19 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "LIMIT_KEYS",
+    "SHIPPED_CHECKS",
+    "CheckLimits",
+    "PythonCheck",
+    "read_limits",
+    "read_python_checks",
+    "GENERATION_KEYS",
+    "GENERATION_ROLES",
+    "GenerationRole",
+    "ModelPrice",
+    "generation_entry",
+    "read_generation",
+    "read_prices",
     "FUNCTIONS",
     "MAX_VALUES",
     "PLACEHOLDER_RE",
@@ -294,6 +325,7 @@ __all__ = [
     "ExtractedOutput",
     "FORMAT_TYPES",
     "FailureEntry",
+    "LimitCounts",
     "GenerateConfig",
     "GoalStyle",
     "GoalStyleKind",

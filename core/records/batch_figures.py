@@ -163,6 +163,20 @@ class CriterionCounts(BaseModel):
     0.6)", "κ undefined"); None when no judge decided it."""
 
 
+class LimitCounts(BaseModel):
+    """One limit check over a batch (`expect.limits`, `--limit`): how often it held, was over, or
+    was not decided, and the largest figure measured (its worst)."""
+
+    name: str
+    limit: str
+    """The key: reply_seconds, p95_reply_seconds, cost_usd, tokens or turns_to_pass."""
+    held: int = 0
+    over: int = 0
+    not_decided: int = 0
+    worst: float | None = None
+    timing_dependent: bool = False
+
+
 class NotRead(BaseModel):
     """What no role of a batch read, said beside its pass rate so that a pass is never taken for
     more than it is: the criteria in words not run because no LLM judge was there to read them,

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
+from parley.core.records.expect_extras import CheckLimits, PythonChecks
 from parley.core.records.goal_variables import Variable, VariableReading, read_goals
 from parley.core.records.tools import TOOL_NAMES
 from parley.core.records.yaml_fields import (
@@ -156,6 +157,15 @@ class LlmSettings(YamlRecord):
     model: Annotated[str, as_text("a model name such as gpt-4o", strip=True)] = DEFAULT_LLM_MODEL
     """The name as written in the profile, e.g. `gpt-4o`."""
     temperature: Annotated[float, number(0.0, 2.0)] = DEFAULT_LLM_TEMPERATURE
+    top_p: Annotated[float | None, number(0.0, 1.0, optional=True)] = None
+    max_tokens: Annotated[int | None, integer(1, optional=True)] = None
+    seed: Annotated[int | None, integer(optional=True)] = None
+    """The customer's model's seed; None: each conversation's own (derived from the batch seed)."""
+    stop: Annotated[list[str], checked(lambda value: text_list(value, "texts that end the answer", non_empty=False))] = Field(
+        default_factory=list, max_length=4
+    )
+    """parley's generation settings of the customer's model beside Sensei's temperature
+    (`--gen user.KEY=VALUE` wins over each)."""
     format: LlmFormat = LlmFormat()
     qualified_model: str = derived(f"openai/{DEFAULT_LLM_MODEL}")
     """The same model as parley names models (`openai/gpt-4o`); names with a `/` are kept."""
@@ -799,6 +809,9 @@ class Expectations(YamlRecord):
     """Checks written in words ("the bot apologises for the delay"), each its own check named by
     its text, decided by an LLM judge with evidence (parley.core.evaluation.criteria); under the
     offline judge they are not run. An item may be `{id: ID, text: TEXT}`: see `criterion_ids`."""
+    python: PythonChecks = Field(default_factory=list)
+    limits: CheckLimits | None = None
+    """Checks written in Python, and limits on what the conversation cost (parley.core.records.expect_extras)."""
     criterion_ids: dict[str, str] = derived(default_factory=dict)
     """Criterion text -> the `id:` its author gave it (labels and calibrations follow the id when
     the text is edited); a criterion without one is known by its text."""

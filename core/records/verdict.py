@@ -62,6 +62,8 @@ CheckKind = Literal[
     "conversation_completed",
     "bot_replies",
     "rule",
+    "python",
+    "limit",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
 - order_status: a named order ends in the status the profile expects (a world check);
@@ -76,7 +78,9 @@ CheckKind = Literal[
 - conversation_completed: the conversation reached an end of its own (a parley default);
 - bot_replies: the bot answered what the customer said: no empty reply, no fault of the customer's
   its own replies caused (a parley default, parley.core.evaluation.fault_blame);
-- rule: a Sensei rule about one conversation (`rule:FILE`)."""
+- rule: a Sensei rule about one conversation (`rule:FILE`);
+- python: a check written in Python (`expect.python`), its answer with its evidence;
+- limit: a limit on the bot's latency, cost, tokens or turns (`expect.limits`, `--limit`), its measured figure as evidence."""
 CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
 
 UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]

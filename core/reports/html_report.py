@@ -5,7 +5,7 @@ What it shows, in this order: the batch's summary (outcomes and their chart, pas
 with intervals, cost, models, options, when); pass^k for every k; the pass rate per spec with its
 interval, worst first; the score histogram, and how turns and the bot's response time spread;
 flaky specs; policy violations; the checks that failed and those that could not apply; the
-criteria in words (met, not met...); the goals the offline customer only stated; tokens and cost per role; stop reasons; then every
+criteria in words (met, not met...); the limits (each limit check's counts and worst measured figure); the goals the offline customer only stated; tokens and cost per role; stop reasons; then every
 conversation, grouped by outcome (the bot's failures first) and filterable by outcome with plain
 links, each a `<details>` with its transcript, tool calls, checks and their reasons (a
 criterion's with the judge's evidence; and the note of the goals its customer only stated), the
@@ -39,7 +39,7 @@ from parley.core.reports.charts import histogram_svg, outcomes_svg, score_histog
 from parley.core.reports.check_turns import check_target
 from parley.core.reports.distributions import Histogram
 from parley.core.reports.html_page import badge, esc, interval, num, page_end, page_start, section, shown, stats_line, table
-from parley.core.reports.markdown import SCOPES, outcome_notes, rule_result_line
+from parley.core.reports.markdown import LIMITS_NOTE, SCOPES, limit_figure, outcome_notes, rule_result_line
 from parley.core.reports.stats import BatchReport, SpecStats, summarize
 from parley.core.rules import OUTCOMES
 from parley.core.store import Store
@@ -87,6 +87,7 @@ def write_html(store: Store, batch_id: str, out: TextIO) -> int:
     out.write(_violations(report))
     out.write(_checks(report))
     out.write(_criteria(report))
+    out.write(_limits(report))
     out.write(_rules(report))
     out.write(_stated(report))
     out.write(_usage(report))
@@ -107,6 +108,7 @@ TOC = (
     ("violations", "Policy violations"),
     ("checks", "Checks"),
     ("criteria", "Criteria"),
+    ("limits", "Limits"),
     ("rules", "Rules"),
     ("stated", "Goals only stated"),
     ("usage", "Tokens and cost"),
@@ -468,6 +470,22 @@ def _criteria(r: BatchReport) -> str:
         "or the run ended early; never counted as met.</p>",
         table(["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors", "Judge calibration"], rows, cls="tall"),
         f'<p class="note">{esc(CALIBRATION_NOTE)}</p>',
+    )
+
+
+def _limits(r: BatchReport) -> str:
+    if not r.limits:
+        return section("limits", "Limits", "<p>None: no limit was asked for (<code>expect.limits</code>, <code>--limit</code>).</p>")
+    fields = ("held", "over", "not_decided")
+    rows = [
+        [esc(c.name)] + [num(f"summary.limits.{i}.{f}", getattr(c, f)) for f in fields] + [esc(limit_figure(c))]
+        for i, c in enumerate(r.limits)
+    ]
+    return section(
+        "limits",
+        f"Limits ({len(r.limits)})",
+        f'<p class="note">{esc(LIMITS_NOTE)}</p>',
+        table(["Limit", "Held", "Over", "Not decided", "Worst measured"], rows),
     )
 
 

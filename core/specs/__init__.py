@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.specs.chat_playbook import ChatTurns, playbook_from_chat, reply_regex, stated_values
     from parley.core.specs.expansion import resolve_any_items
     from parley.core.specs.json_positions import load_positioned
     from parley.core.specs.label_files import (
@@ -62,6 +63,10 @@ __all__ = [
     "label_format",
     "read_label_file",
     "write_labels",
+    "ChatTurns",
+    "playbook_from_chat",
+    "reply_regex",
+    "stated_values",
     "check_profile_text",
     "load_profile",
     "BACKTRACKING_MAX_CHARS",

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, NEEDS_LLM_JUDGE, marked_name
+from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, LIMIT_KIND, NEEDS_LLM_JUDGE, marked_name
 from parley.core.records import (
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
     JudgeKey,
+    LimitCounts,
     MeasuredUsage,
     NotApplicableCount,
     NotRead,
@@ -325,6 +326,36 @@ def rubric_calibration(store: Store, batch_id: str) -> str | None:
         [batch_id],
     )
     return rows[0]["calibration"] if rows else None
+
+
+def limit_counts(store: Store, batch_id: str) -> list[LimitCounts]:
+    """How each limit check of the batch came out, with its worst measured figure, in the order
+    the specs have them."""
+    rows = store._read(
+        f"""SELECT json_extract(j.value, '$.name') AS check_name,
+                   MAX(json_extract(j.value, '$.details.limit')) AS key,
+                   SUM(json_extract(j.value, '$.outcome') = 'pass') AS held,
+                   SUM(json_extract(j.value, '$.outcome') = 'fail') AS over,
+                   SUM(json_extract(j.value, '$.outcome') NOT IN ('pass', 'fail')) AS not_decided,
+                   MAX(json_extract(j.value, '$.details.measured')) AS worst,
+                   MAX(COALESCE(json_extract(j.value, '$.details.timing_dependent'), 0)) AS timing
+            {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{LIMIT_KIND}'
+            GROUP BY check_name ORDER BY MIN(c.spec_index), MIN(CAST(j.key AS INTEGER)), check_name""",
+        [batch_id],
+    )
+    return [
+        LimitCounts(
+            name=r["check_name"] or "",
+            limit=r["key"] or "",
+            held=r["held"] or 0,
+            over=r["over"] or 0,
+            not_decided=r["not_decided"] or 0,
+            worst=r["worst"],
+            timing_dependent=bool(r["timing"]),
+        )
+        for r in rows
+    ]
 
 
 def measured_usage(store: Store, role: str, model: str) -> dict[str, MeasuredUsage]:

@@ -417,6 +417,15 @@ def _v6_labels_and_calibrations(db: Database) -> None:
             db.execute(statement)
 
 
+def _v7_batch_groups(db: Database) -> None:
+    """Batches that belong together (a run of several bots side by side, a base and its mutants):
+    each member's `group_id` (the group's own id) and `group_role` (its name in the group: a bot's,
+    `base`, a mutant's). Older batches belong to no group."""
+    db.execute("ALTER TABLE batches ADD COLUMN group_id TEXT")
+    db.execute("ALTER TABLE batches ADD COLUMN group_role TEXT")
+    db.execute("CREATE INDEX idx_batches_group ON batches (group_id)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_batch_owner,
@@ -424,6 +433,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v4_outcomes,
     _v5_rule_results,
     _v6_labels_and_calibrations,
+    _v7_batch_groups,
 )
 
 

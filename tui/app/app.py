@@ -303,15 +303,18 @@ class ParleyApp(App[None]):
         """Open the launch form for `sources`; a batch it prepares runs in the Batches pane."""
         from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 
+        form = LaunchBatchScreen(sources)
+
         def launched(prepared: PreparedBatch | None) -> None:
             if prepared is None:
                 return
             self.action_show_pane("batches")
             pane = self.query_one("#batches", BatchesPane)
+            pane.queued = list(form.queued)  # several bots: the group's other batches, one after the other
             pane.start(prepared)
             pane.results_table.focus()  # its keys (c stops the batch) work at once
 
-        self.push_screen(LaunchBatchScreen(sources), launched)
+        self.push_screen(form, launched)
 
     def batch_running(self) -> bool:
         """Whether a batch is running in the Batches pane (one at a time)."""
