@@ -11,6 +11,11 @@ class ConfigError(ParleyError):
     """A setting is missing or wrong (an unset API key, an unknown model name)."""
 
 
+class PythonCodeRefused(ConfigError):
+    """Code of the user's (a check written in Python) that this process may not import and run:
+    the batch service's refusal unless its operator allows Python (parley.core.service.bot_hosts)."""
+
+
 class SettingError(ConfigError):
     """A variable of the environment holds a value its setting cannot take (parley.core.settings):
     a usage error of the command that read it."""

@@ -92,6 +92,10 @@ class BatchOption:
     """`--resume` takes it from the command line; other options are the batch's own (a note says so)."""
     role: str | None = None
     """For the roles' models (bot, user, judge): who the role is, in words."""
+    per_bot: bool = False
+    """A setting of the bot under test: `parley run` takes `--bot` several times (one batch per
+    bot, side by side), and such an option once for every bot or once per bot, by position or
+    as `NAME=VALUE` (parley.tui.cli.bot_lineup)."""
 
     @property
     def option_field(self) -> str:
@@ -143,6 +147,7 @@ def _role(name: str) -> BatchOption:
         metavar="MODEL|CONNECTOR" if name == "bot" else "MODEL",
         lineage="may_change",
         role=_ROLES[name],
+        per_bot=name == "bot",
     )
 
 
@@ -163,6 +168,7 @@ def _context(name: str) -> BatchOption:
         setting=f"{name}_context",
         shown_default=f"reported by the endpoint, else 4096; env PARLEY_{name.upper()}_CONTEXT",
         lineage="may_change",
+        per_bot=name == "bot",
     )
 
 
@@ -196,6 +202,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         path="file",
         optional=True,
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "bot_timeout_s",
@@ -209,6 +216,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         metavar="SECONDS",
         minimum=0.1,
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "bot_max_reply_bytes",
@@ -221,6 +229,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         minimum=1,
         shown_default="1048576 (1 MiB)",
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "concurrency",
@@ -305,6 +314,7 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         optional=True,
         request_maximum=200,
         lineage="may_change",
+        per_bot=True,
     ),
     BatchOption(
         "rules",
@@ -335,6 +345,48 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         taken_on_resume=True,
     ),
     BatchOption(
+        "gen",
+        str,
+        (),
+        "A generation setting of a role, sent with each of its requests (repeatable): ROLE is bot, user or judge; "
+        "KEY is temperature, top_p, max_tokens, seed or stop (up to four stops), e.g. --gen bot.temperature=0.2. "
+        "Unset, a role keeps its default: the bot the server's, the customer its profile's llm: block, the judge "
+        "temperature 0 and a bounded answer.",
+        _surfaces("run", "submit", "service", "api"),
+        field="models.generation",
+        metavar="ROLE.KEY=VALUE",
+        many=True,
+        lineage="may_change",
+    ),
+    BatchOption(
+        "price",
+        str,
+        (),
+        "The price of a model the price table does not know, or in place of its own (repeatable): USD per "
+        "million input and output tokens, MODEL=INPUT/OUTPUT, or MODEL=0 for a free one (a local server), so "
+        "the cost and --budget are measured.",
+        _surfaces("run", "submit", "service", "api"),
+        field="prices",
+        metavar="MODEL=IN/OUT",
+        many=True,
+        lineage="may_change",
+    ),
+    BatchOption(
+        "limit",
+        str,
+        (),
+        "A limit every conversation is checked against, as if its expect: block had it (repeatable; a spec's own "
+        "limits: keys win): reply_seconds (each bot reply), p95_reply_seconds (95% of them), cost_usd and tokens (the "
+        "bot's, per conversation), turns_to_pass (every check asked for held by that bot turn), e.g. --limit reply_seconds=8. "
+        "Each is a check with the measured figure as its evidence; the latency ones are timing-dependent, and not decided "
+        "for the offline bot.",
+        _surfaces("run", "submit", "service", "api"),
+        field="limits",
+        metavar="KEY=VALUE",
+        many=True,
+        lineage="may_change",
+    ),
+    BatchOption(
         "personality_dirs",
         Path,
         (),
@@ -349,6 +401,29 @@ BATCH_OPTIONS: tuple[BatchOption, ...] = (
         exists=True,
     ),
     *(_template(role) for role in ("agent", "client", "evaluator")),
+    BatchOption(
+        "min_kappa",
+        float,
+        0.6,
+        "The judge's calibration (`parley judge calibrate`) a verdict must reach: a criterion or rubric whose "
+        'measured kappa is below it is marked "below threshold" in every report.',
+        _surfaces("run"),
+        metavar="KAPPA",
+        minimum=-1.0,
+        maximum=1.0,
+        env=("PARLEY_MIN_KAPPA",),
+        setting="min_kappa",
+        lineage="may_change",
+    ),
+    BatchOption(
+        "require_calibrated",
+        bool,
+        False,
+        "Only judge verdicts of a judge calibrated at or above --min-kappa on that criterion or rubric count towards "
+        "a pass: the others may fail a conversation, never pass it (unverified unless another check decided it).",
+        _surfaces("run"),
+        lineage="may_change",
+    ),
 )
 """Every batch option, in the order `--help` lists them."""
 

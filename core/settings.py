@@ -12,6 +12,7 @@ model name describes and are resolved when that model is about to be used
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,7 +76,15 @@ class Settings(BaseModel):
     """PARLEY_JUDGE_CONTEXT: the judge model's context length in tokens (`--judge-context`)."""
     judge_max_tokens: int = Field(DEFAULT_JUDGE_MAX_TOKENS, ge=16, le=MAX_CONTEXT_TOKENS)
     """PARLEY_JUDGE_MAX_TOKENS: the most tokens the judge's answer may take (`max_tokens` of each
-    judge request; the criteria judge's call gets this much per criterion it decides)."""
+    judge request; the criteria judge's call gets this much per criterion it decides): the default
+    of the judge's generation setting `max_tokens`, which `--gen judge.max_tokens=N` replaces."""
+
+    min_kappa: float = _from_declaration("min_kappa")
+    """PARLEY_MIN_KAPPA: the judge's measured kappa a verdict must reach not to be marked below
+    threshold (`--min-kappa`, default 0.6)."""
+
+    labeller: str | None = None
+    """PARLEY_LABELLER: who labels conversations in the app (default: the login name)."""
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """PARLEY_LOG_LEVEL: how much goes to parley.log beside the database."""
@@ -84,6 +93,16 @@ class Settings(BaseModel):
     def db_path(self) -> Path:
         """The database file: PARLEY_DB, else sessions/parley.db under the current directory."""
         return self.db if self.db else Path.cwd() / DEFAULT_DB_PATH
+
+    @property
+    def labeller_name(self) -> str:
+        """Who labels in the app: PARLEY_LABELLER, else the login name (`me` when there is none)."""
+        if self.labeller and self.labeller.strip():
+            return self.labeller.strip()
+        try:
+            return getpass.getuser() or "me"
+        except (OSError, KeyError):  # no login name (a container without one)
+            return "me"
 
     @property
     def token(self) -> str | None:

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -153,6 +153,9 @@ class FakeOpenAIServer:
         """Requests waiting for `release_requests()` now (see `hold_requests`)."""
         self._counter = 0
         self._lock = threading.Lock()
+        # A scripted judge: with the script empty, the step this returns for a request's body
+        # (its model, its messages), before `default`; None from it falls through to `default`.
+        self.responder: Callable[[dict[str, Any]], Step | None] | None = None
         self.app = self._build_app()
 
     # script helpers
@@ -201,6 +204,7 @@ class FakeOpenAIServer:
         self.context_tokens = None
         self.chars_per_token = 4.0
         self.refused_for_length = 0
+        self.responder = None
 
     def prompt_tokens(self, body: dict[str, Any]) -> int:
         """The prompt's length as this server counts it: characters of every message's text and
@@ -214,11 +218,13 @@ class FakeOpenAIServer:
         return int(chars / self.chars_per_token) + 4 * len(body.get("messages", []))
 
     # the app
-    def _next_step(self) -> Step:
+    def _next_step(self, body: dict[str, Any]) -> Step:
         try:
             return self.script.popleft()
         except IndexError:
-            return self.default
+            pass
+        answered = self.responder(body) if self.responder is not None else None
+        return answered if answered is not None else self.default
 
     async def _pause(self, seconds: float) -> None:
         # in small steps, so that stopping the server ends a hang at once
@@ -299,7 +305,7 @@ class FakeOpenAIServer:
                 )
             if self.storm_share and self._in_storm():
                 return _error(self.storm_status, "rate limited (storm)", {"Retry-After": self.storm_retry_after})
-            step = self._next_step()
+            step = self._next_step(body)
             if self.fixed_delay_ms:
                 await self._pause(self.fixed_delay_ms / 1000)
             if isinstance(step, Hang):

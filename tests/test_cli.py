@@ -20,6 +20,7 @@ EXPECTED_COMMANDS = [
     "batches",
     "compare",
     "rescore",
+    "judge",
     "profiles",
     "sessions",
     "rules",

@@ -53,7 +53,9 @@ def test_each_file_a_page_writes_is_used_by_one_of_its_commands():
                 continue
             file = str(block.file_name)
             first = file.split("/")[0]
-            imported = file.endswith(".py") and re.search(rf"\b(from|import) {re.escape(file[:-3])}\b", code)
+            module = re.escape(file[:-3])
+            # a module imported by the page's code, or named as parley names Python code: `python:MODULE:NAME`, `MODULE:NAME`
+            imported = file.endswith(".py") and re.search(rf"\b(from|import) {module}\b|\b{module}:\w", code + " " + used)
             assert file in used or f"{first}/" in used or imported, f"{block.where}: {file} is written but nothing on the page uses it"
 
 

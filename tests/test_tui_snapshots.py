@@ -233,3 +233,22 @@ def test_batches_pane_after_an_offline_batch(snap_compare, db_path, tmp_path):
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
     finally:
         monkeypatch.undo()
+
+
+def test_labelling_a_conversation_at_80x24(snap_compare, stored, monkeypatch):
+    """The labelling screen over a batch conversation, one item labelled: the items under the transcript."""
+    monkeypatch.setenv("PARLEY_LABELLER", "alice")
+
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        table = pilot.app.query_one("#sessions-table")
+        row = next(i for i in range(table.row_count) if table.full_row(i)[1] == "batch")
+        table.focus()
+        table.move_cursor(row=row)
+        await pilot.press("L")
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        freeze_cursors(pilot.app)
+
+    assert snap_compare(make_app(initial_pane="sessions"), terminal_size=(80, 24), run_before=run_before)

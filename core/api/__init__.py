@@ -29,7 +29,20 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.bots import AsyncTools, PythonBotError, Tools
     from parley.core.errors import ConfigError, ParleyError, ProfileError
-    from parley.core.evaluation import BatchSummary, Interval
+    from parley.core.evaluation import (
+        BatchSummary,
+        CheckAnswer,
+        CheckedConversation,
+        Customer,
+        FinalState,
+        Interval,
+        Message,
+        RowChange,
+        ToolUse,
+        failed,
+        not_applicable,
+        passed,
+    )
     from parley.core.library import (
         BatchSession,
         BotArg,
@@ -55,6 +68,7 @@ if TYPE_CHECKING:
         ConversationSpec,
         Expectations,
         JudgeSpec,
+        PythonCheck,
         RecordChange,
         ToolCallRecord,
         Verdict,
@@ -76,6 +90,16 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CheckAnswer",
+    "CheckedConversation",
+    "Customer",
+    "FinalState",
+    "Message",
+    "RowChange",
+    "ToolUse",
+    "failed",
+    "not_applicable",
+    "passed",
     "AsyncTools",
     "BatchSession",
     "BatchSummary",
@@ -92,6 +116,7 @@ __all__ = [
     "JudgeSpec",
     "ParleyError",
     "ProfileError",
+    "PythonCheck",
     "PythonBotError",
     "Refused",
     "Rule",

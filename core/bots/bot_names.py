@@ -27,6 +27,7 @@ from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MAX
 from parley.core.errors import ConfigError
 from parley.core.models import OFFLINE, ChatModel, parse_model_name
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS
+from parley.core.records import GenerateConfig
 
 BotKind = Literal["model", "prompt", "rasa", "taskyto", "http", "python"]
 CONNECTOR_KINDS: dict[str, BotKind] = {"rasa": "rasa", "taskyto": "taskyto", "http": "http"}
@@ -149,18 +150,20 @@ def build_bot(
     *,
     env: Mapping[str, str] | None = None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    config: GenerateConfig | None = None,
 ) -> Bot:
     """The bot `spec` names; `chat_model(name)` gives the model of a model or prompt bot, whose
-    prompts are condensed to `context_tokens`."""
+    prompts are condensed to `context_tokens` and whose requests carry `config` (the generation
+    settings given for the bot; a connector or a Python bot has no model of parley's to send them to)."""
     if spec.kind == "model":
         from parley.core.bots.world_bot import WorldBot
 
-        return WorldBot(world_bot_model(spec.target, chat_model), context_tokens=context_tokens)
+        return WorldBot(world_bot_model(spec.target, chat_model), config=config, context_tokens=context_tokens)
     if spec.kind == "prompt":
         from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
 
         assert spec.prompt is not None
-        return PromptBot(chat_model(spec.target), PromptTemplate.read(spec.prompt), context_tokens=context_tokens)
+        return PromptBot(chat_model(spec.target), PromptTemplate.read(spec.prompt), config=config, context_tokens=context_tokens)
     if spec.kind == "python":
         from parley.core.bots.python_bot import PythonBot
 

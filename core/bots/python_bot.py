@@ -28,14 +28,10 @@ it. The REST service refuses these bots unless its operator allows them
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import importlib
 import inspect
 import json
 import logging
-import os
 import reprlib
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -46,6 +42,7 @@ from parley.core.bots.bot_loop import BotLoop
 from parley.core.bots.connectors.base import DEFAULT_CALL_TIMEOUT_S, EXCERPT_CHARS, excerpt
 from parley.core.bots.python_tools import AsyncTools, Tools
 from parley.core.errors import ConfigError, ParleyError
+from parley.core.python_code import import_target, in_daemon_thread, split_target, user_frame
 from parley.core.records import ChatMessage, ToolCall, ToolCallRecord
 
 __all__ = ["PYTHON_FORM", "PythonBot", "PythonBotError", "python_bot_name", "split_python_target"]
@@ -53,34 +50,13 @@ __all__ = ["PYTHON_FORM", "PythonBot", "PythonBotError", "python_bot_name", "spl
 log = logging.getLogger("parley.bots.python_bot")
 
 PYTHON_FORM = "python:PACKAGE.MODULE:NAME"
+_FORM = f"a Python bot is named {PYTHON_FORM}, e.g. python:mybots.support:reply"
 EXTRAS = ("customer_id", "tools")
 """Parameters a Python bot gets when it declares them by name."""
 _INSTANCE = "python_bot_instance"
 _shown = reprlib.Repr()
 _shown.maxstring = 80
 _shown.maxother = 80
-
-
-_PARLEY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # parley's engine (the bot's tools are here)
-_LIBRARIES = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
-
-
-def user_frame(exc: BaseException) -> str | None:
-    """Where in the user's own code `exc` was raised: the innermost frame of its traceback that is
-    neither parley's nor an installed library's nor Python's (`my_bot.py:12, in answer`, relative
-    to the working folder when it is under it); None when there is none."""
-    found = None
-    tb = exc.__traceback__
-    while tb is not None:
-        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        if not path.startswith((_PARLEY + os.sep, *(p + os.sep for p in _LIBRARIES))) and not path.startswith("<"):
-            found = (path, tb.tb_lineno, tb.tb_frame.f_code.co_name)
-        tb = tb.tb_next
-    if found is None:
-        return None
-    path, line, function = found
-    shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
-    return f"{shown}:{line}, in {function}"
 
 
 class PythonBotError(ParleyError):
@@ -91,14 +67,7 @@ class PythonBotError(ParleyError):
 def split_python_target(name: str) -> tuple[str, str]:
     """(module, attribute path) of `python:MODULE:NAME` (the `python:` prefix optional); ConfigError
     naming the form when it is not one. Nothing is imported."""
-    target = name.removeprefix("python:").strip()
-    module, sep, attribute = target.partition(":")
-    module, attribute = module.strip(), attribute.strip()
-    if not sep or not module or not attribute:
-        raise ConfigError(f"{name!r}: a Python bot is named {PYTHON_FORM}, e.g. python:mybots.support:reply")
-    if not all(part.isidentifier() for part in module.split(".")):
-        raise ConfigError(f"{name!r}: {module!r} is not a module name (dotted Python identifiers, as in `import {module}`)")
-    return module, attribute
+    return split_target(name, form=_FORM)
 
 
 def python_bot_name(obj: object) -> str:
@@ -114,28 +83,7 @@ def _describe(value: object) -> str:
 
 def _import(name: str) -> object:
     """The object `python:MODULE:NAME` names, imported (see the module doc); ConfigError, one line."""
-    module_name, attribute = split_python_target(name)
-    here = os.getcwd()
-    if here not in sys.path and "" not in sys.path:
-        sys.path.insert(0, here)  # `python:mybot:reply` finds ./mybot.py, as `python -m` would
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or module_name
-        where = "" if missing == module_name else f" (it needs {missing}, which is not installed)"
-        raise ConfigError(f"{name}: cannot import the module {module_name}{where}: looked in {here} and on sys.path") from None
-    except Exception as exc:  # the module's own code failed: it is the user's code, said in one line
-        log.error("importing %s for the bot %s failed", module_name, name, exc_info=exc)
-        raise ConfigError(f"{name}: importing {module_name} raised {_exception_text(exc)} (the traceback is in parley.log)") from None
-    value: object = module
-    for part in attribute.split("."):
-        if part == "<locals>":
-            raise ConfigError(f"{name}: {attribute} is defined inside a function and cannot be imported by name")
-        try:
-            value = getattr(value, part)
-        except AttributeError:
-            raise ConfigError(f"{name}: the module {module_name} has no {attribute!r}") from None
-    return value
+    return import_target(name, form=_FORM, what="the bot", exception_text=_exception_text)
 
 
 def _exception_text(exc: BaseException) -> str:
@@ -172,38 +120,6 @@ def _parameters(call: Callable[..., Any], name: str, *, method: bool = False) ->
             f"{name} cannot be called with the conversation so far ({exc}): it takes the messages, and may declare {' and '.join(EXTRAS)}"
         ) from None
     return extras
-
-
-async def in_daemon_thread(fn: Callable[[], Any], *, thread_name: str) -> Any:
-    """`fn()` in a daemon thread of its own, awaited: the loop goes on meanwhile, and a call that
-    never returns keeps nobody waiting at exit (asyncio.to_thread's pool threads are joined at
-    exit). The caller's context variables go with it, as with asyncio.to_thread."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(ok: bool, value: Any) -> None:
-        if future.done():  # it timed out or was cancelled meanwhile
-            return
-        if ok:
-            future.set_result(value)
-        else:
-            future.set_exception(value)
-
-    def work() -> None:
-        try:
-            result = context.run(fn)
-        except BaseException as exc:  # noqa: BLE001 - everything the bot's code raises goes back to the loop
-            outcome: tuple[bool, Any] = (False, exc)
-        else:
-            outcome = (True, result)
-        try:
-            loop.call_soon_threadsafe(settle, *outcome)
-        except RuntimeError:  # the loop is closed: nobody waits for this call any more
-            log.warning("%s finished after its conversation's loop had closed", thread_name)
-
-    threading.Thread(target=work, name=thread_name, daemon=True).start()
-    return await future
 
 
 class PythonBot:

@@ -61,6 +61,7 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec(name="metrics", usage="/metrics", summary="Tokens, tool calls and latency of this session"),
         CommandSpec(name="reset", usage="/reset", summary="Clear the conversation and restore the world's data"),
         CommandSpec(name="export", usage="/export", summary="Save the conversation as a timestamped JSON file"),
+        CommandSpec(name="playbook", usage="/playbook", summary="Save the conversation as a playbook to edit and run: the chat as a test"),
         CommandSpec(name="help", usage="/help", summary="Show this help"),
         CommandSpec(name="exit", usage="/exit", summary="End this chat (it stays saved); ctrl+n starts a new one"),
         CommandSpec(name="quit", usage="/quit", summary="Quit parley"),

@@ -321,6 +321,21 @@ class ChatSession:
         path = await self.export()
         return CommandResult(kind="text", command="/export", text=f"Conversation exported to {path}", path=str(path))
 
+    async def _cmd_playbook(self, arg: str) -> CommandResult:
+        if not self.transcript:
+            return CommandResult(
+                kind="error",
+                command="/playbook",
+                text="Nothing was said yet: a playbook is made of the customer's lines and the bot's answers.",
+            )
+        path = await self.write_playbook()
+        return CommandResult(
+            kind="text",
+            command="/playbook",
+            text=f"Playbook written to {path}: edit its expectations, then `parley run` it.",
+            path=str(path),
+        )
+
     async def _cmd_help(self, arg: str) -> CommandResult:
         return help_result(self.commands)
 
@@ -357,6 +372,19 @@ class ChatSession:
         stamp = record.exported_at.strftime("%Y%m%d-%H%M%S")
         return await asyncio.to_thread(write_new_json, self.export_dir, f"chat-{stamp}", text)
 
+    async def write_playbook(self) -> pathlib.Path:
+        """Write the chat so far as a playbook (parley.core.reports.chat_playbook) to
+        `<export_dir>/playbooks/chat_<id>.yaml` (`-2`... beside an earlier one); returns the path."""
+        record = self.snapshot()
+
+        def write() -> pathlib.Path:
+            from parley.core.reports import chat_playbook
+
+            name, text = chat_playbook(record, record.exported_at)
+            return write_new_json(self.export_dir / "playbooks", name, REDACTOR.redact(text), suffix=".yaml")
+
+        return await asyncio.to_thread(write)
+
     async def aclose(self) -> None:
         if not self.closed:
             self.closed = True
@@ -372,12 +400,12 @@ class ChatSession:
         await self.aclose()
 
 
-def write_new_json(directory: pathlib.Path, stem: str, text: str) -> pathlib.Path:
-    """Write to stem.json, or stem-2.json... if it exists (two exports in one second)."""
+def write_new_json(directory: pathlib.Path, stem: str, text: str, *, suffix: str = ".json") -> pathlib.Path:
+    """Write to stem.json (or `suffix`), or stem-2.json... if it exists (two exports in one second)."""
     directory.mkdir(parents=True, exist_ok=True)
     n = 1
     while True:
-        path = directory / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
+        path = directory / (f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}")
         try:
             with path.open("x", encoding="utf-8") as fh:
                 fh.write(text)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         prepare_resume,
         prepare_specs,
     )
+    from parley.core.engine.calibration_run import JudgedProgress, calibrate_judges
     from parley.core.engine.dry_run import DryRun, estimate_batch
     from parley.core.engine.harness import Limits
     from parley.core.engine.reachability import (
@@ -43,6 +44,7 @@ __all__ = [
     "EndpointCheckFailed",
     "EndpointFacts",
     "InvalidInputs",
+    "JudgedProgress",
     "Limits",
     "NotRun",
     "NothingToRerun",
@@ -53,6 +55,7 @@ __all__ = [
     "TooManyConversations",
     "UnreachableEndpoint",
     "WorldTemplates",
+    "calibrate_judges",
     "estimate_batch",
     "load_batch_rules",
     "prepare_batch",

@@ -386,6 +386,7 @@ async def _evaluate(conversation: Conversation, spec: ConversationSpec, bot: Bat
         receives_context=bot is None or bot.uses_world,
         has_tools=bot is None or not isinstance(bot.inner, PromptBot),
         bot_name=_name(bot),
+        limits=models.check_limits,
     )
 
 

@@ -95,7 +95,7 @@ async def prepare_rerun(
         {"pairs": pairs, "only": sorted({spec_id for spec_id, _ in pairs}), "rerun": list(selections), "replay_of": None, **(update or {})},
         models or {},
     )
-    batch_models = BatchModels(options.models, store=store, cache=options.cache)
+    batch_models = BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if not dry_run:
         batch_models.check_keys()
@@ -203,7 +203,7 @@ async def _replay(
         {"pairs": planned, "only": None, "replay_of": source_id, **lineage, **(update or {})},
         {**(models or {}), "user": REPLAY_USER},
     )
-    batch_models = BatchModels(options.models, store=store, cache=options.cache)
+    batch_models = BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     record, preflight = await check_and_store(
         store, _child_record(parent, options), plan.specs, batch_models, planned=len(planned), dry_run=dry_run

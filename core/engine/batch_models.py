@@ -25,32 +25,57 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from parley.core.bots import Bot, BotSpec, build_bot, declared_fallback, parse_bot_spec
 from parley.core.engine.reachability import PreflightReport, Target, run_preflight
-from parley.core.errors import ParleyError
-from parley.core.evaluation import CriteriaJudge, CriteriaJudgement, Criterion, Judge, LLMJudge, OfflineJudge
+from parley.core.errors import ConfigError, ParleyError, PythonCodeRefused
+from parley.core.evaluation import (
+    CalibrationPolicy,
+    CriteriaJudge,
+    CriteriaJudgement,
+    Criterion,
+    Judge,
+    Jury,
+    LLMJudge,
+    OfflineJudge,
+    judge_generation,
+    judge_prompt_version,
+    jurors_of,
+    policy_for,
+)
 from parley.core.models import OFFLINE, ChatModel, ChatModelBase, RetryEvent, get_model, parse_model_name, rate_limit_deadline
 from parley.core.prompts import context_tokens
 from parley.core.records import (
     BatchOptions,
+    CheckLimits,
     CheckResult,
     Conversation,
     ConversationSpec,
     GenerateConfig,
+    JudgeKey,
     JudgeResult,
+    ModelPrice,
     ModelReply,
     ModelRequest,
     RoleModels,
 )
-from parley.core.settings import settings
-from parley.core.store import CachedModel, Store
+from parley.core.store import CachedModel, Store, calibrations_for
 from parley.core.users import PROFILE_MODEL, REPLAY_USER, CustomerFacts, UserSimulator, make_user_simulator
 from parley.core.world import WorldDefinition
 
 DEFAULT_JUDGE_TIMEOUT_S = 90.0
+
+
+def public_endpoint(base_url: str) -> str:
+    """A base URL as a calibration records it: scheme, host, port and path, without user-info or
+    query (where credentials may be)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
 
 
 class ObservedModel(ChatModelBase):
@@ -90,12 +115,14 @@ class _ObservedStream:
 
 
 class BoundedJudge:
-    """A judge with a time limit of its own: past it, a judge error (no score)."""
+    """A judge with a time limit of its own: past it, a judge error (no score). It carries the
+    batch's `calibration` policy, which evaluation marks the judge's verdicts with."""
 
-    def __init__(self, inner: Judge, timeout_s: float) -> None:
+    def __init__(self, inner: Judge, timeout_s: float, *, calibration: CalibrationPolicy | None = None) -> None:
         self.inner = inner
         self.timeout_s = timeout_s
         self.name = str(getattr(inner, "name", type(inner).__name__))
+        self.calibration = calibration
 
     async def judge(self, conversation: Conversation, spec: ConversationSpec, checks: Sequence[CheckResult]) -> JudgeResult:
         try:
@@ -141,14 +168,21 @@ class BatchModels:
         judge_timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S,
         env: Any = None,
         bot: Bot | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
+        check_limits: CheckLimits | None = None,
+        python_refusal: Callable[[str], str] | None = None,
     ) -> None:
         """`bot`: the bot under test itself, when it is not built from its name (`models.bot`
-        still names it, for the record)."""
+        still names it, for the record); `prices`: the batch's `--price`s, by model name;
+        `check_limits`: the batch's `--limit`s, which the judging applies; `python_refusal`: why
+        a check written in Python may not be imported here (the service's refusal, given the
+        check's name), None when it may."""
         # ConfigError for a name that is not one (a bad connector spec or prompt file too)
         self.bot_spec: BotSpec = parse_bot_spec(
             models.bot, bot_prompt=models.bot_prompt, timeout_s=models.bot_timeout_s, max_reply_bytes=models.bot_max_reply_bytes
         )
-        parse_model_name(models.judge)
+        for judge in jurors_of(models.judge) or [models.judge]:
+            parse_model_name(judge)
         if models.user not in (PROFILE_MODEL, REPLAY_USER):
             parse_model_name(models.user)
         if cache and store is None:
@@ -158,16 +192,32 @@ class BatchModels:
         self.cache = cache
         self.judge_timeout_s = judge_timeout_s
         self.env = env
+        self.prices = dict(prices or {})
+        self.check_limits = check_limits
+        self.python_refusal = python_refusal
         self._models: dict[tuple[str, str], ChatModel] = {}
         self._cached: list[CachedModel] = []
         self._bot: Bot | None = bot
         self._judge: Judge | None = None
+        self.calibration: CalibrationPolicy | None = None
+        """What was measured of the judge, marking its verdicts (`load_calibration`)."""
         self._on_retry: Any = None
         self._on_success: Any = None
         self.retries = 0
         self.rate_limited = 0
         self.reported_context: dict[str, int] = {}
         """Role -> the context length its endpoint reported at the check before launch (`preflight`)."""
+
+    @classmethod
+    def for_batch(cls, options: BatchOptions, *, store: Store | None = None, **kwargs: Any) -> BatchModels:
+        """The models of a batch with these options: its roles, reply cache, prices and the
+        judge's time limit (the conversation's)."""
+        kwargs.setdefault("judge_timeout_s", options.timeout_s)
+        return cls(options.models, store=store, cache=options.cache, prices=options.prices, check_limits=options.limits, **kwargs)
+
+    def generation(self, role: str) -> GenerateConfig | None:
+        """The generation settings given for `role` (`--gen`), None when none was."""
+        return self.names.generation.get(role)
 
     # -- wiring to the adaptive limit ----------------------------------------------------------
 
@@ -195,7 +245,7 @@ class BatchModels:
         key = (name, role)
         model = self._models.get(key)
         if model is None:
-            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env)
+            raw = get_model(name, role=role, on_retry=self._retry_heard, env=self.env, prices=self.prices)
             model = ObservedModel(raw, self._success_heard)
             if self.cache:
                 assert self.store is not None
@@ -218,7 +268,11 @@ class BatchModels:
         """The bot under test, built once: the order bot, a prompt bot or a connector."""
         if self._bot is None:
             self._bot = build_bot(
-                self.bot_spec, lambda name: self.chat_model(name, "bot"), env=self.env, context_tokens=self.context_tokens("bot")
+                self.bot_spec,
+                lambda name: self.chat_model(name, "bot"),
+                env=self.env,
+                context_tokens=self.context_tokens("bot"),
+                config=self.generation("bot"),
             )
         return self._bot
 
@@ -231,31 +285,75 @@ class BatchModels:
         bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
             return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback, world=world, customer=customer)
-        from parley.core.users import LLMUser
+        from parley.core.users import LLMUser, profile_generation
 
+        config = profile_generation(spec).overlaid(self.generation("user"))
         return LLMUser(
             spec,
             self.chat_model(name, "user"),
+            config=config,
             bot_fallback=bot_fallback,
             context_tokens=self.context_tokens("user"),
             world=world,
             customer=customer,
         )
 
+    def _llm_judge(self, name: str) -> LLMJudge:
+        return LLMJudge(
+            self.chat_model(name, "judge"),
+            config=judge_generation(self.generation("judge")),
+            context_tokens=self.context_tokens("judge"),
+        )
+
     def judge(self) -> Judge:
+        """The batch's judge, built once: offline, a model, or a jury of models (`jury:A,B,C`),
+        under its time limit and with the batch's calibration policy."""
         if self._judge is None:
             name = self.names.judge
-            inner: Judge = (
-                OfflineJudge()
-                if name == OFFLINE
-                else LLMJudge(
-                    self.chat_model(name, "judge"),
-                    config=GenerateConfig(temperature=0.0, max_tokens=settings().judge_max_tokens),
-                    context_tokens=self.context_tokens("judge"),
-                )
-            )
-            self._judge = BoundedJudge(inner, self.judge_timeout_s)
+            jurors = jurors_of(name)
+            inner: Judge
+            if jurors is not None:
+                inner = Jury([self._llm_judge(juror) for juror in jurors])
+            else:
+                inner = OfflineJudge() if name == OFFLINE else self._llm_judge(name)
+            self._judge = BoundedJudge(inner, self.judge_timeout_s, calibration=self.calibration)
         return self._judge
+
+    def judge_key(self) -> JudgeKey | None:
+        """What the judge is for calibration: its model (or jury), the endpoint(s) it is called
+        at (without credentials), parley's judge prompt version and its generation settings;
+        None for the offline judge."""
+        name = self.names.judge
+        if name == OFFLINE:
+            return None
+        endpoints = []
+        for juror in jurors_of(name) or [name]:
+            try:
+                endpoints.append(public_endpoint(parse_model_name(juror).resolve(self.env, role="judge").base_url))
+            except ConfigError:  # its base URL is not set: the check before launch says so
+                endpoints.append("?")
+        judge = self.judge()
+        inner = getattr(judge, "inner", judge)
+        first = inner.jurors[0] if isinstance(inner, Jury) else inner
+        config = getattr(first, "config", None)
+        return JudgeKey(
+            model=name,
+            endpoint=",".join(endpoints),
+            prompt_version=judge_prompt_version(),
+            generation=config.model_dump(exclude_none=True) if config is not None else {},
+        )
+
+    async def load_calibration(self, *, min_kappa: float, require: bool) -> CalibrationPolicy | None:
+        """Read what was measured of this judge (the store's calibrations of its key) into the
+        policy its verdicts are marked with; None (nothing to mark) for the offline judge."""
+        key = self.judge_key()
+        if key is None:
+            return None
+        measured = await asyncio.to_thread(calibrations_for, self.store, key) if self.store is not None else []
+        self.calibration = policy_for(key, measured, min_kappa=min_kappa, require=require)
+        if isinstance(self._judge, BoundedJudge):
+            self._judge.calibration = self.calibration
+        return self.calibration
 
     async def aclose(self) -> None:
         """Close what the bot holds open (a connector's HTTP client); the shared model clients
@@ -278,8 +376,9 @@ class BatchModels:
                     wanted[("user", spec.llm.qualified_model)] = None
         elif self.names.user not in (OFFLINE, REPLAY_USER):
             wanted[("user", self.names.user)] = None
-        if self.names.judge != OFFLINE:
-            wanted[("judge", self.names.judge)] = None
+        for judge in jurors_of(self.names.judge) or [self.names.judge]:
+            if judge != OFFLINE:
+                wanted[("judge", judge)] = None
         return list(wanted)
 
     def check_keys(self, specs: Iterable[ConversationSpec] = ()) -> None:
@@ -293,6 +392,7 @@ class BatchModels:
             check = getattr(model, "check", None)
             if callable(check):
                 check()
+        self.load_python_checks(specs)
         bot = self.bot() if self.bot_spec.kind in ("prompt", "http", "rasa", "taskyto", "python") else None  # a Python bot's import, now
         check = getattr(bot, "check", None)
         if callable(check):
@@ -303,6 +403,16 @@ class BatchModels:
 
             check_prompt_variables(template, specs, datetime.date.today())
 
+    def load_python_checks(self, specs: Iterable[ConversationSpec]) -> None:
+        """Import every check written in Python the specs ask for, now, once (ConfigError naming
+        the first that cannot be); PythonCodeRefused first when this process may not run them."""
+        from parley.core.evaluation import load_python_checks, python_check_targets
+
+        targets = python_check_targets(specs)
+        if targets and self.python_refusal is not None:
+            raise PythonCodeRefused(self.python_refusal(targets[0]))
+        load_python_checks(specs)
+
     def check_budget(self, budget_usd: float | None, specs: Iterable[ConversationSpec] = ()) -> None:
         """ConfigError when a batch with a budget uses a model whose price parley does not know:
         its cost could not be measured, so the budget could not stop it."""
@@ -311,11 +421,13 @@ class BatchModels:
         from parley.core.errors import ConfigError
         from parley.core.models import price_for
 
-        unpriced = [f"the {role}'s {name}" for role, name in self.endpoints(specs) if price_for(name) is None]
+        unpriced = [(role, name) for role, name in self.endpoints(specs) if price_for(name, self.prices) is None]
         if unpriced:
+            named = ", ".join(f"the {role}'s {name}" for role, name in unpriced)
             raise ConfigError(
-                f"--budget needs every model's price, and the price table does not know {', '.join(unpriced)}: "
-                "the cost could not be measured (run without --budget, or use a priced model)"
+                f"--budget needs every model's price, and the price table does not know {named}: the cost could not be "
+                f"measured (give it: --price {unpriced[0][1]}=INPUT/OUTPUT in USD per million tokens, =0 for a free one; "
+                "or run without --budget)"
             )
 
     def reachability_targets(self, specs: Iterable[ConversationSpec] = ()) -> list[Target]:
@@ -368,7 +480,7 @@ class BatchModels:
         if "bot" in self.reported_context and self.bot_spec.kind in ("model", "prompt"):
             self._bot = None
         if "judge" in self.reported_context:
-            self._judge = None
+            self._judge = None  # built again with the same calibration policy
         return report
 
     def with_reported_context(self, options: BatchOptions) -> BatchOptions:

@@ -169,7 +169,7 @@ async def prepare_batch(
     user's any() items are not generated, no endpoint is probed), nothing is stored.
     """
     batch_id = uuid.uuid4().hex
-    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    models = models or BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     loaded = await _load_sources(store, sources, options, models, scope=batch_id, dry_run=dry_run)
     specs = loaded.specs
@@ -215,7 +215,7 @@ async def prepare_specs(
     the source `python` (it has no files to resume from). The checks are prepare_batch's: the
     models' keys (a Python bot's import), the budget, the check before launch. An open-ended
     batch may start with no spec at all (BatchRunner.submit adds them)."""
-    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    models = models or BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     record = BatchRecord(sources=[PYTHON_SOURCE], options=options)
     prepared = await _checked_and_stored(store, record, list(specs), models, dry_run, None, rules)
@@ -257,12 +257,19 @@ async def _launch_warnings(specs: Sequence[ConversationSpec], options: BatchOpti
 
 
 async def prepare_resume(
-    store: Store, batch_ref: str = "latest", *, models: BatchModels | None = None, budget_usd: float | None = None, dry_run: bool = False
+    store: Store,
+    batch_ref: str = "latest",
+    *,
+    models: BatchModels | None = None,
+    budget_usd: float | None = None,
+    dry_run: bool = False,
+    python_refusal: Callable[[str], str] | None = None,
 ) -> PreparedBatch:
     """Re-plan a stored batch (id, unique id prefix, `latest`, `latest~N`) from its stored
     sources and options; the (spec_id, trial) pairs already completed are skipped when it runs.
     `budget_usd` replaces the batch's budget (a batch stopped at its budget goes on with more).
-    `dry_run`: plan only (no key needed, nothing changed in the store)."""
+    `dry_run`: plan only (no key needed, nothing changed in the store). `python_refusal`: why a
+    check written in Python may not be imported here (the service's), None when it may."""
     ref = (batch_ref or "latest").strip()
     if not await asyncio.to_thread(store.count_batches):
         raise ParleyError("there is no batch to resume in this database; start one with `parley run PATH`")
@@ -274,10 +281,10 @@ async def prepare_resume(
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
     if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
-        prepared = await resume_rescore(store, batch)
+        prepared = await resume_rescore(store, batch, python_refusal=python_refusal)
         prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)
         return prepared
-    models = models or BatchModels(options.models, store=store, cache=options.cache)
+    models = models or BatchModels.for_batch(options, store=store, python_refusal=python_refusal)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
     if options.replay_of is not None:  # a replay: its plan is its parent's stored conversations
         plan = await asyncio.to_thread(load_replay, store, options.replay_of)
@@ -414,7 +421,7 @@ class BatchRunner:
         self.options = options
         if models is None and options.rescore_of is not None:
             models = rescore_models(options, store)  # a re-score calls its judge alone
-        self.models = models or BatchModels(options.models, store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
+        self.models = models or BatchModels.for_batch(options, store=store)
         self.limits = Limits(max_turns=options.max_turns, timeout_s=options.timeout_s)
         self.grace_s = grace_s
         self.stream_transcripts = stream_transcripts
@@ -644,6 +651,8 @@ class BatchRunner:
         if prepared.rescores:
             self._stored = ReadAhead(self.store, [run.rescore_of for run in prepared.pending() if run.rescore_of is not None])
         await self._initial_counts()
+        # what was measured of the judge marks its verdicts (and, --require-calibrated, which count)
+        await self.models.load_calibration(min_kappa=self.options.min_kappa, require=self.options.require_calibrated)
         started_at = prepared.batch.started_at or _now()
         await asyncio.to_thread(
             self.store.update_batch, self.batch_id, status="running", started_at=started_at, finished_at=None, error=None

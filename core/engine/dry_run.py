@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -32,7 +32,7 @@ from parley.core.bots import DEFAULT_MAX_TOOL_ROUNDS, parse_bot_spec
 from parley.core.engine.batch_plan import PlannedRun, PreparedBatch
 from parley.core.evaluation import criteria_of
 from parley.core.models import OFFLINE, price_for
-from parley.core.records import ConversationSpec
+from parley.core.records import ConversationSpec, ModelPrice
 from parley.core.specs import judge_steps
 from parley.core.store import JUDGE_ROLE, Store, measured_usage
 from parley.core.users import PROFILE_MODEL, REPLAY_USER
@@ -116,8 +116,8 @@ def _growing_input(calls_per_turn: int, turns: int, system: int) -> int:
     return sum(calls_per_turn * (system + 2 * turn * MESSAGE_TOKENS) for turn in range(1, turns + 1))
 
 
-def _price(model: str, input_tokens: float, output_tokens: float) -> float | None:
-    price = price_for(model)
+def _price(model: str, input_tokens: float, output_tokens: float, prices: Mapping[str, ModelPrice]) -> float | None:
+    price = price_for(model, prices)
     return None if price is None else price.cost(int(round(input_tokens)), int(round(output_tokens)))
 
 
@@ -134,8 +134,9 @@ def _estimate(
     kind: RoleKind,
     runs: Sequence[PlannedRun],
     per_run: Sequence[tuple[int, int, int]],
+    prices: Mapping[str, ModelPrice],
 ) -> RoleEstimate:
-    """`per_run`: (calls, input tokens, output tokens) at most for each run."""
+    """`per_run`: (calls, input tokens, output tokens) at most for each run; `prices`: the batch's `--price`s."""
     calls = sum(c for c, _, _ in per_run)
     inp = sum(i for _, i, _ in per_run)
     out = sum(o for _, _, o in per_run)
@@ -150,8 +151,8 @@ def _estimate(
         calls_at_most=calls,
         input_tokens_at_most=inp,
         output_tokens_at_most=out,
-        cost_at_most_usd=_price(model, inp, out),
-        priced=price_for(model) is not None,
+        cost_at_most_usd=_price(model, inp, out, prices),
+        priced=price_for(model, prices) is not None,
     )
     history = _measured(store, role, model) if store is not None else {}
     wanted = {run.spec.spec_id for run in runs}
@@ -166,7 +167,7 @@ def _estimate(
         for i, value in enumerate(means.get(run.spec.spec_id, fallback)):
             totals[i] += value
     estimate.expected_calls, estimate.expected_input_tokens, estimate.expected_output_tokens = totals
-    estimate.expected_cost_usd = _price(model, totals[1], totals[2])
+    estimate.expected_cost_usd = _price(model, totals[1], totals[2], prices)
     estimate.measured_conversations = n
     estimate.measured_specs = len(measured)
     return estimate
@@ -220,7 +221,7 @@ def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRu
         (turns * rounds if bot_kind == "llm" else turns, _growing_input(rounds, turns, system), turns * rounds * REPLY_TOKENS["bot"])
         for turns in limits
     ]
-    roles = [_estimate(store, "bot", bot_model or models.bot, bot_kind, runs, bot_runs)]
+    roles = [_estimate(store, "bot", bot_model or models.bot, bot_kind, runs, bot_runs, options.prices)]
 
     # The user: one model per conversation (a profile's own with --user profile).
     by_user: dict[str, list[int]] = {}
@@ -237,11 +238,11 @@ def estimate_batch(prepared: PreparedBatch, store: Store | None = None) -> DryRu
         ]
         if kind != "llm":
             per_run = [(0, 0, 0) for _ in indexes]
-        roles.append(_estimate(store, "user", name, kind, [runs[i] for i in indexes], per_run))
+        roles.append(_estimate(store, "user", name, kind, [runs[i] for i in indexes], per_run, options.prices))
 
     judge_kind: RoleKind = "offline" if models.judge == OFFLINE else "llm"
     judge_runs = [_judging(run, turns) if judge_kind == "llm" else (0, 0, 0) for run, turns in zip(runs, limits, strict=True)]
-    roles.append(_estimate(store, JUDGE_ROLE, models.judge, judge_kind, runs, judge_runs))
+    roles.append(_estimate(store, JUDGE_ROLE, models.judge, judge_kind, runs, judge_runs, options.prices))
 
     warnings = list(prepared.warnings)
     unknown = [f"{r.role} {r.model}" for r in roles if r.kind == "llm" and not r.priced]

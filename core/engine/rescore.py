@@ -23,7 +23,7 @@ customer, into a new batch that names it as its parent (`parley rescore BATCH`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,20 +34,21 @@ from parley.core.engine.batch_plan import InvalidInputs, PreparedBatch, RunKey
 from parley.core.engine.batch_rules import load_batch_rules
 from parley.core.engine.stored_copies import ReadAhead
 from parley.core.errors import ParleyError
-from parley.core.evaluation import evaluate_observed
-from parley.core.records import BatchOptions, BatchRecord, Conversation, ConversationSpec, Expectations, RoleModels, Verdict
+from parley.core.evaluation import Judge, evaluate_observed
+from parley.core.records import BatchOptions, BatchRecord, CheckLimits, Conversation, ConversationSpec, Expectations, RoleModels, Verdict
 from parley.core.rules import CompiledRule
 from parley.core.specs import load_specs_as
 from parley.core.store import Store, running_elsewhere
 
-__all__ = ["RescorePlan", "load_rescore", "prepare_rescore", "rescore_models", "rescore_planned", "resume_rescore"]
+__all__ = ["RescorePlan", "judge_again", "load_rescore", "prepare_rescore", "rescore_models", "rescore_planned", "resume_rescore"]
 
 UNMATCHED_SHOWN = 5
 
 
-def rescore_models(options: BatchOptions, store: Store | None = None) -> BatchModels:
+def rescore_models(options: BatchOptions, store: Store | None = None, *, python_refusal: Callable[[str], str] | None = None) -> BatchModels:
     """The models a re-score calls: its judge alone (its bot and customers are stored)."""
-    return BatchModels(RoleModels(judge=options.models.judge), store=store, cache=options.cache, judge_timeout_s=options.timeout_s)
+    judge_only = options.models.model_copy(update={"bot": "offline", "user": "offline", "bot_prompt": None})
+    return BatchModels.for_batch(options.model_copy(update={"models": judge_only}), store=store, python_refusal=python_refusal)
 
 
 @dataclass
@@ -114,8 +115,12 @@ async def prepare_rescore(
     cache: bool = False,
     concurrency: int | None = None,
     rules: str | Path | None = None,
+    min_kappa: float | None = None,
+    require_calibrated: bool | None = None,
 ) -> PreparedBatch:
     """Plan and store a re-score of the parent's stored conversations (see the module doc).
+    `min_kappa` and `require_calibrated` (None: the parent's) say what the judge's calibration
+    must be for its verdicts to count (parley.core.evaluation.calibration_marks).
 
     Raises, with nothing stored: ParleyError (an unknown batch, one still running, one with no
     stored conversation, --criteria-from files that make none of its specs, a rules folder that
@@ -144,10 +149,14 @@ async def prepare_rescore(
     }
     if concurrency is not None:
         update["concurrency"] = concurrency
+    if min_kappa is not None:
+        update["min_kappa"] = min_kappa
+    if require_calibrated is not None:
+        update["require_calibrated"] = require_calibrated
     options = parent.options.model_copy(update=update)
     compiled, rule_warnings = await asyncio.to_thread(_rescore_rules, options, parent, given=rules is not None)
     models = rescore_models(options, store)
-    models.check_keys()
+    models.check_keys(plan.specs)  # the judge's key; the checks written in Python, imported again
     preflight = await models.preflight(plan.specs)  # the judge's endpoint, checked before anything is stored
     record = BatchRecord(status="pending", sources=list(parent.sources), options=options, planned=len(plan.sources), parent_id=parent.id)
     await asyncio.to_thread(store.create_batch, record)
@@ -173,14 +182,14 @@ def _rescore_rules(options: BatchOptions, parent: BatchRecord, *, given: bool) -
     return load_batch_rules(options)
 
 
-async def resume_rescore(store: Store, batch: BatchRecord) -> PreparedBatch:
+async def resume_rescore(store: Store, batch: BatchRecord, *, python_refusal: Callable[[str], str] | None = None) -> PreparedBatch:
     """A stored re-score's plan again, to run what it has not yet judged (`parley run --resume`)."""
     assert batch.options.rescore_of is not None
     parent = await asyncio.to_thread(store.get_batch, batch.options.rescore_of)
     plan = await asyncio.to_thread(load_rescore, store, parent, batch.options.criteria_from)
     compiled, rule_warnings = await asyncio.to_thread(load_batch_rules, batch.options)
-    models = rescore_models(batch.options, store)
-    models.check_keys()
+    models = rescore_models(batch.options, store, python_refusal=python_refusal)
+    models.check_keys(plan.specs)
     preflight = await models.preflight(plan.specs)
     return PreparedBatch(
         batch=batch,
@@ -211,15 +220,26 @@ async def rescore_planned(
             "metadata": {**original.metadata, "rescored_from": {"batch_id": stored.batch_id, "conversation_id": original.id}},
         }
     )
-    bot = BotSpec(name=parent_bot.bot, kind=bot_kind(parent_bot.bot, bot_prompt=parent_bot.bot_prompt), target=parent_bot.bot)
     control.phase = "judging"
-    verdict = await evaluate_observed(
+    verdict = await judge_again(conversation, run.spec, judge=models.judge(), parent_bot=parent_bot, limits=models.check_limits)
+    return conversation, verdict
+
+
+async def judge_again(
+    conversation: Conversation, spec: ConversationSpec, *, judge: Judge, parent_bot: RoleModels, limits: CheckLimits | None = None
+) -> Verdict:
+    """A stored conversation judged again by `judge`, as its bot was (`parent_bot`: the models
+    of the batch it was run in): a bot without parley's World is judged on what parley saw of
+    it; `limits` are the batch's `--limit`s. No bot or customer is called (a re-score, a
+    calibration: parley.core.engine.calibration_run)."""
+    bot = BotSpec(name=parent_bot.bot, kind=bot_kind(parent_bot.bot, bot_prompt=parent_bot.bot_prompt), target=parent_bot.bot)
+    return await evaluate_observed(
         conversation,
-        run.spec,
-        judge=models.judge(),
+        spec,
+        judge=judge,
         uses_world=bot.uses_world or bool(conversation.tool_calls),
         has_tools=bot.kind != "prompt",
         bot_name=conversation.bot_model,
         receives_context=bot.uses_world,
+        limits=limits,
     )
-    return conversation, verdict

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.evaluation.agreement import agreement_share, bootstrap_kappa, cohen_kappa, confusion_matrix, kappa_of_pairs
     from parley.core.evaluation.batch_summary import (
         PASS_RATE_BASIS,
         BatchSummary,
@@ -16,6 +17,31 @@ if TYPE_CHECKING:
         PassAtK,
         ScoreStatistics,
         pass_hat_k_from_counts,
+    )
+    from parley.core.evaluation.calibration import measure_judge
+    from parley.core.evaluation.calibration_marks import (
+        CALIBRATION_DETAIL,
+        CALIBRATION_NOTE,
+        CalibrationPolicy,
+        ItemMeasure,
+        calibration_of,
+        calibration_text,
+        mark_checks,
+        marked_name,
+        policy_for,
+        score_calibration,
+    )
+    from parley.core.evaluation.check_context import (
+        CheckAnswer,
+        CheckedConversation,
+        Customer,
+        FinalState,
+        Message,
+        RowChange,
+        ToolUse,
+        failed,
+        not_applicable,
+        passed,
     )
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
@@ -37,9 +63,20 @@ if TYPE_CHECKING:
     from parley.core.evaluation.criteria_judge import CriteriaJudge, LLMCriteriaJudge
     from parley.core.evaluation.criteria_prompt import criteria_messages
     from parley.core.evaluation.intervals import Interval, bootstrap_pass_hat_k, stats_seed, wilson_interval
-    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge
+    from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, Judge, LLMJudge, OfflineJudge, judge_generation
+    from parley.core.evaluation.judge_version import judge_prompt_version
+    from parley.core.evaluation.jury import JURY_PREFIX, Jury, JuryCriteriaJudge, jurors_of, jury_name
+    from parley.core.evaluation.labelled_items import LABELLED_CHECK_KINDS, LabelItem, judged_value, label_items, rubric_item
+    from parley.core.evaluation.limits_as_checks import LIMIT_KIND, TIMING_DEPENDENT, limit_checks
     from parley.core.evaluation.offline_roles import offline_limits, offline_limits_by_file
     from parley.core.evaluation.pass_k import pass_hat_k
+    from parley.core.evaluation.python_checks import (
+        PYTHON_CHECK_KIND,
+        check_target,
+        load_python_checks,
+        python_check_targets,
+        run_python_checks,
+    )
     from parley.core.evaluation.unobservable import (
         evaluate_observed,
         hide_unobservable,
@@ -49,6 +86,51 @@ if TYPE_CHECKING:
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
+    "CALIBRATION_DETAIL",
+    "CALIBRATION_NOTE",
+    "CalibrationPolicy",
+    "ItemMeasure",
+    "JURY_PREFIX",
+    "Jury",
+    "JuryCriteriaJudge",
+    "LABELLED_CHECK_KINDS",
+    "LabelItem",
+    "agreement_share",
+    "bootstrap_kappa",
+    "calibration_of",
+    "calibration_text",
+    "cohen_kappa",
+    "confusion_matrix",
+    "judge_prompt_version",
+    "judged_value",
+    "jurors_of",
+    "jury_name",
+    "kappa_of_pairs",
+    "label_items",
+    "mark_checks",
+    "marked_name",
+    "score_calibration",
+    "measure_judge",
+    "policy_for",
+    "rubric_item",
+    "CheckAnswer",
+    "CheckedConversation",
+    "Customer",
+    "FinalState",
+    "Message",
+    "RowChange",
+    "ToolUse",
+    "failed",
+    "not_applicable",
+    "passed",
+    "LIMIT_KIND",
+    "TIMING_DEPENDENT",
+    "limit_checks",
+    "PYTHON_CHECK_KIND",
+    "check_target",
+    "load_python_checks",
+    "python_check_targets",
+    "run_python_checks",
     "CLAIMS_CRITERION",
     "CRITERION_KIND",
     "CriteriaJudge",
@@ -81,6 +163,7 @@ __all__ = [
     "Judge",
     "NumberStatistics",
     "LLMJudge",
+    "judge_generation",
     "OfflineJudge",
     "PassAtK",
     "ScoreStatistics",

@@ -32,11 +32,19 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from parley.core.evaluation.judge_parsing import json_values
 from parley.core.evaluation.transcript_turns import QuotedText, transcript_turns, turn_texts
-from parley.core.records import CheckResult, Conversation, ConversationSpec, JudgePromptFit, Usage
+from parley.core.records import (
+    BUILTIN_CRITERION_ID,
+    CheckResult,
+    Conversation,
+    ConversationSpec,
+    JudgePromptFit,
+    Usage,
+    criterion_id,
+)
 
 __all__ = [
     "CLAIMS_CRITERION",
@@ -95,13 +103,21 @@ _REASON_CHARS = 600
 
 
 class Criterion(BaseModel):
-    """One criterion as the judge is asked it: its number in the prompt and its text."""
+    """One criterion as the judge is asked it: its number in the prompt and its text, and its
+    stable id (its author's `id:`, else `criterion_id` of its text)."""
 
     model_config = ConfigDict(frozen=True)
 
     number: int
     text: str
     builtin: bool = False
+    id: str = ""
+
+    @model_validator(mode="after")
+    def _named(self) -> Criterion:
+        if not self.id:
+            object.__setattr__(self, "id", BUILTIN_CRITERION_ID if self.builtin else criterion_id(self.text))
+        return self
 
 
 class CriterionAnswer(BaseModel):
@@ -127,6 +143,9 @@ class CriteriaJudgement(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     prompt_fit: JudgePromptFit | None = None
     """How the prompt met the judge's context (None: no prompt was built)."""
+    votes: dict[int, dict[str, str]] = Field(default_factory=dict)
+    """A jury's: criterion number -> what each juror decided ("met"...; "error: why"), kept in
+    the criterion's check (`details["jurors"]`). Empty for a single judge."""
 
 
 class ParsedCriteria(BaseModel):
@@ -142,7 +161,8 @@ class ParsedCriteria(BaseModel):
 def criteria_of(spec: ConversationSpec, *, builtin: bool) -> list[Criterion]:
     """The spec's criteria, numbered from 1, then the built-in one when `builtin` (an LLM judge)."""
     texts = list(spec.expect.criteria) if spec.expect is not None else []
-    out = [Criterion(number=n, text=text) for n, text in enumerate(texts, 1)]
+    ids = spec.expect.criterion_ids if spec.expect is not None else {}
+    out = [Criterion(number=n, text=text, id=ids.get(text, "")) for n, text in enumerate(texts, 1)]
     if builtin:
         out.append(Criterion(number=len(out) + 1, text=CLAIMS_CRITERION, builtin=True))
     return out
@@ -349,7 +369,7 @@ def _undecided(criterion: Criterion, why: str, details: dict[str, Any]) -> Check
 
 
 def _base_details(criterion: Criterion, judge: str) -> dict[str, Any]:
-    return {"number": criterion.number, "builtin": criterion.builtin, "judge": judge}
+    return {"number": criterion.number, "builtin": criterion.builtin, "judge": judge, "criterion_id": criterion.id}
 
 
 def _decided(criterion: Criterion, answer: CriterionAnswer, conversation: Conversation, texts: list[QuotedText], judge: str) -> CheckResult:
@@ -418,11 +438,14 @@ def criteria_checks(criteria: Sequence[Criterion], judgement: CriteriaJudgement,
         details = _base_details(criterion, judgement.judge)
         answer = judgement.answers.get(criterion.number)
         if judgement.error is not None:
-            checks.append(_undecided(criterion, judgement.error, details))
+            check = _undecided(criterion, judgement.error, details)
         elif answer is None:
-            checks.append(_undecided(criterion, judgement.unanswered.get(criterion.number, "the judge gave no decision on it"), details))
+            check = _undecided(criterion, judgement.unanswered.get(criterion.number, "the judge gave no decision on it"), details)
         else:
-            checks.append(_decided(criterion, answer, conversation, texts, judgement.judge))
+            check = _decided(criterion, answer, conversation, texts, judgement.judge)
+        if criterion.number in judgement.votes:
+            check = check.model_copy(update={"details": {**check.details, "jurors": judgement.votes[criterion.number]}})
+        checks.append(check)
     return checks
 
 
@@ -442,10 +465,15 @@ def criterion_state(outcome: str | None, details: Mapping[str, Any] | None) -> s
 
 
 def criterion_summary(check: CheckResult) -> dict[str, Any]:
-    """A criterion's check as an export shows it: the criterion, its state, the evidence."""
+    """A criterion's check as an export shows it: the criterion (and its stable id), its state,
+    the evidence, and how its judge was calibrated on it ("κ 0.72", "uncalibrated"...; None
+    when no judge decided it)."""
     details = check.details or {}
+    calibration = details.get("calibration") if isinstance(details.get("calibration"), dict) else None
     return {
         "criterion": check.name,
+        "criterion_id": details.get("criterion_id"),
+        "calibration": calibration.get("text") if calibration is not None else None,
         "builtin": bool(details.get("builtin", check.by_default)),
         "state": criterion_state(check.outcome, details),
         "turn": details.get("turn"),
@@ -464,7 +492,7 @@ def undecided_criteria(criteria: Sequence[Criterion], reason: str) -> list[Check
             outcome="not_run",
             reason=reason,
             by_default=c.builtin,
-            details={"number": c.number, "builtin": c.builtin},
+            details={"number": c.number, "builtin": c.builtin, "criterion_id": c.id},
         )
         for c in criteria
     ]

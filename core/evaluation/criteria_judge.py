@@ -31,7 +31,11 @@ from parley.core.prompts import ANSWER_TOKENS, DEFAULT_CONTEXT_TOKENS, prompt_bu
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, GenerateConfig, JudgePromptFit, Usage
 from parley.core.settings import DEFAULT_JUDGE_MAX_TOKENS
 
-__all__ = ["CriteriaJudge", "LLMCriteriaJudge", "ask_criteria_judge"]
+__all__ = ["JUDGE_GENERATION", "CriteriaJudge", "LLMCriteriaJudge", "ask_criteria_judge"]
+
+JUDGE_GENERATION = GenerateConfig(temperature=0.0, max_tokens=DEFAULT_JUDGE_MAX_TOKENS)
+"""A model judge's defaults: the same answer to the same conversation, as far as its server
+allows, and a bounded one (a small local model that rambles stops there, not at the timeout)."""
 
 log = logging.getLogger("parley.evaluation.criteria_judge")
 
@@ -75,7 +79,7 @@ class LLMCriteriaJudge:
         self,
         model: ChatModel,
         *,
-        config: GenerateConfig | None = GenerateConfig(temperature=0.0, max_tokens=DEFAULT_JUDGE_MAX_TOKENS),
+        config: GenerateConfig | None = JUDGE_GENERATION,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:
         self.model = model

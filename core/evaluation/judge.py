@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from parley.core.errors import ContextLengthExceeded, ParleyError
 from parley.core.evaluation.checks import WORLD_KINDS, checks_about_the_bot
-from parley.core.evaluation.criteria_judge import LLMCriteriaJudge
+from parley.core.evaluation.criteria_judge import JUDGE_GENERATION, LLMCriteriaJudge
 from parley.core.evaluation.judge_parsing import JudgeParseError, parse_judge_reply
 from parley.core.evaluation.judge_prompt import fit_judge_messages, fit_off_the_loop, too_long_subject
 from parley.core.evaluation.transcript_turns import clip, quoted, render_turns, tool_call_line
@@ -47,7 +47,6 @@ from parley.core.records import (
     ToolCallRecord,
     Usage,
 )
-from parley.core.settings import DEFAULT_JUDGE_MAX_TOKENS
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -58,6 +57,7 @@ __all__ = [
     "choose_rubric",
     "fit_judge_prompt",
     "format_transcript",
+    "judge_generation",
     "judge_messages",
     "offline_judgement",
     "rubric_not_read",
@@ -270,19 +270,27 @@ def judge_messages(
 # -- model judge ----------------------------------------------------------------------------
 
 
+def judge_generation(given: GenerateConfig | None = None) -> GenerateConfig:
+    """A model judge's generation settings: temperature 0 and its output cap (PARLEY_JUDGE_MAX_TOKENS,
+    the default of `judge.max_tokens`), with those `given` (`--gen judge.KEY=VALUE`) in their place."""
+    from parley.core.settings import settings
+
+    return JUDGE_GENERATION.model_copy(update={"max_tokens": settings().judge_max_tokens}).overlaid(given)
+
+
 class LLMJudge:
     """A judge over any ChatModel. JSON is asked for in the prompt (the model layer has no
     `response_format` option); the reply is parsed leniently, and an unreadable reply is
     retried once with a reminder before the judge gives up with an error. The prompt is fitted
     to `context_tokens` (see the module doc). Its answers are capped (`config.max_tokens`, by
-    default DEFAULT_JUDGE_MAX_TOKENS): a judge that rambles stops there, not at the timeout."""
+    default JUDGE_GENERATION's): a judge that rambles stops there, not at the timeout."""
 
     def __init__(
         self,
         model: ChatModel,
         rubric: str | None = None,
         *,
-        config: GenerateConfig | None = GenerateConfig(temperature=0.0, max_tokens=DEFAULT_JUDGE_MAX_TOKENS),
+        config: GenerateConfig | None = JUDGE_GENERATION,
         show_checks: bool = True,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     ) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from parley.core.evaluation.checks import WORLD_KINDS
 from parley.core.evaluation.judge import Judge
 from parley.core.evaluation.verdicts import evaluate
-from parley.core.records import CheckResult, Conversation, ConversationSpec, Verdict
+from parley.core.records import CheckLimits, CheckResult, Conversation, ConversationSpec, Verdict
 from parley.core.specs import ExpectBotRegexStep, ExpectToolStep, InjectBotResponseStep, InjectToolStep, spec_steps
 
 __all__ = ["evaluate_observed", "hide_unobservable", "unseen_context_warnings", "with_checks"]
@@ -150,18 +150,19 @@ async def evaluate_observed(
     has_tools: bool,
     bot_name: str,
     receives_context: bool | None = None,
+    limits: CheckLimits | None = None,
 ) -> Verdict:
     """`evaluate` for a bot as parley saw it: one without parley's World (`uses_world` False)
     is judged without what parley cannot observe of it, listed as not applicable (the batch's
     conversations, and a re-score of them, are judged alike). `receives_context`: whether the bot
     received the whole transcript, a playbook's injected context included (parley's own bots and
     Python bots do; a deployed bot, even one acting on its served world, does not); default: it did
-    when it acts on parley's world."""
+    when it acts on parley's world. `limits`: the run's default limits."""
     receives_context = uses_world if receives_context is None else receives_context
     if uses_world and receives_context:
-        return await evaluate(conversation, spec, judge=judge)
+        return await evaluate(conversation, spec, judge=judge, limits=limits)
     seen_spec, seen_conversation, hidden = hide_unobservable(spec, conversation, bot_name, has_tools=has_tools, sees_tools=uses_world)
-    verdict = await evaluate(seen_conversation, seen_spec, judge=judge)
+    verdict = await evaluate(seen_conversation, seen_spec, judge=judge, limits=limits)
     return with_checks(verdict, hidden) if hidden else verdict
 
 

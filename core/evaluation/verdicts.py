@@ -34,6 +34,10 @@ too, by default. Offline, and in a run cut short, they are `not_run`, never pass
 `judge` checkpoints are criteria too, each decided in a call of its own on the transcript as it
 stood at its step (parley.core.evaluation.checkpoints), beside the end's.
 
+A judge that carries a `calibration` (a batch's: parley.core.evaluation.calibration_marks) has
+each of its verdicts marked with what was measured of it ("κ 0.72", "uncalibrated"...), and under
+`--require-calibrated` the ones it is not trusted on count towards no pass.
+
 Rule 6 in full: a conversation passes only when at least one check its author asked for (an
 `expect:` key, a playbook assertion, the score of the LLM judge the user chose) was decided and
 held. The checks parley adds by default (the conversation completed; no other record changed
@@ -48,6 +52,7 @@ import datetime
 from collections.abc import Sequence
 from typing import cast
 
+from parley.core.evaluation.calibration_marks import CalibrationPolicy, mark_checks
 from parley.core.evaluation.checkpoints import checkpoint_checks
 from parley.core.evaluation.checks import (
     build_checks,
@@ -62,11 +67,14 @@ from parley.core.evaluation.criteria_judge import CriteriaJudge, ask_criteria_ju
 from parley.core.evaluation.extraction import extract_outputs
 from parley.core.evaluation.fault_blame import bot_replies_check, excuse_after_failures
 from parley.core.evaluation.judge import NEEDS_LLM_JUDGE, OFFLINE_JUDGE_NAME, Judge, OfflineJudge, offline_judgement, rubric_not_read
+from parley.core.evaluation.limits_as_checks import limit_checks
+from parley.core.evaluation.python_checks import run_python_checks
 from parley.core.evaluation.user_faults import detect_user_faults
 from parley.core.records import (
     BROKEN_STOPS,
     DEFAULT_MIN_SCORE,
     UNFINISHED_STOPS,
+    CheckLimits,
     CheckResult,
     Conversation,
     ConversationSpec,
@@ -191,14 +199,17 @@ async def evaluate(
     *,
     judge: Judge | None = None,
     world: WorldDefinition | None = None,
+    limits: CheckLimits | None = None,
 ) -> Verdict:
     """Check, extract and judge one conversation.
 
     `judge` defaults to the OfflineJudge. `world`: the world it ran on (None: the one its spec
-    names, else the one its final state names; parley.core.world.conversation_world).
+    names, else the one its final state names; parley.core.world.conversation_world). `limits`:
+    the run's default limits (`--limit`), under the spec's own `expect.limits`.
     """
     world = world if world is not None else conversation_world(conversation, spec)
     checks = settle_unfinished(build_checks(conversation, spec, world=world), conversation)
+    checks += await run_python_checks(conversation, spec)
     outputs = extract_outputs(spec.outputs, conversation.bot_texts, today=world_today(conversation, spec))
     broke = broken_run(conversation)
     faults = detect_user_faults(conversation, spec, world) if broke is None else []
@@ -235,4 +246,11 @@ async def evaluate(
         if judgement is not None:
             update["criteria_prompt_fit"] = judgement.prompt_fit
         judge_result = judge_result.model_copy(update=update)
+    own = spec.expect.limits if spec.expect is not None else None
+    checks += limit_checks(conversation, own.over(limits) if own is not None else limits, checks)
+    policy: CalibrationPolicy | None = getattr(judge, "calibration", None) if judge is not None else None
+    if policy is not None:  # each judge's verdict marked with its calibration (--require-calibrated: trusted or not)
+        checks = mark_checks(checks, spec, policy)
+        if judge_result is not None and judge_result.judge != OFFLINE_JUDGE_NAME:
+            judge_result = judge_result.model_copy(update={"key": policy.key})
     return assemble_verdict(conversation, checks, outputs, judge_result, faults)

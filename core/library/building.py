@@ -24,21 +24,26 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from parley.core.errors import ProfileError
+from parley.core.evaluation import check_target
 from parley.core.records import (
     PYTHON_SOURCE,
+    CheckLimits,
     ConversationSpec,
     Expectations,
+    PythonCheck,
     WorldFacts,
     WorldSpec,
     derive_seed,
+    first_error,
     make_spec_id,
+    read_python_checks,
 )
 from parley.core.specs import (
     SHIPPED_DIR,
@@ -118,6 +123,24 @@ def checkpoint(criteria: Sequence[str]) -> JudgeStep:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
         raise ProfileError(f"checkpoint: {problems}") from None
+
+
+CheckArg = Callable[..., Any] | str | PythonCheck
+"""A check written in Python as code names it: the callable itself, `MODULE:NAME`, a shipped
+check's name, or a PythonCheck (its target and arguments)."""
+
+
+def _python_check(check: CheckArg, where: str) -> PythonCheck:
+    if isinstance(check, PythonCheck):
+        return check
+    if isinstance(check, str):
+        try:
+            return read_python_checks([check])[0]
+        except ValidationError as exc:  # the YAML reader's problem: what the target should be
+            raise ProfileError(f"{where}: checks: {first_error(exc, 'checks').message}") from None
+    if callable(check):
+        return PythonCheck(target=check_target(check))
+    raise ProfileError(f"{where}: checks: expected a function, MODULE:NAME or a PythonCheck, got {type(check).__name__}")
 
 
 def _personality(name: str | Path) -> list[str]:
@@ -247,6 +270,8 @@ def conversation(
     bot_says: Sequence[str] = (),
     bot_never_says: Sequence[str] = (),
     criteria: Sequence[str] = (),
+    checks: Sequence[CheckArg] = (),
+    limits: CheckLimits | Mapping[str, float] | None = None,
     seed: int = 0,
     index: int = 0,
     source: str = PYTHON_SOURCE,
@@ -265,7 +290,10 @@ def conversation(
     succeeded), `tools_attempted` (any call), `tools_not_called`, `bot_says` and `bot_never_says`
     (regular expressions over the bot's messages; `says` and `never_says` are the same, shorter),
     and `criteria` in words
-    (decided by an LLM judge; not run offline, never passed). Its spec id is `name#index`; its
+    (decided by an LLM judge; not run offline, never passed), `checks` written in Python (a
+    callable given the conversation, a `MODULE:NAME`, a shipped check's name, or a PythonCheck
+    with its arguments: parley.core.evaluation.python_checks) and `limits` (the bot's latency,
+    cost, tokens and turns: parley.core.evaluation.limits_as_checks). Its spec id is `name#index`; its
     seed derives from `seed`, `name` and `index` as a profile's does."""
     where = f"conversation {name!r}"
     if not isinstance(name, str) or not name.strip():
@@ -301,6 +329,12 @@ def conversation(
     ):
         if value:
             parts[key] = list(value)
+    if isinstance(checks, (str, PythonCheck)) or callable(checks):
+        raise ProfileError(f"{where}: checks is a list of checks, not one: checks=[{checks!r}]")
+    if checks:
+        parts["python"] = [_python_check(c, where) for c in checks]
+    if limits is not None:
+        parts["limits"] = limits
     try:
         if parts:
             base = expect.model_dump(exclude_unset=True) if expect is not None else {}

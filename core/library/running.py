@@ -19,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from parley.core.bots import Bot, PythonBot
 from parley.core.engine import BatchModels, BatchRunner, InvalidInputs, PreparedBatch, load_batch_rules, prepare_specs
@@ -30,7 +32,7 @@ from parley.core.library.keywords import keywords_of
 from parley.core.library.results import ConversationResult, RunResult
 from parley.core.log_file import keep_log_beside
 from parley.core.option_declarations import option
-from parley.core.records import BatchOptions, ConversationSpec, LoadOptions, RoleModels
+from parley.core.records import BatchOptions, ConversationSpec, LoadOptions, RoleModels, first_error
 from parley.core.reports import batch_summary, summarize
 from parley.core.specs import load_specs_as
 from parley.core.store import Store
@@ -157,7 +159,13 @@ def batch_options(models: RoleModels, **values: Any) -> BatchOptions:
     checked = {name: _checked(name, value) for name, value in values.items()}
     if "rules" in checked:
         checked["rules"] = checked_rules(checked["rules"])
-    return BatchOptions.from_values(checked).model_copy(update={"models": models})
+    try:
+        options = BatchOptions.from_values(checked)
+    except ValidationError as exc:  # a --gen or --price entry that is not one
+        first = first_error(exc, "options")
+        keyword = {"models.generation": "gen", "prices": "price", "limits": "limit"}.get(first.where, first.where)
+        raise ConfigError(f"{keyword}: {first.message.removeprefix('Value error, ')}") from None
+    return options.model_copy(update={"models": models.model_copy(update={"generation": options.models.generation})})
 
 
 async def prepare_code_batch(store: Store, specs: Sequence[ConversationSpec], options: BatchOptions, models: BatchModels) -> PreparedBatch:
@@ -201,11 +209,24 @@ class RunOptions:
         db: str | Path | None = None,
         cache: bool = option("cache").default,
         rules: str | Path | None = option("rules").default,
+        gen: Mapping[str, Mapping[str, Any]] | Sequence[str] = option("gen").default,
+        price: Mapping[str, Any] | Sequence[str] = option("price").default,
+        limit: Mapping[str, float] | Sequence[str] = option("limit").default,
     ) -> None:
         self.roles, self.bot = role_models(bot, user, judge, bot_timeout_s=bot_timeout_s)
         self.batch = batch_options(
-            self.roles, trials=trials, concurrency=concurrency, max_turns=max_turns, timeout_s=timeout_s, cache=cache, rules=rules
+            self.roles,
+            trials=trials,
+            concurrency=concurrency,
+            max_turns=max_turns,
+            timeout_s=timeout_s,
+            cache=cache,
+            rules=rules,
+            gen=gen,
+            price=price,
+            limit=limit,
         )
+        self.roles = self.batch.models  # with the roles' generation settings
         self.db = db
 
 
@@ -231,7 +252,7 @@ async def run(specs: ConversationSpec | Iterable[ConversationSpec], **options: A
     models: BatchModels | None = None
     try:
         batch = checked.batch
-        models = BatchModels(batch.models, store=store, cache=batch.cache, judge_timeout_s=batch.timeout_s, bot=checked.bot)
+        models = BatchModels.for_batch(batch, store=store, bot=checked.bot)
         await asyncio.to_thread(models.check_keys, planned)  # a Python bot's import runs its module's code: off the loop
         prepared = await prepare_code_batch(store, planned, batch, models)
         outcome = await BatchRunner(store, prepared, models=models).run()

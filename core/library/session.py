@@ -126,7 +126,7 @@ class BatchSession:
         models = self._models.get(key)
         if models is None:
             roles = self.roles.model_copy(update={"bot": bot, "user": user, "judge": judge})
-            models = BatchModels(roles, store=self._store, cache=self.options.cache, judge_timeout_s=self.options.timeout_s, bot=given)
+            models = BatchModels.for_batch(self.options.model_copy(update={"models": roles}), store=self._store, bot=given)
             # a Python bot's import (its module's code), a missing key: said before the conversation runs, off the loop
             await asyncio.to_thread(models.check_keys)
             self._models[key] = models

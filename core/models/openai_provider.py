@@ -24,7 +24,7 @@ from parley.core.models.completion_reply import MalformedReply, read_completion
 from parley.core.models.names import Endpoint, EndpointSpec, parse_model_name
 from parley.core.models.pricing import cost_usd, price_for
 from parley.core.models.retry import AttemptError, OnRetry, RetryPolicy, Sleep, parse_retry_after, retry_call
-from parley.core.records import ModelReply, ModelRequest, ToolCall, Usage
+from parley.core.records import ModelPrice, ModelReply, ModelRequest, ToolCall, Usage
 
 if TYPE_CHECKING:  # the SDK is imported on first use, keeping `import core...` fast
     from openai import AsyncOpenAI
@@ -187,8 +187,11 @@ class OpenAICompatibleModel(ChatModelBase):
         env: Mapping[str, str] | None = None,
         sleep: Sleep | None = None,
         rng: random.Random | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
+        """`prices`: prices given for models by name (a batch's `--price`), which win over the table."""
         self.spec = name if isinstance(name, EndpointSpec) else parse_model_name(name)
+        self.prices = dict(prices or {})
         if self.spec.is_offline:
             raise ConfigError("the offline model is not served over HTTP; use parley.core.models.registry.get_model")
         self.name = self.spec.name
@@ -239,8 +242,12 @@ class OpenAICompatibleModel(ChatModelBase):
         if (config := request.config) is not None:
             if config.temperature is not None:
                 args["temperature"] = config.temperature
+            if config.top_p is not None:
+                args["top_p"] = config.top_p
             if config.seed is not None:
                 args["seed"] = config.seed
+            if config.stop:
+                args["stop"] = list(config.stop)
             if config.max_tokens is not None:
                 # OpenAI's newer models refuse max_tokens; other servers may not know the new name
                 key = "max_completion_tokens" if self.spec.provider == "openai" else "max_tokens"
@@ -321,12 +328,12 @@ class OpenAICompatibleModel(ChatModelBase):
     def _usage(self, raw: Any) -> Usage:
         if raw is None:
             # the call happened; its tokens are unknown, so is its cost unless the model is free
-            price = price_for(self.name)
+            price = price_for(self.name, self.prices)
             free = price is not None and price.input_per_m == 0 and price.output_per_m == 0
             return Usage(calls=1, cost_usd=0.0 if free else None, unreported_calls=1)
         inp = int(getattr(raw, "prompt_tokens", 0) or 0)
         out = int(getattr(raw, "completion_tokens", 0) or 0)
-        return Usage(input_tokens=inp, output_tokens=out, calls=1, cost_usd=cost_usd(self.name, inp, out))
+        return Usage(input_tokens=inp, output_tokens=out, calls=1, cost_usd=cost_usd(self.name, inp, out, self.prices))
 
     # -- ChatModel ---------------------------------------------------------------------------
 

@@ -8,10 +8,12 @@ gives None, never 0: a report must not show "free" for "we don't know".
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from pydantic import BaseModel
 
 from parley.core.models.names import OFFLINE
+from parley.core.records import ModelPrice
 
 
 class Price(BaseModel):
@@ -86,14 +88,17 @@ def _candidates(model_id: str) -> list[str]:
     return out
 
 
-def price_for(model_name: str) -> Price | None:
+def price_for(model_name: str, given: Mapping[str, ModelPrice] | None = None) -> Price | None:
     """The price of a parley model name, tolerating the provider prefix; None if unknown.
 
+    `given` (a batch's `--price MODEL=IN/OUT`, by full name) wins over the table.
     `openai/gpt-4o-mini`, `openrouter/openai/gpt-4o-mini` and `gpt-4o-mini` all find the same
     price; a dated snapshot (`gpt-4o-mini-2024-07-18`) falls back to its family. OpenRouter's
     `:free` variants cost 0.
     """
     name = model_name.strip()
+    if given and name in given:
+        return _p(given[name].input_per_m, given[name].output_per_m)
     if name == OFFLINE:
         return _p(0.0, 0.0)
     if name in _custom:
@@ -114,9 +119,9 @@ def price_for(model_name: str) -> Price | None:
     return None
 
 
-def cost_usd(model_name: str, input_tokens: int, output_tokens: int) -> float | None:
+def cost_usd(model_name: str, input_tokens: int, output_tokens: int, given: Mapping[str, ModelPrice] | None = None) -> float | None:
     """USD for one call's tokens; None when the model's price is unknown (never 0 for that)."""
-    price = price_for(model_name)
+    price = price_for(model_name, given)
     if price is None:
         return None
     return price.cost(input_tokens, output_tokens)

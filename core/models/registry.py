@@ -16,6 +16,7 @@ from parley.core.errors import ConfigError
 from parley.core.models.api import ChatModel
 from parley.core.models.names import OFFLINE, parse_model_name
 from parley.core.models.retry import OnRetry, RetryPolicy, Sleep
+from parley.core.records import ModelPrice
 
 
 def get_model(
@@ -28,12 +29,14 @@ def get_model(
     env: Mapping[str, str] | None = None,
     sleep: Sleep | None = None,
     rng: random.Random | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> ChatModel:
     """The model called `name` for `role` (bot, user or judge).
 
     ConfigError for a name that is not one of the valid forms. An unset API key is not an error
     yet: it is raised, as a ConfigError, at the model's first call (or its `check()`). Models of
     one endpoint share one HTTP client. `on_retry` hears about every retry (429s included).
+    `prices` (a batch's `--price`, by model name) win over the price table.
     """
     name = (name or "").strip()
     if name == OFFLINE:
@@ -50,4 +53,5 @@ def get_model(
         env=env,
         sleep=sleep,
         rng=rng,
+        prices=prices,
     )

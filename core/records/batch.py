@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from parley.core.option_declarations import option
-from parley.core.records.chat import Usage
+from parley.core.records.chat import GenerateConfig, Usage
 from parley.core.records.chat_export import ChatExport
 from parley.core.records.conversation import Conversation
+from parley.core.records.expect_extras import CheckLimits, read_limits
+from parley.core.records.generation import ModelPrice, read_generation, read_prices
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import Outcome, Verdict
 
@@ -75,6 +77,15 @@ class RoleModels(BaseModel):
     endpoint_context: dict[str, int] = Field(default_factory=dict)
     """Role (bot, user, judge) -> the context length its endpoint reported in `GET /models` when
     the batch was checked before launch (parley.core.engine.reachability); a role's own option wins."""
+    generation: dict[str, GenerateConfig] = Field(default_factory=dict)
+    """Role (bot, user, judge) -> the generation settings given for it (`--gen ROLE.KEY=VALUE`:
+    temperature, top_p, max_tokens, seed, stop), each sent with every request of the role in
+    place of its default (parley.core.engine.batch_models.role_generation says the defaults)."""
+
+    @field_validator("generation", mode="before")
+    @classmethod
+    def _read_generation(cls, value: Any) -> Any:
+        return read_generation(value)
 
 
 class LoadOptions(BaseModel):
@@ -130,6 +141,29 @@ class BatchOptions(BaseModel):
     """`--rules`: a Sensei rule file or a folder of them, read again by `--resume`. Its
     `conversations: 1` rules are checks of each conversation; its pair and batch rules are
     decided once every conversation is in. None: no rules."""
+    min_kappa: float = Field(default=option("min_kappa").default, ge=-1.0, le=1.0)
+    """`--min-kappa`: the judge's measured kappa a criterion's or rubric's verdict must reach not
+    to be marked "below threshold" (parley.core.evaluation.calibration_marks)."""
+    require_calibrated: bool = option("require_calibrated").default
+    """`--require-calibrated`: only verdicts of a judge calibrated at or above `min_kappa` on
+    that item count towards a pass."""
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """`--price MODEL=INPUT/OUTPUT`: prices (USD per million tokens) for models the price table
+    does not know, or in place of its own, for the batch's cost and `--budget`."""
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _read_prices(cls, value: Any) -> Any:
+        return read_prices(value)
+
+    limits: CheckLimits | None = None
+    """`--limit KEY=VALUE`: limits every conversation is checked against (a spec's own
+    `expect.limits` keys win); None: none."""
+
+    @field_validator("limits", mode="before")
+    @classmethod
+    def _read_limits(cls, value: Any) -> Any:
+        return read_limits(value)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> BatchOptions:
@@ -172,6 +206,11 @@ class BatchRecord(BaseModel):
     parent_id: str | None = None
     """The batch this one re-runs, replays or re-scores (`--rerun`, `--replay`, `parley rescore`);
     None: a batch of its own."""
+    group_id: str | None = None
+    """The group of batches this one belongs to (`parley run --bot A --bot B`: one batch per bot,
+    the same specs and seeds, compared side by side); None: none."""
+    group_role: str | None = None
+    """Its name in the group (the bot's: `A`, `openai/gpt-4o-mini`), which reports show it under."""
 
 
 class UnreadableBatch(BaseModel):

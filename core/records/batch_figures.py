@@ -158,6 +158,23 @@ class CriterionCounts(BaseModel):
     not_applicable: int = 0
     not_run: int = 0
     errors: int = 0
+    calibration: str | None = None
+    """How the judge was calibrated on it ("κ 0.72", "uncalibrated", "below threshold (κ 0.41 <
+    0.6)", "κ undefined"); None when no judge decided it."""
+
+
+class LimitCounts(BaseModel):
+    """One limit check over a batch (`expect.limits`, `--limit`): how often it held, was over, or
+    was not decided, and the largest figure measured (its worst)."""
+
+    name: str
+    limit: str
+    """The key: reply_seconds, p95_reply_seconds, cost_usd, tokens or turns_to_pass."""
+    held: int = 0
+    over: int = 0
+    not_decided: int = 0
+    worst: float | None = None
+    timing_dependent: bool = False
 
 
 class NotRead(BaseModel):

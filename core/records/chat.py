@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -93,11 +93,34 @@ class Usage(BaseModel):
 
 
 class GenerateConfig(BaseModel):
-    """Per-call options. None means the provider's default."""
+    """Per-call generation settings. None means the provider's default (and is not sent)."""
 
-    temperature: float | None = None
+    model_config = ConfigDict(allow_inf_nan=False)
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
-    max_tokens: int | None = None
+    stop: list[str] | None = Field(default=None, max_length=4)
+    """Up to four texts that end the model's answer where they appear (OpenAI's limit)."""
+
+    def overlaid(self, over: GenerateConfig | None) -> GenerateConfig:
+        """These settings with every one `over` sets put in their place."""
+        if over is None:
+            return self
+        return self.model_copy(update=over.model_dump(exclude_none=True))
+
+    def described(self) -> str:
+        """`temperature=0, max_tokens=400`: the settings given, in the order above ("" for none)."""
+        return ", ".join(f"{key}={_shown(value)}" for key, value in self.model_dump(exclude_none=True).items())
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(repr(v) for v in value) + "]"
+    return str(value)
 
 
 class ModelRequest(BaseModel):

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
+from parley.core.records.expect_extras import CheckLimits, PythonChecks
 from parley.core.records.goal_variables import Variable, VariableReading, read_goals
 from parley.core.records.world_facts import TableFacts
 from parley.core.records.yaml_fields import (
@@ -40,6 +41,7 @@ from parley.core.records.yaml_fields import (
     fail,
     integer,
     is_int,
+    matching,
     number,
     one_of,
     plain_value,
@@ -143,6 +145,15 @@ class LlmSettings(YamlRecord):
     model: Annotated[str, as_text("a model name such as gpt-4o", strip=True)] = DEFAULT_LLM_MODEL
     """The name as written in the profile, e.g. `gpt-4o`."""
     temperature: Annotated[float, number(0.0, 2.0)] = DEFAULT_LLM_TEMPERATURE
+    top_p: Annotated[float | None, number(0.0, 1.0, optional=True)] = None
+    max_tokens: Annotated[int | None, integer(1, optional=True)] = None
+    seed: Annotated[int | None, integer(optional=True)] = None
+    """The customer's model's seed; None: each conversation's own (derived from the batch seed)."""
+    stop: Annotated[list[str], checked(lambda value: text_list(value, "texts that end the answer", non_empty=False))] = Field(
+        default_factory=list, max_length=4
+    )
+    """parley's generation settings of the customer's model beside Sensei's temperature
+    (`--gen user.KEY=VALUE` wins over each)."""
     format: LlmFormat = LlmFormat()
     qualified_model: str = derived(f"openai/{DEFAULT_LLM_MODEL}")
     """The same model as parley names models (`openai/gpt-4o`); names with a `/` are kept."""
@@ -748,17 +759,53 @@ def _regexes(value: Any, reading: Reading) -> list[str]:
 MAX_CRITERION_CHARS = 500
 
 
-def read_criteria(value: Any) -> list[str]:
+ITEM_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
+"""A criterion's or rubric's `id:`: letters, digits and `_ . : -`, up to 64 characters."""
+_ITEM_ID = re.compile(ITEM_ID_RE)
+
+
+def _criterion_entry(item: Any) -> Any:
+    """A criterion written `{id: ID, text: TEXT}`: its text, once its keys and id are checked."""
+    problems = Problems()
+    for key in item:
+        if key not in ("id", "text"):
+            problems.add(f"unknown key '{key}'; a criterion with an id is written {{id: ID, text: TEXT}}", at=(key,), at_key=True)
+    for key in ("id", "text"):
+        if key not in item:
+            problems.add(f"missing required key '{key}'", at_key=True)
+    ident = item.get("id")
+    if "id" in item and not (isinstance(ident, str) and _ITEM_ID.match(ident.strip())):
+        problems.add(f"expected an id (letters, digits and _ . : -, at most 64 characters), got {describe(ident)}", at=("id",))
+    problems.raise_if_any()
+    return below(("text",), read_text, item["text"], "a criterion in words (one sentence)")
+
+
+def criterion_ids(value: Any) -> dict[str, str]:
+    """The ids given to criteria written `{id: ID, text: TEXT}` in a `criteria:` list: text (as
+    `read_criteria` keeps it) -> id. An id keeps a criterion's labels and calibrations when its
+    words are edited; without one, a criterion is known by its text."""
+    ids: dict[str, str] = {}
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("text"), str):
+            ids[" ".join(item["text"].split())] = item["id"].strip()
+    return ids
+
+
+def read_criteria(value: Any, *, with_ids: bool = False) -> list[str]:
     """`criteria:` (in `expect:`, or a scenario file's entry): sentences, each its own check
     named by its text, so each is written once; a criterion is a sentence or two, not a rubric.
-    Every item is checked, whatever is wrong with the others; spaces are collapsed."""
+    Every item is checked, whatever is wrong with the others; spaces are collapsed. `with_ids`
+    (a profile's `expect.criteria`): an item may be `{id: ID, text: TEXT}` (see `criterion_ids`)."""
     if not isinstance(value, list):
         fail(f"expected a list of criteria in words (one sentence each), got {describe(value)}", at_key=value is None)
     problems = Problems()
     seen: dict[str, int] = {}
     sentences: list[str] = []
     for i, item in enumerate(value):
-        text = problems.check(read_text, item, "a criterion in words (one sentence)", at=(i,))
+        if with_ids and isinstance(item, dict):
+            text = problems.check(_criterion_entry, item, at=(i,))
+        else:
+            text = problems.check(read_text, item, "a criterion in words (one sentence)", at=(i,))
         if text is None:
             continue
         sentence = " ".join(text.split())
@@ -784,6 +831,9 @@ class JudgeSpec(YamlRecord):
 
     rubric: Annotated[str, as_text("a rubric for the judge")]
     min_score: Annotated[Literal[1, 2, 3], integer(1, 3)] = 2
+    id: Annotated[str | None, matching(ITEM_ID_RE, "an id (letters, digits and _ . : -, at most 64 characters)", optional=True)] = None
+    """The rubric's stable id, for labels and calibrations (`parley judge calibrate`): kept when
+    its words are edited. None: the rubric is known by its text."""
 
 
 EXPECT_KEYS = (
@@ -824,10 +874,16 @@ class Expectations(YamlRecord):
     bot_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     bot_never_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     judge: JudgeSpec | None = None
-    criteria: Annotated[list[str], checked(read_criteria)] = Field(default_factory=list)
+    criteria: Annotated[list[str], checked(lambda value: read_criteria(value, with_ids=True))] = Field(default_factory=list)
     """Checks written in words ("the bot apologises for the delay"), each its own check named by
     its text, decided by an LLM judge with evidence (parley.core.evaluation.criteria); under the
-    offline judge they are not run."""
+    offline judge they are not run. An item may be `{id: ID, text: TEXT}`: see `criterion_ids`."""
+    python: PythonChecks = Field(default_factory=list)
+    limits: CheckLimits | None = None
+    """Checks written in Python, and limits on what the conversation cost (parley.core.records.expect_extras)."""
+    criterion_ids: dict[str, str] = derived(default_factory=dict)
+    """Criterion text -> the `id:` its author gave it (labels and calibrations follow the id when
+    the text is edited); a criterion without one is known by its text."""
 
     @classmethod
     def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
@@ -841,6 +897,7 @@ class Expectations(YamlRecord):
         for key in EXPECT_KEYS:
             if key in mapping and (mapping[key] is not None or key in cls.yaml_keeps_null):
                 fields[key] = mapping[key]
+        fields["criterion_ids"] = criterion_ids(mapping.get("criteria"))  # labels and calibrations follow a criterion's id
         made = problems.then(handler, fields)
         if shorthand:
             records = {**made.records}

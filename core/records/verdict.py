@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from parley.core.records.calibration import JudgeKey
 from parley.core.records.chat import Usage
 
 CheckOutcome = Literal["pass", "fail", "not_applicable", "not_run", "error"]
@@ -65,6 +66,8 @@ CheckKind = Literal[
     "ownership",
     "world_rule",
     "confirmation",
+    "python",
+    "limit",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
 - record_state: a named record of the world ends with the fields the file expects (a world check);
@@ -86,7 +89,9 @@ CheckKind = Literal[
 - world_rule: a rule of the world's policy its API leaves to the bot, broken by a call (a parley
   default, there only when broken);
 - confirmation: a tool the world says needs the customer's explicit yes ran without one (a parley
-  default, there only when broken)."""
+  default, there only when broken);
+- python: a check written in Python (`expect.python`), its answer with its evidence;
+- limit: a limit on the bot's latency, cost, tokens or turns (`expect.limits`, `--limit`), its measured figure as evidence."""
 CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
 
 UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
@@ -107,11 +112,16 @@ class CheckResult(BaseModel):
     policy_violation: bool = False
     by_default: bool = False
     details: dict[str, Any] = Field(default_factory=dict)
+    untrusted: bool = False
+    """A judge's verdict a batch run with `--require-calibrated` does not count towards a pass:
+    the judge has no calibration at or above `--min-kappa` on it (its mark is in
+    `details["calibration"]`, parley.core.evaluation.calibration_marks). Like `by_default`, it
+    may fail a conversation, never make one pass."""
 
     @property
     def decides_a_pass(self) -> bool:
         """A check the author asked for, decided, and held: what a pass needs at least one of."""
-        return self.outcome == "pass" and not self.by_default
+        return self.outcome == "pass" and not self.by_default and not self.untrusted
 
 
 class UserFault(BaseModel):
@@ -175,6 +185,12 @@ class JudgeResult(BaseModel):
     score's); None when none was made."""
     checkpoint_prompt_fits: list[JudgePromptFit] = Field(default_factory=list)
     """The same for each call on a playbook's `judge` checkpoints, in step order (the ones asked)."""
+    jurors: dict[str, str] = Field(default_factory=dict)
+    """A jury's (parley.core.evaluation.jury): what each juror scored ("3"), or "error: why" for
+    one that failed (left out of the vote). Empty for a single judge."""
+    key: JudgeKey | None = None
+    """What this judge is for calibration (model, endpoint, prompt version, generation settings),
+    when parley knows it (a batch's judge); None for the offline judge and older rows."""
 
 
 class Verdict(BaseModel):

@@ -16,7 +16,15 @@ if TYPE_CHECKING:
     from parley.core.reports.count_words import counts_line, short_counts
     from parley.core.reports.explanation import explain_conversation
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
+    from parley.core.reports.group_comparison import (
+        GroupComparison,
+        compare_group,
+        group_lines,
+        render_group_html,
+        render_group_markdown,
+    )
     from parley.core.reports.html_report import write_html
+    from parley.core.reports.judge_calibration import calibration_report, calibrations_table, judges_compared, kappa_cell
     from parley.core.reports.junit import write_junit
     from parley.core.reports.markdown import (
         SCOPES,
@@ -30,9 +38,19 @@ if TYPE_CHECKING:
     from parley.core.reports.markdown import histogram as text_histogram
     from parley.core.reports.results_file import SERVICE_RULE, FileSummary, ResultsFile, read_results, summarise_file, summary_cells
     from parley.core.reports.sensei_export import export_sensei
+    from parley.core.reports.session_playbooks import chat_playbook, session_playbook
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
+    "calibration_report",
+    "calibrations_table",
+    "judges_compared",
+    "kappa_cell",
+    "GroupComparison",
+    "compare_group",
+    "group_lines",
+    "render_group_html",
+    "render_group_markdown",
     "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",
@@ -54,6 +72,8 @@ __all__ = [
     "export_csv",
     "export_ndjson",
     "export_sensei",
+    "chat_playbook",
+    "session_playbook",
     "rates_line",
     "render_comparison",
     "render_comparison_html",

@@ -12,7 +12,9 @@ and seed) and sorts every change, most important first:
 - score changes (same outcome, another judge score);
 - check changes (same outcome and score, another set of failed checks or of criteria met); and,
   over every matched pair, which checks started or stopped failing and which criteria in words
-  started or stopped being met.
+  started or stopped being met;
+- whether the batches were judged by differently calibrated judges (parley.core.reports.
+  compare_calibration): their verdicts' changes may then be the judges'.
 For each side it gives the pass rate with its Wilson interval and pass^k with a seeded
 bootstrap interval (each side's summary, seeded by its batch's seed as its own report is), over
 the pairs both batches ran (so the two are comparable), and tokens,
@@ -36,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.evaluation import BatchSummary, Interval, PassAtK
 from parley.core.records import BOT_FAILURES, PASSED, BatchRecord, OutcomeRow
+from parley.core.reports.compare_calibration import CalibrationDifference, calibration_difference
 from parley.core.reports.paired_test import DEFAULT_ALPHA, PairedTest, mcnemar_exact, one_sided_p
 from parley.core.store import Store, outcome_rows
 
@@ -195,6 +198,9 @@ class BatchComparison(BaseModel):
     criterion_changes: list[CriterionChange] = Field(default_factory=list)
     paired_test: PairedTest
     spec_regressions: list[SpecRegression]
+    calibration: CalibrationDifference | None = None
+    """Where the two batches' judges were calibrated differently (None: they were not, or no
+    model judged them): their verdicts' changes may be the judges'."""
 
     def of_kind(self, kind: ChangeKind) -> list[PairChange]:
         return [c for c in self.changes if c.kind == kind]
@@ -420,14 +426,16 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         criterion_changes=criterion_changes,
         paired_test=test,
         spec_regressions=_spec_regressions(pairs, test.worse_beyond_noise, alpha),
+        calibration=calibration_difference(store, base_batch, new_batch) if base_batch.id != new_batch.id else None,
     )
 
 
 def verdict_line(comparison: BatchComparison) -> str:
     """One line for a terminal or a CI log: what changed and whether it is beyond noise."""
     t = comparison.paired_test
+    judges = "; judged by differently calibrated judges" if comparison.calibration is not None else ""
     if comparison.no_change:
-        return "no change"
+        return "no change" + judges
     parts = [f"{t.regressions} regression{'s' if t.regressions != 1 else ''}", f"{t.fixes} fix{'es' if t.fixes != 1 else ''}"]
     others = len(comparison.changes) - t.regressions - t.fixes
     lost = len(comparison.lost_to_simulator)
@@ -439,4 +447,4 @@ def verdict_line(comparison: BatchComparison) -> str:
         parts.append(f"{len(comparison.new_specs)} new, {len(comparison.missing_news)} missing spec(s)")
     beyond = comparison.regressed_beyond_noise
     noise = f"regressed beyond noise: {', '.join(beyond)}" if beyond else "no regression beyond noise"
-    return f"{', '.join(parts)}; exact McNemar p = {t.p_value:.3g}; {noise}"
+    return f"{', '.join(parts)}; exact McNemar p = {t.p_value:.3g}; {noise}{judges}"

@@ -144,6 +144,8 @@ def _verdict(c: BatchComparison) -> str:
         )
     elif t.regressions:
         text += "<p>No spec regressed beyond noise.</p>"
+    if c.calibration is not None:
+        text += f'<p class="refused">{esc(c.calibration.sentence())}</p>'
     if c.spec_regressions:
         rows = [
             [

@@ -189,6 +189,8 @@ def render_comparison(c: BatchComparison) -> str:
         not_common.append(f"{what}: {c.trials_only_in_base} in the base, {c.trials_only_in_new} in the new batch")
     if not_common:
         out += ["", "Not common, and left out of the numbers below: " + "; ".join(not_common) + "."]
+    if c.calibration is not None:
+        out += ["", c.calibration.sentence()]
     if c.replay is not None:
         r = c.replay
         out += [

@@ -30,11 +30,11 @@ import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, TextIO
 
-from parley.core.evaluation import CRITERION_KIND, criterion_summary
+from parley.core.evaluation import CRITERION_KIND, criterion_summary, marked_name, score_calibration
 from parley.core.records import BatchRecord, ConversationRow, ResultRow, StoredConversation
 from parley.core.reports.cell_escaping import csv_line, inert_json, without_nul
 from parley.core.reports.stats import summarize
-from parley.core.store import JUDGE_ROLE, Store, batch_rule_summaries, criterion_counts, iter_rule_results
+from parley.core.store import JUDGE_ROLE, Store, batch_rule_summaries, criterion_counts, iter_rule_results, rubric_calibration
 
 ExportFormat = Literal["json", "ndjson", "csv"]
 ROLES = ("bot", "user", JUDGE_ROLE)
@@ -173,7 +173,8 @@ def result_record(stored: StoredConversation, batch: BatchRecord | None = None) 
         "output_tokens": light.output_tokens,
         "cost_usd": light.cost_usd,
         "policy_violations": light.policy_violations,
-        "failed_checks": [f"{ch.name}: {ch.reason}" for ch in verdict.failed_checks] if verdict else [],
+        "failed_checks": [f"{marked_name(ch)}: {ch.reason}" for ch in verdict.failed_checks] if verdict else [],
+        "judge_calibration": score_calibration(verdict.checks) if verdict else None,
         "not_run_checks": [ch.name for ch in verdict.checks if ch.outcome == "not_run"] if verdict else [],
         "criteria": [criterion_summary(ch) for ch in verdict.checks if ch.kind == CRITERION_KIND] if verdict else [],
         "user_faults": [f.model_dump(mode="json") for f in verdict.user_faults] if verdict else [],
@@ -319,20 +320,29 @@ def _csv_row(row: ResultRow, batch: BatchRecord) -> dict[str, Any]:
 
 
 CRITERION_COLUMN = "criterion: "
+CALIBRATION_COLUMN = "judge calibration: "
 
 
 def export_csv(store: Store, batch_id: str, out: TextIO, *, paths: Paths | None = None) -> int:
     """Write one CSV row per conversation (003's columns first, then parley's, then one per
-    criterion in words) to `out`; returns the number of rows. An unknown cost or a missing
+    criterion in words, then the judge's calibration on each criterion and on the score when a
+    judge decided them) to `out`; returns the number of rows. An unknown cost or a missing
     score is an empty cell."""
     batch = store.get_batch(batch_id)
-    criteria = {CRITERION_COLUMN + without_nul(c.criterion): c.criterion for c in criterion_counts(store, batch.id)}
-    columns = [*CSV_COLUMNS, *criteria]
+    counts = criterion_counts(store, batch.id)
+    criteria = {CRITERION_COLUMN + without_nul(c.criterion): c.criterion for c in counts}
+    # the judge's calibration on each criterion (and its rubric), when a judge decided them
+    calibrated = {CALIBRATION_COLUMN + without_nul(c.criterion): c.calibration for c in counts if c.calibration}
+    rubric = rubric_calibration(store, batch.id)
+    if rubric:
+        calibrated[CALIBRATION_COLUMN + "score"] = rubric
+    columns = [*CSV_COLUMNS, *criteria, *calibrated]
     out.write(csv_line(columns))
     n = 0
     for row in store.iter_result_rows(batch.id):
         cells = _csv_row(row, batch)
         cells.update({column: row.criteria.get(c, "") for column, c in criteria.items()})
+        cells.update(calibrated)
         shown = paths(cells) if paths is not None else cells
         out.write(csv_line(shown[column] for column in columns))
         n += 1

@@ -5,7 +5,7 @@ What it shows, in this order: the batch's summary (outcomes and their chart, pas
 with intervals, cost, models, options, when); pass^k for every k; the pass rate per spec with its
 interval, worst first; the score histogram, and how turns and the bot's response time spread;
 flaky specs; policy violations; the checks that failed and those that could not apply; the
-criteria in words (met, not met...); the goals the offline customer only stated; tokens and cost per role; stop reasons; then every
+criteria in words (met, not met...); the limits (each limit check's counts and worst measured figure); the goals the offline customer only stated; tokens and cost per role; stop reasons; then every
 conversation, grouped by outcome (the bot's failures first) and filterable by outcome with plain
 links, each a `<details>` with its transcript, tool calls, checks and their reasons (a
 criterion's with the judge's evidence; and the note of the goals its customer only stated), the
@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
-from parley.core.evaluation import CRITERION_KIND, criterion_state
+from parley.core.evaluation import CALIBRATION_NOTE, CRITERION_KIND, criterion_state, marked_name, score_calibration
 from parley.core.records import (
     JUDGED,
     BatchRecord,
@@ -39,7 +39,7 @@ from parley.core.reports.charts import histogram_svg, outcomes_svg, score_histog
 from parley.core.reports.check_turns import check_target
 from parley.core.reports.distributions import Histogram
 from parley.core.reports.html_page import badge, esc, interval, num, page_end, page_start, section, shown, stats_line, table
-from parley.core.reports.markdown import SCOPES, outcome_notes, rule_result_line
+from parley.core.reports.markdown import LIMITS_NOTE, SCOPES, limit_figure, outcome_notes, rule_result_line
 from parley.core.reports.stats import BatchReport, SpecStats, summarize
 from parley.core.rules import OUTCOMES
 from parley.core.store import Store
@@ -87,6 +87,7 @@ def write_html(store: Store, batch_id: str, out: TextIO) -> int:
     out.write(_violations(report))
     out.write(_checks(report))
     out.write(_criteria(report))
+    out.write(_limits(report))
     out.write(_rules(report))
     out.write(_stated(report))
     out.write(_usage(report))
@@ -107,6 +108,7 @@ TOC = (
     ("violations", "Policy violations"),
     ("checks", "Checks"),
     ("criteria", "Criteria"),
+    ("limits", "Limits"),
     ("rules", "Rules"),
     ("stated", "Goals only stated"),
     ("usage", "Tokens and cost"),
@@ -345,7 +347,7 @@ def _distributions(r: BatchReport) -> str:
         "distributions",
         "Scores, turns and time",
         '<div class="grid3">',
-        f"<figure><figcaption>Judge's scores</figcaption>{judged}</figure>",
+        f"<figure><figcaption>Judge's scores{_rubric_calibration(r)}</figcaption>{judged}</figure>",
         "<figure><figcaption>Turns per conversation</figcaption>"
         f"{histogram_svg(r.turn_histogram, 'Bot turns', 'Conversations by number of turns', whole=True)}{turns}</figure>",
         "<figure><figcaption>The bot's response time</figcaption>"
@@ -444,6 +446,11 @@ def _checks(r: BatchReport) -> str:
     return section("checks", "Checks", *parts)
 
 
+def _rubric_calibration(r: BatchReport) -> str:
+    """` [κw 0.55]`: the scoring judge's calibration on its rubric, when one was marked."""
+    return f" [{esc(r.rubric_calibration)}]" if r.rubric_calibration else ""
+
+
 def _criteria(r: BatchReport) -> str:
     if not r.criteria:
         return section("criteria", "Criteria", "<p>None: no check in words was asked for.</p>")
@@ -451,6 +458,7 @@ def _criteria(r: BatchReport) -> str:
     rows = [
         [esc(c.criterion) + (' <span class="dim">(built in)</span>' if c.builtin else "")]
         + [num(f"summary.criteria.{i}.{f}", getattr(c, f)) for f in fields]
+        + [esc(c.calibration or "-")]
         for i, c in enumerate(r.criteria)
     ]
     return section(
@@ -460,7 +468,24 @@ def _criteria(r: BatchReport) -> str:
         "(a quote not found in the turn it names is a judge error); each conversation below shows the judge's evidence "
         "and links a criterion not met to the turn it quotes. Not run: no LLM judge decided them (<code>--judge MODEL</code>), "
         "or the run ended early; never counted as met.</p>",
-        table(["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"], rows, cls="tall"),
+        table(["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors", "Judge calibration"], rows, cls="tall"),
+        f'<p class="note">{esc(CALIBRATION_NOTE)}</p>',
+    )
+
+
+def _limits(r: BatchReport) -> str:
+    if not r.limits:
+        return section("limits", "Limits", "<p>None: no limit was asked for (<code>expect.limits</code>, <code>--limit</code>).</p>")
+    fields = ("held", "over", "not_decided")
+    rows = [
+        [esc(c.name)] + [num(f"summary.limits.{i}.{f}", getattr(c, f)) for f in fields] + [esc(limit_figure(c))]
+        for i, c in enumerate(r.limits)
+    ]
+    return section(
+        "limits",
+        f"Limits ({len(r.limits)})",
+        f'<p class="note">{esc(LIMITS_NOTE)}</p>',
+        table(["Limit", "Held", "Over", "Not decided", "Worst measured"], rows),
     )
 
 
@@ -651,7 +676,7 @@ def _checks_of(key: str, checks: list[CheckResult], stored: StoredConversation) 
             mark = f"{CHECK_MARKS.get(check.outcome, '')[:1]} {criterion_state(check.outcome, check.details)}"
         items.append(
             f'<li class="{esc(check.outcome)}"><span class="mark">{esc(mark)}</span>'
-            f'{esc(check.name)}{esc(flags)}{link}<span class="reason">{esc(check.reason)}</span></li>'
+            f'{esc(marked_name(check))}{esc(flags)}{link}<span class="reason">{esc(check.reason)}</span></li>'
         )
     return f'<h3>Checks</h3><ul class="checks">{"".join(items)}</ul>'
 
@@ -662,6 +687,8 @@ def _judge(stored: StoredConversation) -> str:
         return ""
     j = verdict.judge
     text = f"<code>{esc(j.judge)}</code>: score {esc(j.score) if j.score is not None else 'none'}"
+    if (calibrated := score_calibration(verdict.checks)) is not None:
+        text += f" [{esc(calibrated)}]"
     if j.comment:
         text += f" · {esc(j.comment)}"
     if j.error:

@@ -26,7 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TextIO
 
-from parley.core.evaluation import CRITERION_KIND
+from parley.core.evaluation import CRITERION_KIND, marked_name, score_calibration
 from parley.core.records import UNEVALUATED, CheckResult, StoredConversation, junit_kind
 from parley.core.reports.cell_escaping import inert_xml
 from parley.core.store import Store, not_read, outcome_rows
@@ -64,7 +64,8 @@ def last_turns(stored: StoredConversation, count: int = LAST_TURNS) -> list[str]
 def _failed_name(check: CheckResult) -> str:
     """A failed check as the failure message names it: a criterion in words with its evidence."""
     evidence = check.details.get("evidence") if check.kind == CRITERION_KIND else None
-    return f"{check.name} (not met, {evidence})" if evidence else check.name
+    name = marked_name(check)  # a judge's check with its calibration: "name [κ 0.72]"
+    return f"{name} (not met, {evidence})" if evidence else name
 
 
 @dataclass
@@ -87,7 +88,11 @@ def testcase(stored: StoredConversation, outcome: str) -> _Case:
         },
     )
     kind = junit_kind(outcome)
-    ending = [f"stop reason: {conv.stop_reason}", f"score: {verdict.score if verdict is not None and verdict.score is not None else '-'}"]
+    calibrated = score_calibration(verdict.checks) if verdict is not None else None
+    scored = f"score: {verdict.score if verdict is not None and verdict.score is not None else '-'}" + (
+        f" [{calibrated}]" if calibrated else ""
+    )
+    ending = [f"stop reason: {conv.stop_reason}", scored]
     where = f"conversation {conv.id} (parley sessions show {conv.id[:12]})"
     if kind == "failure":
         failed = verdict.failed_checks if verdict is not None else []

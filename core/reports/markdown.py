@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from parley.core.evaluation import BatchSummary, Interval
-from parley.core.records import RoleUsage
+from parley.core.evaluation import CALIBRATION_NOTE, BatchSummary, Interval
+from parley.core.records import LimitCounts, RoleUsage
 from parley.core.reports.markdown_cells import cell as _cell
 from parley.core.reports.markdown_cells import money as _cost
 from parley.core.reports.markdown_cells import percent as _pct
@@ -102,6 +102,27 @@ def histogram(distribution: dict[int, int], width: int = BAR_WIDTH, *, unscored:
         label = label.rjust(pad) if unscored is not None else label
         lines.append(f"{label} | {bar} {n}" if bar else f"{label} | {n}")
     return lines
+
+
+LIMITS_NOTE = (
+    "The bot's latency, cost, tokens and turns, each limit a check with the measured figure as its evidence. "
+    "A timing-dependent one depends on the machine and the moment it ran; none is decided for the offline bot."
+)
+"""What the Limits section of a batch's report says it holds (markdown and HTML)."""
+
+
+def limit_figure(counts: LimitCounts) -> str:
+    """A limit's worst measured figure in its unit ("-" when none was measured)."""
+    worst = counts.worst
+    if worst is None:
+        return "-"
+    if counts.limit.endswith("seconds"):
+        return f"{worst:.2f} s"
+    if counts.limit == "cost_usd":
+        return f"${worst:.6f}".rstrip("0").rstrip(".") if worst else "$0"
+    if counts.limit == "turns_to_pass":
+        return f"turn {int(worst)}"
+    return f"{int(worst):,} tokens"
 
 
 def _usage_row(u: RoleUsage) -> list[object]:
@@ -303,11 +324,28 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
             "",
         ]
         out += _table(
-            ["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors"],
+            ["Criterion", "Met", "Not met", "Not applicable", "Not run", "Judge errors", "Judge calibration"],
             [
-                [c.criterion + (" (built in)" if c.builtin else ""), c.met, c.not_met, c.not_applicable, c.not_run, c.errors]
+                [
+                    c.criterion + (" (built in)" if c.builtin else ""),
+                    c.met,
+                    c.not_met,
+                    c.not_applicable,
+                    c.not_run,
+                    c.errors,
+                    c.calibration or "-",
+                ]
                 for c in summary.criteria
             ],
+        )
+        out += ["", CALIBRATION_NOTE]
+        out.append("")
+    if summary.limits:
+        out += ["## Limits", ""]
+        out += [LIMITS_NOTE, ""]
+        out += _table(
+            ["Limit", "Held", "Over", "Not decided", "Worst measured"],
+            [[c.name, c.held, c.over, c.not_decided, limit_figure(c)] for c in summary.limits],
         )
         out.append("")
     if summary.goals_only_stated:
@@ -334,6 +372,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         )
         dist = {int(k.removeprefix("score_")): n for k, n in summary.score_distribution.items()}
         out += ["", "```", *histogram(dist), "```", ""]
+        if summary.rubric_calibration:
+            out += [f"The judge's calibration on the rubric it scored: {summary.rubric_calibration}.", ""]
 
     out += ["## Per profile", ""]
     if summary.profiles:

@@ -31,6 +31,7 @@ from parley.core.records import (
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
+    LimitCounts,
     NotApplicableCount,
     NotRead,
     OutcomeCounts,
@@ -49,11 +50,13 @@ from parley.core.store import (
     failed_check_counts,
     failure_entries,
     goals_only_stated,
+    limit_counts,
     not_applicable_checks,
     not_read,
     outcome_rows,
     policy_violations,
     role_usage,
+    rubric_calibration,
 )
 
 LEGACY_ERROR_NOTE = (
@@ -116,6 +119,11 @@ class BatchReport(BatchSummary):
     not_applicable_checks: list[NotApplicableCount] = Field(default_factory=list)
     criteria: list[CriterionCounts] = Field(default_factory=list)
     """Each criterion in words the batch's conversations were checked on, the authors' first."""
+    rubric_calibration: str | None = None
+    """How the judge that scored the batch was calibrated on its rubric ("κw 0.55",
+    "uncalibrated"...); None when no LLM judge scored it."""
+    limits: list[LimitCounts] = Field(default_factory=list)
+    """Each limit check (`expect.limits`, `--limit`) with how it came out and its worst figure."""
     passed_with_not_applicable: int = 0
     """Passed conversations that had at least one not-applicable check (passed on the rest)."""
     specs: list[SpecStats] = Field(default_factory=list, exclude=True)
@@ -293,6 +301,8 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         bot_latency=details.bot_latency(),
         not_applicable_checks=not_applicable,
         criteria=criterion_counts(store, bid),
+        rubric_calibration=rubric_calibration(store, bid),
+        limits=limit_counts(store, bid),
         passed_with_not_applicable=passed_with_na,
         rules=rules,
         rule_labels={cid: details.labels[cid] for cid in named if cid in details.labels},

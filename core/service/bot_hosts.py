@@ -1,7 +1,8 @@
 """Which bots the batch service may run: connector URLs named over the API must be on a host its
 operator allows (`parley serve --allow-bot-host HOST[:PORT]`, none by default), and a Python bot
-(`python:MODULE:NAME`) is run only when the operator says so (`parley serve --allow-python-bots`):
-it imports a module and calls its code on the server, which is code execution.
+(`python:MODULE:NAME`) or a check written in Python (`expect.python`) is run only when the
+operator says so (`parley serve --allow-python-bots`): it imports a module and calls its code on
+the server, which is code execution.
 
 A client that names `rasa:URL` or `taskyto:URL` makes the service post to that URL and read an
 excerpt of the reply back in the results: without this list, anyone who can reach the API could
@@ -92,7 +93,18 @@ def python_bot_problem(bot: str | None, allowed: bool) -> str | None:
         return None  # not a bot name at all: the request's validation says so
     if spec.kind != "python":
         return None
+    return python_refusal(f"Python bots ({bot}): a python: bot")
+
+
+def python_check_problem(target: str) -> str:
+    """Why the service does not run a check written in Python (`expect.python`), when its operator
+    has not allowed Python: the same refusal as a Python bot's."""
+    return python_refusal(f"checks written in Python ({target}): such a check")
+
+
+def python_refusal(what: str) -> str:
+    """The refusal of code the service would import and run: `what` names it and what it is."""
     return (
-        f"this service does not run Python bots ({bot}): a python: bot imports a module and runs its code on the server. "
-        f"Its operator allows them by starting it with `parley serve {ALLOW_PYTHON_OPTION}`"
+        f"this service does not run {what} imports a module and runs its code on the server. "
+        f"Its operator allows Python (bots and checks) by starting it with `parley serve {ALLOW_PYTHON_OPTION}`"
     )

@@ -220,10 +220,13 @@ class BatchManager:
         if job.task is not None:
             await asyncio.wait({job.task}, timeout=wait_s)
 
-    async def resume(self, batch_id: str, check: Callable[[BatchRecord], None] | None = None) -> PreparedBatch:
+    async def resume(
+        self, batch_id: str, check: Callable[[BatchRecord], None] | None = None, *, python_refusal: Callable[[str], str] | None = None
+    ) -> PreparedBatch:
         """Re-plan a stopped batch (interrupted, cancelled or failed) and run what it has not
         completed. JobConflict if it is completed or running; `check(batch)` may refuse it
-        too (it is called once the state allows a resume)."""
+        too (it is called once the state allows a resume); `python_refusal`: why a check written
+        in Python may not be imported (PythonCodeRefused), None when it may."""
         from parley.core.engine import prepare_resume
 
         if self._closing:
@@ -242,7 +245,7 @@ class BatchManager:
                 raise JobConflict(f"batch {batch_id} is {batch.status}{where}: it cannot be resumed while it runs")
             if check is not None:
                 check(batch)
-            prepared = await prepare_resume(self.store, batch_id)
+            prepared = await prepare_resume(self.store, batch_id, python_refusal=python_refusal)
             await self.launch(prepared)
             return prepared
         finally:

@@ -17,6 +17,8 @@ from parley.core.option_declarations import BatchOption, options_on
 from parley.core.records import BatchStatus, OutcomeCounts, UnreadableBatch
 
 MAX_ITEMS = 10_000
+MAX_ENTRIES = 64
+"""The most entries a repeatable option takes in one request (`gen`, `price`)."""
 MAX_PLANNED = 50_000
 """The most conversations one request may plan (specs x trials, after profiles expand)."""
 MAX_INLINE_CHARS = 512 * 1024
@@ -203,6 +205,9 @@ def _request_field(declared: BatchOption) -> tuple[Any, Any]:
     low = declared.request_minimum if declared.request_minimum is not None else declared.minimum
     high = declared.request_maximum if declared.request_maximum is not None else declared.maximum
     limits: dict[str, Any] = {}
+    if declared.many:  # repeatable on the command line: a list of its entries (`gen`: ["bot.temperature=0.2"])
+        entries: Any = list[declared.kind]  # type: ignore[name-defined]
+        return entries, Field(declared.default, description=declared.help, max_length=MAX_ENTRIES)
     if declared.kind is str:
         limits = {"max_length": int(high)} if high is not None else {}
     else:

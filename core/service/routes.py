@@ -16,13 +16,13 @@ from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from parley.core.engine import EndpointCheckFailed
-from parley.core.errors import ConfigError, ParleyError
+from parley.core.engine import BatchModels, EndpointCheckFailed
+from parley.core.errors import ConfigError, ParleyError, PythonCodeRefused
 from parley.core.ingress import StrictJsonRoute
-from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels
-from parley.core.service.bot_hosts import AllowedHost, bot_host_problem, python_bot_problem
+from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels, first_error
+from parley.core.service.bot_hosts import AllowedHost, bot_host_problem, python_bot_problem, python_check_problem
 from parley.core.service.health import health_report
 from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs, world_file_problem
 from parley.core.service.jobs import BatchManager, JobConflict
@@ -213,12 +213,19 @@ def build_router(*, guarded: bool) -> APIRouter:
             raise _unprocessable([(["body"], "the list of scenarios is empty: there is nothing to run")])
         request = body if isinstance(body, BatchRequest) else BatchRequest(scenarios=body)
         models = request.models
-        options = BatchOptions.from_values(request.option_values()).model_copy(
+        try:
+            declared = BatchOptions.from_values(request.option_values())
+        except ValidationError as exc:  # a `gen`, `price` or `limit` entry that is not one
+            first = first_error(exc, "body")
+            field = {"models.generation": "gen", "prices": "price", "limits": "limit"}.get(first.where, first.where)
+            raise _unprocessable([(["body", field], first.message.removeprefix("Value error, "))]) from None
+        options = declared.model_copy(
             update={
                 "models": RoleModels(
                     bot=models.bot or state.defaults.bot,
                     user=models.user or state.defaults.user,
                     judge=models.judge or state.defaults.judge,
+                    generation=declared.models.generation,
                 ),
                 # A profile's files are read beside it, never from the service's working directory.
                 "loading": LoadOptions(from_working_dir=False, personality_dirs=state.personality_dirs),
@@ -247,7 +254,9 @@ def build_router(*, guarded: bool) -> APIRouter:
             )
 
         try:
-            prepared = await prepare_batch(state.store, inputs.sources, options, max_planned=MAX_PLANNED)
+            refusal = None if state.allow_python_bots else python_check_problem
+            batch_models = BatchModels.for_batch(options, store=state.store, python_refusal=refusal)
+            prepared = await prepare_batch(state.store, inputs.sources, options, models=batch_models, max_planned=MAX_PLANNED)
             await state.manager.launch(prepared)
         except InvalidInputs as exc:
             raise unprocessable([(error_loc(e, inputs), error_message(e, inputs)) for e in exc.errors]) from None
@@ -257,6 +266,9 @@ def build_router(*, guarded: bool) -> APIRouter:
         except EndpointCheckFailed as exc:  # nothing answers there, or the key is refused: before anything runs
             inputs.discard()
             raise _unprocessable([(["body", "models", exc.role], str(exc))]) from None
+        except PythonCodeRefused as exc:  # code execution on the server: refused before any module is imported
+            inputs.discard()
+            raise HTTPException(403, state.scrub(str(exc))) from None
         except ConfigError as exc:
             role = re.search(r"for the (bot|user|judge) role", str(exc))
             raise unprocessable([(["body", "models", *([role.group(1)] if role else [])], str(exc))]) from None
@@ -389,8 +401,9 @@ def build_router(*, guarded: bool) -> APIRouter:
                 raise InputRefused(f"batch {record.id}: {refused_bot}; or resume it with `parley run --resume {record.id}`")
 
         try:
-            prepared = await state.manager.resume(batch.id, confined)
-        except InputRefused as exc:
+            refusal = None if state.allow_python_bots else python_check_problem
+            prepared = await state.manager.resume(batch.id, confined, python_refusal=refusal)
+        except (InputRefused, PythonCodeRefused) as exc:
             raise HTTPException(403, state.scrub(str(exc))) from None
         except ParleyError as exc:  # JobConflict, sources gone or changed, a missing key
             raise HTTPException(409, state.scrub(str(exc))) from None

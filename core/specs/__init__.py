@@ -7,9 +7,21 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.specs.chat_playbook import ChatTurns, playbook_from_chat, reply_regex, stated_values
     from parley.core.specs.expansion import resolve_any_items
     from parley.core.specs.file_world import FileWorld, world_problems_of
     from parley.core.specs.json_positions import load_positioned
+    from parley.core.specs.label_files import (
+        LABEL_COLUMNS,
+        InvalidLabelFile,
+        LabelFile,
+        LabelFormat,
+        LabelRow,
+        blank_record,
+        label_format,
+        read_label_file,
+        write_labels,
+    )
     from parley.core.specs.places import FilePlaces
     from parley.core.specs.playbook import (
         PLAYBOOK_USER,
@@ -45,6 +57,19 @@ if TYPE_CHECKING:
 __all__ = [
     "FileWorld",
     "world_problems_of",
+    "LABEL_COLUMNS",
+    "InvalidLabelFile",
+    "LabelFile",
+    "LabelFormat",
+    "LabelRow",
+    "blank_record",
+    "label_format",
+    "read_label_file",
+    "write_labels",
+    "ChatTurns",
+    "playbook_from_chat",
+    "reply_regex",
+    "stated_values",
     "check_profile_text",
     "load_profile",
     "BACKTRACKING_MAX_CHARS",

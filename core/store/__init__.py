@@ -13,16 +13,21 @@ if TYPE_CHECKING:
         failed_check_counts,
         failure_entries,
         goals_only_stated,
+        judge_keys,
+        limit_counts,
         measured_usage,
         not_applicable_checks,
         not_read,
         outcome_rows,
         policy_violations,
         role_usage,
+        rubric_calibration,
         unpriced_models,
     )
     from parley.core.store.batch_row import BatchRow
+    from parley.core.store.calibrations import calibrations_for, get_calibration, list_calibrations, save_calibration
     from parley.core.store.file_health import DamagedDatabase, DatabaseGone, damage_line, opened_count
+    from parley.core.store.labels import all_labels, delete_label, labelled_counts, labels_of, missing_conversations, save_labels
     from parley.core.store.reply_cache import CachedModel
     from parley.core.store.rows import JUDGE_ROLE, cache_key
     from parley.core.store.rule_results import batch_rule_summaries, clear_batch_rules, iter_rule_results, save_batch_rules
@@ -60,13 +65,25 @@ __all__ = [
     "Store",
     "UnreadableBatchError",
     "batch_rule_summaries",
+    "all_labels",
+    "calibrations_for",
+    "delete_label",
+    "get_calibration",
+    "labelled_counts",
+    "labels_of",
+    "list_calibrations",
+    "missing_conversations",
+    "save_calibration",
+    "save_labels",
     "cache_key",
     "clear_batch_rules",
     "criterion_counts",
+    "limit_counts",
     "damage_line",
     "failed_check_counts",
     "failure_entries",
     "goals_only_stated",
+    "judge_keys",
     "iter_rule_results",
     "measured_usage",
     "not_applicable_checks",
@@ -77,6 +94,7 @@ __all__ = [
     "policy_violations",
     "profile_names",
     "role_usage",
+    "rubric_calibration",
     "running_elsewhere",
     "save_batch_rules",
     "unpriced_models",

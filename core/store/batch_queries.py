@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, NEEDS_LLM_JUDGE
+from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, LIMIT_KIND, NEEDS_LLM_JUDGE, marked_name
 from parley.core.records import (
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
+    JudgeKey,
+    LimitCounts,
     MeasuredUsage,
     NotApplicableCount,
     NotRead,
@@ -183,11 +185,12 @@ def failure_entries(store: Store, batch_id: str, limit: int) -> list[FailureEntr
         for check in json.loads(r["checks"] or "[]"):
             if check.get("outcome") not in ("fail", "error"):
                 continue
-            reason = f"{check.get('name')}: {check.get('reason')}"
+            name = marked_name(check)  # a judge's check with its calibration: "name [κ 0.72]"
+            reason = f"{name}: {check.get('reason')}"
             details = check.get("details") or {}
             if check.get("kind") == CRITERION_KIND and check.get("outcome") == "fail" and details.get("evidence"):
                 # a criterion not met: its evidence goes under it, not inside its line
-                reason = f"{check.get('name')}: not met: {details.get('reasoning') or '(no reasoning given)'}"
+                reason = f"{name}: not met: {details.get('reasoning') or '(no reasoning given)'}"
                 evidence[reason] = str(details["evidence"])
             reasons.append(reason)
         failures.append(
@@ -289,6 +292,7 @@ def criterion_counts(store: Store, batch_id: str) -> list[CriterionCounts]:
                    SUM(json_extract(j.value, '$.outcome') = 'not_applicable'
                        AND COALESCE(json_extract(j.value, '$.details.verdict'), '') = 'not applicable') AS not_applicable,
                    SUM(json_extract(j.value, '$.outcome') = 'not_run') AS not_run,
+                   MAX(json_extract(j.value, '$.details.calibration.text')) AS calibration,
                    SUM(json_extract(j.value, '$.outcome') = 'error'
                        OR (json_extract(j.value, '$.outcome') = 'not_applicable'
                            AND COALESCE(json_extract(j.value, '$.details.verdict'), '') != 'not applicable')) AS errors
@@ -306,6 +310,49 @@ def criterion_counts(store: Store, batch_id: str) -> list[CriterionCounts]:
             not_applicable=r["not_applicable"] or 0,
             not_run=r["not_run"] or 0,
             errors=r["errors"] or 0,
+            calibration=r["calibration"],
+        )
+        for r in rows
+    ]
+
+
+def rubric_calibration(store: Store, batch_id: str) -> str | None:
+    """How the batch's judge was calibrated on the rubric it scored (the mark of its judge-score
+    checks: "κw 0.55", "uncalibrated"...); None when no judge's score was marked."""
+    rows = store._read(
+        f"""SELECT json_extract(j.value, '$.details.calibration.text') AS calibration {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = 'judge_score'
+              AND json_extract(j.value, '$.details.calibration.text') IS NOT NULL LIMIT 1""",
+        [batch_id],
+    )
+    return rows[0]["calibration"] if rows else None
+
+
+def limit_counts(store: Store, batch_id: str) -> list[LimitCounts]:
+    """How each limit check of the batch came out, with its worst measured figure, in the order
+    the specs have them."""
+    rows = store._read(
+        f"""SELECT json_extract(j.value, '$.name') AS check_name,
+                   MAX(json_extract(j.value, '$.details.limit')) AS key,
+                   SUM(json_extract(j.value, '$.outcome') = 'pass') AS held,
+                   SUM(json_extract(j.value, '$.outcome') = 'fail') AS over,
+                   SUM(json_extract(j.value, '$.outcome') NOT IN ('pass', 'fail')) AS not_decided,
+                   MAX(json_extract(j.value, '$.details.measured')) AS worst,
+                   MAX(COALESCE(json_extract(j.value, '$.details.timing_dependent'), 0)) AS timing
+            {_JSON_CHECKS}
+            WHERE c.batch_id = ? AND json_extract(j.value, '$.kind') = '{LIMIT_KIND}'
+            GROUP BY check_name ORDER BY MIN(c.spec_index), MIN(CAST(j.key AS INTEGER)), check_name""",
+        [batch_id],
+    )
+    return [
+        LimitCounts(
+            name=r["check_name"] or "",
+            limit=r["key"] or "",
+            held=r["held"] or 0,
+            over=r["over"] or 0,
+            not_decided=r["not_decided"] or 0,
+            worst=r["worst"],
+            timing_dependent=bool(r["timing"]),
         )
         for r in rows
     ]
@@ -324,3 +371,14 @@ def measured_usage(store: Store, role: str, model: str) -> dict[str, MeasuredUsa
         r["spec_id"]: MeasuredUsage(conversations=r["n"], calls=r["calls"] or 0, input_tokens=r["inp"] or 0, output_tokens=r["outp"] or 0)
         for r in rows
     }
+
+
+def judge_keys(store: Store, batch_id: str) -> list[JudgeKey]:
+    """The judges (by calibration key) that judged the batch's conversations, in no set order;
+    empty when none recorded one (the offline judge, older rows)."""
+    rows = store._read(
+        f"""SELECT DISTINCT json_extract(v.judge, '$.key') AS judge_key {_BASE}
+            AND json_extract(v.judge, '$.key') IS NOT NULL LIMIT 20""",
+        [batch_id],
+    )
+    return [JudgeKey.model_validate_json(r["judge_key"]) for r in rows]

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from parley.core.evaluation import marked_name
 from parley.core.records import Conversation, ConversationRow, ConversationSpec, ToolCallRecord, Usage, Verdict
 from parley.core.redaction import REDACTOR
 
@@ -226,8 +227,9 @@ def verdict_row(conv: Conversation, verdict: Verdict) -> dict[str, Any]:
 
 
 def failed_check_lines(checks: str | None, *, outcomes: tuple[str, ...] = ("fail",)) -> list[str]:
-    """A verdict's stored checks whose outcome is one of `outcomes`, each as "name: reason"."""
-    return [f"{c.get('name')}: {c.get('reason')}" for c in json.loads(checks or "[]") if c.get("outcome") in outcomes]
+    """A verdict's stored checks whose outcome is one of `outcomes`, each as "name: reason" (a
+    judge's with its calibration: "name [κ 0.72]: reason")."""
+    return [f"{marked_name(c)}: {c.get('reason')}" for c in json.loads(checks or "[]") if c.get("outcome") in outcomes]
 
 
 def user_fault_items(faults: str | None) -> list[tuple[str, str]]:

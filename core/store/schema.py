@@ -376,7 +376,57 @@ def _v5_rule_results(db: Database) -> None:
             db.execute(statement)
 
 
-def _v6_world_diffs(db: Database) -> None:
+_V6_TABLES = """
+CREATE TABLE labels (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('criterion', 'rubric', 'check')),
+    item_id TEXT NOT NULL,
+    item_text TEXT NOT NULL DEFAULT '',
+    value TEXT NOT NULL CHECK ((kind = 'rubric' AND value IN ('1', '2', '3'))
+                               OR (kind != 'rubric' AND value IN ('met', 'not_met', 'not_applicable'))),
+    labeller TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    labelled_at TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, kind, item_id, labeller)
+);
+CREATE INDEX idx_labels_item ON labels (kind, item_id);
+CREATE TABLE calibrations (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    endpoint TEXT,
+    prompt_version TEXT NOT NULL,
+    generation TEXT NOT NULL DEFAULT '{}',
+    judge_key TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    record TEXT NOT NULL
+);
+CREATE INDEX idx_calibrations_key ON calibrations (judge_key, created_at DESC);
+"""
+
+
+def _v6_labels_and_calibrations(db: Database) -> None:
+    """People's labels on stored conversations and the calibrations of judges measured against
+    them (`parley judge`): `labels` holds one row per conversation, item (a criterion by its
+    stable id, the rubric, an `expect:` check by its name) and labeller, with when and a note;
+    `calibrations` one row per calibration, keyed by the judge's model, endpoint, prompt version
+    and generation settings (`judge_key`: their digest), the whole record as JSON. New tables
+    only: older databases gain them empty."""
+    for statement in _V6_TABLES.split(";"):  # one by one: executescript would commit the migration's transaction
+        if statement.strip():
+            db.execute(statement)
+
+
+def _v7_batch_groups(db: Database) -> None:
+    """Batches that belong together (a run of several bots side by side, a base and its mutants):
+    each member's `group_id` (the group's own id) and `group_role` (its name in the group: a bot's,
+    `base`, a mutant's). Older batches belong to no group."""
+    db.execute("ALTER TABLE batches ADD COLUMN group_id TEXT")
+    db.execute("ALTER TABLE batches ADD COLUMN group_role TEXT")
+    db.execute("CREATE INDEX idx_batches_group ON batches (group_id)")
+
+
+def _v8_world_diffs(db: Database) -> None:
     """Worlds declared once: a conversation's final state is the diff of the records it changed
     (parley.core.records.WorldDiff), no longer the order world's statuses and audit trail, and each
     tool call keeps what it changed in the world, which records it showed, and the rules it broke
@@ -396,7 +446,16 @@ def _v6_world_diffs(db: Database) -> None:
                 db.execute(f"UPDATE {table} SET {column} = ? WHERE {key} = ?", [WorldDiff.model_validate(state).model_dump_json(), row_key])
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_batch_owner, _v3_batch_lineage, _v4_outcomes, _v5_rule_results, _v6_world_diffs)
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_initial,
+    _v2_batch_owner,
+    _v3_batch_lineage,
+    _v4_outcomes,
+    _v5_rule_results,
+    _v6_labels_and_calibrations,
+    _v7_batch_groups,
+    _v8_world_diffs,
+)
 
 
 APP_KEY = "app"

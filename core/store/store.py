@@ -531,6 +531,8 @@ class Store:
             "planned": batch.planned,
             "error": batch.error,
             "parent_id": batch.parent_id,
+            # a batch of no group leaves its group columns out: written so, it is the row an older parley wrote
+            **({"group_id": batch.group_id, "group_role": batch.group_role} if batch.group_id is not None else {}),
         }
 
     @staticmethod
@@ -553,6 +555,8 @@ class Store:
                 planned=row["planned"],
                 error=orphaned or row["error"],
                 parent_id=row["parent_id"],
+                group_id=row.get("group_id"),
+                group_role=row.get("group_role"),
             )
         except (ValidationError, ValueError, TypeError) as exc:  # JSONDecodeError and a bad date are ValueErrors
             raise UnreadableBatchError(_unreadable(row, exc)) from None
@@ -698,6 +702,41 @@ class Store:
         be read is there as UnreadableBatch."""
         rows = self.db.query("SELECT * FROM batches WHERE parent_id = ? ORDER BY created_at, rowid", [batch_id])
         return [self._batch_or_unreadable(r) for r in rows]
+
+    @_locked
+    def group_batches(self, group_id: str) -> list[BatchRecord]:
+        """The batches of a group (parley.core.records.BatchRecord.group_id), in the order they were
+        made; ParleyError for a group with no batch."""
+        rows = list(self.db.query("SELECT * FROM batches WHERE group_id = ? ORDER BY created_at, rowid", [group_id]))
+        if not rows:
+            raise ParleyError(f"no batch belongs to a group '{group_id}'")
+        return [self._batch_from(r) for r in rows]
+
+    @_locked
+    def resolve_group_ref(self, ref: str) -> str:
+        """A group id from what a person types: the group's id or a unique prefix of it (>= 6
+        characters), a batch of the group (its id, prefix, `latest` or `latest~N`), or `latest`
+        for the group made last. ParleyError otherwise, saying why."""
+        text = (ref or "").strip()
+        if text == "latest":
+            row = self.db.execute(
+                "SELECT group_id FROM batches WHERE group_id IS NOT NULL ORDER BY created_at DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+            if row is None:
+                raise ParleyError(f"no group of batches in {self.path or 'this database'} yet; `parley run PATH --bot A --bot B` makes one")
+            return str(row[0])
+        if len(text) >= 6:
+            found = [
+                r[0] for r in self.db.execute("SELECT DISTINCT group_id FROM batches WHERE group_id LIKE ?", [text.replace("%", "") + "%"])
+            ]
+            if len(found) == 1:
+                return str(found[0])
+            if len(found) > 1:
+                raise ParleyError(f"'{text}' is the start of several groups' ids; give more of it")
+        batch = self.get_batch(text)
+        if batch.group_id is None:
+            raise ParleyError(f"batch {batch.id} belongs to no group of batches (one run of several --bot makes one)")
+        return batch.group_id
 
     @_locked
     def list_batches(self, limit: int = 50, offset: int = 0, *, status: str | None = None) -> list[BatchRow | UnreadableBatch]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
     from parley.core.users.fallback_detection import FallbackDetector
     from parley.core.users.goal_driven_user import simulated_world
-    from parley.core.users.llm_user import LLMUser, generate_any_items
+    from parley.core.users.llm_user import LLMUser, generate_any_items, profile_generation
     from parley.core.users.phrasebook import language_code
     from parley.core.users.replay_user import REPLAY_USER, ReplayScript, ReplayUser, bot_replies, finish_replay
     from parley.core.users.simulator import GoalReporter, StatesGoals, UserSimulator, UserTurn
@@ -36,6 +36,7 @@ __all__ = [
     "ONLY_STATED_ADVICE",
     "GoalReporter",
     "LLMUser",
+    "profile_generation",
     "PROFILE_MODEL",
     "REPLAY_USER",
     "ReplayScript",

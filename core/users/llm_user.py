@@ -111,7 +111,7 @@ class LLMUser(GoalDrivenUser):
         self.model = model
         self.name = model.name
         self.context_tokens = context_tokens
-        self.config = config or GenerateConfig(temperature=spec.llm.temperature, seed=spec.seed % (2**31), max_tokens=DEFAULT_MAX_TOKENS)
+        self.config = config or profile_generation(spec)
         self.reset()
 
     def reset(self) -> None:
@@ -325,6 +325,20 @@ def parse_items(text: str | None) -> list[str]:
         if clean:
             seen.setdefault(clean, None)
     return list(seen)
+
+
+def profile_generation(spec: ConversationSpec) -> GenerateConfig:
+    """The customer's generation settings from its profile's `llm:` block: Sensei's temperature,
+    parley's top_p, max_tokens (DEFAULT_MAX_TOKENS unless given), seed (each conversation's own
+    unless given) and stop."""
+    llm = spec.llm
+    return GenerateConfig(
+        temperature=llm.temperature,
+        top_p=llm.top_p,
+        max_tokens=llm.max_tokens or DEFAULT_MAX_TOKENS,
+        seed=llm.seed if llm.seed is not None else spec.seed % (2**31),
+        stop=list(llm.stop) or None,
+    )
 
 
 async def generate_any_items(model: ChatModel, instruction: str) -> list[str]:

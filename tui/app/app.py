@@ -38,6 +38,8 @@ from parley.tui.app.panes.chat_pane import ChatPane
 from parley.tui.app.panes.profiles_pane import ProfilesPane
 from parley.tui.app.panes.session_detail import SessionScreen
 from parley.tui.app.panes.sessions_pane import SessionsPane
+from parley.tui.app.screens.calibrations import CalibrationsScreen
+from parley.tui.app.screens.label_conversation import LabelScreen
 from parley.tui.terminal_text import visible
 
 if TYPE_CHECKING:
@@ -289,7 +291,7 @@ class ParleyApp(App[None]):
     # ---- actions ------------------------------------------------------------------------------------
 
     def action_show_pane(self, pane: str) -> None:
-        while isinstance(self.screen, SessionScreen):  # leave a session's detail for the pane
+        while isinstance(self.screen, (SessionScreen, LabelScreen, CalibrationsScreen)):  # leave a detail screen for the pane
             self.pop_screen()
         self.query_one("#panes", TabbedContent).active = f"{pane}-pane"
 
@@ -305,15 +307,18 @@ class ParleyApp(App[None]):
         """Open the launch form for `sources`; a batch it prepares runs in the Batches pane."""
         from parley.tui.app.screens.launch_batch import LaunchBatchScreen
 
+        form = LaunchBatchScreen(sources)
+
         def launched(prepared: PreparedBatch | None) -> None:
             if prepared is None:
                 return
             self.action_show_pane("batches")
             pane = self.query_one("#batches", BatchesPane)
+            pane.queued = list(form.queued)  # several bots: the group's other batches, one after the other
             pane.start(prepared)
             pane.results_table.focus()  # its keys (c stops the batch) work at once
 
-        self.push_screen(LaunchBatchScreen(sources), launched)
+        self.push_screen(form, launched)
 
     def batch_running(self) -> bool:
         """Whether a batch is running in the Batches pane (one at a time)."""
@@ -324,6 +329,19 @@ class ParleyApp(App[None]):
         self.action_show_pane("batches")
         pane = self.query_one("#batches", BatchesPane)
         self.call_after_refresh(pane.action_compare)
+
+    def label_conversations(self, conversation_ids: Sequence[str], start: str) -> None:
+        """Label conversations by hand, from `start`, walking `conversation_ids` in their order."""
+        self.push_screen(LabelScreen(conversation_ids, start, settings().labeller_name))
+
+    def action_label_conversations(self) -> None:
+        """Label the conversation highlighted in Batches (its results), else say how to pick one."""
+        self.action_show_pane("batches")
+        self.call_after_refresh(self.query_one("#batches", BatchesPane).action_label)
+
+    def show_calibrations(self) -> None:
+        """The judges' stored calibrations."""
+        self.push_screen(CalibrationsScreen())
 
     def action_open_sessions(self) -> None:
         self.action_show_pane("sessions")

@@ -26,6 +26,16 @@ class ParleyCommands(Provider):
                 "Compare the batch highlighted in Batches with the base marked with b (else with the one before it)",
                 app.action_compare_batches,
             ),
+            (
+                "Label conversations",
+                "Label the conversation highlighted in Batches by hand: met, not met, not applicable, the rubric's 1-3",
+                app.action_label_conversations,
+            ),
+            (
+                "Judge calibrations",
+                "How well each judge agrees with people's labels, per criterion (parley judge calibrate)",
+                app.show_calibrations,
+            ),
             ("Switch theme", "Choose the app's colour theme", app.action_change_theme),
             ("Show chat", "Go to the Chat pane", lambda: app.action_show_pane("chat")),
             ("Show profiles", "Go to the Profiles pane", lambda: app.action_show_pane("profiles")),

@@ -162,7 +162,7 @@ class SessionOpened(Message):
 
 @dataclass
 class SessionExported(Message):
-    """A stored session was written to a JSON file."""
+    """A stored session was written to a file: JSON, or a playbook (YAML)."""
 
     path: Path
 
@@ -215,6 +215,16 @@ class BatchPrepared(Message):
     """The launch form's inputs checked out: a stored, pending parley.core.engine.batch_runner.PreparedBatch."""
 
     prepared: PreparedBatch
+    queued: list[PreparedBatch] = field(default_factory=list)
+    """Several bots: the group's other batches, stored too, to run after this one."""
+
+
+@dataclass
+class GroupCompared(Message):
+    """A group of batches, compared side by side (its markdown report)."""
+
+    group_id: str
+    markdown: str
 
 
 @dataclass

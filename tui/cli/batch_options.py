@@ -68,15 +68,49 @@ def _shown_default(declared: BatchOption) -> str | bool:
     return declared.default not in (None, ())
 
 
+def _per_bot_default(declared: BatchOption) -> str | bool:
+    """What `--help` says of a per-bot option's default (its click default is (): none given)."""
+    shown = _shown_default(declared)
+    if shown is True:
+        return str(declared.default)
+    return shown
+
+
 DECLARED: Any = object()
 """`click_option`'s default: the declared one (read from the environment when it has variables)."""
 
 
+SEVERAL_BOTS = (
+    " Give --bot several times to run the same specs against each bot, one batch each, compared side by side (NAME=BOT names one)."
+)
+PER_BOT = " With several --bot: once for every bot, or once per bot (in their order, or NAME=VALUE)."
+
+
 def click_option(
-    declared: BatchOption, *, default: Any = DECLARED, check: ModelCheck | None = None, help: str | None = None
+    declared: BatchOption,
+    *,
+    default: Any = DECLARED,
+    check: ModelCheck | None = None,
+    help: str | None = None,
+    per_bot: bool = False,
 ) -> Callable[[F], F]:
     """The option as a click option, with its declared default unless `default` is given (None:
-    unset, and whoever runs the batch decides)."""
+    unset, and whoever runs the batch decides). `per_bot`: a setting of the bot that `parley run`
+    takes once per bot of several (repeatable, as text: parley.tui.cli.bot_lineup reads each value
+    with `click_type` once it knows whose it is; unset is ())."""
+    if per_bot:
+        extra_help = SEVERAL_BOTS if declared.name == "bot" else PER_BOT
+        return click.option(
+            declared.cli_flag,
+            *([declared.short] if declared.short else []),
+            declared.name,
+            default=(),
+            show_default=_per_bot_default(declared) if default is DECLARED else False,
+            metavar=declared.metavar,
+            multiple=True,
+            callback=check,
+            help=(help or declared.help) + extra_help,
+        )
     flags = [f"{declared.cli_flag}/{declared.off_flag}" if declared.off_flag else declared.cli_flag]
     if declared.short:
         flags.append(declared.short)
@@ -125,7 +159,10 @@ def declared_options(
 
     def decorate(command: F) -> F:
         default = DECLARED if defaults else None
-        options = [click_option(o, default=default, check=checks.get(o.name), help=help_of(o)) for o in options_on(surface)]
+        options = [
+            click_option(o, default=default, check=checks.get(o.name), help=help_of(o), per_bot=surface == "run" and o.per_bot)
+            for o in options_on(surface)
+        ]
         return _apply(command, options)
 
     return decorate

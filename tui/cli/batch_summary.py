@@ -111,6 +111,9 @@ def summary_lines(summary: BatchReport) -> list[str]:
         )
     lines += counts_lines(summary, beside_the_rate=summary.not_read.note)
     lines.append(scores_line(summary))
+    calibrated = calibration_line(summary)
+    if calibrated is not None:
+        lines.append(calibrated)
     if summary.judge_prompts:
         lines.append(judge_context_line(summary))
     if summary.failures_total:
@@ -122,6 +125,24 @@ def summary_lines(summary: BatchReport) -> list[str]:
             lines.append(f"  ... and {summary.failures_total - 10} more (see the report)")
     lines += rule_lines(summary.rules, summary.rule_labels)  # the pair and batch rules (`--rules`)
     return lines
+
+
+def calibration_line(summary: BatchReport, *, clip: int = 48) -> str | None:
+    """`Judge calibration: score κw 0.55; The bot apologises κ 0.72; ...`: how the batch's
+    judge was measured on each item it decided (None: no judge decided one), and what
+    `--require-calibrated` did with it."""
+    items = [("score", summary.rubric_calibration)] if summary.rubric_calibration else []
+    for c in summary.criteria:
+        if c.calibration:
+            text = c.criterion if len(c.criterion) <= clip else c.criterion[: clip - 1] + "…"
+            items.append((text, c.calibration))
+    if not items:
+        return None
+    options = summary.batch.options
+    line = "Judge calibration: " + "; ".join(f"{name}: {mark}" for name, mark in items)
+    if options.require_calibrated:
+        line += f" (--require-calibrated: only verdicts of a judge calibrated at κ {options.min_kappa:g} or more count towards a pass)"
+    return line
 
 
 def judge_context_line(summary: BatchReport) -> str:

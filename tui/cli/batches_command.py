@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from parley.core.records import BatchRecord, UnreadableBatch
+from parley.core.records import BatchOptions, BatchRecord, UnreadableBatch
 from parley.core.store import BatchRow
 from parley.tui.cli.command_io import console, db_option, open_store
 from parley.tui.terminal_text import for_rich, one_line, visible
@@ -44,6 +44,39 @@ def lineage(batch: BatchRecord) -> str | None:
     if options.replay_of:
         return f"replay of {options.replay_of} (its customers' words, to bot {options.models.bot})"
     return None
+
+
+def generation_line(options: BatchOptions) -> str:
+    """`Generation: bot temperature=0.2; user ...; judge ...`: what each role's requests carried,
+    the settings given (`--gen`) over each role's defaults; an offline role calls no model."""
+    from parley.core.evaluation import judge_generation
+
+    models, given = options.models, options.models.generation
+    parts = []
+    for role, model, default in (
+        ("bot", models.bot, "the server's defaults"),
+        ("user", models.user, "its profile's llm: block"),
+        ("judge", models.judge, judge_generation().described() + " (its defaults)"),
+    ):
+        if model == "offline":
+            kept = f"{given[role].described()} kept, not sent" if role in given else "none"
+            shown = f"{kept} (offline: no model to send them to)"
+        elif role in given:
+            shown = judge_generation(given[role]).described() if role == "judge" else given[role].described()
+            shown += "" if role != "user" else " over its profile's llm: block"
+        else:
+            shown = default
+        parts.append(f"{role} {shown}")
+    return "Generation: " + "; ".join(parts)
+
+
+def prices_text(options: BatchOptions) -> str:
+    """`ollama/llama3 free, openai-api/vllm/qwen $0.2/$0.6 per million tokens`."""
+    shown = []
+    for model, price in options.prices.items():
+        free = price.input_per_m == 0 and price.output_per_m == 0
+        shown.append(f"{model} free" if free else f"{model} ${price.input_per_m:g}/${price.output_per_m:g} per million tokens in/out")
+    return ", ".join(shown)
 
 
 def _row_json(row: BatchRow) -> dict[str, Any]:
@@ -74,6 +107,8 @@ def _row_json(row: BatchRow) -> dict[str, Any]:
         "replay_of": b.options.replay_of,
         "rerun": b.options.rerun,
         "rescore_of": b.options.rescore_of,
+        "group_id": b.group_id,
+        "group_role": b.group_role,
         "criteria_from": b.options.criteria_from,
     }
 
@@ -212,6 +247,8 @@ def show(batch_ref: str, db_path: Path | None) -> None:
         f"Models: bot {o.models.bot}"
         + (f" with the prompt {o.models.bot_prompt}" if o.models.bot_prompt else "")
         + f", user {o.models.user}, judge {o.models.judge}",
+        generation_line(o),
+        *([f"Prices: {prices_text(o)}"] if o.prices else []),
         f"Trials {o.trials}, seed {o.seed}, max turns {o.max_turns}, timeout {o.timeout_s:g} s"
         + (f", budget ${o.budget_usd:g}" if o.budget_usd else "")
         + (f", prompt version {o.prompt_version}" if o.prompt_version else ""),
@@ -219,6 +256,8 @@ def show(batch_ref: str, db_path: Path | None) -> None:
     made = lineage(b)
     if made:
         lines.append(f"Made from: {made}")
+    if b.group_id is not None:
+        lines.append(f"Group: {b.group_id}, as {b.group_role} (side by side: parley compare --group {b.group_id[:12]})")
     for child in children:
         if not isinstance(child, BatchRecord):
             lines.append(f"Made into: batch {child.id} (cannot be read: {child.reason})")

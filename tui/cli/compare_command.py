@@ -4,6 +4,7 @@
     parley compare BASE NEW --format json --output cmp.json
     parley compare BASE NEW --output cmp.html          one self-contained page to share
     parley compare BASELINE latest --fail-on-regression   a CI gate: exit 1 on a regression beyond noise
+    parley compare --group latest                      a group of batches side by side (several --bot)
 
 Batch ids may be unique prefixes (6+ characters), `latest` or `latest~N`. The comparison itself
 is parley.core.reports.compare; the markdown, parley.core.reports.compare_markdown; the HTML,
@@ -33,8 +34,16 @@ Exit codes:
 
 
 @click.command(epilog=EPILOG)
-@click.argument("base_ref", metavar="BASE")
-@click.argument("new_ref", metavar="NEW")
+@click.argument("base_ref", metavar="BASE", required=False)
+@click.argument("new_ref", metavar="NEW", required=False)
+@click.option(
+    "--group",
+    "group_ref",
+    metavar="GROUP",
+    help="Compare a group of batches side by side instead (`parley run PATHS --bot A --bot B` makes one): its id, "
+    "one of its batches, or latest. Each bot's pass rate with its interval, each spec's outcomes in a row, and every "
+    "two bots compared with the paired test.",
+)
 @click.option(
     "--format",
     "-f",
@@ -60,7 +69,14 @@ Exit codes:
 )
 @db_option
 def compare(
-    base_ref: str, new_ref: str, fmt: str | None, output: Path | None, fail_on_regression: bool, alpha: float, db_path: Path | None
+    base_ref: str | None,
+    new_ref: str | None,
+    group_ref: str | None,
+    fmt: str | None,
+    output: Path | None,
+    fail_on_regression: bool,
+    alpha: float,
+    db_path: Path | None,
 ) -> None:
     """Compare batch NEW with batch BASE, conversation by conversation.
 
@@ -74,6 +90,12 @@ def compare(
     if fmt is None:
         suffix = output.suffix.lower() if output is not None else ""
         fmt = {".json": "json", ".html": "html", ".htm": "html"}.get(suffix, "md")
+    if group_ref is not None:
+        if base_ref is not None or fail_on_regression:
+            raise click.UsageError("--group compares the batches of a group: give no BASE NEW, and no --fail-on-regression")
+        return _compare_group(group_ref, fmt, output, alpha, db_path)
+    if base_ref is None or new_ref is None:
+        raise click.UsageError("give BASE and NEW (two batches), or --group GROUP")
     with open_store(db_path, read_only=True) as store:
         comparison = compare_batches(store, base_ref, new_ref, alpha=alpha)
     if fmt == "json":
@@ -84,12 +106,35 @@ def compare(
         text = render_comparison_html(comparison)
     else:
         text = render_comparison(comparison)
-    if output is None:  # the markdown, and JSON on a terminal, with control characters spelled out
+    _emit(text, fmt, output)
+    click.echo(visible(verdict_line(comparison)), err=True)
+    regressed = fail_on_regression and bool(comparison.regressed_beyond_noise)
+    sys.exit(EXIT_REGRESSED if regressed else EXIT_OK)
+
+
+def _compare_group(group_ref: str, fmt: str, output: Path | None, alpha: float, db_path: Path | None) -> None:
+    """A group side by side, in `fmt`, on stdout or to `output` (exit 0)."""
+    from parley.core.reports import compare_group, group_lines, render_group_html, render_group_markdown
+
+    with open_store(db_path, read_only=True) as store:
+        comparison = compare_group(store, group_ref, alpha=alpha)
+    if fmt == "json":
+        text = comparison.model_dump_json(indent=2) + "\n"
+    elif fmt == "html":
+        text = render_group_html(comparison)
+    else:
+        text = render_group_markdown(comparison)
+    _emit(text, fmt, output)
+    if output is not None:
+        click.echo(visible("\n".join(group_lines(comparison))), err=True)
+
+
+def _emit(text: str, fmt: str, output: Path | None) -> None:
+    """The report on stdout (the markdown, and JSON on a terminal, with control characters
+    spelled out), or written to `output`."""
+    if output is None:
         sys.stdout.write(visible(text) if fmt == "md" or sys.stdout.isatty() else text)
         sys.stdout.flush()
     else:
         write_atomically(output, text)
         click.echo(f"wrote {output} ({fmt})", err=True)
-    click.echo(visible(verdict_line(comparison)), err=True)
-    regressed = fail_on_regression and bool(comparison.regressed_beyond_noise)
-    sys.exit(EXIT_REGRESSED if regressed else EXIT_OK)

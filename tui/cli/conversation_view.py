@@ -103,7 +103,10 @@ def print_verdict(
         out.print(f"[bold]verdict:[/bold] not evaluated. {for_rich(ended)}")
         return
     style = OUTCOME_STYLES.get(verdict.outcome, "white")
-    score = f", score {verdict.score}" if verdict.score is not None else ", no score"
+    from parley.core.evaluation import marked_name, score_calibration
+
+    calibrated = score_calibration(verdict.checks)
+    score = f", score {verdict.score}" + (f" [{calibrated}]" if calibrated else "") if verdict.score is not None else ", no score"
     out.print(f"[bold]verdict:[/bold] [{style}]{for_rich(verdict.outcome)}[/{style}]{score}. {for_rich(ended)}")
     if verdict.comment:
         out.print(f"  comment: {for_rich(verdict.comment)}")
@@ -118,7 +121,8 @@ def print_verdict(
         colour = {"pass": "green", "fail": "red", "error": "yellow"}.get(check.outcome, "dim")
         flag = " [bold red][policy violation][/bold red]" if check.policy_violation and check.outcome == "fail" else ""
         label = CHECK_LABELS.get(check.outcome, check.outcome)
-        out.print(f"  [{colour}]{mark} {for_rich(label):<14}[/{colour}] {for_rich(check.name)}: {for_rich(check.reason)}{flag}")
+        name = marked_name(check)  # a judge's check with its calibration: "name [κ 0.72]"
+        out.print(f"  [{colour}]{mark} {for_rich(label):<14}[/{colour}] {for_rich(name)}: {for_rich(check.reason)}{flag}")
     for output in verdict.outputs:
         value = json.dumps(output.value, ensure_ascii=False) if output.found else "not found"
         out.print(f"  output {for_rich(output.name)} ({for_rich(output.type)}): {for_rich(value)}")

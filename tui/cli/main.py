@@ -57,6 +57,10 @@ COMMANDS: dict[str, Listed] = {
     "batches": Listed("parley.tui.cli.batches_command:batches", "List stored batches and show one (ids: a prefix, `latest`, `latest~N`)."),
     "compare": Listed("parley.tui.cli.compare_command:compare", "Compare batch NEW with batch BASE, conversation by conversation."),
     "rescore": Listed("parley.tui.cli.rescore_command:rescore", "Judge a stored batch again, into a new batch."),
+    "judge": Listed(
+        "parley.tui.cli.judge_command:judge",
+        "Label conversations by hand and measure judges against the labels (calibrate, calibrations, labels).",
+    ),
     "profiles": Listed(
         "parley.tui.cli.profiles_command:profiles",
         "Validate profiles, playbooks and scenario files, and show the conversations they make.",

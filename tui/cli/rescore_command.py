@@ -15,8 +15,11 @@ from pathlib import Path
 import click
 
 from parley.core.errors import ConfigError
+from parley.core.option_declarations import option
+from parley.tui.cli.batch_options import click_option
 from parley.tui.cli.command_io import db_option
 from parley.tui.cli.run_batch import run_and_exit
+from parley.tui.cli.run_command import judge_or_jury, jury_option
 from parley.tui.cli.run_modes import RunRequest
 
 EPILOG = """\b
@@ -30,12 +33,14 @@ judge and expectations makes no model call.
 
 
 def _judge_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from parley.core.evaluation import jurors_of
     from parley.core.models import parse_model_name
 
     if value is None:
         return None
     try:
-        parse_model_name(value.strip())
+        for judge in jurors_of(value.strip()) or [value.strip()]:  # a jury (jury:A,B,C) is a judge too
+            parse_model_name(judge)
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
     return value.strip()
@@ -83,8 +88,18 @@ def _judge_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     help="Where to write the markdown report (default: reports/BATCH_ID.md beside the database).",
 )
 @click.option("--strict", is_flag=True, help="Unverified conversations and simulator faults fail the exit code too.")
+@jury_option
+@click_option(option("min_kappa"), default=None, help=option("min_kappa").help + " Default: BATCH's.")
+@click.option(
+    "--require-calibrated/--count-uncalibrated",
+    "require_calibrated",
+    default=None,
+    help=option("require_calibrated").help + " Default: BATCH's.",
+)
 @db_option
+@click.pass_context
 def rescore(
+    ctx: click.Context,
     batch_ref: str,
     judge_model: str | None,
     criteria_from: tuple[Path, ...],
@@ -93,6 +108,9 @@ def rescore(
     concurrency: int | None,
     report_path: Path | None,
     strict: bool,
+    jury: str | None,
+    min_kappa: float | None,
+    require_calibrated: bool | None,
     db_path: Path | None,
 ) -> None:
     """Judge a stored batch again, into a new batch.
@@ -104,6 +122,11 @@ def rescore(
         updates["rules"] = str(rules_path)
     if concurrency is not None:
         updates["concurrency"] = concurrency
+    if min_kappa is not None:
+        updates["min_kappa"] = min_kappa
+    if require_calibrated is not None:
+        updates["require_calibrated"] = require_calibrated
+    judge_model = judge_or_jury(ctx, judge_model, jury)
     request = RunRequest(
         mode="rescore",
         ref=batch_ref,

@@ -28,7 +28,7 @@ from parley.tui.cli.run_modes import EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED,
 from parley.tui.terminal_text import for_rich, visible
 
 if TYPE_CHECKING:
-    from parley.core.engine import BatchResult, BatchRunner
+    from parley.core.engine import BatchResult, BatchRunner, PreparedBatch
     from parley.core.engine.distributed import Placement, ShardedRunner, WorkerPool
     from parley.core.store import Store
 
@@ -51,7 +51,24 @@ def run_and_exit(
         signal.signal(signal.SIGTERM, _terminated)  # as Ctrl-C wherever the run is (the batch's own loop handles it while it runs)
         signal.signal(signal.SIGHUP, _hung_up)
     try:
-        if dry_run:
+        from parley.tui.cli.run_group import group_of, run_group
+
+        stored_group = group_of(store, request)
+        if request.group is not None or stored_group:
+            code = asyncio.run(
+                run_group(
+                    store,
+                    request,
+                    stored_group,
+                    dry_run=dry_run,
+                    concurrency=concurrency,
+                    grace_s=grace_s,
+                    gate=gate,
+                    strict=strict,
+                    placement=placement,
+                )
+            )
+        elif dry_run:
             from parley.tui.cli.dry_run_view import print_dry_run
 
             code = asyncio.run(print_dry_run(store, request))
@@ -110,7 +127,10 @@ async def run_batch(
     gate: tuple[float | None, bool] = (None, False),
     strict: bool = False,
     placement: Placement | None = None,
+    prepared: PreparedBatch | None = None,
 ) -> int:
+    """Run the request's batch (`prepared`: planned already, as a group's members are) to its
+    exit code, printing its progress and summary and writing its report."""
     from parley.core.bots.connectors import aclose_connectors
     from parley.core.engine import BatchRunner
     from parley.core.models import aclose_clients
@@ -119,9 +139,10 @@ async def run_batch(
     pool: WorkerPool | None = None
     sharded: ShardedRunner | None = None
     try:
-        prepared, code = await request.prepare_or_exit(store)
         if prepared is None:
-            return code
+            prepared, code = await request.prepare_or_exit(store)
+            if prepared is None:
+                return code
         for line in _fewer_notes(prepared.notes):
             click.echo(visible(line), err=True)
         for warning in prepared.warnings:

@@ -65,19 +65,27 @@ Exit codes:
 """
 
 
-def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def _model_name(ctx: click.Context, param: click.Parameter, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
     from parley.core.models import parse_model_name
 
+    if isinstance(value, tuple):  # --bot, which may be given once per bot (NAME=BOT names one)
+        return tuple(str(_model_name(ctx, param, bot)) for bot in value)
     value = (value or "offline").strip()
     if param.name == "user" and value == "profile":
         return value
     try:
         if param.name == "bot":
             from parley.core.bots import PythonBot, parse_bot_spec
+            from parley.tui.cli.bot_lineup import bot_target
 
-            spec = parse_bot_spec(value)  # a model name, a connector (rasa:, taskyto:, http:) or python:
+            spec = parse_bot_spec(bot_target(value))  # a model name, a connector (rasa:, taskyto:, http:) or python:
             if spec.kind == "python":
-                PythonBot.load(value)  # imported now: a module that cannot be is a usage error, before anything runs
+                PythonBot.load(spec.name)  # imported now: a module that cannot be is a usage error, before anything runs
+        elif param.name == "judge":
+            from parley.core.evaluation import jurors_of
+
+            for judge in jurors_of(value) or [value]:  # a jury (jury:A,B,C) is a judge too
+                parse_model_name(judge)
         else:
             parse_model_name(value)
     except ConfigError as exc:
@@ -85,9 +93,67 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
+def jury_option(command: Any) -> Any:
+    """--jury A,B,C: a jury of judge models deciding by majority (the same as --judge jury:A,B,C)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from parley.core.evaluation import jurors_of, jury_name
+        from parley.core.models import parse_model_name
+
+        try:
+            name = jury_name([j.strip() for j in value.split(",")])
+            for juror in jurors_of(name) or []:
+                parse_model_name(juror)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from None
+        return name
+
+    return click.option(
+        "--jury",
+        callback=check,
+        metavar="A,B,C",
+        help="Judge with a jury of models (two or more, comma-separated) deciding by majority over the jurors that answered; "
+        "a juror's error is left out of the vote and counted. The same as --judge jury:A,B,C.",
+    )(command)
+
+
+def judge_or_jury(ctx: click.Context, judge: str | None, jury: str | None) -> str | None:
+    """The judge a command was given: --jury's, or --judge's (a usage error to give both)."""
+    from click.core import ParameterSource
+
+    if jury is None:
+        return judge
+    if judge is not None and ctx.get_parameter_source("judge") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --judge MODEL or --jury A,B,C, not both")
+    return jury
+
+
+def _entries(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """`--gen ROLE.KEY=VALUE`, `--price MODEL=IN/OUT` and `--limit KEY=VALUE` entries, each read now (a usage error
+    naming the entry when it is not one). A bot's name in a --gen entry's ROLE is checked with
+    the bots (parley.tui.cli.bot_lineup)."""
+    from parley.core.records import generation_entry, read_limits, read_prices
+
+    try:
+        if param.name == "price":
+            read_prices(value)
+        elif param.name == "limit":
+            read_limits(value)
+        else:
+            for entry in value:
+                generation_entry(entry)  # its role, and its value, once the bots are known (bot_lineup)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="PATH...")
-@declared_options("run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name})
+@declared_options(
+    "run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name, "gen": _entries, "price": _entries, "limit": _entries}
+)
 @click.option(
     "--single",
     metavar="I",
@@ -146,6 +212,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 )
 @grace_option(default=5.0, when="On Ctrl-C")
 @click.option("--strict", is_flag=True, help=RUN_OPTION_HELP["strict"])
+@jury_option
 @workers_options
 @db_option
 @click.pass_context
@@ -162,6 +229,7 @@ def run(
     dry_run: bool,
     grace_s: float,
     strict: bool,
+    jury: str | None,
     workers: int | None,
     ray_address: str | None,
     db_path: Path | None,
@@ -176,6 +244,18 @@ def run(
     interrupted batch loses nothing that finished: `--resume` continues it.
     """
     _check_modes(paths, resume_ref, rerun, replay_ref, single=single, workers=workers, ray_address=ray_address, cache=options["cache"])
+    options["judge"] = judge_or_jury(ctx, options["judge"], jury)
+    from parley.tui.cli.bot_lineup import bot_lineup
+
+    lineup = bot_lineup(ctx, options)
+    if len(lineup) > 1:
+        several = next(
+            (flag for flag, on in (("--single", single), ("--resume", resume_ref), ("--rerun", rerun), ("--replay", replay_ref)) if on),
+            None,
+        )
+        if several is not None:
+            raise click.UsageError(f"several --bot run a new batch per bot; {several} cannot be combined with them")
+    options = lineup[0].values
     if fail_under_lower and fail_under is None:
         raise click.UsageError("--fail-under-lower needs --fail-under RATE")
     sharded = "--workers" if workers is not None else "--ray" if ray_address else None
@@ -195,6 +275,8 @@ def run(
             request = lineage_request(ctx, "rerun", rerun[1], parse_selection(rerun[0]), options)
         else:
             request = lineage_request(ctx, "replay", replay_ref or "latest", [], options)
+        if jury is not None:
+            request.models["judge"] = jury
         return finish(request, concurrency=None)
     ignored = [o.cli_flag for o in given_options(ctx) if not o.taken_on_resume]
     if resume_ref is not None and ignored:
@@ -213,6 +295,9 @@ def run(
             raise click.BadParameter(str(exc), param_hint="'--bot-prompt'") from None
     if resume_ref is not None:
         request = RunRequest(mode="resume", ref=resume_ref, budget_usd=options["budget_usd"])
+    elif len(lineup) > 1:
+        group = [(bot.name, BatchOptions.from_values(bot.values)) for bot in lineup]
+        request = RunRequest(mode="new", paths=list(paths), group=group)
     else:
         request = RunRequest(mode="new", paths=list(paths), options=BatchOptions.from_values(options), single=single)
     finish(request, concurrency=runtime_concurrency)

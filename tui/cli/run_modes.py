@@ -89,6 +89,9 @@ class RunRequest:
     """A resumed batch's new budget."""
     criteria_from: list[Path] = field(default_factory=list)
     """A re-score's `--criteria-from` files."""
+    group: list[tuple[str, BatchOptions]] | None = None
+    """Several bots (`--bot A --bot B`): each one's name and its batch's options, run side by side
+    (parley.tui.cli.run_group); None: one batch."""
 
     async def prepare(self, store: Store, *, dry_run: bool = False) -> PreparedBatch:
         """Plan and store the batch (parley.core.engine.batch_plan.PreparedBatch); with
@@ -105,6 +108,8 @@ class RunRequest:
                 cache=bool(self.updates.get("cache")),
                 concurrency=self.updates.get("concurrency"),
                 rules=self.updates.get("rules"),
+                min_kappa=self.updates.get("min_kappa"),
+                require_calibrated=self.updates.get("require_calibrated"),
             )
         if self.mode == "resume":
             return await prepare_resume(store, ref, budget_usd=self.budget_usd, dry_run=dry_run)

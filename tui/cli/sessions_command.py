@@ -3,8 +3,9 @@
     parley sessions list [--limit N] [--text T] [--profile NAME] [--outcome O] [--since WHEN]
     parley sessions show ID            transcript, tool calls, verdict with every check
     parley sessions export ID [--output FILE]    the record as JSON
+    parley sessions export ID --as playbook      a playbook to edit and run: the chat as a test
 
-IDs may be shortened to a unique prefix of 6 characters or more. A conversation is drawn by
+IDs may be shortened to a unique prefix of 6 characters or more; `latest` is the newest. A conversation is drawn by
 parley.tui.cli.conversation_view, as `parley run --single` draws it.
 """
 
@@ -149,7 +150,16 @@ def _batch_id(store: Store, ref: str) -> str:
 
 
 def _load(store: Store, ident: str) -> StoredConversation | StoredChatSession:
-    """The stored conversation, else the chat session, with this id (or unique prefix)."""
+    """The stored conversation, else the chat session, with this id (or unique prefix); `latest`:
+    the newest of either, as `parley sessions list` shows it first."""
+    if ident.strip() == "latest":
+        from parley.core.store import SessionCursor, SessionFilters
+
+        newest = SessionCursor(store, SessionFilters(), page_size=1).next_page()
+        if not newest:
+            raise ParleyError("no session is stored yet: `parley run PATH` or `parley chat` make some")
+        ident = newest[0].id
+        return store.load_chat_session(ident) if newest[0].kind == "chat" else store.load_conversation(ident)
     try:
         return store.load_conversation(ident)
     except ParleyError as first:
@@ -215,14 +225,26 @@ class _ChatView:
 @sessions.command()
 @click.argument("ident", metavar="ID")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write to FILE instead of stdout.")
+@click.option(
+    "--as",
+    "form",
+    type=click.Choice(["json", "playbook"]),
+    default="json",
+    show_default=True,
+    help="json: the record (transcript, tool calls, verdict, usage); playbook: a test made of it, to edit and run "
+    "with `parley run`: the customer's lines as user steps, the bot's tool calls as expect_tool steps, each reply's "
+    "expectation a regex of the ids and values it states, the customer and date it ran with.",
+)
 @db_option
-def export(ident: str, output: Path | None, db_path: Path | None) -> None:
-    """Export a conversation or a chat as JSON (transcript, tool calls, verdict, usage)."""
-    from parley.core.reports import inert_json, result_record
+def export(ident: str, output: Path | None, form: str, db_path: Path | None) -> None:
+    """Export a conversation or a chat as JSON, or as a playbook that tests a bot as it answered."""
+    from parley.core.reports import inert_json, result_record, session_playbook
 
     with open_store(db_path, read_only=True) as store:
         stored = _load(store, ident)
-        if isinstance(stored, StoredChatSession):
+        if form == "playbook":
+            text = session_playbook(stored)[1].rstrip("\n")
+        elif isinstance(stored, StoredChatSession):
             text = stored.chat.model_dump_json(indent=2)
         else:
             batch = store.get_batch(stored.batch_id) if stored.batch_id else None

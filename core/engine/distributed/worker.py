@@ -103,7 +103,7 @@ class ConversationWorker:
         endpoints; None: this process's environment), limits and date."""
         if batch_id in self._batches:
             return
-        models = BatchModels(options.models, judge_timeout_s=options.timeout_s, env=dict(env) if env is not None else None)
+        models = BatchModels.for_batch(options, env=dict(env) if env is not None else None)
         batch = _Batch(models=models, limits=Limits(max_turns=options.max_turns, timeout_s=options.timeout_s), today=today)
 
         def on_retry(event: RetryEvent) -> None:

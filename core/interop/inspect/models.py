@@ -55,6 +55,8 @@ class InspectChatModel(ChatModelBase):
             temperature=config.temperature if config else None,
             seed=config.seed if config else None,
             max_tokens=config.max_tokens if config else None,
+            top_p=config.top_p if config else None,
+            stop_seqs=list(config.stop) if config and config.stop else None,
         )
         started = time.perf_counter()
         try:
@@ -88,6 +90,9 @@ def role_model(role: str) -> Model | None:
 class InspectRoles:
     """The bot, customers and judge of one inspect sample, as run_planned takes them from a
     batch's BatchModels (see the module doc)."""
+
+    check_limits = None
+    """No run's default limits (`--limit`): an inspect sample is checked against its spec's own."""
 
     def __init__(self, bot: str = "model") -> None:
         self.check_bot(bot)

@@ -30,7 +30,7 @@ from typing import Any
 
 from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
-from parley.core.evaluation import CRITERION_KIND, criterion_state
+from parley.core.evaluation import CRITERION_KIND, calibration_text, criterion_state, score_calibration
 from parley.core.interop.inspect.messages import jsonable
 from parley.core.records import BOT_FAILURES, BROKEN_STOPS, CheckResult, Conversation, ConversationSpec, Verdict
 
@@ -83,7 +83,11 @@ def verdict_scores(conversation: Conversation, verdict: Verdict | None) -> dict[
         passed = Score.unscored(answer=outcome, explanation=explanation or outcome, metadata=passed_meta)
 
     judge = verdict.judge if verdict is not None else None
-    judge_meta = {"judge": judge.judge if judge else None, "error": judge.error if judge else None}
+    judge_meta = {
+        "judge": judge.judge if judge else None,
+        "error": judge.error if judge else None,
+        "calibration": score_calibration(verdict.checks) if verdict is not None else None,
+    }
     score = verdict.score if verdict is not None else None
     if score is not None:
         judge_score = Score(value=score, answer=str(score), explanation=verdict.comment if verdict else None, metadata=judge_meta)
@@ -116,7 +120,12 @@ def criterion_scores(verdict: Verdict | None, criteria: Sequence[str]) -> dict[s
             scores[name] = Score.unscored(answer="-", explanation="this conversation's spec does not have this criterion")
             continue
         state = criterion_state(check.outcome, check.details)
-        meta = {"state": state, "turn": check.details.get("turn"), "quote": check.details.get("quote")}
+        meta = {
+            "state": state,
+            "turn": check.details.get("turn"),
+            "quote": check.details.get("quote"),
+            "calibration": calibration_text(check),
+        }
         if check.outcome in ("pass", "fail"):
             scores[name] = Score(
                 value=CORRECT if check.outcome == "pass" else INCORRECT, answer=state, explanation=check.reason, metadata=meta

@@ -50,6 +50,7 @@ from parley.tui.app.messages import (
     BatchReportWritten,
     BatchRowsLoaded,
     BatchRunEnded,
+    GroupCompared,
     SessionOpened,
     TranscriptMatched,
 )
@@ -156,6 +157,9 @@ class BatchesPane(Pane):
         Binding("slash", "focus_filter", "Filter", show=False),
         Binding("s", "next_sort", "Sort", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
+        Binding("L", "label", "Label", show=False),  # label the highlighted conversation by hand
+        Binding("K", "calibrations", "Calibrations", show=False),  # the judges' calibrations
+        Binding("g", "side_by_side", "Side by side", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -166,6 +170,9 @@ class BatchesPane(Pane):
         self.feed: BatchFeed | None = None
         self.feed_result: BatchFinished | None = None  # the last batch's end (its own timing)
         self.running_batch: str | None = None
+        self.queued: list[PreparedBatch] = []
+        """Several bots launched at once: the group's batches still to run, one after the other."""
+        self._group_started = False
         self.stop_requests = 0
         self.last_error: str | None = None
         self.progress: Progress | None = None
@@ -573,6 +580,56 @@ class BatchesPane(Pane):
         self.query_one("#batch-progress-row").display = True
         self._list()
         self.notify(text.splitlines()[0], title="Batch finished", severity="error" if message.status == "failed" else "information")
+        self._next_of_group(message)
+
+    def _next_of_group(self, ended: BatchRunEnded) -> None:
+        """Several bots: the group's next batch starts when one completes; a group stopped on the
+        way says how to go on; its last one says how to see them side by side."""
+        if not self.queued:
+            if self._group_started:
+                self._group_started = False
+                self.notify("Every bot of the group has run: g shows them side by side.", title="Side by side")
+            return
+        if ended.status != "completed":
+            left, self.queued = self.queued, []
+            self._group_started = False
+            self.notify(
+                f"The group stopped: {plural(len(left), 'batch', 'batches')} of it did not run; "
+                f"go on with `parley run --resume {left[0].id}`.",
+                title="Side by side",
+                severity="warning",
+            )
+            return
+        self._group_started = True
+        following = self.queued.pop(0)
+        self.call_after_refresh(self.start, following)
+
+    def action_side_by_side(self) -> None:
+        """The group of the highlighted batch, side by side (GroupScreen)."""
+        batch_id = self.highlighted_batch()
+        if batch_id is None:
+            self.notify("No batch selected.", severity="warning")
+            return
+        self._compare_group(batch_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="batch-group", description="comparing the group")
+    def _compare_group(self, batch_id: str) -> None:
+        from parley.core.reports import compare_group, render_group_markdown
+
+        store = self.parley.store()
+        batch = store.get_batch(batch_id)
+        if batch.group_id is None:
+            self.app.call_from_thread(
+                self.notify, "This batch belongs to no group: several bots in the launch form's Bot field make one.", severity="warning"
+            )
+            return
+        comparison = compare_group(store, batch.group_id)
+        self.post_message(GroupCompared(comparison.group_id, render_group_markdown(comparison)))
+
+    def on_group_compared(self, message: GroupCompared) -> None:
+        from parley.tui.app.screens.group_report import GroupScreen
+
+        self.app.push_screen(GroupScreen(message.group_id, message.markdown))
 
     def _status(self) -> None:
         """The line under the batches: how many are listed, and the shown batch's pass rate and
@@ -628,6 +685,17 @@ class BatchesPane(Pane):
 
         export = self.parley.query_one(SessionsPane).export
         self.app.push_screen(SessionScreen(message.detail, export=export))
+
+    def action_label(self) -> None:
+        """Label the highlighted result by hand, walking the shown batch's conversations."""
+        row = self.results_table.current
+        if row is None:
+            self.notify("No conversation selected: show a batch's results, then L on one.", severity="warning")
+            return
+        self.parley.label_conversations([r.id for r in self.results_table.rows], row.id)
+
+    def action_calibrations(self) -> None:
+        self.parley.show_calibrations()
 
     # ---- actions ----------------------------------------------------------------------------------
 

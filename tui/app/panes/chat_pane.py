@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 # The chat's slash commands, for completion. Kept here (not read from parley.core.chat.commands) so
 # the app's start-up imports no engine code; tests check the two lists agree.
-COMMAND_NAMES = ["tables", "table", "record", "customer", "metrics", "reset", "export", "help", "exit", "quit"]
+COMMAND_NAMES = ["tables", "table", "record", "customer", "metrics", "reset", "export", "playbook", "help", "exit", "quit"]
 """Every world's commands; a chat's own world adds its own once the chat has started."""
 SUGGESTIONS = [f"/{name}" for name in COMMAND_NAMES]
 

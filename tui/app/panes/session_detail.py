@@ -33,8 +33,11 @@ def verdict_summary(detail: SessionDetail) -> str:
         return "Live chat: not evaluated."
     if verdict is None:
         return "Not evaluated (no verdict was stored)."
+    from parley.core.evaluation import score_calibration  # the engine loads with a verdict, not with the app
+
     lines = [f"Outcome: {verdict.outcome}"]
-    lines.append(f"Score: {verdict.score if verdict.score is not None else '-'} of 3")
+    calibrated = score_calibration(verdict.checks)
+    lines.append(f"Score: {verdict.score if verdict.score is not None else '-'} of 3" + (f" [{calibrated}]" if calibrated else ""))
     if verdict.comment:
         lines.append(f"Comment: {verdict.comment}")
     if verdict.error:
@@ -67,9 +70,15 @@ class CheckView(Static, can_focus=True):
         self.post_message(self.TurnWanted(self.check))
 
     def __init__(self, check: CheckResult) -> None:
+        from parley.core.evaluation import marked_name
+
         self.check = check
         mark = CHECK_MARKS.get(check.outcome, check.outcome)
-        text = Content(f"{mark}  ").stylize("bold") + Content(visible(check.name)) + Content(visible(f"\n   {check.reason}")).stylize("dim")
+        text = (
+            Content(f"{mark}  ").stylize("bold")
+            + Content(visible(marked_name(check)))
+            + Content(visible(f"\n   {check.reason}")).stylize("dim")
+        )
         if check.policy_violation and check.outcome == "fail":
             text += Content("  (policy violation)").stylize("bold")
         super().__init__(text, classes=f"check -{check.outcome}")
@@ -82,6 +91,7 @@ class SessionScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("e", "export", "Export JSON"),
         Binding("c", "focus_checks", "Checks"),
+        Binding("L", "label", "Label"),
     ]
 
     def __init__(self, detail: SessionDetail, *, export: Callable[[str, str], None] | None = None) -> None:
@@ -150,6 +160,16 @@ class SessionScreen(Screen[None]):
         widget.add_class("-target")
         log.scroll_to_widget(widget, animate=False, top=True)
         return widget
+
+    def action_label(self) -> None:
+        """Label this conversation by hand."""
+        if self.detail.item_kind == "chat":
+            self.notify("A live chat has no criteria to label.", severity="warning")
+            return
+        from parley.tui.app.app import ParleyApp
+
+        if isinstance(self.app, ParleyApp):
+            self.app.label_conversations([self.detail.id], self.detail.id)
 
     def action_export(self) -> None:
         if self._export is not None:

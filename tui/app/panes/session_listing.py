@@ -130,3 +130,14 @@ def export_detail(store: Store, kind: SessionKind, session_id: str, directory: P
     from parley.core.chat import write_new_json
 
     return write_new_json(directory, stem, json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def export_playbook(store: Store, kind: SessionKind, session_id: str, directory: Path) -> Path:
+    """Write one session as a playbook under `directory`/playbooks (parley.core.reports.session_playbook):
+    the chat as a test to edit and run; returns the path (never overwrites)."""
+    from parley.core.chat import write_new_json
+    from parley.core.reports import session_playbook
+
+    stored = store.load_chat_session(session_id) if kind == "chat" else store.load_conversation(session_id)
+    name, text = session_playbook(stored)
+    return write_new_json(directory / "playbooks", name, text, suffix=".yaml")

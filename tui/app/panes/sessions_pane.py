@@ -1,7 +1,8 @@
 """The Sessions pane: every stored chat and batch conversation, newest first, filterable, paged.
 
 A page (200 rows by default) loads in a thread; more load as the cursor nears the end, or with
-`l`. Enter opens a session's transcript and verdict; `e` exports it as JSON. The queries are the
+`l`. Enter opens a session's transcript and verdict; `e` exports it as JSON, `p` as a playbook (the
+chat as a test to edit and run: parley.core.reports.session_playbook). The queries are the
 store's (parley.core.store.session_queries); the choices of the profile and outcome filters come
 from what is stored.
 """
@@ -49,9 +50,11 @@ class SessionsPane(Pane):
 
     BINDINGS = [
         Binding("e", "export_session", "Export JSON"),
+        Binding("p", "export_playbook", "Playbook"),
         Binding("l", "load_more", "Load more"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("slash", "focus_search", "Search"),
+        Binding("L", "label", "Label", show=False),  # label the highlighted conversation by hand
     ]
 
     def __init__(self, *, page_size: int = 200, id: str | None = None) -> None:
@@ -276,6 +279,14 @@ class SessionsPane(Pane):
     def on_session_opened(self, message: SessionOpened) -> None:
         self.app.push_screen(SessionScreen(message.detail, export=self.export))
 
+    def action_label(self) -> None:
+        """Label the highlighted batch conversation by hand, walking the listed conversations (chats have no criteria)."""
+        current = self._current()
+        if current is None or current.kind == "chat":
+            self.notify("Pick a batch conversation to label (a live chat has no criteria).", severity="warning")
+            return
+        self.parley.label_conversations([item.id for item in self.items if item.kind != "chat"], current.id)
+
     def action_export_session(self) -> None:
         item = self._current()
         if item is None:
@@ -294,7 +305,24 @@ class SessionsPane(Pane):
         self.post_message(SessionExported(path))
 
     def on_session_exported(self, message: SessionExported) -> None:
-        self.notify(f"Exported to {message.path}", title="Session exported")
+        if message.path.suffix == ".yaml":
+            self.notify(f"Written to {message.path}: edit its expectations, then `parley run` it", title="Playbook made")
+        else:
+            self.notify(f"Exported to {message.path}", title="Session exported")
+
+    def action_export_playbook(self) -> None:
+        item = self._current()
+        if item is None:
+            self.notify("No session selected.", severity="warning")
+            return
+        self._export_playbook(item.kind, item.id)
+
+    @work(thread=True, exit_on_error=False, group="sessions-export", description="making a playbook of the session")
+    def _export_playbook(self, kind: str, session_id: str) -> None:
+        from parley.tui.app.panes.session_listing import export_playbook
+
+        path = export_playbook(self.parley.store(), kind, session_id, self.parley.export_dir)  # type: ignore[arg-type]
+        self.post_message(SessionExported(path))
 
     # ---- actions ----------------------------------------------------------------------------------
 

@@ -78,6 +78,8 @@ def summary_text(c: BatchComparison) -> str:
         not_common.append(f"replay: {c.replay.diverged} of {c.replay.conversations} diverged, {c.replay.exhausted} exhausted")
     if not_common:
         lines.append("Not common: " + ", ".join(not_common) + " (parley compare has the full report)")
+    if c.calibration is not None:
+        lines.append(c.calibration.sentence())
     return "\n".join(lines)
 
 

@@ -1,12 +1,18 @@
 """LaunchBatchScreen: the form that starts a batch (sources, a model per role, concurrency,
 trials, seed). Launch checks the inputs with parley.core.engine.batch_runner.prepare_batch in a worker; a
 problem (a broken file, a missing API key, an unknown model) shows in the form, and the form
-closes with the prepared batch only when everything checked out."""
+closes with the prepared batch only when everything checked out.
+
+Several bots, separated by commas in the Bot field (`offline, B=python:mybot:reply`), run the
+same specs and seeds against each: one batch per bot, linked as a group as `parley run --bot A
+--bot B` links them (parley.tui.cli.run_group), each checked before any runs; the Batches pane
+runs them one after the other, and `g` there shows them side by side."""
 
 from __future__ import annotations
 
 import asyncio
 import shlex
+import uuid
 from typing import TYPE_CHECKING, cast
 
 from textual import on, work
@@ -61,6 +67,7 @@ class PreparingForm(ModalScreen["PreparedBatch | None"]):
         self.show_error("\n".join(lines))
 
     def on_batch_prepared(self, message: BatchPrepared) -> None:
+        self.queued = list(message.queued)
         self.dismiss(message.prepared)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -86,6 +93,8 @@ class LaunchBatchScreen(PreparingForm):
         self.sources = sources
         self.seed = seed
         self.launching = False
+        self.queued: list[PreparedBatch] = []
+        """Several bots: the group's other batches, to run after the one the form closes with."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="launch-form") as form:
@@ -95,7 +104,12 @@ class LaunchBatchScreen(PreparingForm):
                 yield Input(self.sources, placeholder="files or folders, e.g. profiles/", id="launch-sources")
                 for role in ("bot", "user", "judge"):
                     yield Label(f"{role.capitalize()} model")
-                    yield Input("offline", placeholder="offline, openai/gpt-4o-mini, openrouter/…", id=f"launch-{role}")
+                    hint = (
+                        "offline, openai/gpt-4o-mini…; several bots: A=offline, B=openai/…"
+                        if role == "bot"
+                        else "offline, openai/gpt-4o-mini, openrouter/…"
+                    )
+                    yield Input("offline", placeholder=hint, id=f"launch-{role}")
                 for name, value in (
                     ("concurrency", option("concurrency").default),
                     ("trials", option("trials").default),
@@ -148,11 +162,24 @@ class LaunchBatchScreen(PreparingForm):
             values[name] = number
         for role in ("bot", "user", "judge"):
             values[role] = self._value(role) or option(role).default
+        values["bot"] = self.bots()[0][1]
         values["personality_dirs"] = list(getattr(self.app, "personality_dirs", []))
         try:
             return BatchOptions.from_values(values)
         except ValidationError as exc:
             raise ValueError("; ".join(str(e["msg"]) for e in exc.errors())) from None
+
+    def bots(self) -> list[tuple[str, str]]:
+        """(name, bot) of each bot the Bot field names, separated by commas (`NAME=BOT` names one;
+        else it is named by what it is, as `parley run --bot` names it)."""
+        from parley.tui.cli.bot_lineup import name_bots
+
+        written = [b.strip() for b in (self._value("bot") or option("bot").default).split(",") if b.strip()]
+        try:
+            names, targets, _ = name_bots(tuple(written or [option("bot").default]))
+        except ValueError as exc:
+            raise ValueError(f"Bot: {exc}") from None
+        return list(zip(names, targets, strict=True))
 
     # ---- launching --------------------------------------------------------------------------------
 
@@ -174,6 +201,7 @@ class LaunchBatchScreen(PreparingForm):
             return
         try:
             options = self.options()
+            bots = self.bots()
         except ValueError as exc:
             self.show_error(str(exc))
             return
@@ -184,24 +212,38 @@ class LaunchBatchScreen(PreparingForm):
         self.show_error("")
         self.query_one("#launch-go", Button).disabled = True
         self.query_one("#launch-go", Button).label = "Checking…"
-        self._prepare(sources, options)
+        self._prepare(sources, options, bots)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="launch-prepare", description="checking the batch")
-    def _prepare(self, sources: list[str], options: BatchOptions) -> None:
+    def _prepare(self, sources: list[str], options: BatchOptions, bots: list[tuple[str, str]]) -> None:
         # In a thread, on a loop of its own: the engine's first import and reading the files
         # (or a model generating a variable's values) never hold up the screen.
         from parley.core.engine import InvalidInputs, prepare_batch
         from parley.core.errors import ParleyError
         from parley.core.models import aclose_clients
 
-        async def prepare() -> PreparedBatch:
+        async def prepare() -> list[PreparedBatch]:
+            store = self.parley.store()
+            group = uuid.uuid4().hex if len(bots) > 1 else None
+            planned: list[PreparedBatch] = []
             try:
-                return await prepare_batch(self.parley.store(), sources, options)
+                for name, bot in bots:
+                    mine = options.model_copy(update={"models": options.models.model_copy(update={"bot": bot})})
+                    try:
+                        prepared = await prepare_batch(store, sources, mine)
+                    except ParleyError:
+                        for earlier in planned:  # nothing of the group runs when one of its bots cannot
+                            store.update_batch(earlier.id, status="failed", error=f"its group could not start: the bot {name} could not")
+                        raise
+                    if group is not None:
+                        prepared.batch = store.update_batch(prepared.id, group_id=group, group_role=name)
+                    planned.append(prepared)
+                return planned
             finally:
                 await aclose_clients()
 
         try:
-            prepared = asyncio.run(prepare())
+            first, *queued = asyncio.run(prepare())
         except InvalidInputs as exc:
             problems = [problem_line(e) for e in exc.errors]
             self.post_message(BatchLaunchRefused(str(exc), problems))
@@ -209,7 +251,7 @@ class LaunchBatchScreen(PreparingForm):
         except ParleyError as exc:  # ConfigError (missing key, unknown model), no conversations
             self.post_message(BatchLaunchRefused(str(exc)))
             return
-        self.post_message(BatchPrepared(prepared))
+        self.post_message(BatchPrepared(first, queued))
 
     def _ready_again(self) -> None:
         self.launching = False

@@ -37,8 +37,12 @@ class PairLoaded(Message):
     new: StoredConversation
 
 
-def side_title(side: str, part: SideOfPair) -> str:
+def side_title(side: str, part: SideOfPair, calibration: str | None = None) -> str:
+    """One side's outcome, score (with its judge's `calibration` on the rubric once the
+    conversation is read: "κw 0.80", "uncalibrated"...), stop reason and first divergence."""
     score = part.score if part.score is not None else "-"
+    if calibration:
+        score = f"{score} [{calibration}]"
     divergence = f" · diverged at turn {part.first_divergence}" if part.first_divergence is not None else ""
     return f"{side.capitalize()}: {part.outcome} · score {score} · {part.stop_reason}{divergence}"
 
@@ -93,8 +97,14 @@ class SideBySideScreen(Screen[None]):
         )
 
     def on_pair_loaded(self, message: PairLoaded) -> None:
+        from parley.core.evaluation import score_calibration  # the engine loads with a verdict, not with the app
+
         for side, stored in (("base", message.base), ("new", message.new)):
             conv = stored.conversation
+            calibration = score_calibration(stored.verdict.checks) if stored.verdict is not None else None
+            if calibration:  # how far the judge that gave the score was measured to agree with people
+                title = side_title(side, getattr(self.change, side), calibration)
+                self.query_one(f"#side-{side}-title", Static).update(Content(visible(title)))
             self.query_one(f"#side-{side}-log", ChatLog).show_transcript(conv.messages, conv.tool_calls)
             failing = [c for c in (stored.verdict.checks if stored.verdict is not None else []) if c.outcome in ("fail", "error")]
             box = self.query_one(f"#side-{side}-checks", VerticalScroll)
