@@ -846,6 +846,8 @@ EXPECT_KEYS = (
     "bot_never_says",
     "judge",
     "criteria",
+    "python",
+    "limits",
 )
 """The keys of `expect:` itself; any other key is a table of the world with a state field
 (`orders: {ID: cancelled}` in the order world)."""
