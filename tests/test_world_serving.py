@@ -68,3 +68,24 @@ async def test_the_openapi_document_and_the_page_are_made_from_the_worlds_tools(
     assert cancel["tags"] == ["changes the world"]
     assert page.status_code == 200 and "cancel_order" in page.text and "http" not in page.text.split("<script>")[0].replace(url, "")
     assert too_big.status_code == 413 and unknown.status_code == 404 and unknown.json()["detail"]["reason"] == "unknown_tool"
+
+
+async def test_an_advertised_url_is_where_a_deployed_bot_reaches_the_batchs_worlds(monkeypatch):
+    import socket
+
+    from parley.core.engine.spec_worlds import WorldTemplates
+
+    with socket.socket() as probe:  # a free port, as an operator would pick one for PARLEY_WORLD_URL
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("PARLEY_WORLD_URL", f"http://localhost:{port}/")
+    templates = WorldTemplates()
+    try:
+        server = await templates.server()
+        url = server.register(conversation("C-100"))
+        assert url.startswith(f"http://localhost:{port}/")  # advertised as the operator said, listening on its port
+        async with httpx.AsyncClient(timeout=30) as client:
+            answer = await client.post(f"{url}/tools/list_my_orders", content=b"{}")
+        assert answer.status_code == 200 and {o["customer_id"] for o in answer.json()} == {"C-100"}
+    finally:
+        await templates.aclose()

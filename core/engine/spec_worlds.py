@@ -9,6 +9,7 @@ import datetime
 import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from parley.core.records import ConversationSpec
 from parley.core.world import WorldCopy, WorldDefinition, WorldTemplate, world_of
@@ -36,7 +37,7 @@ class WorldTemplates:
     bots, the one server that serves each conversation's world over HTTP (started on first use,
     bound to `host`, and advertised at `url` when the bot reaches it by another address)."""
 
-    def __init__(self, keep: int = WORLD_TEMPLATES_KEPT, *, host: str = "127.0.0.1", url: str | None = None) -> None:
+    def __init__(self, keep: int = WORLD_TEMPLATES_KEPT, *, host: str | None = None, url: str | None = None) -> None:
         self.keep = keep
         self.host = host
         self.url = url
@@ -50,9 +51,13 @@ class WorldTemplates:
             self._starting = asyncio.Lock()
         async with self._starting:
             if self._server is None:
+                from parley.core.settings import settings
                 from parley.core.world import WorldServer
 
-                server = WorldServer(host=self.host, advertised=self.url)
+                configured = settings()  # PARLEY_WORLD_HOST, PARLEY_WORLD_URL
+                url = self.url or configured.world_url
+                port = urlsplit(url).port if url else None  # an advertised URL names the port to listen on
+                server = WorldServer(host=self.host or configured.world_host, port=port or 0, advertised=url)
                 await server.start()
                 self._server = server
         return self._server
