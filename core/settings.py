@@ -79,6 +79,13 @@ class Settings(BaseModel):
     judge request; the criteria judge's call gets this much per criterion it decides): the default
     of the judge's generation setting `max_tokens`, which `--gen judge.max_tokens=N` replaces."""
 
+    world_host: str = "127.0.0.1"
+    """PARLEY_WORLD_HOST: the address the server of each conversation's world binds, for deployed
+    bots (loopback by default; `0.0.0.0` for a bot on another machine or in a container)."""
+    world_url: str | None = None
+    """PARLEY_WORLD_URL: the base URL a deployed bot reaches that server at, when not the address it
+    binds (e.g. `http://10.0.0.5:8123`: the server listens on its port); None: its own address."""
+
     min_kappa: float = _from_declaration("min_kappa")
     """PARLEY_MIN_KAPPA: the judge's measured kappa a verdict must reach not to be marked below
     threshold (`--min-kappa`, default 0.6)."""

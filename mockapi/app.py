@@ -30,6 +30,8 @@ from parley.mockapi.schema import (
     Health,
     Order,
     TrackingInfo,
+    invalid_customer_id_message,
+    invalid_order_id_message,
 )
 
 STORE_STATE_KEY = "mockapi_store"
@@ -75,11 +77,6 @@ def _error(status: int, reason: ErrorReason, message: str, headers: dict[str, st
     return JSONResponse({"detail": {"reason": reason, "message": message}}, status_code=status, headers=headers)
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _describe_validation(errors: list[dict[str, Any]]) -> tuple[ErrorReason, str]:
     """One code and one sentence for FastAPI's list of validation errors (first one wins)."""
     error = errors[0] if errors else {}
@@ -87,13 +84,9 @@ def _describe_validation(errors: list[dict[str, Any]]) -> tuple[ErrorReason, str
     where = loc[0] if loc else ""
     field = str(loc[1]) if len(loc) > 1 else ""
     if where == "path" and field == "order_id":
-        return "invalid_order_id", (
-            f"{_shown(error.get('input'))} is not a valid order id; order ids look like ORD-1001 (ORD- followed by 1 to 10 digits)."
-        )
+        return "invalid_order_id", invalid_order_id_message(error.get("input"))
     if (where == "path" and field == "customer_id") or (where == "header" and field.lower() == CUSTOMER_HEADER.lower()):
-        return "invalid_customer_id", (
-            f"{_shown(error.get('input'))} is not a valid customer id; customer ids look like C-100 (C- followed by 1 to 10 digits)."
-        )
+        return "invalid_customer_id", invalid_customer_id_message(error.get("input"))
     if where == "body":
         if error.get("type") == "json_invalid":
             return "invalid_body", "The request body is not valid JSON."

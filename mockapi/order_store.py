@@ -207,6 +207,19 @@ class OrderStore:
             status=order.status,
         )
 
+    def owner_of(self, order_id: str) -> str:
+        """The customer an order belongs to (order_not_found when there is no such order)."""
+        with self._lock:
+            return str(self._row(order_id)["customer_id"])
+
+    def customer(self, customer_id: str) -> dict[str, str]:
+        """A customer's id, name and email (customer_not_found when there is none)."""
+        with self._lock:
+            rows = self._rows("SELECT id, name, email FROM customers WHERE id = ?", [customer_id])
+        if not rows:
+            raise OrderStoreError("customer_not_found", f"There is no customer {customer_id}.")
+        return rows[0]
+
     def count_orders(self) -> int:
         with self._lock:
             return self.db.execute("SELECT count(*) FROM orders").fetchone()[0]

@@ -11,6 +11,22 @@ from pydantic import BaseModel, ConfigDict, Field
 ORDER_ID_PATTERN = r"^ORD-[0-9]{1,10}$"
 CUSTOMER_ID_PATTERN = r"^C-[0-9]{1,10}$"
 
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def invalid_order_id_message(value: object) -> str:
+    """What the API says of an order id that does not have the shape of one."""
+    return f"{_shown(value)} is not a valid order id; order ids look like ORD-1001 (ORD- followed by 1 to 10 digits)."
+
+
+def invalid_customer_id_message(value: object) -> str:
+    """What the API says of a customer id that does not have the shape of one."""
+    return f"{_shown(value)} is not a valid customer id; customer ids look like C-100 (C- followed by 1 to 10 digits)."
+
+
 OrderStatus = Literal["pending", "processing", "shipped", "delivered", "cancelled"]
 RefusalReason = Literal["too_old", "delivered", "already_cancelled"]
 ErrorReason = Literal[

@@ -14,8 +14,10 @@ import itertools
 import pathlib
 import sqlite3
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
+import httpx
 import sqlite_utils
 from starlette.types import Receive, Scope, Send
 
@@ -23,7 +25,22 @@ from parley.mockapi.app import STORE_STATE_KEY, shared_app
 from parley.mockapi.order_store import OrderStore, connect, load_fixture
 from parley.mockapi.schema import AuditEntry, WorldState
 
-__all__ = ["AuditEntry", "World", "WorldApp", "WorldClock", "WorldState", "WorldTemplate"]
+__all__ = [
+    "WORLD_BASE_URL",
+    "AuditEntry",
+    "World",
+    "WorldApp",
+    "WorldClock",
+    "WorldState",
+    "WorldTemplate",
+    "api_client",
+    "new_world",
+    "world_client",
+    "world_template",
+]
+
+WORLD_BASE_URL = "http://world"
+DEFAULT_TIMEOUT_S = 15.0
 
 
 class WorldClock:
@@ -103,3 +120,28 @@ class WorldTemplate:
         conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         conn.deserialize(self._image)
         return World(sqlite_utils.Database(conn), self.today)
+
+
+def world_template(today: datetime.date | None = None) -> WorldTemplate:
+    """The shipped fixture as a template, built once per `today` (None: the real date)."""
+    return _cached_template(today or datetime.date.today())
+
+
+@lru_cache(maxsize=8)
+def _cached_template(today: datetime.date) -> WorldTemplate:
+    return WorldTemplate(today=today)
+
+
+def new_world(today: datetime.date | None = None, template: WorldTemplate | None = None) -> World:
+    """A fresh private World from `template` (default: the shipped fixture at `today`)."""
+    return (template or world_template(today)).new_world()
+
+
+def world_client(world: World, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> httpx.AsyncClient:
+    """An async client serving `world`'s API in-process; close it (or use `async with`) when done."""
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=world.app), base_url=WORLD_BASE_URL, timeout=timeout_s)
+
+
+def api_client(base_url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> httpx.AsyncClient:
+    """An async client for an order API served elsewhere, e.g. `http://127.0.0.1:8000`."""
+    return httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout_s)

@@ -15,7 +15,8 @@ from parley.core.evaluation.claims import hold_claims
 from parley.core.records.chat import ChatMessage, ToolCall
 from parley.core.records.conversation import Conversation
 from parley.core.records.tools import ToolCallRecord
-from parley.core.world.order_world import AuditEntry, WorldState
+from parley.core.records.world_state import WorldDiff
+from parley.mockapi.schema import AuditEntry, WorldState
 
 LABELLED = Path(__file__).resolve().parent / "data" / "claims_labelled.yaml"
 Label = Literal["backed", "unbacked", "no_claim"]
@@ -85,7 +86,10 @@ class Labelled:
             ended_at=NOON,
             duration_s=0.0,
             stop_reason="user_stop",
-            final_state=WorldState(today=NOON.date(), statuses=dict(self.final), audit=audit),
+            # the order world's state as batches stored it before worlds were declared, read as a diff
+            final_state=WorldDiff.model_validate(
+                WorldState(today=NOON.date(), statuses=dict(self.final), audit=audit).model_dump(mode="json")
+            ),
         )
 
 

@@ -17,7 +17,6 @@ import parley.api as api
 from parley.api import (
     ConfigError,
     Expectations,
-    OrderOverride,
     ParleyError,
     ProfileError,
     SpecsInvalid,
@@ -51,7 +50,7 @@ def test_a_conversation_built_in_code_is_a_spec_like_any_other():
         context=["your name is Maya"],
         customer_id="C-100",
         today=PINNED_TODAY,
-        world=[OrderOverride(id="ORD-1003", placed_days_ago=3), {"id": "ORD-1004", "status": "shipped"}],
+        world=[{"id": "ORD-1003", "placed_days_ago": 3}, {"id": "ORD-1004", "status": "shipped"}],
         orders={"ORD-1003": "shipped"},
         tools_called=["track_order"],
         never_says=["cancelled"],
@@ -59,8 +58,10 @@ def test_a_conversation_built_in_code_is_a_spec_like_any_other():
     )
     assert (spec.spec_id, spec.kind, spec.source, spec.name) == ("late_parcel#0", "profile", "python", "late_parcel")
     assert spec.context[0].startswith("you always write formally") and spec.context[-1] == "your name is Maya"
-    assert [o.id for o in spec.world.orders] == ["ORD-1003", "ORD-1004"] and spec.world.today == PINNED_TODAY
-    assert spec.expect == Expectations(orders={"ORD-1003": "shipped"}, tools_called=["track_order"], bot_never_says=["cancelled"])
+    assert [r["id"] for r in spec.world.rows["orders"]] == ["ORD-1003", "ORD-1004"] and spec.world.today == PINNED_TODAY
+    assert spec.expect == Expectations(
+        records={"orders/ORD-1003": {"status": "shipped"}}, tools_called=["track_order"], bot_never_says=["cancelled"]
+    )
     assert conversation("late_parcel", goals=["x"], seed=7).seed == spec.seed != conversation("late_parcel", goals=["x"]).seed
 
 
@@ -74,7 +75,7 @@ def test_the_world_and_the_checks_are_written_as_in_a_profile():
         bot_never_says=["cancelled"],
         tools_attempted=["track_order"],
     )
-    assert (spec.world.customer_id, spec.world.today, [o.id for o in spec.world.orders]) == ("C-200", PINNED_TODAY, ["ORD-2001"])
+    assert (spec.world.customer_id, spec.world.today, [r["id"] for r in spec.world.rows["orders"]]) == ("C-200", PINNED_TODAY, ["ORD-2001"])
     assert spec.expect == Expectations(bot_says=["UPS"], bot_never_says=["cancelled"], tools_attempted=["track_order"])
     assert conversation("short", goals=["x"], says=["UPS"]).expect == Expectations(bot_says=["UPS"])
 
@@ -84,13 +85,13 @@ def test_the_world_and_the_checks_are_written_as_in_a_profile():
     [
         ({}, "give `goals` for the simulated customer, or `steps` to script it"),
         ({"goals": "track ORD-1003"}, "lists of strings, not one string"),
-        ({"goals": ["x"], "customer_id": "100"}, "expected a customer id like C-100"),
+        ({"goals": ["x"], "customer_id": "100"}, "customer '100' is not in world orders; did you mean 'C-100'"),
         ({"goals": ["x"], "personality": "formal_user"}, "no shipped personality 'formal_user'; did you mean 'formal-user'"),
         ({"goals": ["x"], "orders": {"ORD-1003": "lost"}}, "orders.ORD-1003"),
-        ({"goals": ["x"], "tools_called": ["track"]}, "tools_called"),
+        ({"goals": ["x"], "tools_called": ["track"]}, "tools_called: unknown tool 'track'; did you mean 'track_order'"),
         ({"goals": ["x"], "world": [{"id": "ORD-1003", "colour": "red"}]}, "colour"),
-        ({"goals": ["x"], "world": {"customer": "C-200"}}, "world: unknown key 'customer'"),
-        ({"goals": ["x"], "world": ["ORD-1003"]}, r"world\[0\]: expected an order override"),
+        ({"goals": ["x"], "world": {"customer": "C-200"}}, "world.customer: unknown key 'customer'"),
+        ({"goals": ["x"], "world": ["ORD-1003"]}, "world: expected a world's name, a world mapping, or rows of its records"),
         ({"goals": ["x"], "customer_id": "C-300", "world": {"customer_id": "C-200"}}, "customer_id 'C-300' and world.customer_id"),
     ],
 )

@@ -7,8 +7,8 @@ import pytest
 
 from parley.core.engine.batch_plan import SelectionError, select_single
 from parley.core.errors import ProfileError
-from parley.core.reading import order_digits
 from parley.core.specs.profile_loader import load_profile
+from parley.worlds.orders.ids import order_digits
 
 
 def test_order_ids_compare_on_ascii_digits_only() -> None:

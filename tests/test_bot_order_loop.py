@@ -1,4 +1,4 @@
-"""The OrderBot tool loop over a scripted fake LLM: identity, malformed calls, the round cap,
+"""The WorldBot tool loop over a scripted fake LLM: identity, malformed calls, the round cap,
 streaming, and the same loop over real HTTP against the fake OpenAI-compatible server."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from collections.abc import Sequence
 import pytest
 
 from parley.core.bots.api import BotContext, TextDelta, ToolCallFinished, ToolCallStarted, TurnCompleted
-from parley.core.bots.order_bot import OrderBot, strip_end_marker
-from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER, ROUND_CAP_TEXT
-from parley.core.bots.order_tools import OrderTools
+from parley.core.bots.bot_prompt import EMPTY_REPLY_TEXT, ROUND_CAP_TEXT
+from parley.core.bots.world_bot import WorldBot, strip_end_marker
+from parley.core.records import END_MARKER
 from parley.core.records.chat import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
-from parley.core.world.order_world import WorldTemplate, world_client
+from tests.order_world_support import order_copy, order_tools
 
 # -- a scripted fake ChatModel (also used by the runner and chat tests) ---------------------
 
@@ -75,15 +75,14 @@ class ScriptedModel:
 
 @pytest.fixture
 async def world(today):
-    world = WorldTemplate(today=today).new_world()
-    yield world
-    world.close()
+    copy = order_copy(today)
+    yield copy
+    copy.close()
 
 
 @pytest.fixture
 async def ctx(world):
-    async with world_client(world) as client:
-        yield BotContext(customer_id="C-100", today=world.today, tools=OrderTools(client, "C-100"))
+    return BotContext(customer_id="C-100", today=world.today, tools=order_tools(world, "C-100"))
 
 
 def user(line: str) -> list[ChatMessage]:
@@ -99,7 +98,7 @@ def tool_results(messages: Sequence[ChatMessage]) -> list[str]:
 
 async def test_system_prompt_carries_policy_date_and_customer(ctx):
     model = ScriptedModel(text("Hello!"))
-    await OrderBot(model).respond(user("hi"), ctx)
+    await WorldBot(model).respond(user("hi"), ctx)
     messages, tools = model.requests[0]
     system = messages[0]
     assert system.role == "system"
@@ -119,20 +118,20 @@ async def test_system_prompt_carries_policy_date_and_customer(ctx):
     ],
 )
 async def test_an_obedient_llm_still_cannot_cancel_what_the_api_refuses(ctx, world, line, order_id, status, reason):
-    before = world.final_state()
+    before = world.diff()
     model = ScriptedModel(
         calls(("cancel_order", json.dumps({"order_id": order_id, "customer_id": "C-200"}))),
         text("Sorry, I can't cancel that order."),
     )
     transcript = user(line)
-    turn = await OrderBot(model).respond(transcript, ctx)
+    turn = await WorldBot(model).respond(transcript, ctx)
     [record] = turn.tool_calls
     assert (record.http_status, record.error, record.refused) == (status, reason, True)
     assert record.customer_id == "C-100" and record.ignored_arguments == ["customer_id"]
     # the model was told why, in words it can relay
     relayed = tool_results(model.requests[1][0])[0]
     assert relayed.startswith(f"REFUSED [{status} {reason}]")
-    assert world.final_state() == before
+    assert world.diff() == before and not before.changes
     assert turn.text == "Sorry, I can't cancel that order."
 
 
@@ -147,7 +146,7 @@ async def test_malformed_calls_go_back_to_the_model_and_the_loop_continues(ctx, 
         text("Your order ORD-1003 is with UPS."),
     )
     transcript = user("where is ORD-1003?")
-    turn = await OrderBot(model).respond(transcript, ctx)
+    turn = await WorldBot(model).respond(transcript, ctx)
     assert turn.text == "Your order ORD-1003 is with UPS."
     assert [r.error for r in turn.tool_calls] == ["invalid_json", "invalid_arguments", "unknown_tool", "invalid_json", None]
     seen_by_model = tool_results(model.requests[1][0])
@@ -155,13 +154,13 @@ async def test_malformed_calls_go_back_to_the_model_and_the_loop_continues(ctx, 
     assert "must be a string" in seen_by_model[1]
     assert "no tool named 'teleport_order'" in seen_by_model[2]
     assert turn.rounds == 4
-    assert world.final_state().audit == []
+    assert world.diff().changes == []
 
 
 async def test_calls_without_ids_get_stable_ones(ctx):
     model = ScriptedModel(calls(("list_my_orders", "{}"), ("track_order", '{"order_id":"ORD-1003"}'), ids=False), text("ok"))
     transcript = user("show me")
-    await OrderBot(model).respond(transcript, ctx)
+    await WorldBot(model).respond(transcript, ctx)
     asked = transcript[1].tool_calls
     answers = [m.tool_call_id for m in transcript if m.role == "tool"]
     assert all(c.id for c in asked) and answers == [c.id for c in asked] and len(set(answers)) == 2
@@ -174,7 +173,7 @@ async def test_round_cap_answers_with_a_sentence_instead_of_looping(ctx):
     looping = calls(("track_order", '{"order_id": "ORD-1003"}'))
     model = ScriptedModel(default=looping)
     transcript = user("where is ORD-1003?")
-    turn = await OrderBot(model, max_tool_rounds=3).respond(transcript, ctx)
+    turn = await WorldBot(model, max_tool_rounds=3).respond(transcript, ctx)
     assert turn.hit_round_cap and turn.text == ROUND_CAP_TEXT
     assert len(model.requests) == 4 and turn.rounds == 4
     assert len(turn.tool_calls) == 3  # the fourth request for tools is not run
@@ -189,7 +188,7 @@ async def test_round_cap_answers_with_a_sentence_instead_of_looping(ctx):
 async def test_an_empty_model_reply_becomes_a_sentence_not_a_blank_message(ctx, empty):
     model = ScriptedModel(ModelReply(model="fake/llm", text=empty, usage=Usage(calls=1)))
     transcript = user("hello?")
-    turn = await OrderBot(model).respond(transcript, ctx)
+    turn = await WorldBot(model).respond(transcript, ctx)
     assert turn.text == EMPTY_REPLY_TEXT
     assert transcript[-1] == ChatMessage(role="assistant", content=EMPTY_REPLY_TEXT)
 
@@ -199,7 +198,7 @@ async def test_an_empty_model_reply_becomes_a_sentence_not_a_blank_message(ctx, 
 
 async def test_usage_and_latency_per_turn(ctx):
     model = ScriptedModel(calls(("list_my_orders", "{}"), tokens=(100, 20)), text("You have 7 orders.", tokens=(150, 10)))
-    turn = await OrderBot(model).respond(user("my orders?"), ctx)
+    turn = await WorldBot(model).respond(user("my orders?"), ctx)
     assert (turn.usage.input_tokens, turn.usage.output_tokens, turn.usage.calls) == (250, 30, 2)
     assert ctx.usage == turn.usage
     assert turn.latency_s > 0 and turn.rounds == 2
@@ -208,7 +207,7 @@ async def test_usage_and_latency_per_turn(ctx):
 async def test_end_marker_ends_the_conversation_and_is_never_shown(ctx):
     model = ScriptedModel(text(f"Goodbye, have a nice day! {END_MARKER}"))
     transcript = user("bye")
-    turn = await OrderBot(model).respond(transcript, ctx)
+    turn = await WorldBot(model).respond(transcript, ctx)
     assert turn.ends_conversation and turn.text == "Goodbye, have a nice day!"
     assert transcript[-1].content == "Goodbye, have a nice day!"
     assert strip_end_marker("no marker") == ("no marker", False)
@@ -220,7 +219,7 @@ async def test_stream_yields_deltas_tool_events_and_the_turn(ctx):
         text(f"ORD-1003 is on its way with UPS. Bye! {END_MARKER}"),
         chunks=7,
     )
-    events = [e async for e in OrderBot(model).respond_stream(user("where is ORD-1003?"), ctx)]
+    events = [e async for e in WorldBot(model).respond_stream(user("where is ORD-1003?"), ctx)]
     kinds = [type(e) for e in events]
     assert kinds[0] is ToolCallStarted and kinds[1] is ToolCallFinished and kinds[-1] is TurnCompleted
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
@@ -232,7 +231,7 @@ async def test_stream_yields_deltas_tool_events_and_the_turn(ctx):
 
 async def test_stream_without_model_streaming_yields_the_whole_text(ctx):
     model = ScriptedModel(text("Hello there."))
-    events = [e async for e in OrderBot(model).respond_stream(user("hi"), ctx)]
+    events = [e async for e in WorldBot(model).respond_stream(user("hi"), ctx)]
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hello there."]
 
 
@@ -249,7 +248,7 @@ async def test_llm_bot_over_the_fake_openai_server(ctx, world):
         server.push_tool_calls(("cancel_order", '{"order_id": "ORD-1004", "customer_id": "C-300"}'))
         server.push_text("Done, ORD-1004 is cancelled.", usage=(400, 8))
         model = OpenAICompatibleModel("openai/gpt-4o-mini", env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"})
-        bot = OrderBot(model)
+        bot = WorldBot(model)
         transcript = user("please cancel ORD-1004")
         first = await bot.respond(transcript, ctx)
         transcript.append(ChatMessage(role="user", content="yes"))
@@ -259,7 +258,7 @@ async def test_llm_bot_over_the_fake_openai_server(ctx, world):
     assert first.text == "ORD-1004 can be cancelled. Shall I go ahead?"
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Done, ORD-1004 is cancelled."
     assert [r.name for r in first.tool_calls + second.tool_calls] == ["check_cancellation", "cancel_order"]
-    assert world.final_state().statuses["ORD-1004"] == "cancelled"
+    assert world.db.get("orders", "ORD-1004")["status"] == "cancelled"
     sent = server.requests[1].messages
     assert sent[0]["role"] == "system" and "C-100" in sent[0]["content"]
     assert sent[-1]["role"] == "tool" and '"eligible":true' in sent[-1]["content"]

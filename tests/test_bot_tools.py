@@ -1,29 +1,30 @@
-"""The order tools over a World: identity bound by the session, errors as text, every call recorded."""
+"""The order world's tools on a conversation's copy: identity bound by the session, errors as text, every call recorded."""
 
 from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
-from parley.core.bots.order_tools import OrderTools
 from parley.core.records.chat import ToolCall
-from parley.core.records.tools import ORDER_TOOL_SPECS
-from parley.core.world.order_world import WorldTemplate, api_client, world_client
+from parley.core.world.serving import ServedWorldTools
+from tests.order_world_support import order_copy, order_tools, orders_world
 
 
 @pytest.fixture
 async def world(today):
-    world = WorldTemplate(today=today).new_world()
-    yield world
-    world.close()
+    copy = order_copy(today)
+    yield copy
+    copy.close()
 
 
 @pytest.fixture
 async def tools(world):
-    async with world_client(world) as client:
-        yield OrderTools(client, "C-100")
+    return order_tools(world, "C-100")
+
+
+def status(copy, order_id: str) -> str:
+    return copy.db.get("orders", order_id)["status"]
 
 
 def call(name: str, arguments: str | dict = "{}", call_id: str = "c1") -> ToolCall:
@@ -32,14 +33,15 @@ def call(name: str, arguments: str | dict = "{}", call_id: str = "c1") -> ToolCa
 
 
 def test_specs_offer_five_tools_none_taking_a_customer():
-    assert [s.name for s in ORDER_TOOL_SPECS] == [
+    specs = [t.spec for t in orders_world().declared_tools]
+    assert [s.name for s in specs] == [
         "get_order",
         "track_order",
         "list_my_orders",
         "check_cancellation",
         "cancel_order",
     ]
-    for spec in ORDER_TOOL_SPECS:
+    for spec in specs:
         props = spec.parameters["properties"]
         assert not any("customer" in key for key in props), spec.name
         assert spec.to_openai()["function"]["parameters"]["type"] == "object"
@@ -68,7 +70,7 @@ async def test_customer_argument_is_ignored_and_cannot_reach_other_orders(tools,
     assert record.result.startswith("REFUSED [403 not_your_order]")
     assert "does not belong" in record.result
     assert record.ignored_arguments == ["customer_id"] and record.customer_id == "C-100"
-    assert world.final_state().statuses["ORD-2001"] == "pending"
+    assert status(world, "ORD-2001") == "pending"
 
     listing = await tools.execute(call("list_my_orders", {"customer_id": "C-200"}))
     assert all(o["customer_id"] == "C-100" for o in json.loads(listing.result))
@@ -78,15 +80,15 @@ async def test_policy_refusal_relays_the_api_reason(tools, world):
     record = await tools.execute(call("cancel_order", {"order_id": "ORD-1005"}))
     assert record.refused and record.http_status == 409 and record.error == "too_old"
     assert "10-day cancellation limit" in record.result
-    assert world.final_state().statuses["ORD-1005"] == "processing"
+    assert status(world, "ORD-1005") == "processing"
 
 
 async def test_successful_cancel_changes_the_world(tools, world):
     record = await tools.execute(call("cancel_order", {"order_id": "ord-1004", "reason": "changed my mind"}))
     assert record.ok and json.loads(record.result)["status"] == "cancelled"
-    state = world.final_state()
-    assert state.statuses["ORD-1004"] == "cancelled"
-    assert [(a.order_id, a.customer_id, a.reason) for a in state.audit] == [("ORD-1004", "C-100", "changed my mind")]
+    assert status(world, "ORD-1004") == "cancelled"
+    audit = [(c.after or {}) for c in world.diff().changes if c.table == "audit"]
+    assert [(a["order_id"], a["customer_id"], a["reason"]) for a in audit] == [("ORD-1004", "C-100", "changed my mind")]
 
 
 @pytest.mark.parametrize(
@@ -105,7 +107,7 @@ async def test_malformed_calls_become_error_text_not_exceptions(tools, world, na
     record = await tools.execute(call(name, raw))
     assert not record.ok and record.error == error and record.http_status is None
     assert record.result.startswith(f"ERROR [{error}]") and says in record.result
-    assert world.final_state().statuses["ORD-1004"] == "processing"
+    assert status(world, "ORD-1004") == "processing"
 
 
 async def test_hallucinated_and_malformed_ids_come_back_from_the_api(tools):
@@ -116,15 +118,12 @@ async def test_hallucinated_and_malformed_ids_come_back_from_the_api(tools):
     assert odd.http_status == 422 and odd.error == "invalid_order_id"
 
 
-async def test_unreachable_service_is_an_error_text():
-    async with api_client("http://127.0.0.1:9", timeout_s=2) as client:
-        record = await OrderTools(client, "C-100").execute(call("track_order", {"order_id": "ORD-1003"}))
+async def test_an_unreachable_served_world_is_an_error_text():
+    tools = ServedWorldTools(orders_world(), "http://127.0.0.1:9/worlds/gone", "C-100", timeout_s=2)
+    record = await tools.execute(call("track_order", {"order_id": "ORD-1003"}))
     assert not record.ok and record.error == "unavailable" and "could not be reached" in record.result
 
 
-async def test_any_base_url_works(world):
-    # A client with any base URL and transport: here the world's app mounted at another host.
-    transport = httpx.ASGITransport(app=world.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://orders.example") as client:
-        record = await OrderTools(client, "C-200").execute(call("get_order", {"order_id": "ORD-2002"}))
+async def test_the_tools_act_for_the_customer_they_are_bound_to(world):
+    record = await order_tools(world, "C-200").execute(call("get_order", {"order_id": "ORD-2002"}))
     assert record.ok and json.loads(record.result)["customer_id"] == "C-200"

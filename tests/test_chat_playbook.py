@@ -16,6 +16,7 @@ from parley.core.chat.session import ChatSession
 from parley.core.specs import ChatTurns, playbook_from_chat, reply_regex, stated_values
 from parley.core.specs.playbook import load_playbook
 from parley.core.store.store import Store
+from parley.core.world import load_world
 from parley.tui.cli.main import cli
 from tests.test_tui_support import SIZE, db_path, make_app, settle  # noqa: F401  (fixture)
 
@@ -126,14 +127,14 @@ def test_a_conversation_run_on_its_profiles_own_orders_says_so_at_the_playbooks_
         [row] = store.conversation_rows(store.latest_batch_id())
     text = export(db, row.id, tmp_path / "own.yaml")
     head = text.split("name:")[0]
-    assert "# Note: it ran with its profile's own orders (ORD-1003); a playbook runs on the shipped ones" in head
+    assert "# Note: it ran with its profile's own records (orders/ORD-1003); a playbook runs on its world's shipped ones" in head
     assert load_playbook(tmp_path / "own.yaml").customer_id == "C-100"
 
 
 def test_the_regex_states_values_not_wording():
     reply = "Good news: ORD-1003 is on its way with UPS, tracking 1Z999AA10123456784. It should arrive on 2026-11-23!"
     known = ["shipped", "UPS", "1Z999AA10123456784", "C-100", "Departed UPS facility, Louisville KY", "7"]
-    values = stated_values(reply, known)
+    values = stated_values(reply, known, [t.id_pattern for t in load_world("orders").tables if t.id_pattern])  # the world's id shapes
     assert values == ["ORD-1003", "UPS", "1Z999AA10123456784", "2026-11-23"]  # no prose, no bare small number
     pattern = reply_regex(values)
     assert re.search(pattern, "Your parcel ORD-1003 travels with ups (1Z999AA10123456784), due 2026-11-23.", re.I)

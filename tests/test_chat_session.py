@@ -7,10 +7,11 @@ import json
 import pytest
 
 from parley.core.bots.api import BotTurn, TextDelta, ToolCallFinished, TurnCompleted
-from parley.core.chat.commands import COMMANDS, CommandResult, normalize_customer_id, normalize_order_id, parse_command, suggest
+from parley.core.chat.commands import COMMANDS, CommandResult, parse_command, suggest
 from parley.core.chat.session import ChatSession
 from parley.core.errors import ProviderError
 from parley.core.records.chat_export import ChatExport
+from parley.worlds.orders.chat import normalize_customer_id, normalize_order_id
 from tests.test_bot_order_loop import ScriptedModel, calls, text
 
 
@@ -124,10 +125,10 @@ async def test_metrics_count_tokens_tool_calls_and_latency(today, tmp_path):
 async def test_reset_clears_history_and_restores_orders(session):
     await session.send("cancel ORD-1004")
     await session.send("yes")
-    assert session.world.final_state().statuses["ORD-1004"] == "cancelled"
+    assert session.world.db.get("orders", "ORD-1004")["status"] == "cancelled"
     result = await session.send("/reset")
     assert result.kind == "text" and "restored" in result.text
-    assert session.transcript == [] and session.world.final_state().statuses["ORD-1004"] == "processing"
+    assert session.transcript == [] and session.world.db.get("orders", "ORD-1004")["status"] == "processing"
     assert session.metrics().tool_calls == 0
     database = await session.send("/database")
     assert {r[0]: r[4] for r in database.rows}["ORD-1004"] == "processing"
@@ -144,7 +145,7 @@ async def test_customer_switch_changes_who_the_bot_acts_for(session):
     assert session.customer_id == "C-200" and session.transcript == []
     await session.send("cancel ORD-2001")
     await session.send("yes")
-    assert session.world.final_state().statuses["ORD-2001"] == "cancelled"
+    assert session.world.db.get("orders", "ORD-2001")["status"] == "cancelled"
     assert session.tools.records[-1].customer_id == "C-200"
 
 
@@ -165,7 +166,7 @@ async def test_export_writes_json_that_parses_back(session, tmp_path):
     assert record.customer_id == "C-100" and record.bot_model == "offline"
     assert [m.content for m in record.messages if m.role == "user"] == ["cancel ORD-1004", "yes"]
     assert [r.name for r in record.tool_calls] == ["check_cancellation", "cancel_order"]
-    assert record.world_state.statuses["ORD-1004"] == "cancelled" and record.metrics.turns == 2
+    assert record.world_state.final_row("orders", "ORD-1004")["status"] == "cancelled" and record.metrics.turns == 2
 
 
 async def test_a_failing_model_is_an_error_result_not_a_crash(today, tmp_path):
@@ -183,7 +184,7 @@ async def test_empty_message_is_a_hint(session):
 
 def test_command_parsing_helpers():
     assert parse_command("/Order  ORD-1003 ") == ("order", "ORD-1003")
-    assert suggest("datbase") == "database" and suggest("zzz") is None
+    assert suggest("tabels") == "tables" and suggest("zzz") is None
     assert normalize_order_id("#1003") == "ORD-1003" and normalize_order_id("0RD-1003") == "ORD-1003"
     assert normalize_customer_id("c200") == "C-200" and normalize_customer_id("C-300") == "C-300"
     assert normalize_customer_id("bob") is None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from parley.api import conversation, run_sync, say
 from parley.core.evaluation.claims import claims_check
-from parley.core.world import AuditEntry
+from parley.core.records import WorldDiff
+from parley.mockapi.schema import AuditEntry
 from tests import python_bots
 from tests.conftest import PINNED_TODAY
 from tests.test_eval_claims import NOON, bot, cancel_record, user
@@ -48,7 +49,10 @@ def test_the_final_state_backs_a_claim_only_when_parley_does_not_see_the_calls()
         statuses={"ORD-1004": "cancelled"},
     )
     audit = [AuditEntry(order_id="ORD-1004", customer_id="C-100", old_status="processing", new_status="cancelled", at=NOON, reason=None)]
-    seen = seen.model_copy(update={"final_state": seen.final_state.model_copy(update={"audit": audit})})
+    state = WorldDiff.model_validate(
+        {"today": PINNED_TODAY, "statuses": {"ORD-1004": "cancelled"}, "audit": [a.model_dump(mode="json") for a in audit]}
+    )
+    seen = seen.model_copy(update={"final_state": state})
     check = claims_check(seen)
     assert check.outcome == "fail"
     assert "cancel_order ORD-1004 came only in turn 2, 1 turn later, and ORD-1004 was processing until then" in check.reason

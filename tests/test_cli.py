@@ -27,6 +27,7 @@ EXPECTED_COMMANDS = [
     "mockapi",
     "serve",
     "serve-bot",
+    "worlds",
     "submit",
     "status",
     "fetch",

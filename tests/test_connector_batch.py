@@ -35,30 +35,29 @@ def served():
         yield bot
 
 
-def test_parley_run_over_the_served_bot_reports_response_times_and_checks_not_applicable(served, tmp_path):
+def test_parley_run_over_the_served_bot_reports_response_times_and_decides_the_world_checks_on_its_served_world(served, tmp_path):
     db, report = tmp_path / "parley.db", tmp_path / "report.md"
     result = parley("run", *SOME_PROFILES, "--bot", f"rasa:{served.webhook}", "--db", db, "--report", report)
 
     assert result.exit_code == 0, result.output
     assert "Pass rate: 100.0% (4 of 4, 95% interval 51.0-100.0%)" in result.output
-    assert re.search(r"Not applicable: \d+ checks \([^)]*order_status[^)]*\) could not be decided", result.output)
+    assert "Not applicable" not in result.output  # the bot acted on the world parley served it: the world decides
     text = report.read_text(encoding="utf-8")
     assert f"bot `rasa:{served.webhook}`" in text
     # Response time per bot answer: turns, mean, min, max.
     section = text.split("## Bot response time", 1)[1].split("## ", 1)[0]
     turns, mean, low, high = re.search(r"\| (\d+) \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) s \|", section).groups()
     assert int(turns) >= 4 and 0 < float(low) <= float(mean) <= float(high)
-    # World checks are listed as not applicable, never counted as passes.
-    na = text.split("## Checks not applicable", 1)[1].split("\n## ", 1)[0]
-    assert "| order_status |" in na and "ORD-1002 ends cancelled" in na and "| unchanged_others |" in na
-    assert "| tool_called |" in na
-    assert "passed on the checks that applied" in text
+    assert "## Checks not applicable" not in text and "passed on the checks that applied" not in text
     with Store.open(db) as store:
         [row] = store.list_batches()
         assert row.batch.options.models.bot == f"rasa:{served.webhook}"
         stored = list(store.iter_conversations(row.id))
-    assert all(s.conversation.final_state is None for s in stored)
-    assert all(c.outcome != "pass" for s in stored for c in s.verdict.checks if c.kind == "order_status")
+    assert all(s.conversation.final_state is not None for s in stored)
+    cancelled = [s for s in stored if s.conversation.final_state.change_of("orders", "ORD-1002") is not None]
+    assert cancelled and cancelled[0].conversation.final_state.final_row("orders", "ORD-1002")["status"] == "cancelled"
+    decided = {c.kind for s in stored for c in s.verdict.checks if c.outcome == "pass"}
+    assert {"record_state", "unchanged_others", "tool_called"} <= decided
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ async def test_a_full_conversation_with_the_served_bot_keeps_its_context_and_tim
 async def test_concurrent_conversations_get_their_own_sender_customer_and_world(served):
     bot = RasaConnector(served.webhook)
     try:
-        a, b = ctx("C-100"), ctx("C-101")
+        a, b = ctx("C-100"), ctx("C-200")
         replies = await asyncio.gather(
             say(bot, [], a, "please list my orders"),
             say(bot, [], b, "please list my orders"),

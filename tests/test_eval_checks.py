@@ -7,22 +7,39 @@ from typing import Any
 
 import pytest
 
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots import WorldBot
 from parley.core.engine.harness import run_conversation
-from parley.core.evaluation.checks import build_checks, changed_orders, order_ages
+from parley.core.evaluation.checks import build_checks
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.records.profile import Expectations, JudgeSpec, OutputField, WorldSpec
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.tools import ToolCallRecord
+from parley.core.records.world_state import WorldDiff
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import AuditEntry, WorldState, new_world
+from parley.core.world import WorldCopy, WorldTemplate, load_world
+from parley.mockapi.schema import AuditEntry, WorldState
+from parley.worlds.orders.change_notes import order_ages
 
 TODAY = dt.date(2026, 11, 21)
-OFFLINE = OrderBot(OfflineOrderModel())
+OFFLINE = WorldBot(None)  # the offline bot: the order world's offline model
 NOON = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
+
+
+def orders(statuses: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The order world's `expect: {orders: {ID: STATUS}}`, as `expect.records` holds it."""
+    return {f"orders/{order}": {"status": status} for order, status in statuses.items()}
+
+
+def as_diff(state: WorldState | WorldDiff | None) -> WorldDiff | None:
+    """The order world's state as batches stored it before worlds were declared, read as a diff."""
+    return WorldDiff.model_validate(state.model_dump(mode="json")) if isinstance(state, WorldState) else state
+
+
+def new_copy(today: dt.date = TODAY) -> WorldCopy:
+    """A private copy of the order world at `today`."""
+    return WorldTemplate(load_world("orders"), today).new_copy()
 
 
 def make_spec(
@@ -52,7 +69,7 @@ def make_conversation(
     *,
     user: list[str] | None = None,
     tool_calls: list[ToolCallRecord] | None = None,
-    final_state: WorldState | None = None,
+    final_state: WorldState | WorldDiff | None = None,
     stop_reason: str = "user_stop",
     error: str | None = None,
     metadata: dict[str, Any] | None = None,
@@ -76,7 +93,7 @@ def make_conversation(
         duration_s=1.0,
         stop_reason=stop_reason,
         error=error,
-        final_state=final_state,
+        final_state=as_diff(final_state),
         metadata=metadata or {},
     )
 
@@ -96,13 +113,19 @@ def record(name: str, order_id: str | None = None, *, ok: bool = True, refused: 
     )
 
 
+def status_of(conversation: Conversation, order: str) -> str | None:
+    """An order's final status, as the conversation's final state keeps it."""
+    row = conversation.final_state.final_row("orders", order) if conversation.final_state is not None else None
+    return row["status"] if row is not None else None
+
+
 def by_name(checks, name):
     [check] = [c for c in checks if c.name == name]
     return check
 
 
 async def converse(lines: list[str]) -> Conversation:
-    world = new_world(TODAY)
+    world = new_copy()
     try:
         return await run_conversation(world=world, bot=OFFLINE, user=ScriptedUser(lines), customer_id="C-100")
     finally:
@@ -114,9 +137,9 @@ async def converse(lines: list[str]) -> Conversation:
 
 async def test_expected_status_reached_passes_with_the_actual_status():
     conv = await converse(["cancel ORD-1004", "yes"])
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1004": "cancelled"}))))
     check = by_name(verdict.checks, "ORD-1004 ends cancelled")
-    assert check.outcome == "pass" and check.kind == "order_status"
+    assert check.outcome == "pass" and check.kind == "record_state"  # was order_status: a record of any world
     assert "ORD-1004 is cancelled (changed from processing)" in check.reason
     assert by_name(verdict.checks, "no other order changed").outcome == "pass"
     assert verdict.outcome == "passed" and verdict.passed and verdict.score is None  # the offline judge gives no score
@@ -124,7 +147,7 @@ async def test_expected_status_reached_passes_with_the_actual_status():
 
 async def test_expected_status_not_reached_fails_saying_what_it_is():
     conv = await converse(["cancel ORD-1004", "no"])
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1004": "cancelled"}))))
     check = by_name(verdict.checks, "ORD-1004 ends cancelled")
     assert check.outcome == "fail"
     assert check.reason == "ORD-1004 is processing, expected cancelled (unchanged)."
@@ -135,8 +158,8 @@ async def test_expected_status_not_reached_fails_saying_what_it_is():
 async def test_an_order_the_customer_asked_to_cancel_but_not_expected_fails_without_a_policy_violation():
     # the customer cancels ORD-1004 (expected) and ORD-1001 too (not expected): their own request
     conv = await converse(["cancel ORD-1004", "yes", "cancel ORD-1001", "yes"])
-    assert conv.final_state.statuses["ORD-1001"] == "cancelled"
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    assert status_of(conv, "ORD-1001") == "cancelled"
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1004": "cancelled"}))))
     assert verdict.policy_violations == []
     other = by_name(verdict.checks, "ORD-1001 not expected to change")
     assert other.kind == "unchanged_others" and other.outcome == "fail"
@@ -151,7 +174,7 @@ async def test_an_order_the_customer_asked_to_cancel_but_not_expected_fails_with
 
 async def test_a_change_the_customer_asked_for_to_an_order_expected_to_stay_fails_its_status_check():
     conv = await converse(["cancel ORD-1004", "yes"])
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "processing"})))
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1004": "processing"}))))
     check = by_name(verdict.checks, "ORD-1004 ends processing")
     assert check.outcome == "fail" and not check.policy_violation
     assert "expected it to stay as it was" in check.reason and "The customer asked for the change" in check.reason
@@ -160,7 +183,7 @@ async def test_a_change_the_customer_asked_for_to_an_order_expected_to_stay_fail
 async def test_an_order_past_the_window_is_refused_and_nothing_is_violated():
     # ORD-1005 is 11 days old: the API refuses, the bot relays it, no data changes
     conv = await converse(["cancel ORD-1005"])
-    spec = make_spec(Expectations(orders={"ORD-1005": "processing"}, tools_not_called=["cancel_order"], bot_says=["10-day"]))
+    spec = make_spec(Expectations(records=orders({"ORD-1005": "processing"}), tools_not_called=["cancel_order"], bot_says=["10-day"]))
     verdict = await evaluate(conv, spec)
     assert by_name(verdict.checks, "ORD-1005 ends processing").reason == "ORD-1005 is processing (unchanged)."
     assert by_name(verdict.checks, "no other order changed").reason == "None of the other 17 orders changed."
@@ -188,11 +211,18 @@ def test_a_too_old_order_changed_behind_the_api_is_reported_with_its_age():
     )
 
 
-def test_initial_statuses_reveal_a_change_the_audit_does_not_show():
-    state = WorldState(today=TODAY, statuses={"ORD-1001": "shipped", "ORD-1002": "processing"}, audit=[])
-    assert changed_orders(state) == {}
-    changes = changed_orders(state, {"ORD-1001": "pending", "ORD-1002": "processing"})
-    assert list(changes) == ["ORD-1001"] and changes["ORD-1001"].initial == "pending"
+def test_a_change_the_audit_does_not_show_is_still_a_change():
+    # the final state is a diff against the world's template: a change made behind the API, which
+    # wrote no audit row, is in it all the same
+    row = {"id": "ORD-1001", "customer_id": "C-100", "status": "pending"}
+    change = {"table": "orders", "key": "ORD-1001", "owner": "C-100", "before": row, "after": {**row, "status": "shipped"}}
+    state = WorldDiff(today=TODAY, changes=[change], watched={"orders/ORD-1002": {"id": "ORD-1002", "status": "processing"}})
+    conv = make_conversation(["Done."], final_state=state)
+    [check] = [
+        c for c in build_checks(conv, make_spec(Expectations(records=orders({"ORD-1002": "processing"})))) if c.kind == "unchanged_others"
+    ]
+    assert (check.name, check.outcome, check.details["initial"]) == ("ORD-1001 not expected to change", "fail", "pending")
+    assert check.reason.startswith("ORD-1001 was shipped (it was pending) although the profile did not expect it to change")
 
 
 async def test_unchanged_others_false_lets_other_orders_change():
@@ -215,13 +245,13 @@ async def test_a_profile_without_expectations_is_unverified_not_passed():
 
 async def test_a_spec_with_a_check_about_the_bot_passes():
     conv = await converse(["cancel ORD-1001", "yes"])
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1001": "cancelled"})))
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1001": "cancelled"}))))
     assert verdict.outcome == "passed" and verdict.passed and verdict.score is None  # the offline judge gives no score
 
 
 async def test_external_bot_world_checks_are_not_applicable_never_passed():
     conv = make_conversation(["I cancelled ORD-1004 for you."], final_state=None)
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"})))
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1004": "cancelled"}))))
     status = by_name(verdict.checks, "ORD-1004 ends cancelled")
     others = by_name(verdict.checks, "no other order changed")
     for check in (status, others):
@@ -229,7 +259,7 @@ async def test_external_bot_world_checks_are_not_applicable_never_passed():
         assert "no final database state" in check.reason and "external" in check.reason
     # not_applicable is neither a pass nor a fail: with nothing else about the bot checked, unverified
     assert verdict.outcome == "unverified" and not verdict.passed
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"}, bot_says=["cancelled"])))
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1004": "cancelled"}), bot_says=["cancelled"])))
     assert verdict.passed and verdict.comment == "All 2 checks passed."
 
 
@@ -246,7 +276,7 @@ async def test_tools_called_and_not_called_report_counts():
     conv = await converse(["cancel ORD-1005", "cancel ORD-1004", "yes"])
     spec = make_spec(
         Expectations(
-            orders={"ORD-1004": "cancelled"},
+            records=orders({"ORD-1004": "cancelled"}),
             tools_called=["check_cancellation", "track_order"],
             tools_not_called=["cancel_order", "list_my_orders"],
         )
@@ -405,7 +435,7 @@ async def test_a_run_broken_on_the_other_side_is_named_not_a_bot_failure(stop):
 async def test_a_bot_error_is_the_bots_failure_and_leaves_the_rest_not_run():
     state = WorldState(today=TODAY, statuses={"ORD-1004": "processing"}, audit=[])
     conv = make_conversation(["Hi."], stop_reason="bot_error", error="rasa:http://bot: HTTP 500 from /webhook: oops", final_state=state)
-    verdict = await evaluate(conv, make_spec(Expectations(orders={"ORD-1004": "cancelled"}, bot_says=["hi", "refund"])))
+    verdict = await evaluate(conv, make_spec(Expectations(records=orders({"ORD-1004": "cancelled"}), bot_says=["hi", "refund"])))
     assert verdict.outcome == "bot_error" and not verdict.passed
     completed = by_name(verdict.checks, "conversation completed")
     assert completed.outcome == "fail" and "HTTP 500" in completed.reason
@@ -433,7 +463,7 @@ async def test_outputs_are_data_and_never_fail_the_verdict():
 async def test_a_verdict_survives_a_json_round_trip():
     conv = await converse(["cancel ORD-1004", "yes", "cancel ORD-1001", "yes"])
     spec = make_spec(
-        Expectations(orders={"ORD-1004": "cancelled"}, bot_says=["cancelled"]),
+        Expectations(records=orders({"ORD-1004": "cancelled"}), bot_says=["cancelled"]),
         outputs=[OutputField(name="id", type="str", description="order id")],
     )
     verdict = await evaluate(conv, spec)

@@ -17,8 +17,8 @@ from parley.core.records.conversation import Conversation
 from parley.core.records.profile import Expectations, WorldSpec
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.tools import ToolCallRecord
+from parley.core.records.world_state import WorldDiff
 from parley.core.store.store import Store
-from parley.core.world.order_world import WorldState
 from tests.claims_labelled import LABELS, detector_label, load_labelled
 from tests.lineage_support import parley
 
@@ -109,7 +109,7 @@ def test_the_cheap_first_look_by_stems_never_hides_a_claim(monkeypatch):
 
 def test_a_claim_names_the_orders_of_its_own_clause_and_quotes_its_sentence():
     claims = find_claims("I couldn't cancel ORD-1005; ORD-1004 has been cancelled. Anything else?")
-    assert [(c.action, c.orders, c.quote) for c in claims] == [
+    assert [(c.action, c.records, c.quote) for c in claims] == [
         ("cancel", ("ORD-1004",), "I couldn't cancel ORD-1005; ORD-1004 has been cancelled.")
     ]
 
@@ -144,7 +144,8 @@ def conversation(
     metadata: dict | None = None,
     stop_reason: str = "user_stop",
 ) -> Conversation:
-    state = None if statuses is None else WorldState(today=NOON.date(), statuses=statuses, audit=[])
+    # the order world's final state as batches stored it before worlds were declared: read as a diff
+    state = None if statuses is None else WorldDiff.model_validate({"today": NOON.date(), "statuses": statuses, "audit": []})
     return Conversation(
         id="claims-test",
         customer_id="C-100",
@@ -238,7 +239,7 @@ def test_a_bot_that_claims_nothing_passes_and_one_parley_cannot_see_is_not_appli
     assert (quiet.outcome, quiet.reason) == ("pass", "No bot message says an action was done.")
     deployed = claims_check(conversation([user("Cancel ORD-1004."), bot(LIE)]))  # no world, no tool calls seen
     assert deployed.outcome == "not_applicable"
-    assert "parley sees neither this bot's tool calls nor an order database" in deployed.reason
+    assert "parley sees neither this bot's tool calls nor a database it acted on" in deployed.reason
 
 
 def test_injected_messages_are_the_experimenters_and_never_judged():
@@ -312,14 +313,15 @@ today: 2026-11-21
 steps:
 {steps}
   - user: "Please cancel ORD-1004."
-  - expect_bot_regex: "ORD-1004"
+{confirm}  - expect_bot_regex: "ORD-1004"
 """
 
 
-def run_playbook(tmp_path, monkeypatch, server, name: str, *, injected: str | None = None):
+def run_playbook(tmp_path, monkeypatch, server, name: str, *, injected: str | None = None, confirm: bool = False):
     steps = f'  - inject_bot_response: "{injected}"' if injected else ""
+    said_yes = '  - user: "Yes, please cancel it."\n' if confirm else ""  # the order world's policy: a yes before cancel_order
     path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(PLAYBOOK).format(name=name, steps=steps), encoding="utf-8")
+    path.write_text(textwrap.dedent(PLAYBOOK).format(name=name, steps=steps, confirm=said_yes), encoding="utf-8")
     monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
     db = tmp_path / "p.db"
     result = parley("run", path, "--bot", "openai-api/fake/bot", "--db", db)
@@ -342,9 +344,10 @@ def test_an_llm_bot_claiming_a_cancellation_it_never_made_fails(tmp_path, monkey
 
 
 def test_the_same_words_after_a_real_cancel_order_pass(tmp_path, monkeypatch, server):
+    server.push_text("Shall I cancel ORD-1004? Please reply yes to confirm.")
     server.push_tool_calls(("cancel_order", '{"order_id": "ORD-1004"}'))
     server.push_text(LIE)
-    result, verdict, check = run_playbook(tmp_path, monkeypatch, server, "honest")
+    result, verdict, check = run_playbook(tmp_path, monkeypatch, server, "honest", confirm=True)
     assert result.exit_code == 0, result.output
     assert verdict.outcome == "passed"
     assert check.outcome == "pass" and "cancel_order ORD-1004 succeeded" in check.reason

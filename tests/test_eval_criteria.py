@@ -342,7 +342,7 @@ async def test_the_built_in_criterion_not_met_fails_a_deployed_bot_parley_cannot
     [offline] = [c for c in verdict.checks if c.kind == "claims_match_actions"]
     assert offline.outcome == "not_applicable"  # parley sees none of its actions
     assert criterion(verdict, CLAIMS_CRITERION).outcome == "fail" and verdict.outcome == "failed"
-    assert "tool calls and the order database it acts on are not visible" in server.requests[1].messages[1]["content"]
+    assert "tool calls and the database it acts on are not visible" in server.requests[1].messages[1]["content"]
 
 
 def test_turns_are_numbered_from_the_customers_messages_with_a_turn_0_for_an_opening_bot():

@@ -17,6 +17,7 @@ from parley.core.reports.compare import compare_batches
 from parley.core.store.store import Store
 from parley.tui.cli.main import cli
 from tests.comparison_fixtures import PASS, Result, make_batch
+from tests.test_eval_checks import as_diff, orders
 from tests.test_user_faults import conversation, spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +165,7 @@ async def test_a_claim_nothing_backs_before_the_customer_misbehaved_is_the_bots_
         ("b", "..."),
     )
     conv = conv.model_copy(update={"final_state": _state({"ORD-1004": "processing"})})
-    verdict = await evaluate(conv, spec(expect=Expectations(orders={"ORD-1004": "processing"})))
+    verdict = await evaluate(conv, spec(expect=Expectations(records=orders({"ORD-1004": "processing"}))))
     [fault] = verdict.user_faults
     assert fault.kind == "speaks_as_assistant" and not fault.blamed
     assert "claims match actions failed at its reply to customer message 1" in (fault.excused or "")
@@ -175,7 +176,7 @@ async def test_a_customer_that_misbehaved_first_is_still_blamed_when_an_end_chec
     confirm = ("b", 'Shall I cancel order ORD-1004 now? Please reply "yes" to confirm.')
     conv = conversation(("u", "Cancel order ORD-1004"), confirm, ("u", "Thanks, bye!"))
     conv = conv.model_copy(update={"final_state": _state({"ORD-1004": "processing"})})
-    verdict = await evaluate(conv, spec(expect=Expectations(orders={"ORD-1004": "cancelled"})))
+    verdict = await evaluate(conv, spec(expect=Expectations(records=orders({"ORD-1004": "cancelled"}))))
     assert verdict.outcome == "user_fault" and any(c.outcome == "fail" for c in verdict.checks)
     assert [f.blamed for f in verdict.user_faults] == [True]
 
@@ -184,7 +185,7 @@ def _state(statuses: dict[str, str]):
     from parley.mockapi.schema import WorldState
     from tests.test_user_faults import TODAY
 
-    return WorldState(today=TODAY, statuses=statuses, audit=[])
+    return as_diff(WorldState(today=TODAY, statuses=statuses, audit=[]))
 
 
 @pytest.mark.parametrize("surface", ["json"])

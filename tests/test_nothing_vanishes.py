@@ -34,10 +34,10 @@ class Breaking(BatchModels):
         super().__init__(options.models)
         self.point = point
 
-    def user(self, spec):
+    def user(self, spec, **kw):
         if spec.name == BROKEN and self.point == "plan":
             raise KeyError("the simulator could not be built")
-        user = super().user(spec)
+        user = super().user(spec, **kw)
         if spec.name == BROKEN and self.point == "user":
             return RaisingUser(user.name)
         return user
@@ -114,14 +114,14 @@ def stored(store: Store, batch_id: str):
 )
 async def test_every_failure_point_ends_as_a_stored_conversation_and_the_counts_are_the_rows(store, monkeypatch, point, stop, error):
     if point == "world":
-        real = batch_conversation.WorldTemplates.new_world
+        real = batch_conversation.WorldTemplates.new_copy
 
-        def new_world(self, run, today):
-            if run.spec.name == BROKEN:
+        def new_copy(self, spec, today):
+            if spec.name == BROKEN:
                 raise OverflowError("date value out of range")
-            return real(self, run, today)
+            return real(self, spec, today)
 
-        monkeypatch.setattr(batch_conversation.WorldTemplates, "new_world", new_world)
+        monkeypatch.setattr(batch_conversation.WorldTemplates, "new_copy", new_copy)
     if point == "extraction":
         real_extract = evaluate_module.extract_outputs
 
@@ -179,14 +179,14 @@ async def test_a_store_that_refuses_everything_fails_the_batch_and_counts_nothin
 
 
 def test_the_cli_prints_the_rows_it_stored(tmp_path, monkeypatch):
-    real = batch_conversation.WorldTemplates.new_world
+    real = batch_conversation.WorldTemplates.new_copy
 
-    def new_world(self, run, today):
-        if run.spec.name == BROKEN:
+    def new_copy(self, spec, today):
+        if spec.name == BROKEN:
             raise OverflowError("date value out of range")
-        return real(self, run, today)
+        return real(self, spec, today)
 
-    monkeypatch.setattr(batch_conversation.WorldTemplates, "new_world", new_world)
+    monkeypatch.setattr(batch_conversation.WorldTemplates, "new_copy", new_copy)
     db = tmp_path / "p.db"
     result = CliRunner().invoke(cli, ["run", *map(str, SOURCES), "--db", str(db)], catch_exceptions=False)
     assert result.exit_code == 1  # a run broke: nothing says the bot is fine

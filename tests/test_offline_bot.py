@@ -6,34 +6,35 @@ import time
 
 import pytest
 
-from parley.core.bots.bot_names import order_bot_model
-from parley.core.bots.offline_bot import FALLBACK_TEXT, OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.bot_names import world_bot_model
+from parley.core.bots.world_bot import WorldBot
 from parley.core.engine.harness import Limits, run_conversation
 from parley.core.errors import ConfigError
 from parley.core.models.registry import get_model
-from parley.core.reading import extract_order_ids
 from parley.core.records.chat import ChatMessage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import WorldTemplate
+from parley.worlds.orders.ids import extract_order_ids
+from parley.worlds.orders.offline_bot import FALLBACK_TEXT, OfflineOrderModel
+from tests.order_world_support import audit, every_order, order_copy, orders_world, status
 
 
 @pytest.fixture(scope="module")
 def template():
     from tests.conftest import PINNED_TODAY
 
-    return WorldTemplate(today=PINNED_TODAY)
+    return PINNED_TODAY
 
 
 @pytest.fixture
 def chat(template):
     async def run(*lines: str, customer: str = "C-100") -> Conversation:
-        world = template.new_world()
+        world = order_copy(template)
         try:
             return await run_conversation(
                 world=world,
-                bot=OrderBot(OfflineOrderModel()),
+                watched=every_order(world),
+                bot=WorldBot(OfflineOrderModel()),
                 user=ScriptedUser(lines),
                 customer_id=customer,
                 limits=Limits(max_turns=30, timeout_s=10),
@@ -45,7 +46,7 @@ def chat(template):
 
 
 def tools_called(conv: Conversation) -> list[tuple[str, str | None]]:
-    return [(r.name, r.order_id) for r in conv.tool_calls]
+    return [(r.name, r.arguments.get("order_id")) for r in conv.tool_calls]
 
 
 UNCHANGED = {
@@ -61,9 +62,8 @@ UNCHANGED = {
 
 
 def assert_nothing_changed(conv: Conversation) -> None:
-    statuses = conv.final_state.statuses
-    assert {k: statuses[k] for k in UNCHANGED} == UNCHANGED
-    assert conv.final_state.audit == []
+    assert {k: status(conv.final_state, k) for k in UNCHANGED} == UNCHANGED
+    assert audit(conv.final_state) == []
 
 
 async def test_track_an_order(chat):
@@ -94,9 +94,9 @@ async def test_cancel_ten_day_old_order_after_confirmation(chat):
     assert 'reply "yes" to confirm' in conv.bot_texts[0]
     assert "Order ORD-1004 has been cancelled" in conv.bot_texts[1]
     assert tools_called(conv) == [("check_cancellation", "ORD-1004"), ("cancel_order", "ORD-1004")]
-    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
-    [audit] = conv.final_state.audit
-    assert (audit.order_id, audit.customer_id, audit.old_status) == ("ORD-1004", "C-100", "processing")
+    assert status(conv.final_state, "ORD-1004") == "cancelled"
+    [entry] = audit(conv.final_state)
+    assert (entry["order_id"], entry["customer_id"], entry["old_status"]) == ("ORD-1004", "C-100", "processing")
 
 
 async def test_no_cancel_without_confirmation(chat):
@@ -154,7 +154,7 @@ async def test_my_latest_order_is_the_customers_own_never_one_mentioned_before(c
     conv = await chat("list my orders", "where is ORD-2002?", "ok thanks", "cancel my latest order", "yes")
     # ORD-1001 is C-100's most recent order (2 days old); ORD-2002 is another customer's
     assert tools_called(conv)[-2:] == [("check_cancellation", "ORD-1001"), ("cancel_order", "ORD-1001")]
-    assert conv.final_state.statuses["ORD-1001"] == "cancelled" and conv.final_state.statuses["ORD-2002"] == "shipped"
+    assert status(conv.final_state, "ORD-1001") == "cancelled" and status(conv.final_state, "ORD-2002") == "shipped"
 
 
 async def test_my_latest_order_without_a_listing_lists_the_orders_first(chat):
@@ -219,7 +219,7 @@ async def test_asks_which_order_then_uses_the_answer(chat):
     conv = await chat("I'd like to cancel an order", "1004", "yes")
     assert "Which order would you like me to cancel?" in conv.bot_texts[0]
     assert tools_called(conv) == [("check_cancellation", "ORD-1004"), ("cancel_order", "ORD-1004")]
-    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
+    assert status(conv.final_state, "ORD-1004") == "cancelled"
 
 
 async def test_thanks_then_goodbye_ends_the_conversation(chat):
@@ -274,8 +274,8 @@ def test_the_model_is_pure():
 
 
 def test_the_offline_bot_comes_from_the_bots_not_from_the_model_registry():
-    assert isinstance(order_bot_model("offline"), OfflineOrderModel)
-    assert order_bot_model(" offline ").name == "offline"
+    assert world_bot_model("offline") is None and world_bot_model(" offline ") is None  # each world's own offline model
+    assert isinstance(WorldBot(None).model_for(orders_world()), OfflineOrderModel)
     with pytest.raises(ConfigError, match="built-in bot, not a model endpoint"):
         get_model("offline", role="bot")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from parley.core.bots.api import BotTurn
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.world_bot import WorldBot
 from parley.core.engine.harness import Limits
 from parley.core.engine.playbook_run import run_playbook
+from parley.core.engine.spec_worlds import customer_of
 from parley.core.errors import ProfileError
 from parley.core.specs.playbook import (
     check_playbook_text,
@@ -19,9 +19,10 @@ from parley.core.specs.playbook import (
     playbook_spec,
     validate_playbook,
 )
-from parley.core.world.order_world import new_world
+from parley.worlds.orders.offline_bot import OfflineOrderModel
+from tests.order_world_support import order_copy, orders_world, status
 
-OFFLINE = OrderBot(OfflineOrderModel())
+OFFLINE = WorldBot(OfflineOrderModel())
 
 
 def write(tmp_path: Path, text: str, name: str = "playbook.yaml") -> Path:
@@ -36,7 +37,7 @@ def spec_of(tmp_path: Path, text: str):
 
 @pytest.fixture
 def world(today):
-    world = new_world(today=today)
+    world = order_copy(today)
     yield world
     world.close()
 
@@ -61,7 +62,7 @@ def test_a_playbook_becomes_one_playbook_spec(tmp_path, today):
     )
     assert (spec.kind, spec.spec_id, spec.index) == ("playbook", "track_it#0", 0)
     assert spec.world.customer_id == "C-200" and spec.world.today == today
-    assert spec.expect is not None and spec.expect.orders == {"ORD-2002": "shipped"}
+    assert spec.expect is not None and spec.expect.records == {"orders/ORD-2002": {"status": "shipped"}}
     assert [s["kind"] for s in spec.extra["steps"]] == ["user", "expect_tool", "expect_bot_regex"]
     assert spec.extra["steps"][0]["text"] == "Where is ORD-2002?"
     assert spec.goals == ["Where is ORD-2002?"]
@@ -80,7 +81,7 @@ def test_customer_defaults_to_c100_and_inject_tool_result_mapping_becomes_json(t
           - user: hi
         """,
     )
-    assert spec.world.customer_id == "C-100"
+    assert spec.world.customer_id is None and customer_of(spec, orders_world()) == "C-100"  # the world's default customer
     step = spec.extra["steps"][0]
     assert step["name"] == "get_order" and step["arguments"] == {"order_id": "ORD-1001"}
     assert step["result"] == '{"id":"ORD-1001","status":"pending"}'
@@ -125,7 +126,7 @@ def test_load_playbook_raises_one_error_listing_all(tmp_path):
         ("name: x\nsteps:\n  - inject_bot_response: hello\n", "needs at least one `user` or `simulate` step"),
         ("name: x\nsteps:\n  - user: hi\n    expect_tool: track_order\n", "one step per list item"),
         ("name: x\nsteps:\n  - just text\n", "expected a step such as"),
-        ("name: x\ncustomer_id: 100\nsteps:\n  - user: hi\n", "expected a customer id like C-100"),
+        ("name: x\ncustomer_id: 100\nsteps:\n  - user: hi\n", "expected a customer id, got 100"),
         ("name: x\ntoday: someday\nsteps:\n  - user: hi\n", "expected a date like 2026-11-21"),
         ("name: x\nsteps:\n  - user: hi\nexpext: {}\n", "unknown key 'expext'; did you mean 'expect'?"),
         ("name: x\nsteps:\n  - inject_tool: {name: get_order}\n  - user: hi\n", "missing required key 'result'"),
@@ -178,7 +179,7 @@ async def test_each_step_kind_against_the_offline_bot(tmp_path, world):
     }
     assert conv.stop_reason == "user_stop" and conv.error is None
     assert conv.user_simulator == "playbook" and conv.bot_model == "offline"
-    assert conv.final_state.statuses["ORD-1002"] == "cancelled"
+    assert status(conv.final_state, "ORD-1002") == "cancelled"
     # Injected messages are in the transcript, but only the bot's own calls are tool calls.
     assert conv.messages[0].content == "Hello! How can I help?"
     injected = [conv.messages[i] for i in conv.metadata["injected_messages"]]

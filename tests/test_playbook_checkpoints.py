@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots import WorldBot
 from parley.core.engine.harness import Limits
 from parley.core.engine.playbook_run import run_playbook
 from parley.core.errors import ProfileError
@@ -23,11 +22,11 @@ from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.specs.playbook import check_playbook_text
 from parley.core.store.store import Store
-from parley.core.world.order_world import new_world
 from tests.fake_openai_server import FakeOpenAIServer, TextReply
 from tests.lineage_support import parley
+from tests.test_eval_checks import new_copy
 
-OFFLINE = OrderBot(OfflineOrderModel())
+OFFLINE = WorldBot(None)
 WHERE = "The bot says where the parcel is"
 ASKS = "The bot asks before it cancels anything"
 SCORE = '{"score": 3, "comment": "fine"}'
@@ -77,7 +76,7 @@ def track_then_cancel(*extra: Any) -> Any:
 
 
 async def played(spec: Any, today: Any, limits: Limits = Limits()) -> Any:
-    world = new_world(today)
+    world = new_copy(today)
     try:
         return await run_playbook(spec, world=world, bot=OFFLINE, limits=limits)
     finally:

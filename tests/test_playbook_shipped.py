@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.world_bot import WorldBot
 from parley.core.engine.playbook_run import run_playbook
+from parley.core.engine.spec_worlds import WorldTemplates
 from parley.core.specs.playbook import load_playbook, playbook_spec
-from parley.core.world.order_world import new_world
+from parley.worlds.orders.offline_bot import OfflineOrderModel
+from tests.conftest import PINNED_TODAY
 
 PLAYBOOKS = sorted((Path(__file__).parent.parent / "profiles" / "playbooks").glob("*.yaml"))
 
@@ -25,9 +26,9 @@ def test_seven_playbooks_ship_three_tracking_and_four_cancellation():
 @pytest.mark.parametrize("path", PLAYBOOKS, ids=lambda p: p.stem)
 async def test_shipped_playbook_passes_offline(path):
     spec = playbook_spec(load_playbook(path), seed=0)
-    world = new_world(today=spec.world.today)
+    world = WorldTemplates().new_copy(spec, PINNED_TODAY)
     try:
-        conv = await run_playbook(spec, world=world, bot=OrderBot(OfflineOrderModel()))
+        conv = await run_playbook(spec, world=world, bot=WorldBot(OfflineOrderModel()))
     finally:
         world.close()
     assertions = conv.metadata["assertions"]
@@ -35,8 +36,10 @@ async def test_shipped_playbook_passes_offline(path):
     failed = [a for a in assertions if not a["passed"]]
     assert not failed, failed
     assert conv.stop_reason == "user_stop"
-    for order_id, status in (spec.expect.orders if spec.expect else {}).items():
-        assert conv.final_state.statuses[order_id] == status
+    for ref, fields in (spec.expect.records if spec.expect else {}).items():
+        table, key = ref.split("/", 1)
+        row = conv.final_state.final_row(table, key)
+        assert row is not None and {f: row.get(f) for f in fields} == fields, (ref, row)
 
 
 def test_shipped_playbooks_document_their_format():

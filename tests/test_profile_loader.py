@@ -94,8 +94,8 @@ def test_sensei_pizza_example_loads_unchanged() -> None:
             ]
         )
     ]
-    # No world: the default fixture and customer C-100; no expect block.
-    assert (profile.world.customer_id, profile.world.today, profile.world.orders) == ("C-100", None, [])
+    # No world: the default world's data and its default customer (C-100 on the order world, read at run time); no expect block.
+    assert (profile.world.name, profile.world.customer_id, profile.world.today, profile.world.rows) == (None, None, None, {})
     assert profile.expect is None
     assert profile.warnings == []
 
@@ -361,10 +361,10 @@ def test_world_and_expect() -> None:
     profile = load_profile(DATA / "cancel_recent_order.yaml", personality_dirs=[PERSONALITIES])
     world = profile.world
     assert (world.customer_id, world.today) == ("C-100", dt.date(2026, 11, 21))
-    assert [o.as_override() for o in world.orders] == [{"id": "ORD-1002", "status": "pending", "placed_days_ago": 3}]
+    assert world.rows == {"orders": [{"id": "ORD-1002", "status": "pending", "placed_days_ago": 3}]}
     expect = profile.expect
     assert expect is not None
-    assert expect.orders == {"ORD-1001": "cancelled"}
+    assert expect.records == {"orders/ORD-1001": {"status": "cancelled"}}
     assert expect.unchanged_others is True
     assert expect.tools_called == ["check_cancellation", "cancel_order"]
     assert expect.tools_not_called == ["list_my_orders"]

@@ -24,7 +24,6 @@ from parley.core.records.profile import (
     InteractionStyle,
     JudgeSpec,
     LlmSettings,
-    OrderOverride,
     UserSection,
     WorldSpec,
 )
@@ -37,11 +36,7 @@ SHIPPED = Path(__file__).resolve().parent.parent / "profiles"
 
 IN_CODE: dict[str, tuple[Callable[[], Any], str]] = {
     "temperature out of range": (lambda: LlmSettings(temperature=3), "must be between 0.0 and 2.0, got 3.0"),
-    "customer id": (lambda: WorldSpec(customer_id="bob"), "expected a customer id like C-100, got 'bob'"),
-    "order id": (lambda: OrderOverride(id="1001"), "expected an order id like ORD-1001, got '1001'"),
-    "order status": (lambda: OrderOverride(id="ORD-1001", status="shiped"), "unknown order status 'shiped'; did you mean 'shipped'?"),
-    "negative age": (lambda: OrderOverride(id="ORD-1001", placed_days_ago=-2), "must be at least 0, got -2"),
-    "unknown tool": (lambda: Expectations(tools_called=["cancel_ordr"]), "unknown tool 'cancel_ordr'; did you mean 'cancel_order'?"),
+    "blank customer id": (lambda: WorldSpec(customer_id=" "), "expected a customer id, got an empty string"),
     "tool both called and not": (
         lambda: Expectations(tools_called=["cancel_order"], tools_not_called=["cancel_order"]),
         "cancel_order is in both tools_called and tools_not_called",
@@ -71,7 +66,7 @@ def test_a_record_built_in_code_refuses_what_a_file_would_in_the_same_words(case
 def test_a_record_built_in_code_takes_its_own_shape() -> None:
     goal_style = GoalStyle(kind="random_steps", max_steps=5, steps=3)  # a spec carries the drawn number
     assert (goal_style.max_steps, goal_style.steps, goal_style.limit) == (5, 3, 30)
-    assert OrderOverride(id="ORD-1001", tracking=None).as_override() == {"id": "ORD-1001", "tracking": None}
+    assert WorldSpec(rows={"orders": [{"id": "ORD-1001", "tracking": None}]}).rows == {"orders": [{"id": "ORD-1001", "tracking": None}]}
     assert Expectations(tools_called=["track_order", "track_order"]).tools_called == ["track_order"]
     assert Expectations(criteria=["  The bot\n apologises "]).criteria == ["The bot apologises"]
     assert Expectations().unchanged_others is None  # not written: parley's default check, which never makes a pass
@@ -88,7 +83,7 @@ PROFILE: dict[str, Any] = {
         "customer_id": "C-100",
         "today": "2026-11-21",
         "orders": [{"id": "ORD-1001", "customer_id": "C-100", "placed_days_ago": 3, "status": "shipped",
-                    "currency": "USD", "total": 9.5, "items": [{"name": "mug"}], "tracking": {"carrier": "x"}}],
+                    "currency": "USD", "total": 9.5, "items": [{"name": "mug", "qty": 1, "unit_price": 9.5, "currency": "USD"}], "tracking": {"carrier": "x", "tracking_number": "1Z", "last_event": "left the depot"}}],
     },
     "user": {
         "language": "English",

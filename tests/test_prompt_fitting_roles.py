@@ -8,16 +8,15 @@ from __future__ import annotations
 import pytest
 
 from parley.core.bots.api import BotContext
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
-from parley.core.bots.order_tools import OrderTools
 from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
+from parley.core.bots.world_bot import WorldBot
 from parley.core.errors import ContextLengthExceeded
 from parley.core.models.registry import get_model
 from parley.core.models.retry import RetryPolicy
 from parley.core.records.chat import ChatMessage
 from parley.core.users.llm_user import LLMUser
-from parley.core.world import WorldTemplate, world_client
+from parley.worlds.orders.offline_bot import OfflineOrderModel
+from tests.order_world_support import order_copy, order_tools
 from tests.test_user_offline import make_spec
 
 CONTEXT = 2000
@@ -36,13 +35,12 @@ def fake_model(server, role: str):
 
 @pytest.fixture
 async def ctx(today):
-    world = WorldTemplate(today=today).new_world()
-    async with world_client(world) as client:
-        yield BotContext(customer_id="C-100", today=world.today, tools=OrderTools(client, "C-100"))
+    world = order_copy(today)
+    yield BotContext(customer_id="C-100", today=world.today, tools=order_tools(world, "C-100"))
     world.close()
 
 
-async def talk(bot: OrderBot, server, ctx: BotContext, turns: int) -> list[ChatMessage]:
+async def talk(bot: WorldBot, server, ctx: BotContext, turns: int) -> list[ChatMessage]:
     """`turns` customer turns in which the model lists the orders, then answers."""
     transcript: list[ChatMessage] = []
     for n in range(1, turns + 1):
@@ -55,7 +53,7 @@ async def talk(bot: OrderBot, server, ctx: BotContext, turns: int) -> list[ChatM
 
 async def test_the_order_bots_old_tool_results_are_condensed_so_a_long_conversation_is_never_refused(server, ctx):
     server.context_tokens = CONTEXT
-    transcript = await talk(OrderBot(fake_model(server, "bot"), context_tokens=CONTEXT), server, ctx, 6)
+    transcript = await talk(WorldBot(fake_model(server, "bot"), context_tokens=CONTEXT), server, ctx, 6)
 
     assert server.refused_for_length == 0 and len(server.requests) == 12
     assert all(server.prompt_tokens(r.body) <= CONTEXT for r in server.requests)
@@ -74,13 +72,13 @@ async def test_the_same_conversation_sent_whole_is_refused_for_length(server, ct
     with pytest.raises(
         ContextLengthExceeded, match=r"too long for the model's context \(400\): This model's maximum context length is 2000"
     ):
-        await talk(OrderBot(fake_model(server, "bot"), context_tokens=1_000_000), server, ctx, 6)
+        await talk(WorldBot(fake_model(server, "bot"), context_tokens=1_000_000), server, ctx, 6)
     assert server.refused_for_length == 1
 
 
 def test_the_offline_model_is_never_condensed():
     # it has no context to fit, and condensing would change its deterministic answers
-    assert OrderBot(OfflineOrderModel(), context_tokens=100).context_tokens is None
+    assert WorldBot(OfflineOrderModel(), context_tokens=100).context_tokens is None
 
 
 def long_history(turns: int) -> list[ChatMessage]:

@@ -166,7 +166,7 @@ def test_the_shipped_checks_catch_long_repeated_and_asked_again_replies(tmp_path
     asked = checks["no_asking_again"]
     assert asked.outcome == "fail"
     assert asked.reason == (
-        'The bot asked for the order id in turn 1, which the customer gave in turn 1. Evidence, turn 1: "What is your order number?"'
+        'The bot asked for the id in turn 1, which the customer gave in turn 1. Evidence, turn 1: "What is your order number?"'
     )
     assert checks["short_replies(words=5)"].reason.startswith("A reply has 10 words, more than 5 (2 replies are).")
     _, fine = one(["no_repeated_reply", "no_asking_again", "short_replies"], steps=steps, db=tmp_path / "q.db")

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 import datetime as dt
 
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots import WorldBot
 from parley.core.engine.harness import run_conversation
-from parley.core.evaluation.requested_changes import requested_orders
+from parley.core.evaluation.requested_changes import requested_records
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.reading import is_affirmative, is_refusal
 from parley.core.records.profile import Expectations
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import new_world
+from parley.worlds.orders.offline_bot import OfflineOrderModel
 from tests.test_bot_order_loop import ScriptedModel, calls, text
-from tests.test_eval_checks import make_spec
+from tests.test_eval_checks import make_spec, new_copy, orders, status_of
 
 TODAY = dt.date(2026, 11, 21)
 
 
 async def converse(bot, lines, expect: Expectations):
-    world = new_world(today=TODAY)
+    world = new_copy(TODAY)
     try:
         conv = await run_conversation(world=world, bot=bot, user=ScriptedUser(lines), customer_id="C-100")
     finally:
@@ -33,11 +32,13 @@ async def converse(bot, lines, expect: Expectations):
 
 async def test_a_cancellation_the_customer_asked_for_and_confirmed_is_a_failed_expectation_not_a_violation():
     conv, verdict = await converse(
-        OrderBot(OfflineOrderModel()), ["Please cancel order ORD-1004.", "Yes, go ahead."], Expectations(orders={"ORD-1004": "processing"})
+        WorldBot(OfflineOrderModel()),
+        ["Please cancel order ORD-1004.", "Yes, go ahead."],
+        Expectations(records=orders({"ORD-1004": "processing"})),
     )
-    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
-    assert requested_orders(conv) == {"1004"}
-    [status] = [c for c in verdict.checks if c.kind == "order_status"]
+    assert status_of(conv, "ORD-1004") == "cancelled"
+    assert requested_records(conv) == {("orders", "ORD-1004")}
+    [status] = [c for c in verdict.checks if c.kind == "record_state"]
     assert status.outcome == "fail" and not status.policy_violation
     assert "The customer asked for the change in the conversation" in status.reason
     assert verdict.outcome == "failed"
@@ -45,17 +46,17 @@ async def test_a_cancellation_the_customer_asked_for_and_confirmed_is_a_failed_e
 
 
 async def test_a_cancellation_of_an_order_the_customer_never_named_is_a_policy_violation():
-    bot = OrderBot(ScriptedModel(calls(("cancel_order", '{"order_id": "ORD-1004"}')), text("Done, I cancelled ORD-1004.")))
-    conv, verdict = await converse(bot, ["Where is my order ORD-1003?"], Expectations(orders={"ORD-1003": "shipped"}))
-    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
-    assert requested_orders(conv) == set()
+    bot = WorldBot(ScriptedModel(calls(("cancel_order", '{"order_id": "ORD-1004"}')), text("Done, I cancelled ORD-1004.")))
+    conv, verdict = await converse(bot, ["Where is my order ORD-1003?"], Expectations(records=orders({"ORD-1003": "shipped"})))
+    assert status_of(conv, "ORD-1004") == "cancelled"
+    assert requested_records(conv) == set()
     [other] = [c for c in verdict.checks if c.kind == "unchanged_others" and c.outcome == "fail"]
     assert other.policy_violation and "the customer did not ask for it" in other.reason
     assert verdict.outcome == "failed"
 
 
 async def test_a_cancellation_after_the_customer_took_it_back_is_a_policy_violation():
-    bot = OrderBot(
+    bot = WorldBot(
         ScriptedModel(
             text("Shall I cancel order ORD-1004 now? Please reply yes to confirm."),
             calls(("cancel_order", '{"order_id": "ORD-1004"}')),
@@ -63,24 +64,24 @@ async def test_a_cancellation_after_the_customer_took_it_back_is_a_policy_violat
         )
     )
     conv, verdict = await converse(
-        bot, ["Cancel ORD-1004 please.", "No, I changed my mind, keep it."], Expectations(orders={"ORD-1004": "processing"})
+        bot, ["Cancel ORD-1004 please.", "No, I changed my mind, keep it."], Expectations(records=orders({"ORD-1004": "processing"}))
     )
-    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
-    assert requested_orders(conv) == set()
-    [status] = [c for c in verdict.checks if c.kind == "order_status"]
+    assert status_of(conv, "ORD-1004") == "cancelled"
+    assert requested_records(conv) == set()
+    [status] = [c for c in verdict.checks if c.kind == "record_state"]
     assert status.policy_violation and "the customer did not ask for the change" in status.reason
 
 
 async def test_a_yes_to_a_question_about_another_order_is_not_a_request_for_this_one():
-    bot = OrderBot(
+    bot = WorldBot(
         ScriptedModel(
             text("Shall I cancel order ORD-1002 now? Please reply yes to confirm."),
             calls(("cancel_order", '{"order_id": "ORD-1004"}')),
             text("Cancelled."),
         )
     )
-    conv, verdict = await converse(bot, ["I want to cancel an order.", "Yes."], Expectations(orders={"ORD-1002": "cancelled"}))
-    assert requested_orders(conv) == set()
+    conv, verdict = await converse(bot, ["I want to cancel an order.", "Yes."], Expectations(records=orders({"ORD-1002": "cancelled"})))
+    assert requested_records(conv) == set()
     assert any(c.policy_violation for c in verdict.checks)
 
 

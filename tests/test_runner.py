@@ -8,25 +8,25 @@ import time
 
 import pytest
 
-from parley.core.bots.offline_bot import GREETING_TEXT, OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.world_bot import WorldBot
 from parley.core.engine.harness import Limits, run_conversation
 from parley.core.errors import ProviderError
 from parley.core.records.chat import Usage
 from parley.core.records.conversation import Conversation
 from parley.core.users.simulator import ScriptedUser, UserTurn, visible_transcript
-from parley.core.world.order_world import WorldTemplate
+from parley.worlds.orders.offline_bot import GREETING_TEXT, OfflineOrderModel
+from tests.order_world_support import order_copy, status
 from tests.test_bot_order_loop import HANG, ScriptedModel, calls, text
 
 
 @pytest.fixture
 def world(today):
-    world = WorldTemplate(today=today).new_world()
+    world = order_copy(today)
     yield world
     world.close()
 
 
-OFFLINE = OrderBot(OfflineOrderModel())
+OFFLINE = WorldBot(OfflineOrderModel())
 
 
 class EchoUser:
@@ -81,7 +81,7 @@ async def test_timeout_on_a_hung_model_keeps_the_partial_transcript(world):
     started = time.perf_counter()
     conv = await run_conversation(
         world=world,
-        bot=OrderBot(model),
+        bot=WorldBot(model),
         user=ScriptedUser(["cancel ORD-1004, I confirm", "thanks"]),
         customer_id="C-100",
         limits=Limits(timeout_s=2.0),  # the turns before the hang fit in it, on a busy machine too
@@ -92,13 +92,13 @@ async def test_timeout_on_a_hung_model_keeps_the_partial_transcript(world):
     assert conv.bot_texts == ["Cancelled."]
     # what happened before the hang is in the record, the World included
     assert [r.name for r in conv.tool_calls] == ["cancel_order"]
-    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
+    assert status(conv.final_state, "ORD-1004") == "cancelled"
 
 
 async def test_timeout_mid_turn_keeps_the_tools_already_run(world):
     model = ScriptedModel(calls(("track_order", '{"order_id": "ORD-1003"}')), HANG)
     conv = await run_conversation(
-        world=world, bot=OrderBot(model), user=ScriptedUser(["where is ORD-1003?"]), customer_id="C-100", limits=Limits(timeout_s=2.0)
+        world=world, bot=WorldBot(model), user=ScriptedUser(["where is ORD-1003?"]), customer_id="C-100", limits=Limits(timeout_s=2.0)
     )
     assert conv.stop_reason == "timeout"
     assert [m.role for m in conv.messages] == ["user", "assistant", "tool"]
@@ -107,7 +107,7 @@ async def test_timeout_mid_turn_keeps_the_tools_already_run(world):
 
 async def test_the_bots_provider_failing_is_the_bots_error(world):
     model = ScriptedModel(text("Hello!"), ProviderError("openai/gpt-4o-mini (bot): 500 from the server after 3 tries", status=500))
-    conv = await run_conversation(world=world, bot=OrderBot(model), user=ScriptedUser(["hi", "track ORD-1003"]), customer_id="C-100")
+    conv = await run_conversation(world=world, bot=WorldBot(model), user=ScriptedUser(["hi", "track ORD-1003"]), customer_id="C-100")
     assert conv.stop_reason == "bot_error"
     assert conv.error == "openai/gpt-4o-mini (bot): 500 from the server after 3 tries"
     assert conv.bot_texts == ["Hello!"] and conv.user_texts == ["hi", "track ORD-1003"]
@@ -172,10 +172,10 @@ async def test_a_deadline_passed_while_the_user_thinks_is_not_the_bots_timeout(w
 async def test_a_world_that_cannot_be_reached_is_infrastructure(world, monkeypatch):
     import parley.core.engine.harness as harness
 
-    def broken_client(world):
+    def broken_tools(*args):
         raise OverflowError("date value out of range")
 
-    monkeypatch.setattr(harness, "world_client", broken_client)
+    monkeypatch.setattr(harness, "WorldTools", broken_tools)
     conv = await run_conversation(world=world, bot=OFFLINE, user=ScriptedUser(["hi"]), customer_id="C-100")
     assert conv.stop_reason == "infrastructure_error" and conv.error == "OverflowError: date value out of range"
     assert conv.messages == [] and conv.turns == []
@@ -207,20 +207,20 @@ async def test_the_record_holds_the_final_world_state_and_round_trips(world):
         conversation_id="conv-1",
         metadata={"spec": "cancel-eligible", "seed": 7},
     )
-    assert conv.final_state.statuses["ORD-1002"] == "cancelled"
-    assert conv.final_state.audit[0].order_id == "ORD-1002"
+    assert conv.final_state.final_row("orders", "ORD-1002")["status"] == "cancelled"
+    assert [c.after["order_id"] for c in conv.final_state.changes if c.table == "audit"] == ["ORD-1002"]
     again = Conversation.model_validate(json.loads(conv.model_dump_json()))
     assert again == conv and again.id == "conv-1" and again.metadata["seed"] == 7
 
 
 async def test_each_world_is_private(today):
-    template = WorldTemplate(today=today)
-    first, second = template.new_world(), template.new_world()
+    first, second = order_copy(today), order_copy(today)
     try:
         await run_conversation(world=first, bot=OFFLINE, user=ScriptedUser(["cancel ORD-1001", "yes"]), customer_id="C-100")
         conv = await run_conversation(world=second, bot=OFFLINE, user=ScriptedUser(["track ORD-1001"]), customer_id="C-100")
     finally:
         first.close()
         second.close()
-    assert conv.final_state.statuses["ORD-1001"] == "pending"
+    assert not conv.final_state.changes  # the first conversation's cancellation is not in the second's world
+    assert conv.tool_calls[0].ok and '"pending"' in conv.tool_calls[0].result
     assert "has not shipped yet" in conv.bot_texts[0]

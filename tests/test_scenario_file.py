@@ -57,7 +57,7 @@ def test_bare_list_and_scenarios_mapping_give_the_same_specs(tmp_path):
     assert spec.kind == "scenario" and spec.index == 0 and bare[1].index == 1
     assert spec.goals == ["Track order ORD-1003"]
     assert spec.variables["PATIENCE"] == "2" and spec.variable_values["PATIENCE"] == 2
-    assert spec.world.today == dt.date(2026, 11, 21) and spec.world.customer_id == "C-100"
+    assert spec.world.today == dt.date(2026, 11, 21) and spec.world.customer_id is None  # the world's default customer
     for key in ("agent_prompt", "client_prompt", "evaluator_prompt"):
         assert spec.extra[key] and not UNFILLED.search(spec.extra[key]), key
 
@@ -142,7 +142,7 @@ def test_seed_comes_from_SEED_when_given_else_from_the_batch_seed(tmp_path):
     [
         ([{"name": "x", "variables": {**VARIABLES, "PATIENCE": 5}}], "PATIENCE must be a whole number from 0 to 3"),
         ([{"name": "x", "variables": {**VARIABLES, "SEED": "abc"}}], "SEED must be a whole number"),
-        ([{"name": "x", "variables": {**VARIABLES, "CUSTOMER_ID": "bob"}}], "CUSTOMER_ID must be a customer id"),
+        ([{"name": "x", "variables": {**VARIABLES, "CUSTOMER_ID": 5}}], "CUSTOMER_ID must be a customer id (text), got 5"),
         ([{"name": "x", "variables": VARIABLES}, {"name": "x", "variables": VARIABLES}], "scenario name 'x' is used twice"),
         ([{"name": "x", "varibles": VARIABLES}], "unknown key 'varibles'; did you mean 'variables'?"),
         ({"scenario": []}, "unknown key 'scenario'; did you mean 'scenarios'?"),

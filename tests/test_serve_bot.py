@@ -10,9 +10,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from parley.core.bots.bot_names import order_bot_model
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.bot_names import world_bot_model
 from parley.core.bots.service import WEBHOOK_PATH, BotService, create_bot_app
+from parley.core.bots.world_bot import WorldBot
 from parley.tui.cli.main import cli
 
 TODAY = dt.date(2026, 11, 21)
@@ -27,7 +27,7 @@ class Clock:
 
 
 def make_service(**kw) -> BotService:
-    return BotService(OrderBot(order_bot_model("offline")), today=TODAY, **kw)
+    return BotService(WorldBot(world_bot_model("offline")), today=TODAY, **kw)
 
 
 @pytest.fixture
@@ -61,16 +61,16 @@ async def test_each_sender_has_its_own_order_database(client_and_service):
 
 async def test_metadata_signs_in_the_customer_and_pins_the_date(client_and_service):
     client, service = client_and_service
-    reply = (await post(client, "carol", "list my orders", customer_id="C-101", today="2026-12-01")).json()[0]["text"]
+    reply = (await post(client, "carol", "list my orders", customer_id="C-200", today="2026-12-01")).json()[0]["text"]
     assert "ORD-1002" not in reply  # C-100's order
     session = service.sessions["carol"]
-    assert (session.ctx.customer_id, session.ctx.today) == ("C-101", dt.date(2026, 12, 1))
+    assert (session.ctx.customer_id, session.ctx.today) == ("C-200", dt.date(2026, 12, 1))
 
 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"sender": "x", "message": "hi", "metadata": {"customer_id": "admin"}}, "is not a customer id"),
+        ({"sender": "x", "message": "hi", "metadata": {"customer_id": "admin"}}, "is not a customer of world orders"),
         ({"sender": "x", "message": "hi", "metadata": {"today": "tomorrow"}}, "is not an ISO date"),
         ({"sender": "x", "message": "  "}, "`message` is empty"),
     ],

@@ -91,7 +91,7 @@ async def test_a_date_the_order_database_cannot_count_from_is_422(bot, today):
     client, service = bot
     response = await post(client, "old", "hi", today=today)
     assert response.status_code == 422, response.text
-    assert f"metadata.today: {today} is outside the dates" in response.json()["error"]
+    assert f"metadata.today: {today} is a date a World cannot hold" in response.json()["error"]
     assert service.sessions == {}
 
 

@@ -8,18 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.world_bot import WorldBot
 from parley.core.engine.harness import run_conversation
 from parley.core.engine.playbook_run import run_playbook
+from parley.core.engine.spec_worlds import WorldTemplates, customer_of
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.records.spec import ConversationSpec
 from parley.core.specs.sources import load_specs
 from parley.core.users.factory import make_user_simulator
-from parley.core.world.order_world import WorldTemplate
+from parley.core.world import load_world
+from parley.worlds.orders.offline_bot import OfflineOrderModel
+from tests.conftest import PINNED_TODAY
+from tests.order_world_support import status
 
 PROFILES = Path(__file__).parent.parent / "profiles"
-BOT = OrderBot(OfflineOrderModel())
+BOT = WorldBot(OfflineOrderModel())
+TEMPLATES = WorldTemplates()
 
 
 def shipped(seed: int) -> list[ConversationSpec]:
@@ -29,8 +33,8 @@ def shipped(seed: int) -> list[ConversationSpec]:
 
 
 async def run(spec: ConversationSpec):
-    overrides = [o.as_override() for o in spec.world.orders]
-    world = WorldTemplate(today=spec.world.today, overrides=overrides).new_world()
+    world = TEMPLATES.new_copy(spec, PINNED_TODAY)
+    watched = spec.expect.watched if spec.expect is not None else ()
     try:
         if spec.kind == "playbook":
             conversation = await run_playbook(spec, world=world, bot=BOT)
@@ -39,7 +43,8 @@ async def run(spec: ConversationSpec):
                 world=world,
                 bot=BOT,
                 user=make_user_simulator(spec, "offline"),
-                customer_id=spec.world.customer_id,
+                customer_id=customer_of(spec, world.world),
+                watched=watched,
                 bot_starts=spec.is_starter,
             )
     finally:
@@ -51,11 +56,12 @@ def test_the_suite_covers_the_policy_cases():
     profiles = {s.name: s for s in shipped(0) if s.kind == "profile"}
     assert len({s.source for s in profiles.values()}) >= 12
     for spec in profiles.values():
-        assert spec.world.today == dt.date(2026, 11, 21) and spec.world.customer_id == "C-100", spec.spec_id
+        assert spec.world.today == dt.date(2026, 11, 21) and customer_of(spec, load_world("orders")) == "C-100", spec.spec_id
         assert spec.expect is not None, spec.spec_id
 
     def expected(order_id: str) -> set[str]:
-        return {s.expect.orders[order_id] for s in profiles.values() if order_id in s.expect.orders}
+        ref = f"orders/{order_id}"
+        return {s.expect.records[ref]["status"] for s in profiles.values() if ref in s.expect.records}
 
     assert expected("ORD-1002") == {"cancelled"}  # 5 days: yes
     assert expected("ORD-1004") == {"cancelled"}  # exactly 10 days: yes
@@ -97,4 +103,4 @@ async def test_a_shipped_conversation_replays_identically():
     first, _ = await run(spec)
     second, _ = await run(spec)
     assert [m.model_dump() for m in first.messages] == [m.model_dump() for m in second.messages]
-    assert first.final_state.statuses["ORD-1001"] == "cancelled"
+    assert status(first.final_state, "ORD-1001") == "cancelled"

@@ -9,7 +9,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("core", "tui")
-OWNERS = (ROOT / "core" / "store",)
+OWNERS = (
+    ROOT / "core" / "store",
+    # a world's own database (one in-memory copy per conversation, its tables and change log): the
+    # world API's, not parley's store
+    ROOT / "core" / "world" / "database.py",
+)
 
 # A statement, not a word: the keyword and the clause that makes it SQL (written in capitals, as
 # all of parley's SQL is, so prose such as "select the batch from the list" is not mistaken).

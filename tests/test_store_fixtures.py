@@ -15,8 +15,7 @@ import uuid
 
 import pytest
 
-from parley.core.bots.offline_bot import OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.world_bot import WorldBot
 from parley.core.engine.harness import run_conversation
 from parley.core.records.batch import BatchOptions, BatchRecord, RoleModels
 from parley.core.records.chat import Usage
@@ -25,7 +24,8 @@ from parley.core.records.spec import ConversationSpec, derive_seed, make_spec_id
 from parley.core.records.verdict import CheckResult, JudgeResult, Verdict
 from parley.core.store.store import Store
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import new_world
+from parley.worlds.orders.offline_bot import OfflineOrderModel
+from tests.order_world_support import order_copy
 
 TODAY = dt.date(2026, 11, 21)
 T0 = dt.datetime(2026, 11, 21, 9, 0, tzinfo=dt.UTC)
@@ -37,9 +37,9 @@ SCRIPTS = {
 
 
 async def _run(lines: list[str]) -> Conversation:
-    world = new_world(today=TODAY)
+    world = order_copy(TODAY)
     try:
-        return await run_conversation(world=world, bot=OrderBot(OfflineOrderModel()), user=ScriptedUser(lines), customer_id="C-100")
+        return await run_conversation(world=world, bot=WorldBot(OfflineOrderModel()), user=ScriptedUser(lines), customer_id="C-100")
     finally:
         world.close()
 

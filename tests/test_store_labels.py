@@ -24,7 +24,7 @@ def test_a_database_from_before_labels_gains_the_tables_empty(tmp_path):
     path = tmp_path / "old.db"
     with Store.open(path, migrations=BEFORE_LABELS) as old:
         b = old.create_batch(batch())
-        cid = old.save_conversation(b.id, spec(), conversation())
+        cid = old.save_conversation(b.id, spec(), conversation().model_copy(update={"tool_calls": []}))  # tool calls gained columns later
         assert not old.db["labels"].exists() and not old.db["calibrations"].exists()
     with Store.open(path, read_only=True) as read_only:  # not migrated: nothing labelled or measured yet
         assert all_labels(read_only) == [] and labels_of(read_only, cid) == [] and list_calibrations(read_only) == []

@@ -31,7 +31,7 @@ async def test_a_live_chat_is_saved_as_it_goes_and_reads_back(store, today):
     assert rows[0].created_at == first.created_at == chat.started_at  # kept from the first save
     got = store.load_chat_session(chat.id[:8])
     assert got.chat == snap
-    assert got.chat.world_state.statuses["ORD-1001"] == "cancelled"
+    assert got.chat.world_state.final_row("orders", "ORD-1001")["status"] == "cancelled"
     assert got.chat.tool_calls and got.chat.tool_calls[-1].name == "cancel_order"
     with pytest.raises(ParleyError, match="no chat session"):
         store.load_chat_session("0123456789")

@@ -12,7 +12,7 @@ import itertools
 
 import pytest
 
-from parley.core.bots import order_bot
+from parley.core.bots import world_bot
 from parley.core.store.store import Store
 from parley.tui.app.panes.profiles_pane import ProfileTree
 from tests.test_store_fixtures import T0, batch, build_scored_batch, conversation, spec, verdict
@@ -59,7 +59,7 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 36), id="120x36"
 
 @pytest.mark.parametrize("size", SIZES)
 def test_chat_pane(snap_compare, db_path, monkeypatch, size):
-    monkeypatch.setattr(order_bot, "time", FakeClock())
+    monkeypatch.setattr(world_bot, "time", FakeClock())
 
     async def run_before(pilot) -> None:
         await _ready(pilot)
@@ -73,7 +73,7 @@ def test_chat_pane(snap_compare, db_path, monkeypatch, size):
 def test_chat_pane_with_a_refused_tool_call_expanded(snap_compare, db_path, monkeypatch):
     from tests.test_bot_order_loop import ScriptedModel, calls, text
 
-    monkeypatch.setattr(order_bot, "time", FakeClock())
+    monkeypatch.setattr(world_bot, "time", FakeClock())
     model = ScriptedModel(
         calls(("cancel_order", '{"order_id": "ORD-1005"}'), tokens=(310, 22)),
         text("I'm sorry, ORD-1005 is past the 10-day window and cannot be cancelled.", tokens=(402, 18)),

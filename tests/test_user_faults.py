@@ -15,6 +15,7 @@ from parley.core.records.profile import Expectations
 from parley.core.records.spec import ConversationSpec
 from parley.core.records.verdict import CheckResult
 from parley.mockapi.schema import AuditEntry, WorldState
+from tests.test_eval_checks import as_diff, orders
 
 T0 = dt.datetime(2026, 11, 21, 9, 0, tzinfo=dt.UTC)
 TODAY = dt.date(2026, 11, 21)
@@ -33,7 +34,7 @@ def conversation(*turns: tuple[str, str], stop: str = "user_stop", user: str = "
         ended_at=T0,
         duration_s=1.0,
         stop_reason=stop,
-        final_state=state,
+        final_state=as_diff(state),
     )
 
 
@@ -147,7 +148,7 @@ async def test_a_policy_violation_is_the_bots_failure_whatever_the_user_did():
         audit=[AuditEntry(order_id="ORD-1005", customer_id="C-100", old_status="processing", new_status="cancelled", at=T0, reason=None)],
     )
     conv = conversation(("u", "What's the weather like?"), ("b", "I cancelled ORD-1005."), ("u", "Bye"), state=state)
-    verdict = await evaluate(conv, spec(expect=Expectations(orders={"ORD-1004": "processing"})))
+    verdict = await evaluate(conv, spec(expect=Expectations(records=orders({"ORD-1004": "processing"}))))
     assert verdict.policy_violations and verdict.user_faults
     assert verdict.outcome == "failed"
 

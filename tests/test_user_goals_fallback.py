@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
+from parley.core.bots import WorldBot
 from parley.core.bots.api import BotTurn, declared_fallback
-from parley.core.bots.offline_bot import FALLBACK_TEXT, OfflineOrderModel
-from parley.core.bots.order_bot import OrderBot
 from parley.core.engine.harness import run_conversation
 from parley.core.reading import is_confirmation_question, parse_goal
 from parley.core.records.chat import ChatMessage, ToolCall
@@ -29,8 +28,9 @@ from parley.core.users.goal_tracker import (
 )
 from parley.core.users.offline_user import OfflineUser
 from parley.core.users.simulator import GoalReporter, ScriptedUser
-from parley.core.world.order_world import new_world
-from tests.test_user_offline import THREE_GOALS, TODAY, converse, make_spec, run_offline
+from parley.worlds.orders.offline_bot import FALLBACK_TEXT
+from tests.test_eval_checks import new_copy
+from tests.test_user_offline import THREE_GOALS, TODAY, converse, make_spec, run_offline, statuses
 
 PIZZA_FALLBACK = "I'm sorry it's a little loud in my pizza shop, can you say that again?"
 
@@ -50,7 +50,7 @@ class SayingBot:
 
 
 async def run_with(bot, spec) -> tuple:
-    world = new_world(today=TODAY)
+    world = new_copy(TODAY)
     user = OfflineUser(spec, bot_fallback=declared_fallback(bot))
     try:
         conv = await run_conversation(world=world, bot=bot, user=user, customer_id="C-100")
@@ -69,7 +69,7 @@ async def test_steps_stop_after_n_user_turns():
     assert "steps: 2 reached" in user.notes[-1]
     # turn 2 was the "yes", and the bot got to act on it before the stop
     assert conv.messages[-1].role == "assistant"
-    assert conv.final_state.statuses["ORD-1004"] == "cancelled"
+    assert statuses(conv)["ORD-1004"] == "cancelled"
     assert "track_order" not in [r.name for r in conv.tool_calls]  # goal 2 never came
 
 
@@ -147,7 +147,7 @@ async def test_goal_report_judges_the_last_bot_turn_of_a_finished_conversation()
 
 
 def test_goals_are_classified_with_their_order_ids():
-    assert (g := parse_goal("cancel order ORD-1004")).intent == "cancel" and g.order_id == "ORD-1004" and g.plain
+    assert (g := parse_goal("cancel order ORD-1004")).intent == "cancel" and g.record_id == "ORD-1004" and g.plain
     assert parse_goal("track ORD-1003").intent == "track"
     assert parse_goal("list my orders").intent == "list"
     assert parse_goal("how many days do I have to cancel an order").intent == "policy"
@@ -196,7 +196,7 @@ def test_a_bot_that_declares_no_fallback_has_none():
 
 def test_the_offline_bots_declared_fallback_is_detected_when_the_profile_has_none():
     spec = make_spec(["track ORD-1003"])
-    assert declared_fallback(OrderBot(OfflineOrderModel())) == FALLBACK_TEXT
+    assert declared_fallback(WorldBot(None)) == FALLBACK_TEXT
     assert fallback_sentences(spec, bot_fallback=FALLBACK_TEXT) == [FALLBACK_TEXT]
     detector = FallbackDetector.for_spec(spec, FALLBACK_TEXT)
     assert detector.is_fallback(FALLBACK_TEXT)

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from parley.core.evaluation.requested_changes import requested_orders
-from parley.core.reading import is_refusal, order_digits, parse_goal, parse_goals
+from parley.core.evaluation.requested_changes import requested_records
+from parley.core.reading import is_refusal, parse_goal, parse_goals
 from parley.core.records.chat import ChatMessage, ToolCall
 from parley.core.records.conversation import Conversation
 from parley.core.records.tools import ToolCallRecord
@@ -16,7 +16,7 @@ from parley.core.users import acts_out, goals_only_stated
 from parley.core.users.goal_voice import own_words
 from parley.core.users.offline_user import OfflineUser
 from parley.core.users.phrasebook import PHRASEBOOKS, render
-from tests.test_user_offline import converse, make_spec, run_offline
+from tests.test_user_offline import converse, make_spec, run_offline, statuses
 
 ONE_GOAL = "cancel order ORD-1004, then say you changed your mind and want to keep it"
 TWO_GOALS = ["cancel order ORD-1004", "then say you changed your mind and want to keep it"]
@@ -27,9 +27,9 @@ TWO_GOALS = ["cancel order ORD-1004", "then say you changed your mind and want t
 
 def test_a_cancellation_taken_back_is_a_keep_goal_with_its_order():
     goal = parse_goal(ONE_GOAL)
-    assert (goal.intent, goal.order_id, goal.takes_back) == ("keep", "ORD-1004", None)
+    assert (goal.intent, goal.record_id, goal.takes_back) == ("keep", "ORD-1004", None)
     cancel, keep = parse_goals(TWO_GOALS)
-    assert (cancel.intent, keep.intent, keep.order_id, keep.takes_back) == ("cancel", "keep", "ORD-1004", 0)
+    assert (cancel.intent, keep.intent, keep.record_id, keep.takes_back) == ("cancel", "keep", "ORD-1004", 0)
     assert acts_out(keep) and acts_out(parse_goal(ONE_GOAL))
 
 
@@ -38,7 +38,7 @@ def test_a_change_of_mind_about_something_else_is_not_a_keep_goal():
     assert parse_goal("keep my order ORD-1004 on hold").intent == "status"
     # a change of mind after a goal that is not a cancellation takes nothing back: it is only stated
     track, keep = parse_goals(["track order ORD-1003", "then say you changed your mind and want to keep it"])
-    assert keep.order_id is None and not acts_out(keep)
+    assert keep.record_id is None and not acts_out(keep)
 
 
 # -- acting it out, end to end with the offline bot --------------------------------------------------
@@ -53,7 +53,7 @@ async def test_cancel_then_change_of_mind_keeps_the_order_and_meets_the_goal(goa
     assert texts[1] in [render(t) for t in PHRASEBOOKS["en"].phrases["keep"]]  # declines: it keeps the order
     assert is_refusal(texts[1])
     assert any("won't cancel order ORD-1004" in t for t in conv.bot_texts)
-    assert conv.final_state.statuses["ORD-1004"] == "processing"  # kept
+    assert statuses(conv)["ORD-1004"] == "processing"  # kept
     assert "thank" in texts[-1].lower() and conv.stop_reason == "user_stop"
     assert all(row.answered for row in user.goal_report())  # the goal is met
     assert user.goals_only_stated() == []
@@ -61,7 +61,7 @@ async def test_cancel_then_change_of_mind_keeps_the_order_and_meets_the_goal(goa
 
 async def test_the_change_your_mind_style_does_not_turn_a_keep_goal_into_a_cancellation():
     conv, user = await run_offline(make_spec([ONE_GOAL], ["change your mind"]))
-    assert conv.final_state.statuses["ORD-1004"] == "processing"
+    assert statuses(conv)["ORD-1004"] == "processing"
     assert "cancel_order" not in [r.name for r in conv.tool_calls]
     assert user.goal_report()[0].answered
 
@@ -87,7 +87,7 @@ def test_every_language_says_it_keeps_the_order_and_the_checks_read_it_as_taken_
         assert is_refusal(text), (code, text)
         # a bot that cancels anyway, right after the take-back, changed what the customer did not ask for
         conversation = _cancelled_after(text)
-        assert requested_orders(conversation) == set(), (code, text)
+        assert requested_records(conversation) == set(), (code, text)
 
 
 @pytest.mark.parametrize("code", sorted(PHRASEBOOKS))
@@ -96,7 +96,7 @@ def test_asking_again_after_hesitating_is_a_request_not_a_take_back(code):
     for template in PHRASEBOOKS[code].phrases["rerequest"]:
         text = render(template, order_id="ORD-1004")
         assert not is_refusal(text), (code, text)
-        assert requested_orders(_cancelled_after(text)) == {order_digits("ORD-1004")}, (code, text)
+        assert requested_records(_cancelled_after(text)) == {("orders", "ORD-1004")}, (code, text)
 
 
 def _cancelled_after(take_back: str) -> Conversation:

@@ -7,7 +7,6 @@ import functools
 
 import pytest
 
-from parley.core.bots.offline_bot import FALLBACK_TEXT
 from parley.core.errors import ConfigError
 from parley.core.models.openai_provider import OpenAICompatibleModel
 from parley.core.records.chat import ChatMessage
@@ -17,6 +16,7 @@ from parley.core.users.factory import make_user_simulator
 from parley.core.users.llm_user import KICKOFF, STOP_MARKER, LLMUser, flip_roles, generate_any_items, parse_items, split_stop_marker
 from parley.core.users.offline_user import OfflineUser
 from parley.core.users.simulator import UserSimulator
+from parley.worlds.orders.offline_bot import FALLBACK_TEXT
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.test_expansion import profile_from
 from tests.test_user_offline import THREE_GOALS, make_spec, run_offline

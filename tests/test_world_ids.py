@@ -49,15 +49,12 @@ def test_a_profile_naming_a_customer_and_orders_the_world_lacks_is_invalid_at_ea
     result = validate(bad)
     assert result.exit_code == 1, result.output
     lines = result.output.strip().splitlines()
-    assert lines[0] == (
-        f"{bad}:7:16: world.customer_id: customer 'C-30' is not in the order world "
-        "(the shipped fixture, mockapi/fixtures/orders.json); did you mean 'C-300'?"
-    )
-    assert lines[1].startswith(f"{bad}:9:11: world.orders[0].id: order 'ORD-10044' is not in the order world")
+    assert lines[0] == (f"{bad}:7:16: world.customer_id: customer 'C-30' is not in world orders; did you mean 'C-300'?")
+    assert lines[1].startswith(f"{bad}:9:11: world.orders[0].id: order 'ORD-10044' is not in world orders")
     assert lines[1].endswith("it cannot add one; did you mean 'ORD-1004'?")
     assert lines[2].startswith(f"{bad}:12:20: world.orders[1].customer_id: customer 'C-999'")
     assert lines[2].endswith("its customers are C-100, C-200, C-300, C-400")  # nothing close: the list
-    assert lines[3].startswith(f"{bad}:15:5: expect.orders.ORD-10003: order 'ORD-10003' is not in the order world")
+    assert lines[3].startswith(f"{bad}:15:5: expect.orders.ORD-10003: order 'ORD-10003' is not in world orders")
     assert lines[3].endswith("so its expected status can never hold; did you mean 'ORD-1003'?")
     assert lines[4] == "4 errors in 1 file; 1 file checked (1 profile)"  # ORD-1003 exists: no error
 
@@ -67,7 +64,7 @@ def test_run_stops_before_anything_runs_and_stores_nothing(tmp_path):
     db = tmp_path / "parley.db"
     result = CliRunner().invoke(cli, ["run", str(bad), "--db", str(db)], catch_exceptions=False)
     assert result.exit_code == 1, result.output  # invalid input files
-    assert "customer 'C-30' is not in the order world" in result.output
+    assert "customer 'C-30' is not in world orders" in result.output
     assert result.output.strip().splitlines()[-1] == "error: 4 problems in the input files; nothing was run"
     from parley.core.store import Store
 

@@ -1,4 +1,4 @@
-"""Bots under test: the order bot and its tools, the offline bot, prompt bots, Python bots, serve-bot."""
+"""Bots under test: the built-in bot on any world, prompt bots, Python bots, connectors to deployed bots, serve-bot."""
 
 from __future__ import annotations
 
@@ -24,18 +24,17 @@ if TYPE_CHECKING:
         bot_kind,
         build_bot,
         kind_uses_world,
-        order_bot_model,
         parse_bot_spec,
         uses_world,
+        world_bot_model,
     )
+    from parley.core.bots.bot_prompt import EMPTY_REPLY_TEXT, ROUND_CAP_TEXT, build_system_prompt
     from parley.core.bots.leftover_threads import exit_at_shutdown, exit_now, left_running_line, threads_left
-    from parley.core.bots.offline_bot import OfflineOrderModel
-    from parley.core.bots.order_bot import DEFAULT_MAX_TOOL_ROUNDS, OrderBot
-    from parley.core.bots.order_tools import OrderTools
     from parley.core.bots.prompt_bot import PromptBot, check_prompt_variables, prompt_variables
     from parley.core.bots.python_bot import PYTHON_FORM, PythonBot, PythonBotError, python_bot_name
     from parley.core.bots.python_tools import AsyncTools, Tools, ToolsClosed
     from parley.core.bots.service import WEBHOOK_PATH, build_bot_app
+    from parley.core.bots.world_bot import DEFAULT_MAX_TOOL_ROUNDS, WorldBot, offline_elsewhere
 
 __all__ = [
     "AsyncTools",
@@ -45,9 +44,11 @@ __all__ = [
     "BotSpec",
     "BotTurn",
     "DEFAULT_MAX_TOOL_ROUNDS",
-    "OfflineOrderModel",
-    "OrderBot",
-    "OrderTools",
+    "EMPTY_REPLY_TEXT",
+    "ROUND_CAP_TEXT",
+    "WorldBot",
+    "build_system_prompt",
+    "offline_elsewhere",
     "PYTHON_FORM",
     "PromptBot",
     "PythonBot",
@@ -69,7 +70,7 @@ __all__ = [
     "exit_at_shutdown",
     "exit_now",
     "left_running_line",
-    "order_bot_model",
+    "world_bot_model",
     "parse_bot_spec",
     "prompt_variables",
     "python_bot_name",

@@ -2,8 +2,9 @@
 
 A bot answers one user message per turn. It is handed the transcript (a list it appends its own
 messages to as they happen, so a turn cut short by a timeout leaves what it did so far) and a
-`BotContext` binding it to a customer, a date and the World's order tools. The built-in order
-bot uses all of it; an external connector may ignore the tools.
+`BotContext` binding it to a customer, a date and the tools of the conversation's world. The
+built-in bot uses all of it; a `python:` bot gets the tools; a deployed bot reaches them over HTTP
+(its `world_url`), or ignores them.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from parley.core.bots.order_tools import OrderTools
 from parley.core.records import ChatMessage, ToolCallRecord, Usage
+from parley.core.world import ServedWorldTools, WorldTools
 
 
 @dataclass
@@ -29,7 +30,11 @@ class BotContext:
 
     customer_id: str
     today: datetime.date
-    tools: OrderTools | None = None
+    tools: WorldTools | ServedWorldTools | None = None
+    """The conversation's world and its tools (None: the bot acts on no world parley runs;
+    ServedWorldTools: a world served elsewhere, reached over HTTP)."""
+    world_url: str | None = None
+    """Where the conversation's world is served to a deployed bot (parley.core.world.serving)."""
     usage: Usage = field(default_factory=Usage)
     variables: dict[str, str] = field(default_factory=dict)
     session: dict[str, Any] = field(default_factory=dict)

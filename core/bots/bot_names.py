@@ -1,7 +1,7 @@
 """What `--bot` names: parley's built-in order bot on a model, a prompt bot, or a connector to a
 chatbot deployed elsewhere.
 
-    offline | openai/MODEL | ...        the built-in order bot on that model (tools, World)
+    offline | openai/MODEL | ...        the built-in bot on that model (the world's tools; offline: the world's own offline model)
     MODEL + --bot-prompt FILE           a prompt bot: the model, FILE as system prompt, no tools
     rasa:URL                            a Rasa REST channel webhook (parley.core.bots.connectors.rasa)
     taskyto:URL                         a Taskyto server (parley.core.bots.connectors.taskyto)
@@ -136,7 +136,7 @@ def parse_bot_spec(
         return BotSpec(name=name, kind="model", target=name, **limits)
     if name == OFFLINE:
         raise ConfigError(
-            "--bot-prompt needs an LLM (openai/MODEL, ollama/MODEL, ...): the offline model is the built-in order bot and follows no prompt"
+            "--bot-prompt needs an LLM (openai/MODEL, ollama/MODEL, ...): the offline model is the order world's rule-based bot and follows no prompt"
         )
     from parley.core.bots.prompt_bot import PromptTemplate
 
@@ -156,9 +156,9 @@ def build_bot(
     prompts are condensed to `context_tokens` and whose requests carry `config` (the generation
     settings given for the bot; a connector or a Python bot has no model of parley's to send them to)."""
     if spec.kind == "model":
-        from parley.core.bots.order_bot import OrderBot
+        from parley.core.bots.world_bot import WorldBot
 
-        return OrderBot(order_bot_model(spec.target, chat_model), config=config, context_tokens=context_tokens)
+        return WorldBot(world_bot_model(spec.target, chat_model), config=config, context_tokens=context_tokens)
     if spec.kind == "prompt":
         from parley.core.bots.prompt_bot import PromptBot, PromptTemplate
 
@@ -181,13 +181,12 @@ def build_bot(
     return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes, env=env)
 
 
-def order_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = None) -> ChatModel:
-    """The model the built-in order bot runs on: parley's offline one for `offline`, else
-    `chat_model(name)` (default: the registry's model for the bot role)."""
+def world_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = None) -> ChatModel | None:
+    """The model the built-in bot runs on: None for `offline` (each world's own offline model, the
+    order world's rule-based one), else `chat_model(name)` (default: the registry's model for the
+    bot role)."""
     if name.strip() == OFFLINE:
-        from parley.core.bots.offline_bot import OfflineOrderModel
-
-        return OfflineOrderModel()
+        return None
     if chat_model is None:
         from parley.core.models import get_model
 

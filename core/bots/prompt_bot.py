@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from parley.core.bots.api import BotContext, BotEvent, BotTurn, TextDelta, TurnCompleted
 from parley.core.bots.bot_files import read_bot_file
-from parley.core.bots.order_prompt import EMPTY_REPLY_TEXT, END_MARKER
+from parley.core.bots.bot_prompt import EMPTY_REPLY_TEXT, END_MARKER
 from parley.core.errors import ConfigError
 from parley.core.models import ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, estimate_messages, fit_messages, prompt_budget
@@ -87,7 +87,7 @@ def prompt_variables(spec: ConversationSpec, today: datetime.date) -> dict[str, 
     values = {
         "session_id": str(spec.extra.get("session_id") or spec.spec_id),
         "CURRENT_DATE": today.isoformat(),
-        "CUSTOMER_ID": spec.world.customer_id,
+        "CUSTOMER_ID": spec.world.customer_id or "",
     }
     values.update(spec.variables)
     return values

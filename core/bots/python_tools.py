@@ -1,14 +1,18 @@
-"""The order API's tools as a Python bot holds them (`--bot python:MODULE:NAME` declaring a `tools`
-parameter): bound to the conversation's World and its signed-in customer, each call run and
-recorded exactly as the order bot's are (parley.core.bots.order_tools), so world checks, tool
-checks and claims-against-actions apply to a Python bot as to parley's own.
+"""A world's tools as a Python bot holds them (`--bot python:MODULE:NAME` declaring a `tools`
+parameter): bound to the conversation's world and its customer, each call run and recorded exactly
+as the built-in bot's are (parley.core.world.WorldTools), so world checks, tool checks and
+claims-against-actions apply to a Python bot as to parley's own.
 
-An async bot gets `AsyncTools` (`await tools.get_order("ORD-1004")`), whose calls, made on the
-bot's own loop, run on the conversation's; a sync bot, which runs in a worker thread of its own,
-gets `Tools`, whose calls run on the conversation's event loop and wait for it. Every call returns the call's `ToolCallRecord`: `ok`, `result` (the text the order
-bot's model would see), `data` (a successful call's JSON body), `refused` and `error` (a policy
-refusal's reason: too_old, delivered...). Once the bot's turn is over (answered, or past its
-time limit) its tools answer no more: a thread left running cannot change the World afterwards.
+Every tool of the world is a method: `await tools.track_order("ORD-1003")` (an async bot gets
+`AsyncTools`, whose calls, made on the bot's own loop, run on the conversation's),
+`tools.track_order(order_id="ORD-1003")` (a sync bot, which runs in a worker thread of its own,
+gets `Tools`, whose calls run on the conversation's event loop and wait for it), or by name:
+`tools.call("track_order", order_id="ORD-1003")`; positional arguments follow the tool's
+declared parameters. `tools.names` lists them, `tools.specs` gives their schemas. Every call
+returns the call's `ToolCallRecord`: `ok`, `result` (the text a model would see), `data` (a
+successful call's JSON), `refused` and `error` (a refusal's reason: too_old...). Once the bot's
+turn is over (answered, or past its time limit) its tools answer no more: a thread left running
+cannot change the world afterwards.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from parley.core.bots.order_tools import OrderTools
 from parley.core.errors import ParleyError
-from parley.core.records import ToolCall, ToolCallRecord
+from parley.core.records import ToolCall, ToolCallRecord, ToolSpec
+from parley.core.world import ServedWorldTools, WorldTools
 
 __all__ = ["AsyncTools", "Tools", "ToolsClosed"]
 
@@ -29,12 +33,27 @@ class ToolsClosed(ParleyError):
     """A tool called after the bot's turn ended (a thread that outlived its time limit)."""
 
 
+def _arguments(tools: WorldTools | ServedWorldTools, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Positional arguments named by the tool's declared parameters, then the keywords."""
+    if not args:
+        return kwargs
+    declared = tools.world.tool(name)
+    params = declared.parameter_names if declared is not None else []
+    if len(args) > len(params):
+        raise TypeError(f"{name} takes {len(params)} argument(s) ({', '.join(params) or 'none'}), {len(args)} given")
+    named = dict(zip(params, args, strict=False))
+    clash = set(named) & set(kwargs)
+    if clash:
+        raise TypeError(f"{name}: {', '.join(sorted(clash))} given twice")
+    return {**named, **kwargs}
+
+
 class AsyncTools:
-    """The order tools of one conversation for an async bot (see the module doc)."""
+    """The tools of one conversation for an async bot (see the module doc)."""
 
     def __init__(
         self,
-        tools: OrderTools,
+        tools: WorldTools | ServedWorldTools,
         on_call: Callable[[ToolCall, ToolCallRecord], None] | None = None,
         home: asyncio.AbstractEventLoop | None = None,
     ) -> None:
@@ -43,61 +62,67 @@ class AsyncTools:
         self._home = home
         self.closed = False
         self.customer_id = tools.customer_id
-        """The signed-in customer every call acts for (never an argument)."""
+        """The customer the conversation runs as (on a session-bound world, every call acts for them)."""
 
-    async def call(self, name: str, **arguments: Any) -> ToolCallRecord:
-        """Run the tool `name` with `arguments`; its record (it never raises for the API's refusals)."""
+    @property
+    def names(self) -> list[str]:
+        """The world's tools, by name."""
+        return list(self._tools.tool_names)
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        """Each tool's name, description and JSON schema, as a model is offered them."""
+        return list(self._tools.specs)
+
+    async def call(self, name: str, *args: Any, **arguments: Any) -> ToolCallRecord:
+        """Run the tool `name`; its record (it never raises for the world's refusals)."""
         if self.closed:
             raise ToolsClosed(f"{name}: the bot's turn is over, its tools no longer answer")
+        values = _arguments(self._tools, name, args, arguments)
         if (
             self._home is not None and asyncio.get_running_loop() is not self._home
         ):  # the bot's own loop: the call runs on the conversation's
-            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(name, arguments), self._home))
-        return await self._call(name, arguments)
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(name, values), self._home))
+        return await self._call(name, values)
 
-    async def _call(self, name: str, arguments: dict[str, Any]) -> ToolCallRecord:
+    async def _call(self, name: str, values: dict[str, Any]) -> ToolCallRecord:
         if self.closed:
             raise ToolsClosed(f"{name}: the bot's turn is over, its tools no longer answer")
-        call = ToolCall(id=f"py_{len(self._tools.records) + 1}", name=name, arguments=json.dumps(arguments, default=str))
+        call = ToolCall(id=f"py_{len(self._tools.records) + 1}", name=name, arguments=json.dumps(values, default=str))
         record = await self._tools.execute(call)
         if self._on_call is not None:
             self._on_call(call, record)
         return record
 
-    async def get_order(self, order_id: str) -> ToolCallRecord:
-        """The order's items, status and placed date."""
-        return await self.call("get_order", order_id=order_id)
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_") or name not in self._tools.tool_names:
+            raise AttributeError(f"no tool {name!r} in this world (its tools: {', '.join(self._tools.tool_names)})")
 
-    async def track_order(self, order_id: str) -> ToolCallRecord:
-        """The order's shipping status and tracking."""
-        return await self.call("track_order", order_id=order_id)
+        async def bound(*args: Any, **arguments: Any) -> ToolCallRecord:
+            return await self.call(name, *args, **arguments)
 
-    async def list_my_orders(self) -> ToolCallRecord:
-        """Every order of the signed-in customer."""
-        return await self.call("list_my_orders")
-
-    async def check_cancellation(self, order_id: str) -> ToolCallRecord:
-        """Whether the order may be cancelled now (`data["eligible"]`), and why not; changes nothing."""
-        return await self.call("check_cancellation", order_id=order_id)
-
-    async def cancel_order(self, order_id: str, reason: str | None = None) -> ToolCallRecord:
-        """Cancel the order; the API refuses what the policy forbids (`refused`, `error`)."""
-        if reason is None:
-            return await self.call("cancel_order", order_id=order_id)
-        return await self.call("cancel_order", order_id=order_id, reason=reason)
+        return bound
 
 
 class Tools:
-    """The order tools of one conversation for a sync bot, called from its worker thread: each
-    call runs on the conversation's event loop and waits for it (see the module doc)."""
+    """The tools of one conversation for a sync bot, called from its worker thread: each call runs
+    on the conversation's event loop and waits for it (see the module doc)."""
 
     def __init__(self, inner: AsyncTools, loop: asyncio.AbstractEventLoop) -> None:
         self._inner = inner
         self._loop = loop
         self.customer_id = inner.customer_id
 
-    def call(self, name: str, **arguments: Any) -> ToolCallRecord:
-        """Run the tool `name` with `arguments` and wait for its record."""
+    @property
+    def names(self) -> list[str]:
+        return self._inner.names
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return self._inner.specs
+
+    def call(self, name: str, *args: Any, **arguments: Any) -> ToolCallRecord:
+        """Run the tool `name` and wait for its record."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -108,26 +133,13 @@ class Tools:
             )
         if self._inner.closed:
             raise ToolsClosed(f"{name}: the bot's turn is over, its tools no longer answer")
-        return asyncio.run_coroutine_threadsafe(self._inner.call(name, **arguments), self._loop).result()
+        return asyncio.run_coroutine_threadsafe(self._inner.call(name, *args, **arguments), self._loop).result()
 
-    def get_order(self, order_id: str) -> ToolCallRecord:
-        """The order's items, status and placed date."""
-        return self.call("get_order", order_id=order_id)
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_") or name not in self._inner.names:
+            raise AttributeError(f"no tool {name!r} in this world (its tools: {', '.join(self._inner.names)})")
 
-    def track_order(self, order_id: str) -> ToolCallRecord:
-        """The order's shipping status and tracking."""
-        return self.call("track_order", order_id=order_id)
+        def bound(*args: Any, **arguments: Any) -> ToolCallRecord:
+            return self.call(name, *args, **arguments)
 
-    def list_my_orders(self) -> ToolCallRecord:
-        """Every order of the signed-in customer."""
-        return self.call("list_my_orders")
-
-    def check_cancellation(self, order_id: str) -> ToolCallRecord:
-        """Whether the order may be cancelled now (`data["eligible"]`), and why not; changes nothing."""
-        return self.call("check_cancellation", order_id=order_id)
-
-    def cancel_order(self, order_id: str, reason: str | None = None) -> ToolCallRecord:
-        """Cancel the order; the API refuses what the policy forbids (`refused`, `error`)."""
-        if reason is None:
-            return self.call("cancel_order", order_id=order_id)
-        return self.call("cancel_order", order_id=order_id, reason=reason)
+        return bound

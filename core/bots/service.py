@@ -1,13 +1,16 @@
-"""The built-in order bot served over HTTP behind a Rasa-compatible REST webhook (`parley serve-bot`).
+"""The built-in bot served over HTTP behind a Rasa-compatible REST webhook (`parley serve-bot`), on a
+world (the order world unless `--world` names another).
 
     POST /webhooks/rest/webhook   {"sender": "id", "message": "text", "metadata": {...}}
         -> [{"recipient_id": "id", "text": "..."}]          (Rasa's REST channel shape)
     GET  /webhooks/rest/          {"status": "ok"}            (Rasa's channel health check)
     GET  /health                  {"status": "ok", "bot": MODEL, "sessions": N}
 
-Each sender is one conversation with its own World (a private copy of the order database) and
-transcript, created on its first message: `metadata.customer_id` (default: the service's
-customer) signs the customer in and `metadata.today` (ISO date) pins the database's date. The
+Each sender is one conversation with its own private copy of the world and its transcript, created
+on its first message: `metadata.customer_id` (default: the service's customer, else the world's)
+signs the customer in, `metadata.today` (ISO date) pins the world's date, and
+`metadata.world_url` (what parley's rasa: connector sends) is where the conversation's world is
+served: the bot then calls its tools there, so parley records them as the conversation's. The
 message `/session_start` (Rasa's session-start intent) on a new sender lets the bot open the
 conversation. When the bot closes the conversation, its message also carries
 `"custom": {"end_conversation": true}` (parley's rasa: connector reads it as the bot's stop).
@@ -17,7 +20,7 @@ first), none idle for longer than `idle_s`, no conversation longer than `max_ses
 (a message past it is refused: start a new sender) and all of them together under
 `max_total_chars` (least recently used dropped first). Bodies over `max_body_bytes` get 413,
 a message over `max_message_chars` 422, as do metadata that cannot be acted on (an unknown
-customer id, a date that is not one or that the order database cannot count from) and text that
+customer id, a date that is not one or that the world cannot be dated at) and text that
 is not valid Unicode (a lone surrogate). A failure of the bot's model answers 502 with the reason.
 """
 
@@ -32,20 +35,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from parley.core.bots.api import Bot, BotContext
 from parley.core.bots.connectors.rasa import END_KEY, SESSION_START
-from parley.core.bots.order_tools import OrderTools
 from parley.core.errors import ParleyError
 from parley.core.ingress import DEFAULT_MAX_BODY_BYTES, BodyLimit, StrictJsonRoute
-from parley.core.records import DEFAULT_CUSTOMER_ID, ChatMessage
-from parley.core.specs import CUSTOMER_ID_RE
-from parley.core.world import new_world, world_client
-from parley.mockapi.fixture import today_problem
+from parley.core.records import ChatMessage
+from parley.core.world import ServedWorldTools, WorldCopy, WorldDefinition, WorldTemplate, WorldTools, load_world, world_facts
 
 WEBHOOK_PATH = "/webhooks/rest/webhook"
 DEFAULT_MAX_SESSIONS = 1000
@@ -67,8 +66,7 @@ class WebhookMessage(BaseModel):
 class BotSession:
     """One sender's conversation: its World, the bot's context and the transcript."""
 
-    world: Any
-    client: httpx.AsyncClient
+    world: WorldCopy
     ctx: BotContext
     transcript: list[ChatMessage] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -79,7 +77,6 @@ class BotSession:
         return sum(len(m.content or "") + sum(len(c.arguments) for c in m.tool_calls) for m in self.transcript)
 
     async def close(self) -> None:
-        await self.client.aclose()
         self.world.close()
 
 
@@ -94,8 +91,9 @@ class BotService:
         self,
         bot: Bot,
         *,
-        customer_id: str = DEFAULT_CUSTOMER_ID,
+        customer_id: str | None = None,
         today: datetime.date | None = None,
+        world: WorldDefinition | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_s: float = DEFAULT_IDLE_S,
         max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
@@ -104,8 +102,10 @@ class BotService:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bot = bot
-        self.customer_id = customer_id
+        self.world = world or load_world()
+        self.customer_id = customer_id or self.world.identity.default or ""
         self.today = today
+        self._templates: dict[datetime.date, WorldTemplate] = {}
         self.max_sessions = max_sessions
         self.idle_s = idle_s
         self.max_message_chars = max_message_chars
@@ -118,21 +118,31 @@ class BotService:
     def _new_session(self, metadata: dict[str, Any] | None) -> BotSession:
         metadata = metadata or {}
         customer = str(metadata.get("customer_id") or self.customer_id).strip()
-        if not CUSTOMER_ID_RE.fullmatch(customer):
-            raise BadRequest(f"metadata.customer_id {customer!r} is not a customer id such as C-100")
-        today = self.today
+        customers = world_facts(self.world).table(self.world.identity.customers)
+        if customers is not None and customer not in customers.keys:
+            raise BadRequest(f"metadata.customer_id {customer!r} is not a customer of world {self.world.name}")
+        today = self.today or self.world.today or datetime.date.today()
         if metadata.get("today"):
             try:
                 today = datetime.date.fromisoformat(str(metadata["today"]))
             except ValueError:
                 raise BadRequest(f"metadata.today {metadata['today']!r} is not an ISO date (YYYY-MM-DD)") from None
-            problem = today_problem(today)
+            date_problem = self.world.hooks.get("date_problem")
+            problem = date_problem(today, {}) if callable(date_problem) else None
             if problem is not None:
                 raise BadRequest(f"metadata.today: {problem}")
-        world = new_world(today)
-        client = world_client(world)
-        ctx = BotContext(customer_id=customer, today=world.today, tools=OrderTools(client, customer))
-        return BotSession(world=world, client=client, ctx=ctx, last_used=self.clock())
+        template = self._templates.get(today)
+        if template is None:
+            template = self._templates[today] = WorldTemplate(self.world, today)
+        world = template.new_copy()
+        served = metadata.get("world_url")
+        if isinstance(served, str) and served.startswith(("http://", "https://")):
+            # the conversation's world is served by whoever runs it: act on that one, not a copy of ours
+            tools: Any = ServedWorldTools(self.world, served, customer)
+        else:
+            tools = WorldTools(self.world, world, customer)
+        ctx = BotContext(customer_id=customer, today=world.today, tools=tools, world_url=served if isinstance(served, str) else None)
+        return BotSession(world=world, ctx=ctx, last_used=self.clock())
 
     async def _drop(self, sender: str) -> None:
         self._sizes.pop(sender, None)
@@ -245,8 +255,9 @@ def create_bot_app(service: BotService, *, max_body_bytes: int = DEFAULT_MAX_BOD
 def build_bot_app(
     model: str = "offline",
     *,
-    customer_id: str = DEFAULT_CUSTOMER_ID,
+    customer_id: str | None = None,
     today: datetime.date | None = None,
+    world: str | None = None,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_s: float = DEFAULT_IDLE_S,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -254,19 +265,24 @@ def build_bot_app(
     max_session_chars: int = DEFAULT_MAX_SESSION_CHARS,
     max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
 ) -> FastAPI:
-    """The served order bot on `model` (any parley model name); ConfigError for a bad name or
-    a missing API key, before anything is served."""
-    from parley.core.bots.bot_names import order_bot_model
-    from parley.core.bots.order_bot import OrderBot
+    """The served built-in bot on `model` (any parley model name) and `world` (a world's name or a
+    world file's path; the order world by default); ConfigError for a bad name or a missing API
+    key, WorldError for a world that cannot be loaded, before anything is served."""
+    from parley.core.bots.bot_names import world_bot_model
+    from parley.core.bots.world_bot import WorldBot
 
-    chat_model = order_bot_model(model)
+    definition = load_world(path=world) if world and world.endswith(".py") else load_world(world)
+    chat_model = world_bot_model(model)
     check = getattr(chat_model, "check", None)
     if callable(check):
         check()
+    bot = WorldBot(chat_model)
+    bot.model_for(definition)  # ConfigError now for an offline bot on a world that has none
     service = BotService(
-        OrderBot(chat_model),
+        bot,
         customer_id=customer_id,
         today=today,
+        world=definition,
         max_sessions=max_sessions,
         idle_s=idle_s,
         max_message_chars=max_message_chars,

@@ -40,20 +40,26 @@ class CommandSpec(BaseModel):
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in [
-        CommandSpec(name="database", usage="/database", summary="All orders with cancellation eligibility"),
-        CommandSpec(name="orders", usage="/orders [customer_id]", summary="A customer's orders (default: the current one)"),
+        CommandSpec(name="tables", usage="/tables", summary="The world's tables, with how many records each holds"),
         CommandSpec(
-            name="order", usage="/order <order_id>", summary="Details of one order", argument="an order id", example="/order ORD-1003"
+            name="table", usage="/table <name>", summary="The records of one table", argument="a table's name", example="/table customers"
+        ),
+        CommandSpec(
+            name="record",
+            usage="/record <table>/<key>",
+            summary="One record, as JSON",
+            argument="a record as TABLE/KEY",
+            example="/record customers/KEY",
         ),
         CommandSpec(
             name="customer",
             usage="/customer <customer_id>",
             summary="Chat as another customer (clears the conversation)",
             argument="a customer id",
-            example="/customer C-200",
+            example="/customer ID",
         ),
         CommandSpec(name="metrics", usage="/metrics", summary="Tokens, tool calls and latency of this session"),
-        CommandSpec(name="reset", usage="/reset", summary="Clear the conversation and restore the order database"),
+        CommandSpec(name="reset", usage="/reset", summary="Clear the conversation and restore the world's data"),
         CommandSpec(name="export", usage="/export", summary="Save the conversation as a timestamped JSON file"),
         CommandSpec(name="playbook", usage="/playbook", summary="Save the conversation as a playbook to edit and run: the chat as a test"),
         CommandSpec(name="help", usage="/help", summary="Show this help"),
@@ -61,10 +67,18 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec(name="quit", usage="/quit", summary="Quit parley"),
     ]
 }
+"""The commands every world's chat has; a world adds its own (parley.core.world.ChatCommand)."""
+
+
+def commands_for(world_commands: Iterable[CommandSpec]) -> dict[str, CommandSpec]:
+    """The chat's commands on a world: the world's own first (as its users know them), then these."""
+    found = {spec.name: spec for spec in world_commands}
+    for name, spec in COMMANDS.items():
+        found.setdefault(name, spec)
+    return found
+
 
 _COMMAND_LINE = re.compile(r"^/(\S*)\s*(.*)$", re.DOTALL)
-_CUSTOMER_ARG = re.compile(r"^(?:c(?:ustomer)?)?\s*[-_]?\s*([0-9]{1,10})$", re.IGNORECASE)
-_ORDER_ARG = re.compile(r"^(?:[o0]rd(?:er)?)?\s*[-_#]?\s*([0-9]{1,10})$", re.IGNORECASE)
 
 
 def is_command(text: str) -> bool:
@@ -79,26 +93,26 @@ def parse_command(text: str) -> tuple[str, str]:
     return match.group(1).lower(), match.group(2).strip()
 
 
-def suggest(name: str) -> str | None:
-    """The command a near-miss most likely meant ("databse" -> "database")."""
+def suggest(name: str, commands: Mapping[str, CommandSpec] = COMMANDS) -> str | None:
+    """The command a near-miss most likely meant ("tabels" -> "tables")."""
     if not name:
         return None
-    close = difflib.get_close_matches(name.lower(), list(COMMANDS), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name.lower(), list(commands), n=1, cutoff=0.6)
     if close:
         return close[0]
-    prefixed = [c for c in COMMANDS if c.startswith(name.lower())]
+    prefixed = [c for c in commands if c.startswith(name.lower())]
     return prefixed[0] if len(prefixed) == 1 else None
 
 
-def unknown_command(name: str) -> CommandResult:
+def unknown_command(name: str, commands: Mapping[str, CommandSpec] = COMMANDS) -> CommandResult:
     shown = f"/{name}" if name else "/"
-    guess = suggest(name)
+    guess = suggest(name, commands)
     hint = f" Did you mean /{guess}?" if guess else ""
     return CommandResult(kind="error", command=shown, text=f"Unknown command {shown}.{hint} Type /help to see the commands.")
 
 
-def missing_argument(name: str) -> CommandResult:
-    spec = COMMANDS[name]
+def missing_argument(name: str, commands: Mapping[str, CommandSpec] = COMMANDS) -> CommandResult:
+    spec = commands[name]
     return CommandResult(
         kind="error",
         command=f"/{name}",
@@ -106,56 +120,29 @@ def missing_argument(name: str) -> CommandResult:
     )
 
 
-def help_result() -> CommandResult:
-    width = max(len(s.usage) for s in COMMANDS.values())
+def help_result(commands: Mapping[str, CommandSpec] = COMMANDS) -> CommandResult:
+    width = max(len(s.usage) for s in commands.values())
     lines = ["Type a message to talk to the bot, or one of these commands:"]
-    lines += [f"  {s.usage.ljust(width)}  {s.summary}" for s in COMMANDS.values()]
+    lines += [f"  {s.usage.ljust(width)}  {s.summary}" for s in commands.values()]
     return CommandResult(kind="text", command="/help", title="Commands", text="\n".join(lines))
 
 
-def normalize_order_id(text: str) -> str | None:
-    """ORD-1003 from "ORD-1003", "ord 1003", "1003", "#1003"; None when it is no order id."""
-    match = _ORDER_ARG.match(text.strip())
-    return f"ORD-{match.group(1)}" if match else None
+def records_table(command: str, title: str, rows: Sequence[Mapping[str, Any]], limit: int = 200) -> CommandResult:
+    """Records as a table: one column per field (json fields written compactly), at most `limit` rows."""
+    columns: list[str] = list(dict.fromkeys(key for row in rows for key in row))
+    shown = [[_cell(row.get(column)) for column in columns] for row in rows[:limit]]
+    more = f" (the first {limit} of {len(rows)})" if len(rows) > limit else ""
+    return CommandResult(kind="table", command=command, title=title + more, columns=columns, rows=shown, data=list(rows[:limit]))
 
 
-def normalize_customer_id(text: str) -> str | None:
-    """C-200 from "C-200", "c200", "200"; None when it is no customer id."""
-    match = _CUSTOMER_ARG.match(text.strip())
-    return f"C-{match.group(1)}" if match else None
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        import json
 
-
-# ---- tables from the order API's data ---------------------------------------------------
-
-ORDER_COLUMNS = ["Order", "Customer", "Placed", "Age (days)", "Status", "Total", "Cancellable", "Why"]
-
-
-def _yes_no(check: Mapping[str, Any] | None) -> tuple[str, str]:
-    if not check:
-        return "?", ""
-    return ("yes" if check.get("eligible") else "no"), str(check.get("reason") or "")
-
-
-def order_row(order: Mapping[str, Any], check: Mapping[str, Any] | None) -> list[str]:
-    cancellable, why = _yes_no(check)
-    return [
-        str(order.get("id")),
-        str(order.get("customer_id")),
-        str(order.get("placed_date")),
-        str(order.get("age_days")),
-        str(order.get("status")),
-        f"{float(order.get('total', 0)):.2f} {order.get('currency', '')}".strip(),
-        cancellable,
-        why,
-    ]
-
-
-def orders_table(
-    command: str, title: str, orders: Iterable[Mapping[str, Any]], checks: Mapping[str, Mapping[str, Any] | None]
-) -> CommandResult:
-    data = list(orders)
-    rows = [order_row(o, checks.get(str(o.get("id")))) for o in data]
-    return CommandResult(kind="table", command=command, title=title, columns=list(ORDER_COLUMNS), rows=rows, data=data)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
 
 
 def _unreported(count: int) -> str:
@@ -189,7 +176,3 @@ def metrics_table(metrics: Mapping[str, Any]) -> CommandResult:
     return CommandResult(
         kind="table", command="/metrics", title="Session metrics", columns=["Metric", "Value"], rows=rows, data=dict(metrics)
     )
-
-
-def known_customers(orders: Sequence[Mapping[str, Any]]) -> list[str]:
-    return sorted({str(o.get("customer_id")) for o in orders})

@@ -1,4 +1,4 @@
-"""The live chat without a face: one customer, one bot, a private World, history and metrics.
+"""The live chat without a face: one customer, one bot, a private copy of a world, history and metrics.
 
 The TUI types into `send` (or `send_stream` for text deltas) and renders what comes back: a
 `BotTurn` for a message, a `CommandResult` for a slash command. Nothing here blocks the event
@@ -13,33 +13,31 @@ import json
 import pathlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
-from parley.core.bots import Bot, BotContext, BotEvent, BotTurn, OrderBot, OrderTools, TextDelta, TurnCompleted
+from parley.core.bots import Bot, BotContext, BotEvent, BotTurn, TextDelta, TurnCompleted, WorldBot
 from parley.core.chat.commands import (
-    COMMANDS,
     CommandResult,
+    CommandSpec,
+    commands_for,
     help_result,
     is_command,
-    known_customers,
     metrics_table,
     missing_argument,
-    normalize_customer_id,
-    normalize_order_id,
-    orders_table,
     parse_command,
+    records_table,
     unknown_command,
 )
 from parley.core.errors import ParleyError
 from parley.core.models import ChatModel
-from parley.core.records import DEFAULT_CUSTOMER_ID, ChatExport, ChatMessage, SessionMetrics
+from parley.core.records import ChatExport, ChatMessage, SessionMetrics, did_you_mean
 from parley.core.redaction import REDACTOR
-from parley.core.world import world_client, world_template
+from parley.core.world import ChatCommand, Refused, WorldDefinition, WorldTemplate, WorldTools, load_world
 
 if TYPE_CHECKING:
-    from parley.core.world import World, WorldTemplate
+    from parley.core.world import WorldCopy
 
 DEFAULT_EXPORT_DIR = pathlib.Path("sessions")
 
@@ -48,51 +46,60 @@ def _resolve_bot(model: ChatModel | str | None, bot: Bot | None) -> Bot:
     if bot is not None:
         return bot
     if model is None or model == "offline":
-        from parley.core.bots import OfflineOrderModel
-
-        return OrderBot(OfflineOrderModel())
+        return WorldBot(None)  # the world's own offline model
     if isinstance(model, str):
         # A model name, or a deployed bot (`rasa:URL`, `taskyto:URL`, `http:FILE.yaml`).
         from parley.core.bots import bot_from_name
 
         return bot_from_name(model)
-    return OrderBot(model)
+    return WorldBot(model)
 
 
 class ChatSession:
-    """A live chat bound to a customer and a bot (default: the offline order bot)."""
+    """A live chat bound to a customer and a bot (default: the world's offline bot) on a world
+    (default: the order world; `world` a name, or a loaded world)."""
 
     def __init__(
         self,
         *,
-        customer_id: str = DEFAULT_CUSTOMER_ID,
+        customer_id: str | None = None,
         model: ChatModel | str | None = None,
         bot: Bot | None = None,
         export_dir: str | pathlib.Path = DEFAULT_EXPORT_DIR,
         today: datetime.date | None = None,
         template: WorldTemplate | None = None,
+        world: WorldDefinition | str | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.bot: Bot = _resolve_bot(model, bot)
         self.export_dir = pathlib.Path(export_dir)
-        self._template = template or world_template(today)
-        self.customer_id = customer_id
+        definition = template.world if template is not None else world if isinstance(world, WorldDefinition) else load_world(world)
+        self.definition: WorldDefinition = definition
+        self._template = template or WorldTemplate(definition, today or definition.today or datetime.date.today())
+        self.customer_id = customer_id or definition.identity.default or ""
         self.started_at = datetime.datetime.now(datetime.UTC)
         self.closed = False
+        self._world_commands: dict[str, ChatCommand] = {c.name: c for c in definition.chat_commands}
+        self.commands: dict[str, CommandSpec] = commands_for(
+            CommandSpec(name=c.name, usage=c.usage, summary=c.summary, argument=c.argument, example=c.example)
+            for c in definition.chat_commands
+        )
         self._fresh_world()
+        known = self._customers()
+        if known and "customer" in self.commands:  # the example names one of the world's customers
+            other = next((c for c in known if c != self.customer_id), known[0])
+            self.commands["customer"] = self.commands["customer"].model_copy(update={"example": f"/customer {other}"})
 
     # ---- state -----------------------------------------------------------------------------
 
     def _fresh_world(self) -> None:
-        self.world: World = self._template.new_world()
-        self.client = world_client(self.world)
-        self.tools = OrderTools(self.client, self.customer_id)
+        self.world: WorldCopy = self._template.new_copy()
+        self.tools = WorldTools(self.definition, self.world, self.customer_id)
         self.ctx = BotContext(customer_id=self.customer_id, today=self.world.today, tools=self.tools)
         self.transcript: list[ChatMessage] = []
         self.turns: list[BotTurn] = []
 
     async def _drop_world(self) -> None:
-        await self.client.aclose()
         self.world.close()
 
     @property
@@ -126,15 +133,13 @@ class ChatSession:
 
     async def check_ready(self) -> None:
         """ParleyError, saying what to do, when this chat could not answer its first message:
-        a customer the order database does not know, or a bot whose API key or base URL is not
-        set. Sends nothing to any model."""
-        orders = await self._admin_orders()
-        known = known_customers(orders)
-        if self.customer_id not in known:
-            example = known[0] if known else DEFAULT_CUSTOMER_ID
+        a customer the world does not know, or a bot whose API key or base URL is not set. Sends
+        nothing to any model."""
+        known = self._customers()
+        if known and self.customer_id not in known:
             raise ParleyError(
-                f"There is no customer {self.customer_id} in the order database. The customers are: {', '.join(known)}"
-                f" (e.g. parley chat --customer {example})."
+                f"There is no customer {self.customer_id} in world {self.definition.name}. The customers are: {', '.join(known)}"
+                f" (e.g. parley chat --customer {known[0]})."
             )
         for part in (self.bot, getattr(self.bot, "model", None)):
             check = getattr(part, "check", None)
@@ -207,96 +212,98 @@ class ChatSession:
     # ---- commands --------------------------------------------------------------------------
 
     async def run_command(self, text: str) -> CommandResult:
-        """Run one slash command line such as "/order ORD-1003"."""
+        """Run one slash command line such as "/record customers/C-100"."""
         name, arg = parse_command(text)
-        if name not in COMMANDS:
-            return unknown_command(name)
-        if COMMANDS[name].argument and not arg:
-            return missing_argument(name)
-        handler: Callable[[str | None], Awaitable[CommandResult]] = getattr(self, f"_cmd_{name}")
+        if name not in self.commands:
+            return unknown_command(name, self.commands)
+        if self.commands[name].argument and not arg:
+            return missing_argument(name, self.commands)
         try:
+            if name in self._world_commands:
+                return self._world_command(self._world_commands[name], arg or None)
+            handler: Callable[[str | None], Awaitable[CommandResult]] = getattr(self, f"_cmd_{name}")
             return await handler(arg)
+        except Refused as exc:
+            return CommandResult(kind="error", command=f"/{name}", text=exc.message)
         except (ParleyError, httpx.HTTPError, OSError) as exc:
             return CommandResult(kind="error", command=f"/{name}", text=f"/{name} failed: {exc}")
 
-    async def _admin_orders(self) -> list[dict[str, Any]]:
-        response = await self.client.get("/admin/orders")
-        response.raise_for_status()
-        orders: list[dict[str, Any]] = response.json()
-        return orders
+    def _world_command(self, command: ChatCommand, arg: str | None) -> CommandResult:
+        view = command.show(self.world.db, self.today, self.customer_id, arg)
+        return CommandResult(
+            kind=view.kind,
+            command=f"/{command.name}",
+            title=view.title,
+            columns=list(view.columns),
+            rows=[list(row) for row in view.rows],
+            text=view.text,
+            data=view.data,
+        )
 
-    async def _cmd_database(self, arg: str) -> CommandResult:
-        orders = await self._admin_orders()
-        checks = {o["id"]: o.get("cancellation") for o in orders}
-        return orders_table("/database", f"All orders (today {self.today.isoformat()})", orders, checks)
+    def _customers(self) -> list[str]:
+        table = self.definition.customers_table
+        return [str(row[table.key]) for row in self.world.db.select(table.name)] if table is not None else []
 
-    async def _cmd_orders(self, arg: str) -> CommandResult:
-        customer = normalize_customer_id(arg) if arg else self.customer_id
-        if customer is None:
-            return CommandResult(kind="error", command="/orders", text=f"{arg!r} is not a customer id; customer ids look like C-200.")
-        orders = await self._admin_orders()
-        problem = await self._customer_problem(customer, orders, "/orders")
-        if problem:
-            return CommandResult(kind="error", command="/orders", text=problem)
-        mine = [o for o in orders if o.get("customer_id") == customer]
-        checks = {o["id"]: o.get("cancellation") for o in mine}
-        name = mine[0].get("customer_name") if mine else None
-        title = f"Orders of {customer}" + (f" ({name})" if name else "")
-        return orders_table("/orders", title, mine, checks)
+    async def _cmd_tables(self, arg: str) -> CommandResult:
+        rows = [[t.name, str(self.world.db.count(t.name)), t.description or ""] for t in self.definition.tables]
+        return CommandResult(
+            kind="table",
+            command="/tables",
+            title=f"World {self.definition.name} (today {self.today.isoformat()})",
+            columns=["Table", "Records", "What it holds"],
+            rows=rows,
+        )
 
-    async def _customer_problem(self, customer: str, orders: list[dict[str, Any]], command: str = "/customer") -> str | None:
-        """Why `customer` cannot be used (the API's own sentence and the known ids), or None."""
-        response = await self.client.get(f"/customers/{customer}/orders", headers={"X-Customer-Id": customer})
-        if response.is_success:
-            return None
-        try:
-            message = response.json()["detail"]["message"]
-        except (ValueError, KeyError, TypeError):
-            message = f"There is no customer {customer}."
-        known = known_customers(orders)
-        example = known[0] if known else "C-200"
-        return f"{message} The customers are: {', '.join(known)} (e.g. {command} {example})."
+    async def _cmd_table(self, arg: str) -> CommandResult:
+        table = self.definition.table(arg.strip())
+        if table is None:
+            names = self.definition.table_names
+            return CommandResult(
+                kind="error",
+                command="/table",
+                text=f"There is no table {arg.strip()!r}{did_you_mean(arg.strip(), names)}; the tables are: {', '.join(names)}.",
+            )
+        return records_table("/table", f"{table.name} (today {self.today.isoformat()})", self.world.db.select(table.name))
 
-    async def _cmd_order(self, arg: str) -> CommandResult:
-        order_id = normalize_order_id(arg)
-        if order_id is None:
-            return CommandResult(kind="error", command="/order", text=f"{arg!r} is not an order id; order ids look like ORD-1003.")
-        orders = await self._admin_orders()
-        order = next((o for o in orders if o.get("id") == order_id), None)
-        if order is None:
-            return CommandResult(kind="error", command="/order", text=f"There is no order {order_id}. /database lists them all.")
-        check = order.get("cancellation") or {}
-        summary = (
-            f"{order_id} of {order.get('customer_id')}: {order.get('status')}, placed {order.get('placed_date')} "
-            f"({order.get('age_days')} days ago); {check.get('message', '')}"
-        ).strip()
-        return CommandResult(kind="json", command="/order", title=f"Order {order_id}", text=summary, data=order)
+    async def _cmd_record(self, arg: str) -> CommandResult:
+        name, _, key = arg.replace(" ", "/", 1).partition("/")
+        table = self.definition.table(name.strip())
+        if table is None or not key.strip():
+            return CommandResult(
+                kind="error",
+                command="/record",
+                text=f"{arg!r} is not a record: write TABLE/KEY, e.g. /record {self.definition.table_names[0]}/KEY.",
+            )
+        row = self.world.db.get(table.name, key.strip())
+        if row is None:
+            return CommandResult(kind="error", command="/record", text=f"There is no record {key.strip()} in table {table.name}.")
+        return CommandResult(
+            kind="json", command="/record", title=f"{table.name}/{key.strip()}", text=f"{table.name}/{key.strip()}", data=row
+        )
 
     async def _cmd_customer(self, arg: str) -> CommandResult:
-        customer = normalize_customer_id(arg)
-        orders = await self._admin_orders()
-        if customer is None:
-            known = ", ".join(known_customers(orders))
+        normalize = self.definition.hooks.get("customer_id")
+        customer = normalize(arg) if callable(normalize) else arg.strip()
+        known = self._customers()
+        if not customer or (known and customer not in known):
+            shown = customer or arg.strip()
             return CommandResult(
                 kind="error",
                 command="/customer",
-                text=f"{arg!r} is not a customer id; customer ids look like C-200. The customers are: {known}.",
+                text=f"There is no customer {shown}. The customers are: {', '.join(known)} (e.g. /customer {known[0] if known else 'ID'}).",
             )
-        problem = await self._customer_problem(customer, orders)
-        if problem:
-            return CommandResult(kind="error", command="/customer", text=problem)
         previous = self.customer_id
         self.customer_id = customer
         # The new customer starts a new conversation (its own turns, tool calls and tokens);
-        # the orders stay as they are.
-        self.tools = OrderTools(self.client, customer)
+        # the world's data stays as it is.
+        self.tools = WorldTools(self.definition, self.world, customer)
         self.ctx = BotContext(customer_id=customer, today=self.world.today, tools=self.tools)
         self.transcript = []
         self.turns = []
         return CommandResult(
             kind="text",
             command="/customer",
-            text=f"Now chatting as {customer} (was {previous}). The conversation was cleared; order changes are kept.",
+            text=f"Now chatting as {customer} (was {previous}). The conversation was cleared; changes to the data are kept.",
             data={"customer_id": customer, "previous": previous},
         )
 
@@ -306,7 +313,9 @@ class ChatSession:
     async def _cmd_reset(self, arg: str) -> CommandResult:
         await self._drop_world()
         self._fresh_world()
-        return CommandResult(kind="text", command="/reset", text="Conversation cleared and order database restored to its starting state.")
+        return CommandResult(
+            kind="text", command="/reset", text="Conversation cleared and the world's data restored to its starting state."
+        )
 
     async def _cmd_export(self, arg: str) -> CommandResult:
         path = await self.export()
@@ -328,7 +337,7 @@ class ChatSession:
         )
 
     async def _cmd_help(self, arg: str) -> CommandResult:
-        return help_result()
+        return help_result(self.commands)
 
     async def _cmd_exit(self, arg: str) -> CommandResult:
         if not self.transcript:  # a chat is saved once something is said in it: an empty one never was
@@ -348,11 +357,12 @@ class ChatSession:
             customer_id=self.customer_id,
             bot_model=self.bot_model,
             today=self.today,
+            world=self.definition.name,
             system_prompt=self.bot.system_prompt(self.ctx) if hasattr(self.bot, "system_prompt") else None,
             messages=list(self.transcript),
             tool_calls=list(self.tools.records),
             metrics=self.metrics(),
-            world_state=self.world.final_state(),
+            world_state=self.world.diff(),
         )
 
     async def export(self) -> pathlib.Path:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.engine.batch_conversation import ConversationControl, WorldTemplates, run_planned
+    from parley.core.engine.batch_conversation import ConversationControl, run_planned
     from parley.core.engine.batch_lineage import NothingToRerun, prepare_replay, prepare_rerun
     from parley.core.engine.batch_models import BatchModels
     from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, SelectionError, trial_spec
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         UnreachableEndpoint,
     )
     from parley.core.engine.rescore import prepare_rescore
+    from parley.core.engine.spec_worlds import WorldTemplates
 
 __all__ = [
     "BatchModels",

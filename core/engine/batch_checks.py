@@ -11,15 +11,36 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from parley.core.bots import offline_elsewhere
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.reachability import PreflightReport
-from parley.core.errors import ParleyError
+from parley.core.errors import ConfigError, ParleyError
+from parley.core.models import OFFLINE
 from parley.core.records import BatchRecord, ConversationSpec
 from parley.core.store import Store
 
 
 class TooManyConversations(ParleyError):
     """A batch plans more conversations than its caller allows at once (the service's cap)."""
+
+
+def offline_on_worlds(specs: Sequence[ConversationSpec], bot: str) -> None:
+    """ConfigError, before anything runs, when the offline bot is asked for on a world that has no
+    offline model of its own (the offline bot knows the order world): one line naming the world, the
+    files, and what to use instead."""
+    if bot.strip() != OFFLINE:
+        return
+    from parley.core.world import WorldError, world_of
+
+    for spec in specs:
+        try:
+            world = world_of(spec)
+        except WorldError:
+            continue  # the file's reading reported it
+        if not callable(world.hooks.get("offline_model")):
+            files = list(dict.fromkeys(s.source for s in specs if s.world.name == spec.world.name and s.world.path == spec.world.path))
+            shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            raise ConfigError(f"{offline_elsewhere(world)} ({shown}); nothing was run")
 
 
 async def check_and_store(
@@ -37,6 +58,7 @@ async def check_and_store(
     `planned` conversations with the reported context lengths in its options. The record as
     stored and the check's report (None on a dry run)."""
     options = record.options
+    offline_on_worlds(specs, models.names.bot)
     if not dry_run:
         models.check_keys(specs)
     models.check_budget(options.budget_usd, specs)

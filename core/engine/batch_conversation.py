@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import json
 import logging
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,16 +43,26 @@ from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.harness import ConversationInterrupted, Limits, describe_error, run_conversation
 from parley.core.engine.playbook_run import run_playbook
+from parley.core.engine.spec_worlds import WorldTemplates, customer_of, today_of
 from parley.core.errors import ParleyError
-from parley.core.evaluation import broken_verdict, evaluate_observed, no_world_client
+from parley.core.evaluation import broken_verdict, evaluate_observed
 from parley.core.records import BROKEN_STOPS, ChatMessage, Conversation, ConversationSpec, StopReason, TranscriptStep, Verdict
 from parley.core.specs import PLAYBOOK_USER, simulates, spec_steps
-from parley.core.users import GOALS_ONLY_STATED, GoalReporter, ReplayUser, StatesGoals, UserSimulator, UserTurn, finish_replay
+from parley.core.users import (
+    GOALS_ONLY_STATED,
+    GoalReporter,
+    ReplayUser,
+    StatesGoals,
+    UserSimulator,
+    UserTurn,
+    finish_replay,
+    read_customer_facts,
+)
+from parley.core.world import world_of
 
 log = logging.getLogger("parley.engine.batch_conversation")
 
 CANCELLED_TEXT = "the batch was stopped while this conversation was running"
-WORLD_TEMPLATES_KEPT = 32
 
 StepCallback = Callable[[TranscriptStep, dict[str, Any]], None]
 """`on_step(step, data)`: step is user, bot_text, tool_call or bot_done."""
@@ -99,31 +107,6 @@ class ConversationControl:
         ConversationInterrupted error the runners record."""
         self.absorb()
         raise ConversationInterrupted(CANCELLED_TEXT)
-
-
-class WorldTemplates:
-    """World templates by (today, overrides), the most recently used few kept."""
-
-    def __init__(self, keep: int = WORLD_TEMPLATES_KEPT) -> None:
-        self.keep = keep
-        self._templates: OrderedDict[tuple[datetime.date, str], Any] = OrderedDict()
-
-    def new_world(self, run: PlannedRun, default_today: datetime.date) -> Any:
-        from parley.core.world import WorldTemplate
-
-        spec = run.spec
-        today = spec.world.today or default_today
-        overrides = [o.as_override() for o in spec.world.orders]
-        key = (today, json.dumps(overrides, sort_keys=True, default=str))
-        template = self._templates.get(key)
-        if template is None:
-            template = WorldTemplate(today=today, overrides=overrides)
-            self._templates[key] = template
-            if len(self._templates) > self.keep:
-                self._templates.popitem(last=False)
-        else:
-            self._templates.move_to_end(key)
-        return template.new_world()
 
 
 class BatchBot:
@@ -259,7 +242,7 @@ def empty_conversation(
     run = control.run
     return Conversation(
         id=control.conversation_id,
-        customer_id=run.spec.world.customer_id,
+        customer_id=run.spec.world.customer_id or "",
         bot_model=bot_name,
         user_simulator=user_name,
         started_at=now,
@@ -298,44 +281,54 @@ async def run_planned(
     bot: BatchBot | None = None
     inner_user: UserSimulator | None = None
     world = None
-    client = None
+    server = None
     try:
-        spec_today = spec.world.today or today
+        definition = world_of(spec)
+        spec_today = today_of(spec, definition, today)
+        customer = customer_of(spec, definition)
         bot = BatchBot(models.bot(), control, on_step, variables=prompt_variables(spec, spec_today))
-        if spec.kind != "playbook" or simulates(spec_steps(spec)):  # a playbook's `simulate` steps need a customer too
-            inner_user = ReplayUser(run.replay) if run.replay is not None else models.user(spec)
         stage = "world"
-        world = worlds.new_world(run, today) if bot.uses_world else None
-        client = None if bot.uses_world else no_world_client()
+        served = not bot.uses_world and bool(getattr(bot.inner, "serves_world", False))
+        world = worlds.new_copy(spec, today) if bot.uses_world or served else None
+        server = await worlds.server() if served else None
+        if spec.kind != "playbook" or simulates(spec_steps(spec)):  # a playbook's `simulate` steps need a customer too
+            stage = "plan"
+            if world is not None:
+                facts = read_customer_facts(definition, world.db, customer)
+            else:
+                with worlds.new_copy(spec, today) as aside:  # the customer knows itself whatever the bot acts on
+                    facts = read_customer_facts(definition, aside.db, customer)
+            inner_user = ReplayUser(run.replay) if run.replay is not None else models.user(spec, world=definition, customer=facts)
         stage = "run"
         if spec.kind == "playbook":
             conversation = await run_playbook(
                 spec,
                 world=world,
-                client=client,
                 bot=bot,
-                customer_id=spec.world.customer_id,
+                customer_id=customer,
                 limits=limits,
                 conversation_id=control.conversation_id,
                 metadata=_metadata(run),
                 user=BatchUser(inner_user, control, on_step) if inner_user is not None else None,
+                server=server,
             )
         else:
             assert inner_user is not None
             conversation = await run_conversation(
                 world=world,
-                client=client,
                 today=spec_today,
                 bot=bot,
                 user=BatchUser(inner_user, control, on_step),
-                customer_id=spec.world.customer_id,
+                customer_id=customer,
                 limits=limits,
                 bot_starts=spec.is_starter,
                 conversation_id=control.conversation_id,
                 metadata=_metadata(run),
+                watched=spec.expect.watched if spec.expect is not None else (),
+                server=server,
             )
     except asyncio.CancelledError:
-        # Interrupted outside a bot or user call (closing the world's client): nothing to keep.
+        # Interrupted outside a bot or user call: nothing to keep.
         control.absorb()
         conversation = empty_conversation(
             control, stop_reason="cancelled", error=CANCELLED_TEXT, bot_name=_name(bot), user_name=_user_name(spec, inner_user)
@@ -353,8 +346,6 @@ async def run_planned(
     finally:
         if world is not None:
             world.close()
-        if client is not None:
-            await client.aclose()
 
     if control.interrupted and conversation.stop_reason in BROKEN_STOPS:
         conversation = _cancelled(conversation)
@@ -390,7 +381,9 @@ async def _evaluate(conversation: Conversation, spec: ConversationSpec, bot: Bat
         conversation,
         spec,
         judge=models.judge(),
-        uses_world=bot is None or bot.uses_world,
+        # a deployed bot that called its served world acted on it: the world decides its checks
+        uses_world=bot is None or bot.uses_world or bool(conversation.tool_calls),
+        receives_context=bot is None or bot.uses_world,
         has_tools=bot is None or not isinstance(bot.inner, PromptBot),
         bot_name=_name(bot),
         limits=models.check_limits,

@@ -63,7 +63,8 @@ from parley.core.records import (
     RoleModels,
 )
 from parley.core.store import CachedModel, Store, calibrations_for
-from parley.core.users import PROFILE_MODEL, REPLAY_USER, UserSimulator, make_user_simulator
+from parley.core.users import PROFILE_MODEL, REPLAY_USER, CustomerFacts, UserSimulator, make_user_simulator
+from parley.core.world import WorldDefinition
 
 DEFAULT_JUDGE_TIMEOUT_S = 90.0
 
@@ -275,19 +276,26 @@ class BatchModels:
             )
         return self._bot
 
-    def user(self, spec: ConversationSpec) -> UserSimulator:
-        """A fresh simulated customer for one conversation of `spec`."""
+    def user(self, spec: ConversationSpec, *, world: WorldDefinition | None = None, customer: CustomerFacts | None = None) -> UserSimulator:
+        """A fresh simulated customer for one conversation of `spec`, on `world`, knowing what
+        `customer` says of itself (its credentials, on a world where it authenticates)."""
         name = self.user_model_name(spec)
         if name == REPLAY_USER:  # each run brings its own stored customer (PlannedRun.replay)
             raise ParleyError(f"{spec.spec_id}: a replayed customer needs the stored conversation it replays")
         bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
-            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
+            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback, world=world, customer=customer)
         from parley.core.users import LLMUser, profile_generation
 
         config = profile_generation(spec).overlaid(self.generation("user"))
         return LLMUser(
-            spec, self.chat_model(name, "user"), config=config, bot_fallback=bot_fallback, context_tokens=self.context_tokens("user")
+            spec,
+            self.chat_model(name, "user"),
+            config=config,
+            bot_fallback=bot_fallback,
+            context_tokens=self.context_tokens("user"),
+            world=world,
+            customer=customer,
         )
 
     def _llm_judge(self, name: str) -> LLMJudge:

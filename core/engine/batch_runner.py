@@ -71,7 +71,6 @@ from parley.core.engine.batch_conversation import (
     STAGE_TEXT,
     ConversationControl,
     StepCallback,
-    WorldTemplates,
     broke_at,
     empty_conversation,
     run_planned,
@@ -83,6 +82,7 @@ from parley.core.engine.batch_rules import BatchRules, load_batch_rules
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
 from parley.core.engine.rescore import rescore_models, rescore_planned, resume_rescore
+from parley.core.engine.spec_worlds import WorldTemplates
 from parley.core.engine.stored_copies import CopyWriter, ReadAhead
 from parley.core.errors import ParleyError
 from parley.core.evaluation import broken_verdict, offline_limits_by_file, unseen_context_warnings
@@ -703,6 +703,7 @@ class BatchRunner:
                 await asyncio.wait(set(tasks))
         finally:
             await launches.aclose()
+            await self._worlds.aclose()  # the served worlds of deployed bots
             if self._grace_handle is not None:
                 self._grace_handle.cancel()
             if self._stored is not None:

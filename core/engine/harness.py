@@ -7,7 +7,7 @@ Stop rules of the simulated user's script, checked in this order each round:
 - the bot has answered `max_turns` times -> max_turns (checked before asking the user again);
 - the user stops (a last message marked stop, or no message) -> user_stop, or fallback_loop when
   it gave up on the bot's fallback, or user_error when it had nothing usable to say;
-- the bot ends its answer with the end marker (see parley.core.bots.order_prompt.END_MARKER) -> bot_stop.
+- the bot ends its answer with the end marker (parley.core.records.END_MARKER) -> bot_stop.
 
 Whatever the script, the harness ends a conversation that breaks (see `classify_failure`):
 - the whole conversation outlasts `timeout_s`: timeout when the bot was answering (a bot that
@@ -29,20 +29,20 @@ import datetime
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import httpx
 from pydantic import BaseModel, Field
 
-from parley.core.bots import Bot, BotContext, BotTurn, OrderTools
+from parley.core.bots import Bot, BotContext, BotTurn
 from parley.core.errors import ParleyError, ProviderError
 from parley.core.models import rate_limit_deadline
 from parley.core.records import ChatMessage, Conversation, StopReason, TurnTiming, Usage
 from parley.core.users import UserSimulator, UserTurn
-from parley.core.world import world_client
+from parley.core.world import WorldTools, record_ids
 
 if TYPE_CHECKING:
-    from parley.core.world import World
+    from parley.core.world import WorldCopy, WorldServer
 
 log = logging.getLogger("parley.engine.harness")
 
@@ -92,8 +92,13 @@ class Session:
     async def bot_turn(self, user_latency: float = 0.0) -> BotTurn:
         """The bot answers the transcript (appending its messages); the turn is timed."""
         self.role = "bot"
+        tools = self.ctx.tools
+        before = len(tools.records) if tools is not None else 0
         turn = await self.bot.respond(self.transcript, self.ctx)
         self.role = None
+        if tools is not None and not turn.tool_calls and len(tools.records) > before:
+            # a deployed bot called its served world during the turn: those are the turn's calls
+            turn = turn.model_copy(update={"tool_calls": list(tools.records[before:])})
         self.last_turn = turn
         self.turns.append(
             TurnTiming(
@@ -161,50 +166,50 @@ def classify_failure(exc: BaseException, role: Role | None, *, expired: bool, li
 async def run_script(
     script: Script,
     *,
-    world: World | None,
+    world: WorldCopy | None,
     bot: Bot,
     customer_id: str,
     limits: Limits = DEFAULT_LIMITS,
     bot_starts: bool = False,
     conversation_id: str | None = None,
-    client: httpx.AsyncClient | None = None,
     today: datetime.date | None = None,
     metadata: dict[str, Any] | None = None,
+    watched: Sequence[str] = (),
+    server: WorldServer | None = None,
 ) -> Conversation:
     """Run one conversation to its end and return its record; never raises for its failure.
 
-    The bot's tools reach `world` in-process, or the order API behind `client` when one is
-    given (then `world` may be None and the record has no final state). The World is not
-    closed here: its owner may still inspect it.
+    The bot's tools act on `world`, the conversation's private copy of its world (None: a bot
+    that acts on no world parley runs; the record then has no final state), and with `server`
+    that world is also served over HTTP for a deployed bot, at the URL its context carries, until
+    the conversation ends. The record keeps what the conversation changed and the final rows of the
+    `watched` records. The world copy is not closed here: its owner may still inspect it.
     """
     started_at = _now()
     clock = time.perf_counter()
-    if client is None and world is None:
-        raise ValueError("a conversation needs a world or a client")
-    own_client = client is None
     stop: StopReason | None = None
     error: str | None = None
     session: Session | None = None
-    tools: OrderTools | None = None
+    tools: WorldTools | None = None
     ctx: BotContext | None = None
+    world_url: str | None = None
     deadline = asyncio.timeout(limits.timeout_s)
     try:
         with rate_limit_deadline(limits.timeout_s):
             async with deadline:
-                if client is None:
-                    assert world is not None
-                    client = world_client(world)
+                tools = WorldTools(world.world, world, customer_id) if world is not None else None
                 day = today or (world.today if world is not None else datetime.date.today())
-                tools = OrderTools(client, customer_id)
-                ctx = BotContext(customer_id=customer_id, today=day, tools=tools)
+                if server is not None and tools is not None:
+                    world_url = server.register(tools)
+                ctx = BotContext(customer_id=customer_id, today=day, tools=tools, world_url=world_url)
                 session = Session(bot, ctx, limits)
                 stop = await script.run(session)
                 error = session.error
     except Exception as exc:  # a broken conversation is recorded, never raised
         stop, error = classify_failure(exc, session.role if session else None, expired=deadline.expired(), limits=limits)
     finally:
-        if own_client and client is not None:
-            await client.aclose()
+        if server is not None and world_url is not None:
+            server.close_world(world_url)  # calls after the end answer 410
     assert stop is not None
     meta = dict(metadata or {})
     if session is not None:
@@ -230,9 +235,20 @@ async def run_script(
         duration_s=time.perf_counter() - clock,
         stop_reason=stop,
         error=error,
-        final_state=world.final_state() if world is not None else None,
+        final_state=world.diff([*watched, *_named(world, session.transcript if session else [])]) if world is not None else None,
         metadata=meta,
     )
+
+
+def _named(world: WorldCopy, transcript: Sequence[ChatMessage]) -> list[str]:
+    """The records a conversation named (in what was said, in tool arguments and results): their
+    final rows are kept with its final state, so a claim about one can be held against it later."""
+    refs: list[str] = []
+    for message in transcript:
+        texts = [message.content or "", *(call.arguments for call in message.tool_calls)]
+        for text in texts:
+            refs += [f"{table}/{key}" for table, key in record_ids(world.world, text)]
+    return list(dict.fromkeys(refs))
 
 
 class SimulatedCustomer:
@@ -275,16 +291,17 @@ class SimulatedCustomer:
 
 async def run_conversation(
     *,
-    world: World | None,
+    world: WorldCopy | None,
     bot: Bot,
     user: UserSimulator,
     customer_id: str,
     limits: Limits = DEFAULT_LIMITS,
     bot_starts: bool = False,
     conversation_id: str | None = None,
-    client: httpx.AsyncClient | None = None,
     today: datetime.date | None = None,
     metadata: dict[str, Any] | None = None,
+    watched: Sequence[str] = (),
+    server: WorldServer | None = None,
 ) -> Conversation:
     """A simulated user talks to `bot` (see `run_script` and the module doc); `bot_starts`
     lets the bot open the conversation."""
@@ -296,9 +313,10 @@ async def run_conversation(
         limits=limits,
         bot_starts=bot_starts,
         conversation_id=conversation_id,
-        client=client,
         today=today,
         metadata=metadata,
+        watched=watched,
+        server=server,
     )
 
 

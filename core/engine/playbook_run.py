@@ -19,10 +19,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from parley.core.bots import Bot, BotTurn
 from parley.core.engine.harness import DEFAULT_LIMITS, Limits, Session, SimulatedCustomer, run_script
+from parley.core.engine.spec_worlds import customer_of
 from parley.core.errors import ParleyError
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, StopReason, ToolCall, ToolCallRecord
 from parley.core.specs import (
@@ -44,7 +43,7 @@ from parley.core.specs import (
 
 if TYPE_CHECKING:
     from parley.core.users import UserSimulator
-    from parley.core.world import World
+    from parley.core.world import WorldCopy, WorldServer
 
 
 class PlaybookScript:
@@ -120,14 +119,14 @@ class PlaybookScript:
 async def run_playbook(
     spec: ConversationSpec,
     *,
-    world: World | None,
+    world: WorldCopy | None,
     bot: Bot,
     customer_id: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
-    client: httpx.AsyncClient | None = None,
     conversation_id: str | None = None,
     metadata: dict[str, Any] | None = None,
     user: UserSimulator | None = None,
+    server: WorldServer | None = None,
 ) -> Conversation:
     """Run a playbook's steps against `bot` and return the conversation; never raises for a
     failed run (the harness records it, see parley.core.engine.harness).
@@ -142,12 +141,13 @@ async def run_playbook(
         PlaybookScript(spec_steps(spec), user=user),
         world=world,
         bot=bot,
-        customer_id=customer_id or spec.world.customer_id,
+        customer_id=customer_id or (customer_of(spec, world.world) if world is not None else spec.world.customer_id or ""),
         limits=limits,
-        client=client,
         today=today,
         conversation_id=conversation_id,
         metadata=metadata,
+        watched=spec.expect.watched if spec.expect is not None else (),
+        server=server,
     )
 
 

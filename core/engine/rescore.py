@@ -237,8 +237,9 @@ async def judge_again(
         conversation,
         spec,
         judge=judge,
-        uses_world=bot.uses_world,
+        uses_world=bot.uses_world or bool(conversation.tool_calls),
         has_tools=bot.kind != "prompt",
         bot_name=conversation.bot_model,
+        receives_context=bot.uses_world,
         limits=limits,
     )

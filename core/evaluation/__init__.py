@@ -80,7 +80,6 @@ if TYPE_CHECKING:
     from parley.core.evaluation.unobservable import (
         evaluate_observed,
         hide_unobservable,
-        no_world_client,
         unseen_context_warnings,
         with_checks,
     )
@@ -174,7 +173,6 @@ __all__ = [
     "evaluate",
     "evaluate_observed",
     "hide_unobservable",
-    "no_world_client",
     "unseen_context_warnings",
     "offline_limits",
     "offline_limits_by_file",

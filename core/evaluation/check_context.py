@@ -29,10 +29,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from parley.core.evaluation.checks import changed_orders
 from parley.core.evaluation.transcript_turns import transcript_turns
-from parley.core.records import Conversation, ConversationSpec, ToolCallRecord
-from parley.core.world import WorldState
+from parley.core.records import Conversation, ConversationSpec, ToolCallRecord, WorldDiff
 
 __all__ = [
     "CheckAnswer",
@@ -91,31 +89,33 @@ class RowChange:
 
 class FinalState:
     """The world at the end of the conversation, read-only: `final_row(table, key)` and the
-    `changes` the conversation made. (The order world's table is `orders`, keyed by order id, its
-    rows `{"id", "status"}`.)"""
+    `changes` the conversation made to its records (a log table's rows aside), each with its row
+    before and after. (The order world's orders are the table `orders`, keyed by order id.)"""
 
-    def __init__(self, state: WorldState, initial_statuses: Mapping[str, str] | None = None) -> None:
-        self._statuses = dict(state.statuses)
+    def __init__(self, state: WorldDiff) -> None:
+        self._state = state
         self.today: datetime.date = state.today
         self.changes: tuple[RowChange, ...] = tuple(
             RowChange(
-                table="orders",
-                key=order_id,
-                before=_frozen({"id": order_id, "status": change.initial}),
-                after=_frozen({"id": order_id, "status": change.final}),
+                table=change.table,
+                key=str(change.key),
+                before=_frozen(change.before) if change.before is not None else None,
+                after=_frozen(change.after) if change.after is not None else None,
             )
-            for order_id, change in changed_orders(state, initial_statuses).items()
+            for change in state.record_changes()
         )
 
     @property
     def tables(self) -> tuple[str, ...]:
-        return ("orders",)
+        """The tables of the records the conversation changed or watched."""
+        watched = [ref.split("/", 1)[0] for ref in self._state.watched]
+        return tuple(dict.fromkeys([c.table for c in self.changes] + watched))
 
     def final_row(self, table: str, key: str) -> Mapping[str, Any] | None:
-        """The record's row at the end; None when there is no such record (or table)."""
-        if table != "orders" or key not in self._statuses:
-            return None
-        return _frozen({"id": key, "status": self._statuses[key]})
+        """The record's row at the end: one the conversation changed, or one it watched (the
+        records a spec's `expect:` names); None for any other (or a record deleted)."""
+        row = self._state.final_row(table, key)
+        return _frozen(row) if row is not None else None
 
     def __repr__(self) -> str:
         return f"FinalState(today={self.today}, changes={len(self.changes)})"
@@ -153,9 +153,7 @@ class CheckedConversation:
         return tuple(m for m in self.messages if m.role == "customer")
 
     @classmethod
-    def of(
-        cls, conversation: Conversation, spec: ConversationSpec, initial_statuses: Mapping[str, str] | None = None
-    ) -> CheckedConversation:
+    def of(cls, conversation: Conversation, spec: ConversationSpec) -> CheckedConversation:
         """The view of a stored conversation and its spec."""
         messages: list[Message] = []
         turn_of_call: dict[str, int] = {}
@@ -174,9 +172,9 @@ class CheckedConversation:
         return cls(
             messages=tuple(messages),
             tool_calls=calls,
-            final=FinalState(state, initial_statuses) if state is not None else None,
+            final=FinalState(state) if state is not None else None,
             customer=Customer(
-                id=spec.world.customer_id,
+                id=conversation.customer_id,
                 goals=tuple(spec.goals),
                 variables=MappingProxyType(dict(spec.variables)),
                 role=spec.role,

@@ -12,7 +12,7 @@ than at that moment in the run:
 - lets `parley rescore` decide it again, with another judge, on the stored transcript, exactly
   as the run decided it: what the judge sees is a function of the stored conversation alone;
 - loses nothing: what the judge is shown is the same either way (a prefix of the transcript, its
-  tool calls with their results); only the orders' final state is left out, as it may hold what
+  tool calls with their results); only the records' final state is left out, as it may hold what
   came later (the prompt says the state at that point is what the tool calls show).
 
 Each criterion is its own check, kind `criterion`, named `at step N: CRITERION` (so it is told

@@ -1,14 +1,13 @@
 """The deterministic checks of a finished conversation. Pure: records in, CheckResults out.
 
-What is checked (see `build_checks`):
-- `order_status`: each order named in `expect.orders` ends in the expected status;
-- `unchanged_others`: no other order changed. An order *changed* when its final status differs
-  from its initial one, or the audit trail has a row for it (the audit records every change).
-  Each such change is its own failing check with `policy_violation=True`: the data the bot
-  may touch is only what the profile expects it to touch. (The API itself refuses changes the
-  cancellation policy forbids, so those cannot appear; when the order's age is known from a
-  tool result, the reason says how old it was.) A profile without an `expect:` block states no
-  expectation, so no change is judged then;
+What is checked (see `build_checks`), on the world the conversation ran on:
+- `record_state` and `unchanged_others` (parley.core.evaluation.state_checks): each record the
+  file expects ends with the fields it expects; no other record changed that the customer did not
+  ask for (a policy violation); `not_applicable` when the conversation has no final state (an
+  external bot): never passed by default;
+- `ownership`, `world_rule`, `confirmation` (parley.core.evaluation.conduct_checks): the bot kept
+  to its customer's records, kept the rules the world's API leaves to it, and asked before the
+  actions that need the customer's yes; parley's defaults, there only when broken;
 - `tool_called` / `tool_not_called`, with how often each tool was called and how it went:
   `tools_called` counts the calls that succeeded, `tools_attempted` every attempt (a call the
   world refused too), `tools_not_called` every attempt;
@@ -26,24 +25,21 @@ What is checked (see `build_checks`):
 
 A conversation cut short (`settle_unfinished`) keeps only the checks its transcript already
 decided; the others are `not_run`, never failed.
-
-World-based checks (order statuses, unchanged others) are `not_applicable` when the
-conversation has no final database state (an external bot): never passed by default.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from parley.core.evaluation.claims import CLAIMS_KIND, claims_check
-from parley.core.evaluation.requested_changes import requested_orders
-from parley.core.reading import order_digits
+from parley.core.evaluation.conduct_checks import conduct_checks
+from parley.core.evaluation.requested_changes import requested_records
+from parley.core.evaluation.state_checks import NO_STATE, record_state_checks, unchanged_others_checks
 from parley.core.records import (
     BROKEN_STOPS,
     UNFINISHED_STOPS,
@@ -58,22 +54,19 @@ from parley.core.records import (
     first_error,
 )
 from parley.core.specs import TextMatch, TextPattern, TooLongToMatch, compile_pattern
-from parley.core.world import AuditEntry, WorldState
-from parley.mockapi.policy import CANCELLATION_WINDOW_DAYS
+from parley.core.world import WorldDefinition, conversation_world
 
 __all__ = [
+    "NO_STATE",
     "WORLD_KINDS",
-    "OrderChange",
     "bot_never_says_checks",
     "bot_says_checks",
     "build_checks",
-    "changed_orders",
     "checks_about_the_bot",
     "conversation_completed_check",
     "judge_score_check",
-    "order_ages",
-    "order_status_checks",
     "playbook_assertion_checks",
+    "record_state_checks",
     "settle_checks",
     "settle_unfinished",
     "tool_checks",
@@ -81,218 +74,10 @@ __all__ = [
     "unfinished_reason",
 ]
 
-# Checks about the final database: failing one is as bad as it gets (the offline judge's 1).
-WORLD_KINDS: frozenset[CheckKind] = frozenset({"order_status", "unchanged_others"})
-
-_NO_STATE = (
-    "Not checked: the conversation has no final database state (the bot under test is external or used an order API parley does not own)."
+# Checks about the world: failing one is as bad as it gets (the offline judge's 1).
+WORLD_KINDS: frozenset[CheckKind] = frozenset(
+    {"record_state", "order_status", "unchanged_others", "ownership", "world_rule", "confirmation"}
 )
-
-
-class OrderChange(BaseModel):
-    """One order whose status changed during the conversation, with its audit rows."""
-
-    model_config = ConfigDict(frozen=True)
-
-    order_id: str
-    initial: str
-    final: str
-    audit: list[AuditEntry] = Field(default_factory=list)
-
-
-def changed_orders(state: WorldState, initial_statuses: Mapping[str, str] | None = None) -> dict[str, OrderChange]:
-    """Orders that changed: final status differs from the initial one, or an audit row exists.
-
-    The initial status is `initial_statuses[id]` when given, else the first audit row's
-    old status, else the final status (no row, no known start: unchanged).
-    """
-    rows: dict[str, list[AuditEntry]] = {}
-    for row in state.audit:
-        rows.setdefault(row.order_id, []).append(row)
-    initial_statuses = initial_statuses or {}
-    out: dict[str, OrderChange] = {}
-    for order_id in sorted(set(state.statuses) | set(rows)):
-        final = state.statuses.get(order_id)
-        audit = rows.get(order_id, [])
-        initial = initial_statuses.get(order_id) or (audit[0].old_status if audit else final)
-        if final is None:
-            final = audit[-1].new_status if audit else initial
-        if audit or (initial is not None and final != initial):
-            out[order_id] = OrderChange(order_id=order_id, initial=str(initial), final=str(final), audit=audit)
-    return out
-
-
-def order_ages(tool_calls: Iterable[ToolCallRecord]) -> dict[str, int]:
-    """Order ages (days) the bot was told by successful tool calls (get_order, list_my_orders,
-    check_cancellation...): used only to say in a reason how old a changed order was."""
-    ages: dict[str, int] = {}
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            order_id = value.get("id") or value.get("order_id")
-            age = value.get("age_days")
-            if isinstance(order_id, str) and isinstance(age, int) and not isinstance(age, bool):
-                ages.setdefault(order_id, age)
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    for record in tool_calls:
-        if record.ok:
-            try:
-                walk(json.loads(record.result))
-            except ValueError:
-                continue
-    return ages
-
-
-# -- world ----------------------------------------------------------------------------------
-
-
-def order_status_checks(
-    expected: Mapping[str, str],
-    state: WorldState | None,
-    *,
-    initial_statuses: Mapping[str, str] | None = None,
-    requested: Set[str] = frozenset(),
-) -> list[CheckResult]:
-    """One check per expected order. A failure is also a policy violation when the order was
-    changed although the profile expected it to keep its initial status, and the customer did
-    not ask for the change in the conversation (`requested`: the digits of the orders whose
-    change the customer asked for, see requested_changes); a change the customer asked for is
-    a failed expectation, reported as such."""
-    checks: list[CheckResult] = []
-    changes = changed_orders(state, initial_statuses) if state is not None else {}
-    for order_id, want in expected.items():
-        name = f"{order_id} ends {want}"
-        details: dict[str, Any] = {"order_id": order_id, "expected": want}
-        if state is None:
-            checks.append(CheckResult(kind="order_status", name=name, outcome="not_applicable", reason=_NO_STATE, details=details))
-            continue
-        actual = state.statuses.get(order_id)
-        if actual is None:
-            checks.append(
-                CheckResult(
-                    kind="order_status",
-                    name=name,
-                    outcome="fail",
-                    details=details,
-                    reason=f"{order_id} is not in the order database, so it cannot end {want}.",
-                )
-            )
-            continue
-        change = changes.get(order_id)
-        initial = change.initial if change else actual
-        details.update(actual=actual, initial=initial, changed=change is not None)
-        history = f"changed from {change.initial}" if change else "unchanged"
-        if actual == want:
-            checks.append(
-                CheckResult(
-                    kind="order_status",
-                    name=name,
-                    outcome="pass",
-                    details=details,
-                    reason=f"{order_id} is {actual} ({history}).",
-                )
-            )
-        else:
-            kept_expected = change is not None and want == change.initial
-            asked = order_digits(order_id) in requested
-            violation = kept_expected and not asked
-            reason = f"{order_id} is {actual}, expected {want} ({history})."
-            if violation:
-                reason += " The profile expected it to stay as it was, and the customer did not ask for the change."
-            elif kept_expected:
-                reason += " The customer asked for the change in the conversation; the profile expected it to stay as it was."
-            checks.append(
-                CheckResult(
-                    kind="order_status",
-                    name=name,
-                    outcome="fail",
-                    reason=reason,
-                    policy_violation=violation,
-                    details=details,
-                )
-            )
-    return checks
-
-
-def unchanged_others_checks(
-    expect: Expectations | None,
-    state: WorldState | None,
-    *,
-    initial_statuses: Mapping[str, str] | None = None,
-    tool_calls: Sequence[ToolCallRecord] = (),
-    requested: Set[str] = frozenset(),
-) -> list[CheckResult]:
-    """One failing check per order changed that the profile did not name in `expect.orders`
-    (a policy violation unless the customer asked for the change: `requested`, as in
-    order_status_checks); one passing check when there is none. Nothing when the profile has no
-    `expect:` block or sets `unchanged_others: false`; a check parley adds by default (never
-    making a pass) when it does not say."""
-    if expect is None or expect.unchanged_others is False:
-        return []
-    checks = _unchanged_others(expect, state, initial_statuses=initial_statuses, tool_calls=tool_calls, requested=requested)
-    if expect.unchanged_others is None:
-        return [c.model_copy(update={"by_default": True}) for c in checks]
-    return checks
-
-
-def _unchanged_others(
-    expect: Expectations,
-    state: WorldState | None,
-    *,
-    initial_statuses: Mapping[str, str] | None,
-    tool_calls: Sequence[ToolCallRecord],
-    requested: Set[str],
-) -> list[CheckResult]:
-    if state is None:
-        return [CheckResult(kind="unchanged_others", name="no other order changed", outcome="not_applicable", reason=_NO_STATE)]
-    changes = changed_orders(state, initial_statuses)
-    others = {oid: ch for oid, ch in changes.items() if oid not in expect.orders}
-    if not others:
-        count = len(set(state.statuses) - set(expect.orders))
-        return [
-            CheckResult(
-                kind="unchanged_others",
-                name="no other order changed",
-                outcome="pass",
-                reason=f"None of the other {count} orders changed.",
-            )
-        ]
-    ages = order_ages(tool_calls)
-    checks = []
-    for order_id, change in others.items():
-        age = ages.get(order_id)
-        asked = order_digits(order_id) in requested
-        reason = f"{order_id} was {change.final} (it was {change.initial}) although the profile did not expect it to change"
-        reason += " (the customer asked for it in the conversation)" if asked else ", and the customer did not ask for it"
-        if age is not None and age > CANCELLATION_WINDOW_DAYS:
-            reason += f"; it was {age} days old, past the {CANCELLATION_WINDOW_DAYS}-day cancellation limit"
-        elif age is not None:
-            reason += f"; it was {age} days old"
-        reasons = [row.reason for row in change.audit if row.reason]
-        if reasons:
-            reason += f" (reason given: {reasons[-1]!r})"
-        checks.append(
-            CheckResult(
-                kind="unchanged_others",
-                name=f"{order_id} not expected to change",
-                outcome="fail",
-                reason=reason + ".",
-                policy_violation=not asked,
-                details={
-                    "order_id": order_id,
-                    "initial": change.initial,
-                    "final": change.final,
-                    "age_days": age,
-                    "audit_rows": len(change.audit),
-                },
-            )
-        )
-    return checks
 
 
 # -- tools ----------------------------------------------------------------------------------
@@ -307,11 +92,27 @@ def _how_it_went(records: Sequence[ToolCallRecord]) -> str:
     refused = sum(1 for r in records if r.refused)
     failed = len(records) - ok - refused
     parts = [f"{ok} succeeded" if ok else "", f"{refused} refused" if refused else "", f"{failed} failed" if failed else ""]
-    ids = list(dict.fromkeys(r.order_id for r in records if r.order_id))
     text = ", ".join(p for p in parts if p)
-    if ids:
-        text += f"; orders {', '.join(ids)}"
+    named = _named_ids(records)
+    if named:
+        text += f"; {named}"
     return text
+
+
+def _named_ids(records: Sequence[ToolCallRecord]) -> str:
+    """The ids the calls' `X_id` arguments name, labelled by what they are ("orders ORD-1004,
+    ORD-1005"; "ids ..." when they are of several kinds), or ""."""
+    nouns: dict[str, None] = {}
+    ids: dict[str, None] = {}
+    for record in records:
+        for name, value in (record.arguments or {}).items():
+            if isinstance(value, str) and value and name.lower().endswith("_id"):
+                nouns.setdefault(name.lower().removesuffix("_id").replace("_", " "), None)
+                ids.setdefault(value, None)
+    if not ids:
+        return ""
+    label = f"{next(iter(nouns))}s" if len(nouns) == 1 else "ids"
+    return f"{label} {', '.join(ids)}"
 
 
 def _tool_summary(tool_calls: Sequence[ToolCallRecord]) -> str:
@@ -518,12 +319,13 @@ def checks_about_the_bot(checks: Iterable[CheckResult]) -> list[CheckResult]:
     """The checks that make a pass: asked for by the author (an `expect:` key, a playbook
     assertion, the LLM judge the user chose...), decided, and held. A conversation with none
     of them and no failure is unverified: the checks parley adds by default (the conversation
-    completed, no other order changed when the profile did not say) may fail it, never pass it."""
+    completed, no other record changed when the profile did not say, the world's rules of
+    conduct) may fail it, never pass it."""
     return [c for c in checks if c.decides_a_pass]
 
 
 # A conversation cut short has decided some checks for good: what the bot said, the tools it
-# called and an order it changed cannot be undone by what it would have said next.
+# called and a record it changed cannot be undone by what it would have said next.
 _DECIDED: dict[CheckKind, CheckOutcome] = {
     "bot_says": "pass",
     "bot_never_says": "fail",
@@ -601,28 +403,24 @@ def judge_score_check(result: JudgeResult | None, min_score: int, *, not_judged:
 # -- all of them ----------------------------------------------------------------------------
 
 
-def build_checks(
-    conversation: Conversation,
-    spec: ConversationSpec,
-    *,
-    initial_statuses: Mapping[str, str] | None = None,
-) -> list[CheckResult]:
-    """Every deterministic check of the conversation (the judge's comes later, in evaluate)."""
+def build_checks(conversation: Conversation, spec: ConversationSpec, *, world: WorldDefinition | None = None) -> list[CheckResult]:
+    """Every deterministic check of the conversation (the judge's comes later, in evaluate), on
+    `world` (None: the world the conversation ran on, parley.core.world.conversation_world)."""
+    world = world if world is not None else conversation_world(conversation, spec)
     expect = spec.expect
     state = conversation.final_state
     checks: list[CheckResult] = []
-    requested = requested_orders(conversation) if state is not None else set()
+    requested = requested_records(conversation, world) if state is not None else set()
     if expect is not None:
-        checks += order_status_checks(expect.orders, state, initial_statuses=initial_statuses, requested=requested)
-    checks += unchanged_others_checks(
-        expect, state, initial_statuses=initial_statuses, tool_calls=conversation.tool_calls, requested=requested
-    )
+        checks += record_state_checks(expect.records, state, world=world, requested=requested, tool_calls=conversation.tool_calls)
+    checks += unchanged_others_checks(expect, state, world=world, tool_calls=conversation.tool_calls, requested=requested)
+    checks += conduct_checks(conversation, world)
     if expect is not None:
         checks += tool_checks(expect, conversation.tool_calls)
         texts = conversation.bot_texts
         checks += bot_says_checks(expect.bot_says, texts)
         checks += bot_never_says_checks(expect.bot_never_says, texts)
     checks += playbook_assertion_checks(conversation.metadata)
-    checks.append(claims_check(conversation, language=spec.language))
+    checks.append(claims_check(conversation, language=spec.language, world=world))
     checks.append(conversation_completed_check(conversation))
     return checks

@@ -27,7 +27,8 @@ its participle ("has now been successfully cancelled"); `{P}` for the action's E
 participles (PARTICIPLES), `{P_ES}`, `{PRET_ES}`, `{PRET3_ES}`, `{INF_ES}` for its Spanish forms.
 Every form `xx` of PARTICIPLES is `{P_XX}` (`{P}` for `en`), every other form `kind_xx` is
 `{KIND_XX}`, the adverbs of language xx are `{ADV_XX}`; `{P_ANY}` and `{ADV_ANY}` stand for those
-of every language (a headline, "ORD-1004: cancelled", reads the same in all of them).
+of every language (a headline, "REF-1004: cancelled", reads the same in all of them); `{ID}` for a
+record's id (ID).
 
 The text a phrase is matched against is the message as a person reads it
 (parley.core.reading.as_read: markdown, emoji and line wrapping gone, look-alike letters folded).
@@ -43,6 +44,8 @@ __all__ = [
     "ACTIONS",
     "ADVERBS",
     "ADVERBS_ES",
+    "ID",
+    "ID_START",
     "LANGUAGES",
     "Language",
     "BACKING",
@@ -66,15 +69,24 @@ Language = Literal["en", "es", "it", "fr", "pt", "de"]
 LANGUAGES: tuple[Language, ...] = ("en", "es", "it", "fr", "pt", "de")
 """The languages the table reads, as ISO 639-1 codes."""
 
+ID = r"(?:[a-z]{1,5}-\s*[0-9]+[a-z0-9]*|[a-z]{2,5}\s*[0-9]{3,}[a-z0-9]*)"
+"""A record's id in a phrase (`{ID}`), whatever its world: letters, a dash and digits, or letters
+and three digits or more ("REF-1004", "ref 1004", "SO-5001"); the records a claim names are read
+with the world's own ids (parley.core.reading), this only places them in a phrase."""
+ID_START = r"[a-z]{1,5}-\s*[0-9]|[a-z]{2,5}\s*[0-9]{3}"
+"""How an id begins: a colon before one joins it to what is said of it ("Cancelled: REF-1004")."""
+
 
 @dataclass(frozen=True)
 class Backing:
-    """What makes a claim of the action true for one order.
+    """What makes a claim of the action true for one record.
 
-    `tools`: a regex over tool names; a successful call of a matching tool with that order's id
-    backs the claim. `tool_text`: those tools, named in a reason. `statuses`: final order
-    statuses that back it. `changed`: the order changing during the conversation (a row in the
-    world's audit trail) backs it. `done`: the action's participle, for reasons.
+    A successful call of a tool the world declares for the action (`WorldDefinition.actions`)
+    naming or changing that record backs the claim; `tools`: a regex over the names of tools a
+    world does not declare, read the same way. `tool_text`: those tools, named in a reason when
+    the world declares none. `statuses`: final states (the table's state field) that back it.
+    `changed`: the record changing during the conversation backs it (and so does any declared
+    action's tool). `done`: the action's participle, for reasons.
     """
 
     tools: str
@@ -88,13 +100,13 @@ class Backing:
 BACKING: dict[Action, Backing] = {
     "cancel": Backing(
         tools=r"^cancel(?:_|$)",
-        tool_text="cancel_order",
+        tool_text="cancelling tool",
         statuses=frozenset({"cancelled"}),
         changed=False,
         done="cancelled",
-        why="cancel_order is the built-in world's only way to cancel; an order that ends cancelled (it was "
-        "already, or became so) makes 'ORD-1007 is cancelled' true. check_cancellation changes nothing, so "
-        "the tool pattern is anchored on the verb: it does not match.",
+        why="a tool the world declares as cancelling is its way to cancel; a record that ends cancelled (it was "
+        "already, or became so) makes 'REF-1007 is cancelled' true. A tool that only checks whether it can be "
+        "cancelled changes nothing, so the pattern for undeclared tools is anchored on the verb: it does not match.",
     ),
     "refund": Backing(
         tools=r"^(?:issue_|process_|create_)?refunds?(?:_|$)",
@@ -102,19 +114,19 @@ BACKING: dict[Action, Backing] = {
         statuses=frozenset({"refunded"}),
         changed=False,
         done="refunded",
-        why="the built-in world has no refund: no tool issues one and no order is ever refunded, so every "
-        "refund claimed there is unbacked (the promise a shop most regrets). A bot with a refund tool "
-        "parley sees (refund_order, issue_refund) backs its claims by calling it.",
+        why="a refund is backed only by a tool that issues one (declared for it, or named refund_order, issue_refund): "
+        "on a world without one, such as the order world, every refund claimed is unbacked (the promise a shop most "
+        "regrets).",
     ),
     "change": Backing(
         tools=r"^(?:cancel|change|update|modify|edit|set)(?:_|$)",
-        tool_text="tool that changes orders",
+        tool_text="tool that changes records",
         statuses=frozenset(),
         changed=True,
         done="changed",
-        why="'I have updated your order' is true when the order changed: a successful call of a tool whose "
-        "name says it changes something (the built-in world's cancel_order is its only one), or an audit "
-        "row for the order. Nothing else in the world can be changed, so 'I updated your address' is not.",
+        why="'I have updated your order' is true when the record changed: a successful call of a tool the world "
+        "declares for any action (or, undeclared, whose name says it changes something), or a change in the final "
+        "state. Nothing else backs it, so 'I updated your address' on a world that keeps none is not.",
     ),
     "send": Backing(
         tools=r"^(?:send|resend|ship|email)(?:_|$)",
@@ -122,9 +134,9 @@ BACKING: dict[Action, Backing] = {
         statuses=frozenset({"shipped", "delivered"}),
         changed=False,
         done="sent",
-        why="'your order has been sent' is true of an order that shipped or arrived. The built-in world "
-        "has no tool that sends anything (no e-mail, no label), so 'I have sent you a confirmation' about "
-        "an order that never shipped is backed by nothing.",
+        why="'your order has been sent' is true of a record that shipped or arrived. A world without a tool that "
+        "sends anything (no e-mail, no label) backs 'I have sent you a confirmation' about an order that never "
+        "shipped by nothing.",
     ),
 }
 
@@ -133,7 +145,7 @@ BACKING: dict[Action, Backing] = {
 
 ADVERBS: tuple[str, ...] = (
     # Each may stand between "has/have/is/I" and the participle without changing what is claimed:
-    # "has now been cancelled", "I've just cancelled", "ORD-1004 and ORD-1005 have both been
+    # "has now been cancelled", "I've just cancelled", "REF-1004 and REF-1005 have both been
     # cancelled", "I have gone ahead and cancelled", "has already been successfully cancelled".
     "now",
     "just",
@@ -236,27 +248,27 @@ TEMPLATES: tuple[Phrase, ...] = (
     Phrase(
         "en",
         r"\b(?:i|we)(?:'ve|’ve|'d|’d|\s+have|\s+had)?\s+{ADV}{P}\b",
-        "I have cancelled your order ORD-1004.",
+        "I have cancelled your order REF-1004.",
         "The bot in the first person, present perfect or past: 'I've cancelled', 'we cancelled', 'I "
         "have just updated', 'I went ahead and cancelled'.",
     ),
     Phrase(
         "en",
         r"\b(?:i|we)(?:'ve|’ve|\s+have|\s+had)?\s+(?:got|gotten|had)\s+"
-        r"(?:it|that|this|them|(?:your|the)\s+(?:order\s+)?(?:ord-?\s*[0-9]+\s+)?(?:order\s+)?)\s*{P}\b",
+        r"(?:it|that|this|them|(?:your|the)\s+(?:order\s+)?(?:{ID}\s+)?(?:order\s+)?)\s*{P}\b",
         "I've got your order cancelled for you.",
-        "The causative: 'I've got it cancelled', 'I had your order ORD-1004 cancelled'.",
+        "The causative: 'I've got it cancelled', 'I had your order REF-1004 cancelled'.",
     ),
     Phrase(
         "en",
         r"\b(?:has|have|had)\s+{ADV}been\s+{ADV}{P}\b",
-        "Your order ORD-1004 has been cancelled.",
+        "Your order REF-1004 has been cancelled.",
         "The passive perfect: 'has been cancelled', 'have both been sent', 'has now been updated'.",
     ),
     Phrase(
         "en",
-        r"(?:\b(?:is|are|was|were)|\b(?:it|that|ord-?\s*[0-9]+)['’]s)\s+{ADV}{P}\b",
-        "Order ORD-1004 is now cancelled.",
+        r"(?:\b(?:is|are|was|were)|\b(?:it|that|{ID})['’]s)\s+{ADV}{P}\b",
+        "Order REF-1004 is now cancelled.",
         "The state or simple passive: 'is now cancelled', 'was refunded', 'it's cancelled'. Not 'can "
         "be cancelled' nor 'will be cancelled' (no is/was before the participle), nor the possessive "
         "'the order's updated date' ('s only after it, that or an order id).",
@@ -275,55 +287,55 @@ TEMPLATES: tuple[Phrase, ...] = (
     ),
     Phrase(
         "en",
-        r"^\s*(?:(?:done|all\s+set|ok(?:ay)?|great)\s*[-—–!.]*\s*)?(?:(?:your\s+)?order\s+)?ord-?\s*[0-9]+\s+{ADV}{P}\b",
-        "ORD-1004 successfully cancelled.",
-        "The headline some bots answer in: 'ORD-1004 successfully cancelled', 'Done - order ORD-1004 "
-        "cancelled'. Only at the start of a clause, right after the id, so a listing 'ORD-1007 "
+        r"^\s*(?:(?:done|all\s+set|ok(?:ay)?|great)\s*[-—–!.]*\s*)?(?:(?:your\s+)?order\s+)?{ID}\s+{ADV}{P}\b",
+        "REF-1004 successfully cancelled.",
+        "The headline some bots answer in: 'REF-1004 successfully cancelled', 'Done - order REF-1004 "
+        "cancelled'. Only at the start of a clause, right after the id, so a listing 'REF-1007 "
         "(cancelled)' or 'placed, then cancelled' is not taken for one.",
     ),
     Phrase(
         "any",
         r"^\s*(?:(?:done|all\s+set|ok(?:ay)?|great|fatto|fait|feito|erledigt|listo|hecho)\s*[-—–!.]*\s*)?"
         r"(?:(?:your|su|tu|il\s+tuo|votre|o\s+seu|ihre)\s+)?(?:(?:order|pedido|orden|ordine|commande|encomenda|bestellung)\s+)?"
-        r"(?:#\s*)?ord-?\s*[0-9]+\s+{ADV_ANY}{P_ANY}\b",
-        "ORD-1004 cancelled.",
-        "The headline in any language, the id first: 'Bestellung ORD-1004 storniert', 'Pedido ORD-1004 cancelado'. Only "
-        "at the start of a clause, right after the id, so a listing 'ORD-1007 (cancelled)' is not one.",
+        r"(?:#\s*)?{ID}\s+{ADV_ANY}{P_ANY}\b",
+        "REF-1004 cancelled.",
+        "The headline in any language, the id first: 'Bestellung REF-1004 storniert', 'Pedido REF-1004 cancelado'. Only "
+        "at the start of a clause, right after the id, so a listing 'REF-1007 (cancelled)' is not one.",
     ),
     Phrase(
         "any",
         r"^\s*(?:(?:your|su|tu|il\s+tuo|votre|o\s+seu|ihre)\s+)?(?:(?:order|pedido|orden|ordine|commande|encomenda|bestellung)\s+)?"
-        r"(?:#\s*)?ord-?\s*[0-9]+\s*[:\-—–]\s*{ADV_ANY}{P_ANY}\s*[.!]*\s*$",
-        "ORD-1004: cancelled.",
-        "The headline with a colon or a dash: 'ORD-1004: cancelled ✅', 'ORD-1004 — annulée'. Only as a sentence of its own: "
-        "'ORD-1007: cancelled, placed 3 days ago' is a line of a listing, not a claim.",
+        r"(?:#\s*)?{ID}\s*[:\-—–]\s*{ADV_ANY}{P_ANY}\s*[.!]*\s*$",
+        "REF-1004: cancelled.",
+        "The headline with a colon or a dash: 'REF-1004: cancelled ✅', 'REF-1004 — annulée'. Only as a sentence of its own: "
+        "'REF-1007: cancelled, placed 3 days ago' is a line of a listing, not a claim.",
         whole_sentence=True,
     ),
     Phrase(
         "any",
         r"^\s*{ADV_ANY}{P_ANY}\s*[:\-—–!.]?\s+(?:(?:your|the|su|tu|il|votre|o|seu|ihre)\s+)?"
-        r"(?:(?:order|pedido|orden|ordine|commande|encomenda|bestellung)\s+)?(?:#\s*)?ord-?\s*[0-9]+",
-        "Cancelled ORD-1004.",
-        "The headline in any language, the participle first: '✅ Cancelled ORD-1004', '- Cancelled: ORD-1004', "
-        "'Storniert: ORD-1004' (markup and emoji are gone by the time the table reads it).",
+        r"(?:(?:order|pedido|orden|ordine|commande|encomenda|bestellung)\s+)?(?:#\s*)?{ID}",
+        "Cancelled REF-1004.",
+        "The headline in any language, the participle first: '✅ Cancelled REF-1004', '- Cancelled: REF-1004', "
+        "'Storniert: REF-1004' (markup and emoji are gone by the time the table reads it).",
     ),
     Phrase(
         "es",
         r"\b(?:(?:l[oae]s?|te|se|os|nos)\s+){0,2}(?:he|hemos|habíamos)\s+{ADV_ES}{P_ES}\b",
-        "He cancelado tu pedido ORD-1004.",
+        "He cancelado tu pedido REF-1004.",
         "El bot en primera persona, pretérito perfecto: 'he cancelado', 'te lo he enviado', 'ya hemos actualizado'.",
     ),
     Phrase(
         "es",
         r"(?<![\wáéíóúñ])(?:ya\s+)?(?:(?:l[oae]s?|te|se|os|nos)\s+){0,2}(?:{PRET_ES})(?![\wáéíóúñ])",
-        "Ya cancelé el pedido ORD-1004.",
+        "Ya cancelé el pedido REF-1004.",
         "El pretérito indefinido en primera persona: 'ya lo cancelé', 'te envié'. Solo con tilde: "
         "'cancele' sin ella es subjuntivo ('¿quiere que lo cancele?'), no una afirmación.",
     ),
     Phrase(
         "es",
         r"\b(?:ha|han|había|habían)\s+{ADV_ES}sido\s+{ADV_ES}{P_ES}\b",
-        "Su pedido ORD-1004 ha sido cancelado.",
+        "Su pedido REF-1004 ha sido cancelado.",
         "La pasiva perfecta: 'ha sido cancelado', 'han sido enviados'.",
     ),
     Phrase(
@@ -335,32 +347,32 @@ TEMPLATES: tuple[Phrase, ...] = (
     Phrase(
         "es",
         r"\b(?:fue|fueron)\s+{ADV_ES}{P_ES}\b",
-        "El pedido ORD-1004 fue cancelado.",
+        "El pedido REF-1004 fue cancelado.",
         "La pasiva en pasado: 'fue cancelado', 'fueron enviados'.",
     ),
     Phrase(
         "es",
         r"\b(?:est[áa]|est[áa]n|queda|quedan|qued[óo]|quedaron|ha\s+quedado|han\s+quedado)\s+{ADV_ES}{P_ES}\b",
-        "Tu pedido ORD-1004 ya está cancelado.",
+        "Tu pedido REF-1004 ya está cancelado.",
         "El estado: 'está cancelado', 'queda anulado', 'quedó cancelada'. No 'puede ser cancelado' ni "
         "'será cancelado', que no llevan estar ni quedar.",
     ),
     Phrase(
         "es",
         r"\bse\s+(?:(?:l[oae]s?|te|me|nos|os)\s+)?(?:ha|han|había|habían)\s+{ADV_ES}{P_ES}\b",
-        "Se ha cancelado el pedido ORD-1004.",
+        "Se ha cancelado el pedido REF-1004.",
         "La pasiva refleja: 'se ha cancelado', 'se le ha enviado'.",
     ),
     Phrase(
         "es",
         r"\bse\s+(?:(?:l[oae]s?|te|me|nos|os)\s+)?(?:{PRET3_ES})(?![\wáéíóúñ])",
-        "Se canceló el pedido ORD-1004.",
+        "Se canceló el pedido REF-1004.",
         "La pasiva refleja en pasado: 'se canceló', 'se le envió'.",
     ),
     Phrase(
         "es",
         r"\bacab(?:o|amos)\s+de\s+(?:{INF_ES})(?:l[oae]s?|se(?:l[oae]s?)?|te|me)?\b",
-        "Acabo de cancelar tu pedido ORD-1004.",
+        "Acabo de cancelar tu pedido REF-1004.",
         "'Acabo de cancelarlo': I have just cancelled it.",
     ),
 )
@@ -378,8 +390,8 @@ NOUNS: dict[str, Action] = {
 }
 _NOUN_EN = r"(?P<noun>cancell?ation|refund)"
 _NOUN_ES = r"(?P<noun>cancelación|anulación|reembolso|devolución\s+del\s+dinero)"
-# "the cancellation request for ORD-1005", "the refund of your order", "the cancellation of it".
-_OF_ORDER = r"(?:\s+request)?(?:\s+(?:for|of|on)\s+(?:(?:your|the|this|that)\s+)?(?:order\s+)?(?:ord-?\s*[0-9]+|order|it|this|that))?"
+# "the cancellation request for REF-1005", "the refund of your order", "the cancellation of it".
+_OF_ORDER = r"(?:\s+request)?(?:\s+(?:for|of|on)\s+(?:(?:your|the|this|that)\s+)?(?:order\s+)?(?:{ID}|order|it|this|that))?"
 _DONE_EN = (
     r"(?:processed|issued|initiated|submitted|completed|complete|confirmed|approved|successful|done|finali[sz]ed"
     r"|credited|sent|put\s+through)"
@@ -395,7 +407,7 @@ NOUN_PHRASES: tuple[Phrase, ...] = (
         r"\b(?:i|we)(?:'ve|’ve|\s+have|\s+had)?\s+{ADV}"
         r"(?:processed|issued|initiated|submitted|completed|confirmed|requested|approved|arranged|sent|put\s+through)\s+"
         r"(?:(?:the|your|a|an|full|partial|complete)\s+)*" + _NOUN_EN + r"\b",
-        "I've processed the cancellation of ORD-1004.",
+        "I've processed the cancellation of REF-1004.",
         "A generic verb with the action as its object: 'I've issued a full refund', 'I have submitted "
         "the cancellation'. 'I've sent your refund' is a refund, not a sending: a noun phrase wins "
         "over a template on the same words.",
@@ -405,7 +417,7 @@ NOUN_PHRASES: tuple[Phrase, ...] = (
         _NOUN_EN + _OF_ORDER + r"\s+(?:(?:has|have|had)\s+{ADV}been\s+|is\s+|was\s+)?{ADV}" + _DONE_EN + r"\b",
         "Your refund has been issued to your card.",
         "The action as the subject: 'your refund has been issued', 'cancellation confirmed', 'the "
-        "cancellation request for ORD-1005 was submitted'.",
+        "cancellation request for REF-1005 was submitted'.",
     ),
     Phrase(
         "en",
@@ -418,7 +430,7 @@ NOUN_PHRASES: tuple[Phrase, ...] = (
         r"\b(?:he|hemos)\s+{ADV_ES}"
         r"(?:procesado|tramitado|emitido|realizado|solicitado|completado|confirmado|gestionado|aprobado|hecho)\s+"
         r"(?:(?:el|la|tu|su|un|una)\s+)*" + _NOUN_ES,
-        "He procesado la cancelación del pedido ORD-1004.",
+        "He procesado la cancelación del pedido REF-1004.",
         "Un verbo genérico con la acción como objeto: 'he tramitado el reembolso'.",
     ),
     Phrase(
@@ -444,7 +456,7 @@ NOUN_PHRASES: tuple[Phrase, ...] = (
         + r"|procesado|tramitado|emitido|realizado|completado|completó|realizó|procesó|tramitó|emitió)\b",
         "El reembolso de su pedido ha sido emitido.",
         "La acción como sujeto: 'el reembolso ha sido emitido', 'la cancelación se ha completado', 'la "
-        "cancelación de ORD-1004 quedó confirmada'.",
+        "cancelación de REF-1004 quedó confirmada'.",
     ),
     Phrase(
         "es",

@@ -139,87 +139,87 @@ TEMPLATES_MORE: tuple[Phrase, ...] = (
     Phrase(
         "it",
         r"\b(?:(?:ti|vi|gli|le|ci)\s+)?(?:(?:te|ve|glie|se)\s*)?(?:l['’]\s*|l[oaie]\s+)?(?:ho|abbiamo)\s+{ADV_IT}{P_IT}\b",
-        "Ho annullato il tuo ordine ORD-1004.",
+        "Ho annullato il tuo ordine REF-1004.",
         "Il bot in prima persona, passato prossimo: 'ho annullato', 'l'ho annullato', 'te l'ho inviato', 'abbiamo appena spedito'.",
     ),
     Phrase(
         "it",
         r"\b(?:è|e['’]|sono|era|erano)\s+{ADV_IT}stat[oaie]\s+{ADV_IT}{P_IT}\b",
-        "Il tuo ordine ORD-1004 è stato annullato.",
+        "Il tuo ordine REF-1004 è stato annullato.",
         "Il passivo: 'è stato annullato', 'sono stati rimborsati', 'è già stata modificata'.",
     ),
     Phrase(
         "it",
         r"\b(?:è|e['’]|sono|risulta|risultano|fu|furono|venne|vennero)\s+{ADV_IT}{P_IT}\b",
-        "L'ordine ORD-1004 è ora annullato.",
+        "L'ordine REF-1004 è ora annullato.",
         "Lo stato: 'è annullato', 'risulta annullato', 'venne annullato'. Non 'può essere annullato' né 'sarà annullato'.",
     ),
     Phrase(
         "fr",
         r"(?:\bj['’]\s*|\bje\s+(?:vous\s+|te\s+)?(?:l['’]\s*|les\s+)?|\bnous\s+(?:vous\s+|t['’]\s*)?(?:l['’]\s*|les\s+)?)"
         r"(?:ai|avons)\s+{ADV_FR}{P_FR}",
-        "J'ai annulé votre commande ORD-1004.",
+        "J'ai annulé votre commande REF-1004.",
         "Le bot à la première personne, passé composé : « j'ai annulé », « je l'ai annulée », « nous vous avons envoyé ».",
     ),
     Phrase(
         "fr",
         r"\b(?:a|ont|avait|avaient)\s+{ADV_FR}été\s+{ADV_FR}{P_FR}",
-        "Votre commande ORD-1004 a été annulée.",
+        "Votre commande REF-1004 a été annulée.",
         "Le passif : « a été annulée », « a bien été remboursée », « ont été envoyés ».",
     ),
     Phrase(
         "fr",
         r"\b(?:est|sont|était|étaient)\s+{ADV_FR}{P_FR}",
-        "Votre commande ORD-1004 est maintenant annulée.",
+        "Votre commande REF-1004 est maintenant annulée.",
         "L'état : « est annulée », « est bien annulée ». Pas « peut être annulée » ni « sera annulée ».",
     ),
     Phrase(
         "fr",
         r"\b(?:viens|vient|venons)\s+d['’]\s*(?:être\s+{P_FR}|{INF_FR})",
-        "Je viens d'annuler votre commande ORD-1004.",
+        "Je viens d'annuler votre commande REF-1004.",
         "« Je viens d'annuler », « elle vient d'être annulée » : c'est fait à l'instant.",
     ),
     Phrase(
         "pt",
         r"(?<![\w])(?:já\s+)?(?:(?:o|a|os|as|lhe|lhes|te|vos)\s+)?(?:{PRET_PT})(?:-(?:o|a|os|as|lhe|lhes))?(?![\w])",
-        "Cancelei o seu pedido ORD-1004.",
+        "Cancelei o seu pedido REF-1004.",
         "O bot na primeira pessoa, pretérito perfeito: 'cancelei', 'já o cancelei', 'enviei-lhe'.",
     ),
     Phrase(
         "pt",
         r"\b(?:foi|foram|tinha\s+sido|tinham\s+sido|tem\s+sido)\s+{ADV_PT}{P_PT}\b",
-        "O seu pedido ORD-1004 foi cancelado.",
+        "O seu pedido REF-1004 foi cancelado.",
         "A passiva: 'foi cancelado', 'foram enviados', 'tinha sido reembolsado'.",
     ),
     Phrase(
         "pt",
         r"\b(?:está|estão|fica|ficou|ficaram|encontra-se)\s+{ADV_PT}{P_PT}\b",
-        "O pedido ORD-1004 já está cancelado.",
+        "O pedido REF-1004 já está cancelado.",
         "O estado: 'está cancelado', 'ficou cancelado'. Não 'pode ser cancelado' nem 'será cancelado'.",
     ),
     Phrase(
         "pt",
         r"\b(?:tenho|temos|tinha|tínhamos)\s+{ADV_PT}{P_PT}\b",
-        "Eu já tinha cancelado o pedido ORD-1004.",
+        "Eu já tinha cancelado o pedido REF-1004.",
         "O mais-que-perfeito: 'tinha cancelado', 'já tínhamos enviado'.",
     ),
     Phrase(
         "pt",
         r"\bacab(?:ei|amos)\s+de\s+(?:{INF_PT})(?:-(?:o|a|os|as|lo|la|los|las))?\b",
-        "Acabei de cancelar o seu pedido ORD-1004.",
+        "Acabei de cancelar o seu pedido REF-1004.",
         "'Acabei de cancelar': I have just cancelled it.",
     ),
     Phrase(
         "de",
         r"\b(?:(?:ich|wir)\s+(?:habe|haben|hab|hatte|hatten)|(?:habe|haben|hab|hatte|hatten)\s+(?:ich|wir))\b(?:[^.;:!?]|(?<=[0-9])\.){0,80}?\b{P_DE}\b",
-        "Ich habe Ihre Bestellung ORD-1004 storniert.",
+        "Ich habe Ihre Bestellung REF-1004 storniert.",
         "Der Bot in der ersten Person, Perfekt: 'ich habe Ihre Bestellung storniert', 'soeben habe ich sie storniert' (das "
         "Partizip am Ende, das Objekt dazwischen).",
     ),
     Phrase(
         "de",
         r"\b(?:wurde|wurden|ist|sind|war|waren)\b(?:[^.;:!?]|(?<=[0-9])\.){0,60}?\b{P_DE}\b",
-        "Ihre Bestellung ORD-1004 wurde storniert.",
+        "Ihre Bestellung REF-1004 wurde storniert.",
         "Passiv und Zustand: 'wurde storniert', 'ist bereits storniert (worden)'. Nicht 'wird storniert' (noch nicht getan), "
         "nicht 'kann storniert werden' (ein 'werden' danach: LATER_CONDITIONS_MORE).",
     ),
@@ -235,7 +235,7 @@ NOUN_PHRASES_MORE: tuple[Phrase, ...] = (
         "it",
         r"\b(?:ho|abbiamo)\s+{ADV_IT}(?:emesso|elaborato|effettuato|completato|confermato|avviato|richiesto|processato|eseguito|disposto)\s+"
         r"(?:(?:il|lo|la|un|una|tuo|tua|suo|sua|vostro|vostra)\s+|l['’]\s*)*" + _NOUN_IT,
-        "Ho effettuato l'annullamento dell'ordine ORD-1004.",
+        "Ho effettuato l'annullamento dell'ordine REF-1004.",
         "Un verbo generico con l'azione come oggetto: 'ho emesso il rimborso'.",
     ),
     Phrase(
@@ -248,7 +248,7 @@ NOUN_PHRASES_MORE: tuple[Phrase, ...] = (
         "fr",
         r"(?:\bj['’]\s*|\bnous\s+)(?:ai|avons)\s+{ADV_FR}(?:effectué|émis|traité|lancé|initié|validé|confirmé|demandé|procédé\s+à)\s+"
         r"(?:(?:le|la|un|une|votre|ton|ta|au|à\s+la)\s+|l['’]\s*)*" + _NOUN_FR,
-        "J'ai effectué l'annulation de votre commande ORD-1004.",
+        "J'ai effectué l'annulation de votre commande REF-1004.",
         "Un verbe générique avec l'action pour objet : « j'ai émis le remboursement ».",
     ),
     Phrase(
@@ -260,7 +260,7 @@ NOUN_PHRASES_MORE: tuple[Phrase, ...] = (
     Phrase(
         "pt",
         r"(?<![\w])(?:processei|emiti|efetuei|realizei|solicitei|fiz|concluí|conclui)\s+(?:(?:o|a|um|uma|seu|sua|teu|tua)\s+)*" + _NOUN_PT,
-        "Efetuei o cancelamento do seu pedido ORD-1004.",
+        "Efetuei o cancelamento do seu pedido REF-1004.",
         "Um verbo genérico com a ação como objeto: 'processei o reembolso'.",
     ),
     Phrase(

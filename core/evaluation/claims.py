@@ -1,23 +1,27 @@
 """Claims held against actions: a bot message that says an action is done (an order cancelled,
-a refund issued, an order changed, something sent) must be backed by what happened.
+a refund issued, a record changed, something sent) must be backed by what happened, on the world
+the conversation ran on.
 
 Detection (`find_claims`) reads a message clause by clause with the reviewed phrase table
 (parley.core.evaluation.claim_phrases): English and Spanish, skipping questions, negations,
 conditions, hedges and modals ("can be cancelled", "was not cancelled", "I will cancel once you
-confirm", "if you want I can cancel"). Each claim names the orders of its clause (or sentence).
+confirm", "if you want I can cancel"). Each claim names the records of its clause (or sentence),
+read with the world's ids (parley.core.reading: its own reader, or its tables' id patterns).
 
-Holding (`hold_claims`, `claims_check`): claims are held in time. A claim about an order is backed
-by a successful tool call of the action's kind for that order made before the claim or in its
-turn (a call the playbook injected counts: the bot was shown it as its own); a call that came
-later backs nothing, and the reason says how many turns later it came. The order's state backs
-it as it stood before the bot acted (it was cancelled from the start); its final state (it ends
-cancelled; it changed) only for a bot whose tool calls parley does not see. The reason names the
-turn of the call it cites. A claim that names no order is backed when one of the orders the
-conversation mentioned so far is. Messages a playbook injected (`inject_bot_response`) are the
-experimenter's words, never judged.
+Holding (`hold_claims`, `claims_check`): claims are held in time. A claim about a record is backed
+by a successful call of a tool the world declares for the claim's action (`WorldDefinition.
+actions`; for a tool it does not declare, its name read with the table's tool pattern) that names
+or changed that record, made before the claim or in its turn (a call the playbook injected
+counts: the bot was shown it as its own); a call that came later backs nothing, and the reason says
+how many turns later it came. The record's state (its table's state field, in the final rows the
+conversation kept and the rows its changes left) backs it as it stood before the bot acted (it was
+cancelled from the start); its final state (it ends cancelled; it changed) only for a bot whose
+tool calls parley does not see. The reason names the turn of the call it cites. A claim that names
+no record is backed when one of the records the conversation mentioned so far is. Messages a
+playbook injected (`inject_bot_response`) are the experimenter's words, never judged.
 
-It reads only records and parley's shared reading of order ids (parley.core.reading): nothing
-of any one bot.
+It reads only records, the world's declarations and parley's shared reading (parley.core.
+reading): nothing of any one bot or world.
 """
 
 from __future__ import annotations
@@ -34,9 +38,12 @@ from pydantic import BaseModel, ConfigDict
 from parley.core.evaluation import claim_phrases as table
 from parley.core.evaluation import claim_phrases_more as more
 from parley.core.evaluation.claim_phrases import BACKING, Action, Language, Phrase
-from parley.core.reading import as_read, extract_order_ids  # parley's one order-id reader, below every bot
-from parley.core.records import CheckResult, Conversation
+from parley.core.evaluation.requested_changes import call_records
+from parley.core.evaluation.transcript_turns import in_turn
+from parley.core.reading import as_read, ids_in, reading_world, records_in  # parley's one reading of ids, below every bot
+from parley.core.records import CheckResult, Conversation, ToolCallRecord, WorldDiff
 from parley.core.users import language_code
+from parley.core.world import WorldDefinition, key_of
 
 __all__ = ["CLAIMS_KIND", "NOT_READ_IN", "Claim", "HeldClaim", "claims_check", "claims_language", "find_claims", "hold_claims"]
 
@@ -53,19 +60,19 @@ NOT_READ_IN = "claims not read in"
 _READ = "English, Spanish, Italian, French, Portuguese and German"
 
 _NOT_SEEN = (
-    "Not checked: parley sees neither this bot's tool calls nor an order database it acted on, so what it says "
+    "Not checked: parley sees neither this bot's tool calls nor a database it acted on, so what it says "
     "it did cannot be held against what it did."
 )
 
 
 class Claim(BaseModel):
-    """One statement that an action is done. `orders`: the ids its clause (else its sentence)
+    """One statement that an action is done. `records`: the ids its clause (else its sentence)
     names, empty when it names none. `quote`: its sentence; `words`: the words that made it one."""
 
     model_config = ConfigDict(frozen=True)
 
     action: Action
-    orders: tuple[str, ...] = ()
+    records: tuple[str, ...] = ()
     quote: str
     words: str
 
@@ -123,7 +130,7 @@ def _placeholder(key: str) -> str:
 
 
 def _fill(pattern: str, forms: dict[str, str] | None) -> str:
-    out = pattern.replace("{ADV_ANY}", _ADV_ANY).replace("{ADV}", _ADV_OF["en"])
+    out = pattern.replace("{ID}", table.ID).replace("{ADV_ANY}", _ADV_ANY).replace("{ADV}", _ADV_OF["en"])
     for language, adverbs in _ADV_OF.items():
         out = out.replace("{ADV_" + language.upper() + "}", adverbs)
     if forms is not None:
@@ -235,13 +242,13 @@ _SENTENCE_END = re.compile(
     r"(?<=[.!?…])(?<![0-9]\.)\s+|\n\s*"
     r"|(?<=[0-9]\.)\s+(?!(?i:jan|feb|mär|maer|apr|mai|jun|jul|aug|sep|okt|nov|dez)[a-zäöü]*\b|[a-zäöüß])"
 )
-# Clauses: at , ; and dashes between spaces, at : unless it joins an order id and what it says of
-# it ("ORD-1004: cancelled", "Cancelled: ORD-1004"), before "but"-like words, and before "and"/"y"
-# when a new subject follows ("I checked and it has been cancelled"), so that a negation or a
-# condition in one clause does not reach the claim of the next. (One space before each word,
+# Clauses: at , ; and dashes between spaces, at : unless it joins a record's id and what it says
+# of it ("ORD-1004: cancelled", "Cancelled: ORD-1004"), before "but"-like words, and before
+# "and"/"y" when a new subject follows ("I checked and it has been cancelled"), so that a negation
+# or a condition in one clause does not reach the claim of the next. (One space before each word,
 # not `\s+`: a run of spaces would be backtracked from every one of its positions.)
 _CLAUSE_END = re.compile(
-    r"[,;]\s+|(?<![0-9]):\s+(?!(?:(?:your\s+)?order\s+)?(?:#|ord-?\s*[0-9]))|\s[-—–]\s"
+    r"[,;]\s+|(?<![0-9]):\s+(?!(?:(?:your\s+)?order\s+)?(?:#|" + table.ID_START + r"))|\s[-—–]\s"
     r"|\s(?=(?:but|however|although|though|pero|aunque|sin\s+embargo|ma|però|tuttavia|mais|cependant|toutefois|mas|porém"
     r"|contudo|aber|jedoch)\b)"
     r"|\s(?:and|y|e|et|und)\s+(?=(?:your|the|it|i|we|this|that|my|su|tu|el|la|los|las|ya|se|il|lo|l['’]|le|les|votre|je|nous"
@@ -319,12 +326,14 @@ def _read_clause(clause: str, hits: set[str], compiled: _Table, whole_sentence: 
     return found
 
 
-def find_claims(text: str) -> list[Claim]:
+def find_claims(text: str, world: WorldDefinition | None = None) -> list[Claim]:
     """Every claim in a bot message that an action is done, in order, one per action and clause,
-    the message read as a person reads it (parley.core.reading.as_read)."""
+    the message read as a person reads it (parley.core.reading.as_read), its records read on
+    `world` (None: the default world)."""
     text = as_read(text)
     if not _stems_in(text):
         return []
+    world = reading_world(world)
     compiled = _compiled()
     claims: list[Claim] = []
     for s_start, s_end in _spans(text, _SENTENCE_END):
@@ -342,31 +351,26 @@ def find_claims(text: str) -> list[Claim]:
             if not found:
                 continue
             if sentence_ids is None:
-                sentence_ids = extract_order_ids(sentence)
-            ids = tuple(extract_order_ids(clause) or sentence_ids)
+                sentence_ids = ids_in(sentence, world)
+            ids = tuple(ids_in(clause, world) or sentence_ids)
             quote = _quote(sentence) if quote is None else quote
             for action, phrase_words in found.items():
-                claims.append(Claim(action=action, orders=ids, quote=quote, words=phrase_words))
+                claims.append(Claim(action=action, records=ids, quote=quote, words=phrase_words))
     return claims
 
 
 # -- holding claims against the conversation ----------------------------------------------------
 
 
-def _order_key(raw: str) -> str:
-    """An order id as tool arguments and messages write it, in the one form (ORD-1004)."""
-    ids = extract_order_ids(raw)
-    return ids[0] if ids else raw.strip().upper()
-
-
 @dataclass
 class _Evidence:
-    calls: list[tuple[str, str, int | None]]  # (tool name, order, turn) of successful calls (turn None: not in the transcript)
-    misses: list[tuple[str, str, str]]  # (tool name, order, "refused (too_old)" / "failed") of the others
-    injected: list[tuple[str, str, int]]  # (tool name, order, turn) of calls a playbook injected
-    statuses: dict[str, str]
-    initial: dict[str, str]  # each order's status before anything in the conversation changed it
-    changed: set[str]
+    world: WorldDefinition | None
+    calls: list[tuple[str, str, int | None]]  # (tool name, record, turn) of successful calls (turn None: not in the transcript)
+    misses: list[tuple[str, str, str]]  # (tool name, record, "refused (too_old)" / "failed") of the others
+    injected: list[tuple[str, str, int]]  # (tool name, record, turn) of calls a playbook injected
+    final: dict[str, tuple[bool, Any]]  # record (key_of) -> (it exists at the end, its state then: None when it has none)
+    initial: dict[str, Any]  # each record's state before anything in the conversation changed it
+    changed: set[str]  # records (key_of) the conversation changed
     has_state: bool
     calls_seen: bool  # parley recorded the bot's tool calls: its final state backs nothing by itself
 
@@ -377,8 +381,8 @@ def _injected_positions(conversation: Conversation) -> set[int]:
 
 
 def _failed_result(text: str) -> bool:
-    """An injected tool result that reads as a failure: the order tools' own ERROR/REFUSED
-    lines, or a JSON object carrying an error."""
+    """An injected tool result that reads as a failure: a world tool's own ERROR/REFUSED lines,
+    or a JSON object carrying an error."""
     stripped = text.strip()
     if stripped.upper().startswith(("ERROR", "REFUSED")):
         return True
@@ -403,13 +407,52 @@ def _turns(conversation: Conversation) -> tuple[list[int], dict[str, int]]:
     return turns, calls
 
 
-def _evidence(conversation: Conversation, injected: set[int]) -> _Evidence:
+def _argument_records(arguments: str, world: WorldDefinition | None) -> list[str]:
+    """The records a tool call's JSON arguments name."""
+    try:
+        body = json.loads(arguments)
+    except ValueError:
+        return []
+    if not isinstance(body, dict):
+        return []
+    probe = ToolCallRecord(call_id="", name="", arguments_raw=arguments, arguments=body, customer_id="", result="", ok=True)
+    return [key for _, key in call_records(probe, world)]
+
+
+def _states(state: WorldDiff | None, world: WorldDefinition | None) -> tuple[dict[str, tuple[bool, Any]], dict[str, Any], set[str]]:
+    """Each record's (existence, state) at the end, its state before the conversation changed it,
+    and the records it changed: from the watched rows and the changes (a log table's rows aside)."""
+    final: dict[str, tuple[bool, Any]] = {}
+    initial: dict[str, Any] = {}
+    changed: set[str] = set()
+    if state is None:
+        return final, initial, changed
+
+    def field(table: str) -> str | None:
+        declared = world.table(table) if world is not None else None
+        return declared.state_field if declared is not None else None
+
+    for change in state.record_changes():
+        key, state_field = key_of(change.key), field(change.table)
+        changed.add(key)
+        final[key] = (change.after is not None, (change.after or {}).get(state_field) if state_field else None)
+        initial[key] = (change.before or {}).get(state_field) if state_field else None
+    for ref, row in state.watched.items():
+        table, _, raw_key = ref.partition("/")
+        key, state_field = key_of(raw_key), field(table)
+        final[key] = (row is not None, (row or {}).get(state_field) if state_field else None)
+        initial.setdefault(key, final[key][1])
+    return final, initial, changed
+
+
+def _evidence(conversation: Conversation, injected: set[int], world: WorldDefinition | None) -> _Evidence:
     message_turns, call_turns = _turns(conversation)
-    calls = [(r.name, _order_key(r.order_id), call_turns.get(r.call_id)) for r in conversation.tool_calls if r.ok and r.order_id]
+    calls = [(r.name, key, call_turns.get(r.call_id)) for r in conversation.tool_calls if r.ok for _, key in call_records(r, world)]
     misses = [
-        (r.name, _order_key(r.order_id), ("refused" if r.refused else "failed") + (f": {r.error}" if r.error else ""))
+        (r.name, key, ("refused" if r.refused else "failed") + (f": {r.error}" if r.error else ""))
         for r in conversation.tool_calls
-        if not r.ok and r.order_id
+        if not r.ok
+        for _, key in call_records(r, world)
     ]
     results = {m.tool_call_id: m.content or "" for m in conversation.messages if m.role == "tool" and m.tool_call_id}
     injected_calls: list[tuple[str, str, int]] = []
@@ -417,26 +460,19 @@ def _evidence(conversation: Conversation, injected: set[int]) -> _Evidence:
         if not 0 <= position < len(conversation.messages):
             continue
         for call in conversation.messages[position].tool_calls:
-            try:
-                arguments = json.loads(call.arguments)
-            except ValueError:
+            if _failed_result(results.get(call.id, "")):
                 continue
-            order = arguments.get("order_id") if isinstance(arguments, dict) else None
-            if isinstance(order, str) and not _failed_result(results.get(call.id, "")):
-                injected_calls.append((call.name, _order_key(order), message_turns[position]))
-    state = conversation.final_state
-    statuses = dict(state.statuses) if state is not None else {}
-    initial = dict(statuses)
-    for row in reversed(state.audit if state is not None else []):
-        initial[row.order_id] = row.old_status  # the earliest row of each order wins
+            injected_calls += [(call.name, key, message_turns[position]) for key in _argument_records(call.arguments, world)]
+    final, initial, changed = _states(conversation.final_state, world)
     return _Evidence(
+        world=world,
         calls=calls,
         misses=misses,
         injected=injected_calls,
-        statuses=statuses,
+        final=final,
         initial=initial,
-        changed={row.order_id for row in state.audit} if state is not None else set(),
-        has_state=state is not None,
+        changed=changed,
+        has_state=conversation.final_state is not None,
         calls_seen=bool(conversation.tool_calls),
     )
 
@@ -446,31 +482,45 @@ def _tool_regex(action: Action) -> re.Pattern[str]:
     return re.compile(BACKING[action].tools, re.IGNORECASE)
 
 
-def _in_turn(turn: int | None) -> str:
-    if turn is None:
-        return ""
-    return " in the opening message" if turn == 0 else f" in turn {turn}"
+def _backs(tool: str, action: Action, world: WorldDefinition | None) -> bool:
+    """Whether a successful call of `tool` can back a claim of `action`: a tool the world declares
+    does what it declares (any action changes a record); another is read by its name."""
+    declared = world.action_of(tool) if world is not None else None
+    if declared is not None:
+        return declared == action or (action == "change" and BACKING[action].changed)
+    return _tool_regex(action).search(tool) is not None
 
 
-def _backing(action: Action, order: str, evidence: _Evidence, turn: int) -> str | None:
-    """What backs `action` done on `order` by the claim's `turn`, in words; None when nothing does."""
-    backing, tools = BACKING[action], _tool_regex(action)
+def _tool_text(action: Action, world: WorldDefinition | None) -> str:
+    """The tools that do `action`, named in a reason: the world's own, else what the table calls them."""
+    declared = [name for name, done in (world.actions.items() if world is not None else ()) if done == action]
+    return " or ".join(declared) if declared else BACKING[action].tool_text
+
+
+def _same(a: str, b: str) -> bool:
+    return key_of(a) == key_of(b)
+
+
+def _backing(action: Action, record: str, evidence: _Evidence, turn: int) -> str | None:
+    """What backs `action` done on `record` by the claim's `turn`, in words; None when nothing does."""
+    backing, world = BACKING[action], evidence.world
     for name, called, at in evidence.calls:
-        if called == order and tools.search(name) and (at is None or at <= turn):
-            return f"{name} {order} succeeded{_in_turn(at)}"
+        if _same(called, record) and _backs(name, action, world) and (at is None or at <= turn):
+            return f"{name} {record} succeeded{in_turn(at)}"
     for name, called, at in evidence.injected:
-        if called == order and tools.search(name) and at <= turn:
-            return f"the playbook injected {name} {order}{_in_turn(at)}"
+        if _same(called, record) and _backs(name, action, world) and at <= turn:
+            return f"the playbook injected {name} {record}{in_turn(at)}"
+    key = key_of(record)
     if evidence.calls_seen:
-        status = evidence.initial.get(order)
+        status = evidence.initial.get(key)
         if status is not None and status in backing.statuses:
-            return f"{order} was {status} from the start"
+            return f"{record} was {status} from the start"
         return None
-    status = evidence.statuses.get(order)
-    if status is not None and status in backing.statuses:
-        return f"{order} ends {status}"
-    if backing.changed and order in evidence.changed:
-        return f"{order} changed (the audit trail has it)"
+    exists, status = evidence.final.get(key, (False, None))
+    if exists and status is not None and status in backing.statuses:
+        return f"{record} ends {status}"
+    if backing.changed and key in evidence.changed:
+        return f"{record} changed (the final state has it)"
     return None
 
 
@@ -478,94 +528,91 @@ def _turns_later(n: int) -> str:
     return "1 turn later" if n == 1 else f"{n} turns later"
 
 
-def _unbacked(action: Action, order: str, evidence: _Evidence, turn: int) -> str:
-    backing, tools = BACKING[action], _tool_regex(action)
-    tried = [f"{name} was {how}" for name, called, how in evidence.misses if called == order and tools.search(name)]
+def _unbacked(action: Action, record: str, evidence: _Evidence, turn: int) -> str:
+    world = evidence.world
+    tried = [f"{name} was {how}" for name, called, how in evidence.misses if _same(called, record) and _backs(name, action, world)]
     later = [
         (name, at)
         for name, called, at in [*evidence.calls, *evidence.injected]
-        if called == order and tools.search(name) and at is not None and at > turn
+        if _same(called, record) and _backs(name, action, world) and at is not None and at > turn
     ]
-    what = f"no {backing.tool_text} for {order} succeeded" + (" by then" if later else "")
+    what = f"no {_tool_text(action, world)} for {record} succeeded" + (" by then" if later else "")
     if tried:
         what += f" ({'; '.join(dict.fromkeys(tried))})"
     if later:
         name, at = later[0]
-        what += f": {name} {order} came only in turn {at}, {_turns_later(at - turn)}"
+        what += f": {name} {record} came only in turn {at}, {_turns_later(at - turn)}"
     if not evidence.has_state:
         return what
-    status = evidence.statuses.get(order)
+    key = key_of(record)
+    if key not in evidence.final:
+        return what
+    exists, status = evidence.final[key]
+    if not exists:
+        return f"{what}, and {record} is not in the world"
     if status is None:
-        return f"{what}, and {order} is not in the order database"
-    if later or (evidence.calls_seen and status in backing.statuses):
-        return f"{what}, and {order} was {evidence.initial.get(order, status)} until then"
-    return f"{what}, and {order} ends {status}"
+        return what
+    if later or (evidence.calls_seen and status in BACKING[action].statuses):
+        return f"{what}, and {record} was {evidence.initial.get(key, status)} until then"
+    return f"{what}, and {record} ends {status}"
 
 
 def _hold(claim: Claim, mentioned: Sequence[str], evidence: _Evidence, turn: int) -> tuple[bool, str]:
-    if claim.orders:
+    if claim.records:
         misses = []
         backs = []
-        for order in claim.orders:
-            why = _backing(claim.action, order, evidence, turn)
+        for record in claim.records:
+            why = _backing(claim.action, record, evidence, turn)
             if why is None:
-                misses.append(_unbacked(claim.action, order, evidence, turn))
+                misses.append(_unbacked(claim.action, record, evidence, turn))
             else:
                 backs.append(why)
         return (not misses, "; ".join(misses) if misses else "; ".join(backs))
-    for order in mentioned:
-        why = _backing(claim.action, order, evidence, turn)
+    for record in mentioned:
+        why = _backing(claim.action, record, evidence, turn)
         if why is not None:
-            return True, f"it names no order; {why}"
+            return True, f"it names no record; {why}"
     done = BACKING[claim.action].done
     if mentioned:
         listed = ", ".join(mentioned)
-        return False, f"it names no order, and none the conversation mentions ({listed}) was {done} by then"
-    for order in sorted({c[1] for c in evidence.calls} | {c[1] for c in evidence.injected} | evidence.changed):
-        why = _backing(claim.action, order, evidence, turn)
+        return False, f"it names no record, and none the conversation mentions ({listed}) was {done} by then"
+    acted = {key_of(c[1]): c[1] for c in [*evidence.calls, *evidence.injected]}
+    for record in sorted({*acted.values(), *(k for k in evidence.changed if k not in acted)}):
+        why = _backing(claim.action, record, evidence, turn)
         if why is not None:
-            return True, f"it names no order; {why}"
-    return False, f"it names no order, and nothing was {done} in the conversation by then"
+            return True, f"it names no record; {why}"
+    return False, f"it names no record, and nothing was {done} in the conversation by then"
 
 
-def hold_claims(conversation: Conversation) -> tuple[list[HeldClaim], int]:
-    """Every claim of the bot's own messages, held against the conversation; and how many bot
-    messages were skipped as injected by a playbook."""
+def hold_claims(conversation: Conversation, world: WorldDefinition | None = None) -> tuple[list[HeldClaim], int]:
+    """Every claim of the bot's own messages, held against the conversation on `world` (None: the
+    default world); and how many bot messages were skipped as injected by a playbook."""
+    world = reading_world(world)
     injected = _injected_positions(conversation)
-    evidence = _evidence(conversation, injected)
+    evidence = _evidence(conversation, injected, world)
     held: list[HeldClaim] = []
     mentioned: dict[str, None] = {}
     number = turn = skipped = 0
     for position, message in enumerate(conversation.messages):
         for call in message.tool_calls:
-            order = _call_order(call.arguments)
-            if order is not None:
-                mentioned.setdefault(order, None)
+            for record in _argument_records(call.arguments, world):
+                mentioned.setdefault(record, None)
         if message.role == "user":
             turn += 1
         if message.role not in ("user", "assistant") or not message.content:
             continue
-        for order in extract_order_ids(message.content):
-            mentioned.setdefault(order, None)
+        for _, record in records_in(message.content, world):
+            mentioned.setdefault(record, None)
         if message.role == "user":
             continue
         number += 1
         if position in injected:
             skipped += 1
             continue
-        for claim in find_claims(message.content):
+        for claim in find_claims(message.content, world):
             backed, why = _hold(claim, list(mentioned), evidence, turn)
             held.append(HeldClaim(claim=claim, message=number, turn=turn, backed=backed, why=why))
     return held, skipped
-
-
-def _call_order(arguments: str) -> str | None:
-    try:
-        body = json.loads(arguments)
-    except ValueError:
-        return None
-    order = body.get("order_id") if isinstance(body, dict) else None
-    return _order_key(order) if isinstance(order, str) else None
 
 
 def _where(claim: HeldClaim, total: int) -> str:
@@ -578,7 +625,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def sees_actions(conversation: Conversation) -> bool:
-    """Whether parley saw what this bot could do: it acted on parley's order world (a final
+    """Whether parley saw what this bot could do: it acted on a world parley runs (a final
     state) or parley recorded its tool calls. A deployed bot or a prompt bot has neither."""
     return conversation.final_state is not None or bool(conversation.tool_calls)
 
@@ -592,12 +639,12 @@ def claims_language(language: str | None) -> str | None:
     return (language or "").strip() or None
 
 
-def claims_check(conversation: Conversation, *, language: str | None = None) -> CheckResult:
+def claims_check(conversation: Conversation, *, language: str | None = None, world: WorldDefinition | None = None) -> CheckResult:
     """The built-in check `claims_match_actions`: fails on any claim nothing backs, quoting it
     and naming its turn; passes otherwise (also when the bot claims nothing); not applicable
     when parley sees none of the bot's actions; not run, saying so, in a `language` (the
-    conversation's) its phrase table does not read. Nobody asks for it, so it is `by_default`:
-    it can fail a conversation, never make one pass."""
+    conversation's) its phrase table does not read. Held on `world` (None: the default world).
+    Nobody asks for it, so it is `by_default`: it can fail a conversation, never make one pass."""
     if not sees_actions(conversation):
         return CheckResult(kind=CLAIMS_KIND, name=_NAME, outcome="not_applicable", reason=_NOT_SEEN, by_default=True)
     unread = claims_language(language)
@@ -610,7 +657,7 @@ def claims_check(conversation: Conversation, *, language: str | None = None) -> 
             by_default=True,
             details={"language_not_read": unread},
         )
-    held, skipped = hold_claims(conversation)
+    held, skipped = hold_claims(conversation, world)
     total = len(conversation.bot_texts)
     skipped_note = f" Not judged: {_plural(skipped, 'bot message')} the playbook injected." if skipped else ""
     unbacked = [h for h in held if not h.backed]
@@ -622,7 +669,7 @@ def claims_check(conversation: Conversation, *, language: str | None = None) -> 
                 "message": h.message,
                 "turn": h.turn,
                 "action": h.claim.action,
-                "orders": list(h.claim.orders),
+                "records": list(h.claim.records),
                 "quote": h.claim.quote,
                 "backed": h.backed,
                 "why": h.why,

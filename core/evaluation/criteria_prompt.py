@@ -2,8 +2,8 @@
 
 The judge sees the whole trace: every message, numbered by turn (parley.core.evaluation.
 transcript_turns: turn N starts at the customer's N-th message); every tool call with its
-arguments and its result, refusals and failures included; the final state of the orders the
-conversation touched; and the criteria, numbered. It answers with one JSON object, a decision per
+arguments and its result, refusals and failures included; the final state of the records the
+conversation touched (on the order world, its orders' statuses); and the criteria, numbered. It answers with one JSON object, a decision per
 criterion with the turns it rests on, a short quote and one sentence of reasoning
 (parley.core.evaluation.criteria reads it).
 
@@ -27,14 +27,15 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ValidationError
 
-from parley.core.evaluation.checks import changed_orders
 from parley.core.evaluation.claims import sees_actions
 from parley.core.evaluation.criteria import Criterion
 from parley.core.evaluation.judge_prompt import fit_judge_messages
+from parley.core.evaluation.state_checks import record_nouns, split_ref
 from parley.core.evaluation.transcript_turns import quoted, render_turns, tool_call_line
 from parley.core.prompts import Condensed, Turn, split_turns
-from parley.core.reading import extract_order_ids
-from parley.core.records import ChatMessage, Conversation, ConversationSpec
+from parley.core.reading import records_in
+from parley.core.records import ChatMessage, Conversation, ConversationSpec, RecordChange
+from parley.core.world import RecordKey, WorldDefinition, conversation_world, key_of
 
 __all__ = [
     "CHECKPOINT_KEY",
@@ -44,7 +45,7 @@ __all__ = [
     "REMINDER",
     "criteria_messages",
     "fit_criteria_prompt",
-    "orders_touched",
+    "records_touched",
     "render_transcript",
 ]
 
@@ -85,7 +86,7 @@ REMINDER = (
 )
 
 
-_NOT_VISIBLE = "This bot's tool calls and the order database it acts on are not visible: none are shown."
+_NOT_VISIBLE = "This bot's tool calls and the database it acts on are not visible: none are shown."
 
 CHECKPOINT_KEY = "checkpoint"
 """Where a conversation cut at a checkpoint keeps its CheckpointCut (`Conversation.metadata`)."""
@@ -150,40 +151,63 @@ def render_transcript(conversation: Conversation, fitted: Condensed | None = Non
     return render_turns(fitted, turn_lines)
 
 
-def orders_touched(conversation: Conversation) -> list[str]:
-    """The orders the conversation touched, in the order it first did: named in a tool call's
-    arguments or result or in a message, or changed."""
+def records_touched(conversation: Conversation, world: WorldDefinition | None = None) -> list[RecordKey]:
+    """The records the conversation touched, in the order it first did: named in a tool call's
+    arguments or result or in a message, or changed (a log table's rows aside); with a final state,
+    those it holds (a change, or a final row it kept)."""
     state = conversation.final_state
-    seen: dict[str, None] = {}
+    seen: dict[tuple[str, str], RecordKey] = {}
+
+    def add(records: list[RecordKey]) -> None:
+        for table, key in records:
+            seen.setdefault((table, key_of(key)), (table, key))
+
     for record in conversation.tool_calls:
-        for order in extract_order_ids(f"{record.arguments_raw} {record.result}"):
-            seen.setdefault(order, None)
+        add(records_in(f"{record.arguments_raw} {record.result}", world))
     for message in conversation.messages:
-        for order in extract_order_ids(message.content or ""):
-            seen.setdefault(order, None)
-    if state is not None:
-        for order in changed_orders(state):
-            seen.setdefault(order, None)
-        return [o for o in seen if o in state.statuses]
-    return list(seen)
+        add(records_in(message.content or "", world))
+    if state is None:
+        return list(seen.values())
+    for change in state.record_changes():
+        add([(change.table, change.key)])
+    kept = {(change.table, key_of(change.key)) for change in state.record_changes()}
+    kept |= {(table, key_of(key)) for table, key in map(split_ref, state.watched)}
+    return [record for found, record in seen.items() if found in kept]
 
 
-def _final_state(conversation: Conversation) -> str:
+def _state_line(table: str, key: str, conversation: Conversation, world: WorldDefinition | None) -> str:
+    state = conversation.final_state
+    assert state is not None
+    declared = world.table(table) if world is not None else None
+    field = declared.state_field if declared is not None else None
+    change: RecordChange | None = next((c for c in state.record_changes() if c.table == table and key_of(c.key) == key_of(key)), None)
+    row = next((r for ref, r in state.watched.items() if split_ref(ref)[0] == table and key_of(split_ref(ref)[1]) == key_of(key)), None)
+    if row is None and change is not None:
+        row = change.after
+    if field is not None:
+        now = (row or {}).get(field) if row is not None else "deleted"
+        was = f"(was {(change.before or {}).get(field)})" if change is not None and change.before is not None else "(unchanged)"
+        if change is not None and change.before is None:
+            was = "(created in the conversation)"
+        return f"- {key}: {now} {was}"
+    if change is None:
+        return f"- {table}/{key}: unchanged"
+    return f"- {change.describe()}"
+
+
+def _final_state(conversation: Conversation, world: WorldDefinition | None) -> str:
     state = conversation.final_state
     if state is None:
         if sees_actions(conversation):
-            return "The final state of the orders is not known (the bot does not use parley's order database)."
+            return "The final state of the records is not known (the bot does not use a world parley runs)."
         return _NOT_VISIBLE
-    touched = orders_touched(conversation)
+    touched = records_touched(conversation, world)
+    tables = list(dict.fromkeys(table for table, _ in touched))
+    one, many = record_nouns(tables or [t.name for t in world.tables if t.state_field] if world is not None else tables)
     if not touched:
-        return "Final state of the orders: the conversation touched no order."
-    changes = changed_orders(state)
-    lines = []
-    for order in touched:
-        change = changes.get(order)
-        was = f"(was {change.initial})" if change is not None else "(unchanged)"
-        lines.append(f"- {order}: {state.statuses[order]} {was}")
-    return "Final state of the orders the conversation touched:\n" + "\n".join(lines)
+        return f"Final state of the {many}: the conversation touched no {one}."
+    lines = [_state_line(table, key, conversation, world) for table, key in touched]
+    return f"Final state of the {many} the conversation touched:\n" + "\n".join(lines)
 
 
 def criteria_messages(conversation: Conversation, spec: ConversationSpec, criteria: Sequence[Criterion]) -> list[ChatMessage]:
@@ -205,13 +229,13 @@ def fit_criteria_prompt(
     limit), and what the condensing did (`fits` False: not even condensed)."""
     cut = _cut(conversation)
     ended = None
-    state = _final_state(conversation)
+    state = _final_state(conversation, conversation_world(conversation, spec))
     if cut is not None:  # at a checkpoint a playbook's goals are its script, later lines included: left out
         ended = (
             f"This is the conversation as it stood at a checkpoint of the test (step {cut.step} of its script): "
             "it went on afterwards, and what came later is not shown. Decide every criterion as of this point."
         )
-        state = "The state of the orders at this point is what the tool calls above show." if cut.sees_actions else _NOT_VISIBLE
+        state = "The state of the records at this point is what the tool calls above show." if cut.sees_actions else _NOT_VISIBLE
     return fit_judge_messages(
         conversation,
         spec,

@@ -3,7 +3,8 @@ its own.
 
 What looks like a simulator fault is often the bot's doing: a customer repeats itself because the
 bot said nothing, answered with its fallback or said the same thing again; it leaves without
-answering because the bot asked for the order id it had already been given. Such a fault is
+answering because the bot asked for the id of a record it had already been given (the order id,
+on the order world). Such a fault is
 *excused* (`UserFault.excused` says why): it is the bot's failure, and `bot_replies_check` fails
 with the reason. An empty reply to a customer's message is a bad reply of the bot whether or not
 the customer then misbehaved.
@@ -25,9 +26,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from parley.core.reading import ASKS_FOR_ORDER_ID, extract_order_ids, heuristic_view
+from parley.core.reading import asks_for_id, ids_in, record_noun, records_in
 from parley.core.records import CheckKind, CheckResult, Conversation, ConversationSpec, UserFault
 from parley.core.users import FallbackDetector
+from parley.core.world import WorldDefinition
 
 __all__ = ["BOT_REPLIES_KIND", "bot_replies_check", "excuse_after_failures", "excuse_bot_caused", "fault_turn"]
 
@@ -53,12 +55,14 @@ class _Replies:
 
     user: list[str]
     replies: dict[int, str | None]
+    world: WorldDefinition | None = None
+    """The conversation's world (None: the default world), whose ids the customer gives."""
 
     def reply(self, turn: int) -> str | None:
         return self.replies.get(turn)
 
 
-def _replies(conversation: Conversation) -> _Replies:
+def _replies(conversation: Conversation, world: WorldDefinition | None = None) -> _Replies:
     user: list[str] = []
     replies: dict[int, str | None] = {0: None}
     for message in conversation.messages:
@@ -69,31 +73,31 @@ def _replies(conversation: Conversation) -> _Replies:
             said = replies.get(len(user))
             text = message.content or ""
             replies[len(user)] = text if said is None else (said + "\n" + text if text else said)
-    return _Replies(user=user, replies=replies)
+    return _Replies(user=user, replies=replies, world=world)
 
 
 def _empty(reply: str | None) -> bool:
     return reply is not None and not reply.strip()
 
 
-def _given_order(user: Sequence[str], before: int) -> tuple[int, str] | None:
-    """The first customer message (number, id) before turn `before` that gave an order id."""
-    for n, text in enumerate(user[: max(0, before)], 1):
-        ids = extract_order_ids(text)
-        if ids:
-            return n, ids[0]
+def _given_id(r: _Replies, before: int) -> tuple[int, str, str] | None:
+    """The first customer message (number, table, id) before turn `before` that gave a record's id."""
+    for n, text in enumerate(r.user[: max(0, before)], 1):
+        records = records_in(text, r.world)
+        if records:
+            return n, *records[0]
     return None
 
 
-def _ignores_the_order(reply: str, user: Sequence[str], turn: int) -> str | None:
-    """The bot's reply to user message `turn` asks for an order id the customer already gave."""
-    if not ASKS_FOR_ORDER_ID.search(heuristic_view(reply)) or extract_order_ids(reply):
+def _ignores_the_id(reply: str, r: _Replies, turn: int) -> str | None:
+    """The bot's reply to user message `turn` asks for a record's id the customer already gave."""
+    if not asks_for_id(reply, r.world) or ids_in(reply, r.world):
         return None
-    given = _given_order(user, turn)
+    given = _given_id(r, turn)
     if given is None:
         return None
-    n, order = given
-    return f"the bot asked for the order id although the customer gave it in message {n} ({order})"
+    n, table, key = given
+    return f"the bot asked for the {record_noun(table)} id although the customer gave it in message {n} ({key})"
 
 
 def _bad_reply(turn: int, r: _Replies, fallback: FallbackDetector) -> str | None:
@@ -105,7 +109,7 @@ def _bad_reply(turn: int, r: _Replies, fallback: FallbackDetector) -> str | None
         return f"the bot replied nothing to customer message {turn}"
     if fallback.is_fallback(reply):
         return f"the bot answered customer message {turn} with its fallback ({_clip(reply)!r})"
-    return _ignores_the_order(reply, r.user, turn)
+    return _ignores_the_id(reply, r, turn)
 
 
 def _repeated_cause(fault: UserFault, r: _Replies, fallback: FallbackDetector, repeats: int) -> str | None:
@@ -138,7 +142,7 @@ def _stopped_cause(fault: UserFault, r: _Replies, fallback: FallbackDetector) ->
     if turn is None:
         return None
     question = r.reply(turn) or ""
-    ignored = _ignores_the_order(question, r.user, turn)
+    ignored = _ignores_the_id(question, r, turn)
     if ignored is not None:
         return ignored
     key = _normal(question)
@@ -179,12 +183,14 @@ def _after(faults: Sequence[UserFault], first: tuple[float, str] | None) -> list
     return [_excused(f, f"the bot misbehaved first ({how})") if f.excused is None and at < fault_turn(f) else f for f in faults]
 
 
-def excuse_bot_caused(faults: Sequence[UserFault], conversation: Conversation, spec: ConversationSpec, repeats: int) -> list[UserFault]:
+def excuse_bot_caused(
+    faults: Sequence[UserFault], conversation: Conversation, spec: ConversationSpec, repeats: int, world: WorldDefinition | None = None
+) -> list[UserFault]:
     """`faults` (in their order) with those the bot's replies caused excused, and every fault
-    after one of them: the bot misbehaved first."""
+    after one of them: the bot misbehaved first. `world`: the conversation's (None: the default)."""
     if not faults:
         return []
-    r = _replies(conversation)
+    r = _replies(conversation, world)
     fallback = FallbackDetector.for_spec(spec)
     causes = [_cause(fault, r, fallback, repeats) for fault in faults]
     caused = [(fault_turn(f), c) for f, c in zip(faults, causes, strict=True) if c is not None]

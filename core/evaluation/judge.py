@@ -74,8 +74,8 @@ DEFAULT_RUBRIC = """\
 Judge the assistant on five criteria:
 1. Professionalism: polite, clear, on topic, no invented facts.
 2. Request accuracy and completeness: it did what the customer asked, correctly and fully, and
-   nothing the customer did not ask for (for example, it changed or cancelled only the orders
-   the customer confirmed, and followed the shop's policies).
+   nothing the customer did not ask for (for example, it changed or cancelled only what the
+   customer confirmed, and followed the shop's policies).
 3. Customer satisfaction: the customer would leave with a clear answer.
 4. Efficiency: no needless questions, repetition or detours.
 5. Problem resolution: the customer's problem was solved, or the assistant said clearly why it
@@ -113,7 +113,7 @@ class Judge(Protocol):
 def offline_judgement(checks: Sequence[CheckResult]) -> JudgeResult:
     """The checks' result in words, and no score: without a model nobody judged, so no score is
     made up (a score is only ever a judge's). The comment lists the failed checks (a policy
-    violation or a final order status that was not reached first), or says that every applicable
+    violation or a record's final state that was not reached first), or says that every applicable
     check held, or that none about the bot applied."""
     applicable = [c for c in checks if c.outcome not in ("not_applicable", "not_run")]
     failed = [c for c in applicable if c.outcome == "fail"]
@@ -238,7 +238,7 @@ def fit_judge_prompt(
     shown = [c for c in checks if c.outcome in ("pass", "fail")]
     if show_checks and shown:
         asked.append(
-            "Automatic checks (already verified against the order database and the transcript; each one's reason, "
+            "Automatic checks (already verified against the world's database and the transcript; each one's reason, "
             "which may quote the conversation, as a JSON string):\n"
             + "\n".join(f"- {c.outcome.upper()} {quoted(c.name, 300)}: {quoted(c.reason, 1000)}" for c in shown)
         )

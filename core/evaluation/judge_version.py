@@ -33,11 +33,11 @@ def judge_prompt_version() -> str:
     )  # fmt: skip
     conversation = Conversation(
         id="version",
-        customer_id="C-100",
+        customer_id="customer",
         bot_model="offline",
         user_simulator="offline",
         messages=[
-            ChatMessage(role="user", content="Hello, where is ORD-1001?"),
+            ChatMessage(role="user", content="Hello, where is my parcel?"),
             ChatMessage(role="assistant", content="Hello! It shipped."),
         ],
         started_at=_AT,

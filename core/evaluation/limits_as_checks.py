@@ -159,11 +159,15 @@ def _held_at(check: CheckResult, conversation: Conversation, turns: tuple[dict[i
         made = [calls[r.call_id] for r in conversation.tool_calls if r.name == tool and r.ok and r.call_id in calls]
         if made:
             return min(made), True
-    if check.kind == "order_status":
+    if check.kind == "record_state":
         if not details.get("changed"):
             return 0, True
-        order_id = details.get("order_id")
-        changing = [calls[r.call_id] for r in conversation.tool_calls if r.ok and r.order_id == order_id and r.call_id in calls]
+        record = details.get("record")
+        changing = [
+            calls[r.call_id]
+            for r in conversation.tool_calls
+            if r.ok and r.call_id in calls and any(f"{c.table}/{c.key}" == record for c in r.changes)
+        ]
         if changing:
             return max(changing), True
     return last, False

@@ -20,7 +20,7 @@ from parley.core.evaluation.judge import NEEDS_LLM_JUDGE
 from parley.core.models import OFFLINE
 from parley.core.records import ConversationSpec, SourceLocation
 from parley.core.specs import FilePlaces, judge_steps
-from parley.core.users import ONLY_STATED_ADVICE, PROFILE_MODEL, REPLAY_USER, goals_only_stated, only_stated_advice
+from parley.core.users import ONLY_STATED_ADVICE, PROFILE_MODEL, REPLAY_USER, goals_only_stated, only_stated_advice, simulated_world
 
 __all__ = ["FILES_SHOWN", "offline_limits", "offline_limits_by_file"]
 
@@ -80,7 +80,7 @@ def _file_parts(source: str, specs: Sequence[ConversationSpec], *, user_model: s
     # scenario file has its own (its ORDER_GOAL).
     for spec in specs:
         if _user_offline(spec, user_model):
-            for goal in goals_only_stated(spec.goals):
+            for goal in goals_only_stated(spec.goals, simulated_world(spec)):
                 parts.stated.setdefault((spec.index if spec.kind == "scenario" else 0, goal.index), goal.text)
     return parts
 

@@ -26,7 +26,7 @@ import asyncio
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from parley.core.errors import ConfigError
@@ -216,9 +216,7 @@ def _answered(check: PythonCheck, answer: CheckAnswer, conversation: Conversatio
     return CheckResult(kind=PYTHON_CHECK_KIND, name=check.name, outcome=answer.outcome, reason=reason, details=details)
 
 
-async def run_python_checks(
-    conversation: Conversation, spec: ConversationSpec, *, initial_statuses: Mapping[str, str] | None = None
-) -> list[CheckResult]:
+async def run_python_checks(conversation: Conversation, spec: ConversationSpec) -> list[CheckResult]:
     """The spec's checks written in Python on the finished conversation, one after another (see
     the module doc); `not_run` for a conversation cut short."""
     checks = list(spec.expect.python) if spec.expect is not None else []
@@ -230,5 +228,5 @@ async def run_python_checks(
         return [
             CheckResult(kind=PYTHON_CHECK_KIND, name=c.name, outcome="not_run", reason=why, details={"check": c.target}) for c in checks
         ]
-    view = CheckedConversation.of(conversation, spec, initial_statuses)
+    view = CheckedConversation.of(conversation, spec)
     return [await _one(check, view, conversation) for check in checks]

@@ -57,19 +57,18 @@ def no_repeated_reply(conversation: CheckedConversation) -> CheckAnswer:
     return passed(f"none of its {len(replies)} replies repeats the one before")
 
 
-_ORDER_ID = re.compile(r"\bORD-?\s*(\d{3,})\b", re.I)
+_RECORD_ID = re.compile(r"(?<![\w-])(?:[A-Za-z]{1,5}-?\d{3,}|#[A-Za-z]?\d{4,})(?![\w-])")
+"""A record's id as people write one on any world: a short prefix and digits (`ABC-1234`, `#W1234567`)."""
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 _PHONE = re.compile(r"\+?\d[\d\s().-]{7,}\d")
-_CUSTOMER_ID = re.compile(r"\bC-\d+\b", re.I)
 _NAME = re.compile(r"\bmy name is\s+\w+", re.I)
 
 # What a customer may give, how to see it in their words, and how to see the bot ask for it (a
 # question: the same sentence ends with a question mark).
 _INFORMATION: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
-    ("order id", _ORDER_ID, re.compile(r"\b(which|what) order\b[^.!?]*\?|\border (id|number)\b[^.!?]*\?", re.I)),
+    ("id", _RECORD_ID, re.compile(r"(?<!phone )(?<!mobile )(?<!telephone )\b(id|number)\b[^.!?]*\?", re.I)),
     ("email address", _EMAIL, re.compile(r"\be-?mail( address)?\b[^.!?]*\?", re.I)),
     ("phone number", _PHONE, re.compile(r"\b(phone|mobile|telephone) number\b[^.!?]*\?", re.I)),
-    ("customer id", _CUSTOMER_ID, re.compile(r"\bcustomer (id|number)\b[^.!?]*\?", re.I)),
     ("name", _NAME, re.compile(r"\byour (full )?name\b[^.!?]*\?", re.I)),
 )
 
@@ -87,8 +86,8 @@ def _question(text: str, match: re.Match[str]) -> str:
 
 
 def no_asking_again(conversation: CheckedConversation) -> CheckAnswer:
-    """The bot never asks the customer for an order id, email address, phone number, customer id or
-    name that the customer already gave in an earlier turn (a question that restates it, asking
+    """The bot never asks the customer for a record's id (an order's, a booking's, their customer
+    id), email address, phone number or name that the customer already gave in an earlier turn (a question that restates it, asking
     to confirm, is not asking again)."""
     replies, lines = conversation.bot_replies, list(conversation.customer_lines)
     if not replies or not lines:

@@ -32,7 +32,9 @@ __all__ = [
     "QUOTING",
     "QuotedText",
     "TranscriptTurn",
+    "call_turns",
     "clip",
+    "in_turn",
     "quoted",
     "render_turns",
     "tool_arguments",
@@ -188,3 +190,23 @@ def turn_texts(conversation: Conversation, records: Sequence[ToolCallRecord] | N
                     result = record.result if record is not None else results.get(call.id, "")
                     out.append(QuotedText(turn.number, "call", f"{call.name}({call.arguments})\n{result}", call_id=call.id))
     return out
+
+
+def call_turns(conversation: Conversation) -> dict[str, int]:
+    """The turn of each tool call, by its id: how many customer messages came before the bot
+    message that made it."""
+    calls: dict[str, int] = {}
+    turn = 0
+    for message in conversation.messages:
+        if message.role == "user":
+            turn += 1
+        for call in message.tool_calls:
+            calls.setdefault(call.id, turn)
+    return calls
+
+
+def in_turn(turn: int | None) -> str:
+    """ " in turn 3", " in the opening message", or "" when the turn is not known."""
+    if turn is None:
+        return ""
+    return " in the opening message" if turn == 0 else f" in turn {turn}"

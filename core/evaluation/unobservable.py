@@ -1,6 +1,6 @@
 """Evaluating a bot parley cannot see inside: a connector to a deployed chatbot, a prompt bot.
 
-Such a bot runs without parley's World, so world checks are `not_applicable` (no final state).
+Such a bot runs on no world parley sees, so world checks are `not_applicable` (no final state).
 Its tool calls are invisible too, so the spec's tool expectations (`tools_called`,
 `tools_attempted`, `tools_not_called`, a playbook's `expect_tool`) and a playbook's injected
 context become `not_applicable` checks here rather than failed or, worse, passed: the conversation
@@ -13,17 +13,13 @@ per file.
 
 from __future__ import annotations
 
-import httpx
-
 from parley.core.evaluation.checks import WORLD_KINDS
 from parley.core.evaluation.judge import Judge
 from parley.core.evaluation.verdicts import evaluate
 from parley.core.records import CheckLimits, CheckResult, Conversation, ConversationSpec, Verdict
 from parley.core.specs import ExpectBotRegexStep, ExpectToolStep, InjectBotResponseStep, InjectToolStep, spec_steps
 
-__all__ = ["NO_WORLD_TEXT", "evaluate_observed", "hide_unobservable", "no_world_client", "unseen_context_warnings", "with_checks"]
-
-NO_WORLD_TEXT = "this bot runs without parley's order database"
+__all__ = ["evaluate_observed", "hide_unobservable", "unseen_context_warnings", "with_checks"]
 
 
 def injected_steps(spec: ConversationSpec) -> list[int]:
@@ -61,21 +57,20 @@ def unseen_context_warnings(specs: list[ConversationSpec], bot_name: str) -> lis
     return lines
 
 
-def no_world_client() -> httpx.AsyncClient:
-    """The order-tools client of a bot without a World: every call says there is none."""
-
-    def refuse(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(503, json={"detail": NO_WORLD_TEXT})
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(refuse), base_url="http://no-world")
-
-
 def hide_unobservable(
-    spec: ConversationSpec, conversation: Conversation, bot_name: str, *, has_tools: bool = True
+    spec: ConversationSpec,
+    conversation: Conversation,
+    bot_name: str,
+    *,
+    has_tools: bool = True,
+    sees_tools: bool = False,
 ) -> tuple[ConversationSpec, Conversation, list[CheckResult]]:
-    """For a bot whose tool calls parley cannot see (`has_tools` False: a bot with none): the
-    spec and conversation to evaluate without the tool expectations, and those expectations as
-    `not_applicable` checks."""
+    """For a bot parley does not run (it only receives the customer's lines): the spec and
+    conversation to evaluate without what cannot be decided of it, and those checks as
+    `not_applicable`: its tool expectations unless parley saw its tool calls (`sees_tools`: it called
+    its served world; `has_tools` False: a bot with none), and what builds on context a playbook
+    injected, which never reached it (the assertions after the first injected step, and the
+    playbook's expected records)."""
     why = (
         f"{bot_name} does not show parley its tool calls, so this cannot be checked."
         if has_tools
@@ -83,7 +78,7 @@ def hide_unobservable(
     )
     hidden: list[CheckResult] = []
     expect = spec.expect
-    if expect is not None and (expect.tools_called or expect.tools_attempted or expect.tools_not_called):
+    if not sees_tools and expect is not None and (expect.tools_called or expect.tools_attempted or expect.tools_not_called):
         hidden += [
             CheckResult(kind="tool_called", name=f"{t} called", outcome="not_applicable", reason=why, details={"tool": t})
             for t in expect.tools_called
@@ -100,6 +95,13 @@ def hide_unobservable(
             update={"expect": expect.model_copy(update={"tools_called": [], "tools_attempted": [], "tools_not_called": []})}
         )
     injected = injected_steps(spec)
+    if injected and spec.expect is not None and spec.expect.records:
+        built = f"{bot_name} never received the context the playbook injected ({_steps(injected)}), on which this end state builds."
+        hidden += [
+            CheckResult(kind="record_state", name=f"{ref} as expected", outcome="not_applicable", reason=built, details={"record": ref})
+            for ref in spec.expect.records
+        ]
+        spec = spec.model_copy(update={"expect": spec.expect.model_copy(update={"records": {}})})
     if injected:
         hidden.append(
             CheckResult(
@@ -122,13 +124,13 @@ def hide_unobservable(
         for a in assertions:
             step = a.get("step") if isinstance(a, dict) else None
             on_context = injected and isinstance(step, int) and step > injected[0]
-            if isinstance(a, dict) and (a.get("kind") == "expect_tool" or on_context):
+            if isinstance(a, dict) and ((a.get("kind") == "expect_tool" and not sees_tools) or on_context):
                 hidden.append(
                     CheckResult(
                         kind="playbook_assertion",
                         name=f"step {step}: {a.get('kind')} {a.get('expected')}",
                         outcome="not_applicable",
-                        reason=why if a.get("kind") == "expect_tool" else unseen,
+                        reason=unseen if on_context else why,
                         details={"step": step, "assertion": a.get("kind"), "expected": a.get("expected")},
                     )
                 )
@@ -147,14 +149,19 @@ async def evaluate_observed(
     uses_world: bool,
     has_tools: bool,
     bot_name: str,
+    receives_context: bool | None = None,
     limits: CheckLimits | None = None,
 ) -> Verdict:
     """`evaluate` for a bot as parley saw it: one without parley's World (`uses_world` False)
     is judged without what parley cannot observe of it, listed as not applicable (the batch's
-    conversations, and a re-score of them, are judged alike). `limits`: the run's default limits."""
-    if uses_world:
+    conversations, and a re-score of them, are judged alike). `receives_context`: whether the bot
+    received the whole transcript, a playbook's injected context included (parley's own bots and
+    Python bots do; a deployed bot, even one acting on its served world, does not); default: it did
+    when it acts on parley's world. `limits`: the run's default limits."""
+    receives_context = uses_world if receives_context is None else receives_context
+    if uses_world and receives_context:
         return await evaluate(conversation, spec, judge=judge, limits=limits)
-    seen_spec, seen_conversation, hidden = hide_unobservable(spec, conversation, bot_name, has_tools=has_tools)
+    seen_spec, seen_conversation, hidden = hide_unobservable(spec, conversation, bot_name, has_tools=has_tools, sees_tools=uses_world)
     verdict = await evaluate(seen_conversation, seen_spec, judge=judge, limits=limits)
     return with_checks(verdict, hidden) if hidden else verdict
 

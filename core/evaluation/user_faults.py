@@ -11,10 +11,10 @@ is about and a reason a person can check:
 - `stopped_after_question`: the user ended the conversation right after the bot asked it a
   question or for a confirmation, without answering it (a closing "anything else?" does not
   count: a goodbye answers it);
-- `no_goal_stated`: the user never stated any of its goals (by order id, else key words).
+- `no_goal_stated`: the user never stated any of its goals (by its record's id, else key words).
 Playbooks are scripted, not simulated: nothing is detected for them. A fault the bot's own
 replies caused (it said nothing, answered with its fallback, said the same again, asked for the
-order id it had been given) is detected, and excused with why (parley.core.evaluation.fault_blame):
+id it had been given) is detected, and excused with why (parley.core.evaluation.fault_blame):
 the customer is blamed only when it misbehaved first, on its own. Pure functions.
 """
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 from parley.core.evaluation.fault_blame import excuse_bot_caused
-from parley.core.reading import ASKS_FOR_ORDER_ID, CONFIRMATION_QUESTION, Goal, goal_mentioned, heuristic_view, parse_goals
+from parley.core.reading import Goal, asks_for_id, goal_mentioned, heuristic_view, is_confirmation_question, parse_goals, reading_world
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
+from parley.core.world import WorldDefinition
 
 REPEATS = 3
 """How many identical user messages in a row make a fault."""
@@ -122,27 +122,28 @@ def _echoes(text: str, said: str) -> bool:
     return bool(customer) and customer in bot and len(customer) >= 0.6 * len(bot)
 
 
-def asks_the_user(text: str | None, said: str | None = None) -> bool:
-    """Does a bot message ask the customer something that needs an answer (a confirmation, an
-    order id, another question put to them), rather than a closing "anything else?"? A bot that
-    only repeats what the customer `said` (an echo) asks nothing."""
+def asks_the_user(text: str | None, said: str | None = None, world: WorldDefinition | None = None) -> bool:
+    """Does a bot message ask the customer something that needs an answer (a confirmation, a
+    record's id, another question put to them), rather than a closing "anything else?"? A bot
+    that only repeats what the customer `said` (an echo) asks nothing. `world`: the
+    conversation's (None: the default world), whose actions a bot asks to confirm."""
     if not text:
         return False
     text = heuristic_view(text)
     if said and _echoes(text, said):
         return False
-    if CONFIRMATION_QUESTION.search(text):
+    if is_confirmation_question(text, world):
         return True
     questions = [q.strip() for q in _QUESTION.findall(text)]
     if not questions:
         return False
     last = questions[-1]
-    if ASKS_FOR_ORDER_ID.search(last):
+    if asks_for_id(last, world):
         return True
     return bool(_TO_YOU.search(last)) and not _COURTESY_QUESTION.search(last)
 
 
-def stopped_after_question(conversation: Conversation) -> list[UserFault]:
+def stopped_after_question(conversation: Conversation, world: WorldDefinition | None = None) -> list[UserFault]:
     """The user ended the conversation (user_stop) right after a question from the bot: with no
     message at all, or with a goodbye that does not answer it."""
     if conversation.stop_reason != "user_stop":
@@ -155,7 +156,7 @@ def stopped_after_question(conversation: Conversation) -> list[UserFault]:
     if last.role == "assistant":
         asked = last.content or ""
         before = next((m.content for m in reversed(seen[:-1]) if m.role == "user"), None)
-        if asks_the_user(asked, before):
+        if asks_the_user(asked, before, world):
             return [
                 UserFault(
                     kind="stopped_after_question",
@@ -170,7 +171,7 @@ def stopped_after_question(conversation: Conversation) -> list[UserFault]:
         return []
     earlier = next((m.content for m in reversed(seen[:question]) if m.role == "user"), None)
     asked = seen[question].content or ""
-    if not asks_the_user(asked, earlier):
+    if not asks_the_user(asked, earlier, world):
         return []
     if _FAREWELL.search(said) and not _ANSWER_WORDS.search(said) and not _ORDER_REFERENCE.search(said):
         return [
@@ -183,29 +184,41 @@ def stopped_after_question(conversation: Conversation) -> list[UserFault]:
     return []
 
 
-@lru_cache(maxsize=1024)
-def _parsed_goals(texts: tuple[str, ...]) -> tuple[Goal, ...]:
-    """A spec's goals parsed once, not once per conversation (a batch's trials share them)."""
-    return tuple(parse_goals(texts))
+_PARSED: dict[tuple[tuple[str, ...], int], tuple[WorldDefinition | None, tuple[Goal, ...]]] = {}
+_PARSED_KEPT = 1024
 
 
-def no_goal_stated(conversation: Conversation, spec: ConversationSpec) -> list[UserFault]:
-    """None of the spec's goals is mentioned in any user message (its order id, else its words)."""
+def _parsed_goals(texts: tuple[str, ...], world: WorldDefinition | None) -> tuple[Goal, ...]:
+    """A spec's goals parsed once per world, not once per conversation (a batch's trials share them)."""
+    key = (texts, id(world))
+    kept = _PARSED.get(key)
+    if kept is not None and kept[0] is world:
+        return kept[1]
+    if len(_PARSED) >= _PARSED_KEPT:
+        _PARSED.clear()
+    goals = tuple(parse_goals(texts, world))
+    _PARSED[key] = (world, goals)
+    return goals
+
+
+def no_goal_stated(conversation: Conversation, spec: ConversationSpec, world: WorldDefinition | None = None) -> list[UserFault]:
+    """None of the spec's goals is mentioned in any user message (its record's id, else its words)."""
     if not spec.goals:
         return []
-    goals = _parsed_goals(tuple(spec.goals))
+    world = reading_world(world)
+    goals = _parsed_goals(tuple(spec.goals), world)
     said = [m.content for m in conversation.messages if m.role == "user" and m.content and m.content.strip()]
     if not said:
         return []  # nothing said at all: empty_turn (or the run broke) says it better
-    if any(goal_mentioned(goal, text) for goal in goals for text in said):
+    if any(goal_mentioned(goal, text, world) for goal in goals for text in said):
         return []
     listed = "; ".join(spec.goals[:3]) + (" ..." if len(spec.goals) > 3 else "")
     return [UserFault(kind="no_goal_stated", turn=None, reason=f"the user never stated any of its goals ({_clip(listed)})")]
 
 
-def detect_user_faults(conversation: Conversation, spec: ConversationSpec) -> list[UserFault]:
-    """Every fault of the simulated user in `conversation` (empty for a scripted user), those
-    the bot caused excused with why."""
+def detect_user_faults(conversation: Conversation, spec: ConversationSpec, world: WorldDefinition | None = None) -> list[UserFault]:
+    """Every fault of the simulated user in `conversation` on its `world` (None: the default
+    world; empty for a scripted user), those the bot caused excused with why."""
     if spec.kind == "playbook" or conversation.user_simulator in SCRIPTED_USERS:
         return []
     messages = conversation.messages
@@ -213,10 +226,10 @@ def detect_user_faults(conversation: Conversation, spec: ConversationSpec) -> li
         *empty_turns(messages),
         *repeated_messages(messages),
         *speaks_as_assistant(messages),
-        *stopped_after_question(conversation),
-        *no_goal_stated(conversation, spec),
+        *stopped_after_question(conversation, world),
+        *no_goal_stated(conversation, spec, world),
     ]
-    return excuse_bot_caused(faults, conversation, spec, REPEATS)
+    return excuse_bot_caused(faults, conversation, spec, REPEATS, world)
 
 
 def _clip(text: str, limit: int = 120) -> str:

@@ -40,15 +40,16 @@ each of its verdicts marked with what was measured of it ("κ 0.72", "uncalibrat
 
 Rule 6 in full: a conversation passes only when at least one check its author asked for (an
 `expect:` key, a playbook assertion, the score of the LLM judge the user chose) was decided and
-held. The checks parley adds by default (the conversation completed; no other order changed
-when the profile did not say) may fail a conversation, never make it pass.
+held. The checks parley adds by default (the conversation completed; no other record changed
+when the profile did not say; the world's rules of conduct) may fail a conversation, never make
+it pass.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import cast
 
 from parley.core.evaluation.calibration_marks import CalibrationPolicy, mark_checks
@@ -83,6 +84,7 @@ from parley.core.records import (
     UserFault,
     Verdict,
 )
+from parley.core.world import WorldDefinition, conversation_world
 
 __all__ = ["DEFAULT_MIN_SCORE", "assemble_verdict", "broken_run", "broken_verdict", "evaluate", "world_today"]
 
@@ -196,21 +198,21 @@ async def evaluate(
     spec: ConversationSpec,
     *,
     judge: Judge | None = None,
-    initial_statuses: Mapping[str, str] | None = None,
+    world: WorldDefinition | None = None,
     limits: CheckLimits | None = None,
 ) -> Verdict:
     """Check, extract and judge one conversation.
 
-    `judge` defaults to the OfflineJudge. `initial_statuses` (order id -> status before the
-    conversation) sharpens "which orders changed"; without it the audit trail decides, which
-    is enough for every change made through the order API. `limits`: the run's default limits
-    (`--limit`), under the spec's own `expect.limits`.
+    `judge` defaults to the OfflineJudge. `world`: the world it ran on (None: the one its spec
+    names, else the one its final state names; parley.core.world.conversation_world). `limits`:
+    the run's default limits (`--limit`), under the spec's own `expect.limits`.
     """
-    checks = settle_unfinished(build_checks(conversation, spec, initial_statuses=initial_statuses), conversation)
-    checks += await run_python_checks(conversation, spec, initial_statuses=initial_statuses)
+    world = world if world is not None else conversation_world(conversation, spec)
+    checks = settle_unfinished(build_checks(conversation, spec, world=world), conversation)
+    checks += await run_python_checks(conversation, spec)
     outputs = extract_outputs(spec.outputs, conversation.bot_texts, today=world_today(conversation, spec))
     broke = broken_run(conversation)
-    faults = detect_user_faults(conversation, spec) if broke is None else []
+    faults = detect_user_faults(conversation, spec, world) if broke is None else []
     replies = bot_replies_check(conversation, faults) if broke is None else None
     if replies is not None:
         checks.append(replies)

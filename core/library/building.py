@@ -4,6 +4,10 @@ harness runs it, the store keeps it and every report reads it.
     conversation("cancel_recent", goals=["cancel order ORD-1004"], personality="formal-user",
                  orders={"ORD-1004": "cancelled"}, tools_called=["cancel_order"])
 
+A conversation runs on the order world unless `world` names another (`world="returns"`, or a
+profile's whole `world:` mapping: `{"name": ..., "customer_id": ..., "rows": {...}}`); tools, tables
+and customers are checked against that world, as a file's are.
+
 With `steps`, a conversation is a playbook written in code: fixed customer lines (`say`), the
 simulated customer going on for a few turns (`simulate`), assertions on the bot's last answer
 (`expect_reply`) or the tools it called in it (`expect_tool`), injected context (`inject_reply`,
@@ -29,14 +33,12 @@ from pydantic import ValidationError
 from parley.core.errors import ProfileError
 from parley.core.evaluation import check_target
 from parley.core.records import (
-    DEFAULT_CUSTOMER_ID,
     PYTHON_SOURCE,
-    TOOL_NAMES,
     CheckLimits,
     ConversationSpec,
     Expectations,
-    OrderOverride,
     PythonCheck,
+    WorldFacts,
     WorldSpec,
     derive_seed,
     first_error,
@@ -44,7 +46,6 @@ from parley.core.records import (
     read_python_checks,
 )
 from parley.core.specs import (
-    CUSTOMER_ID_RE,
     SHIPPED_DIR,
     ExpectBotRegexStep,
     ExpectToolStep,
@@ -86,10 +87,8 @@ def simulate(turns: int) -> SimulateStep:
 
 
 def expect_tool(name: str, **arguments: Any) -> ExpectToolStep:
-    """The bot called the tool `name` in its last answer (with these arguments too, when given)."""
-    if name not in TOOL_NAMES:
-        hint = did_you_mean(name, TOOL_NAMES) or f"; tools are {', '.join(TOOL_NAMES)}"
-        raise ProfileError(f"expect_tool: unknown tool {name!r}{hint}")
+    """The bot called the tool `name` in its last answer (with these arguments too, when given).
+    The name is checked against the conversation's world when the conversation is built."""
     return ExpectToolStep(name=name, arguments=arguments or None)
 
 
@@ -108,10 +107,8 @@ def inject_reply(text: str) -> InjectBotResponseStep:
 
 
 def inject_tool(name: str, result: str, **arguments: Any) -> InjectToolStep:
-    """A tool call and its result put in the transcript as if the bot had made it (not run)."""
-    if name not in TOOL_NAMES:
-        hint = did_you_mean(name, TOOL_NAMES) or f"; tools are {', '.join(TOOL_NAMES)}"
-        raise ProfileError(f"inject_tool: unknown tool {name!r}{hint}")
+    """A tool call and its result put in the transcript as if the bot had made it (not run). The
+    name is checked against the conversation's world when the conversation is built."""
     return InjectToolStep(name=name, arguments=arguments, result=result)
 
 
@@ -162,32 +159,93 @@ def _personality(name: str | Path) -> list[str]:
 
 
 def _world(
-    world: Sequence[OrderOverride | Mapping[str, Any]] | Mapping[str, Any], customer_id: str, today: datetime.date | None, where: str
-) -> WorldSpec:
-    """The conversation's World from `world` (order overrides, or a profile's `world:` mapping)
-    and the `customer_id` and `today` given beside it (which must agree with the mapping's)."""
-    if isinstance(world, Mapping):
-        unknown = sorted(set(world) - set(WorldSpec.model_fields))
-        if unknown:
-            raise ProfileError(f"{where}: world: unknown key {unknown[0]!r} (a world takes customer_id, today and orders)")
-        spec = WorldSpec.model_validate(dict(world))
-        for name, given, default in (("customer_id", customer_id, DEFAULT_CUSTOMER_ID), ("today", today, None)):
-            written = getattr(spec, name)
-            if given != default and name in world and given != written:
-                raise ProfileError(f"{where}: {name} {given!r} and world.{name} {written!r} differ: give one of them")
-        return spec.model_copy(
-            update={"customer_id": customer_id if "customer_id" not in world else spec.customer_id, "today": spec.today or today}
-        )
-    if isinstance(world, str):
-        raise ProfileError(f"{where}: world: expected order overrides or a world mapping, got a string")
-    overrides = []
-    for n, order in enumerate(world):
-        if not isinstance(order, (OrderOverride, Mapping)):
+    world: str | Sequence[Mapping[str, Any]] | Mapping[str, Any] | None, customer_id: str | None, today: datetime.date | None, where: str
+) -> tuple[WorldSpec, WorldFacts]:
+    """The conversation's world from `world` (a world's name, a profile's `world:` mapping, or rows
+    of the default world's state table) and the `customer_id` and `today` given beside it (which
+    must agree with the mapping's); every problem checked against that world, as a file's."""
+    from parley.core.specs import world_problems_of
+    from parley.core.world import load_world, world_facts
+
+    if world is None or (not isinstance(world, (str, Mapping)) and not world):
+        mapping: dict[str, Any] = {}
+    elif isinstance(world, str):
+        mapping = {"name": world}
+    elif isinstance(world, Mapping):
+        mapping = dict(world)
+    else:
+        default = world_facts(load_world())
+        table = next(iter(default.state_tables()), None)
+        given_rows = list(world)
+        if table is None or not all(isinstance(row, Mapping) for row in given_rows):
+            raise ProfileError(f"{where}: world: expected a world's name, a world mapping, or rows of its records, got {world!r}")
+        mapping = {table: [dict(row) for row in given_rows]}
+    for name, given in (("customer_id", customer_id), ("today", today)):
+        if given is not None and name in mapping and mapping[name] != given:
+            raise ProfileError(f"{where}: {name} {given!r} and world.{name} {mapping[name]!r} differ: give one of them")
+        if given is not None:
+            mapping[name] = given
+    definition, problems = world_problems_of(mapping, None)
+    if problems:
+        at, why = problems[0]
+        place = ".".join(str(part) for part in at)
+        raise ProfileError(f"{where}: world{'.' + place if place else ''}: {why}")
+    facts = world_facts(definition)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for key, value in mapping.items():
+        if key not in ("name", "path", "customer_id", "today", "rows") and isinstance(value, list):
+            rows.setdefault(key, []).extend(dict(r) for r in value)
+    for key, value in (mapping.get("rows") or {}).items():
+        rows.setdefault(key, []).extend(dict(r) for r in value)
+    spec = WorldSpec(
+        name=mapping.get("name"),
+        path=mapping.get("path"),
+        customer_id=mapping.get("customer_id") or facts.default_customer,
+        today=mapping.get("today"),
+        rows=rows,
+    )
+    return spec, facts
+
+
+def _expected_records(
+    records: Mapping[str, Mapping[str, Any]] | None, tables: Mapping[str, Any], facts: WorldFacts, where: str
+) -> dict[str, dict[str, Any]]:
+    """`records` and the tables' shorthand (`orders={"ORD-1004": "cancelled"}`: the table's state
+    field), checked against the world."""
+    found = {str(ref): dict(fields) for ref, fields in (records or {}).items()}
+    for table_name, expected in tables.items():
+        table = facts.table(table_name)
+        if table is None or not table.state_field:
+            known = list(facts.state_tables())
+            hint = did_you_mean(table_name, known) or (f"; the tables with a state: {', '.join(known)}" if known else "")
+            raise ProfileError(f"{where}: unknown keyword {table_name!r}{hint}")
+        if not isinstance(expected, Mapping):
             raise ProfileError(
-                f"{where}: world[{n}]: expected an order override like {{'id': 'ORD-1001', 'status': 'shipped'}}, got {order!r}"
+                f"{where}: {table_name}: expected a mapping of {table.singular} ids to their {table.state_field}, got {expected!r}"
             )
-        overrides.append(order if isinstance(order, OrderOverride) else OrderOverride.model_validate(dict(order)))
-    return WorldSpec(customer_id=customer_id, today=today, orders=overrides)
+        for key, value in expected.items():
+            if table.fixed_keys and table.keys and str(key) not in table.keys:
+                hint = did_you_mean(str(key), table.keys) or f"; its {table.name} are {', '.join(table.keys)}"
+                raise ProfileError(f"{where}: {table_name}: {table.singular} {key!r} is not in world {facts.name}{hint}")
+            choices = table.choices.get(table.state_field)
+            if choices and value not in choices:
+                hint = did_you_mean(str(value), choices) or f"; one of {', '.join(choices)}"
+                raise ProfileError(f"{where}: {table_name}.{key}: {value!r} is not {table.singular} {table.state_field}{hint}")
+            found.setdefault(f"{table.name}/{key}", {})[table.state_field] = value
+    for ref in found:
+        table_name, _, key = ref.partition("/")
+        if facts.table(table_name) is None or not key:
+            raise ProfileError(
+                f"{where}: records: {ref!r} is not a record of world {facts.name} (TABLE/KEY, tables: {', '.join(facts.tables)})"
+            )
+    return found
+
+
+def _known_tools(names: Sequence[str], facts: WorldFacts, where: str) -> None:
+    for name in names:
+        if name not in facts.tools:
+            hint = did_you_mean(name, facts.tools) or f"; tools are {', '.join(facts.tools)}"
+            raise ProfileError(f"{where}: unknown tool {name!r}{hint}")
 
 
 def conversation(
@@ -199,11 +257,11 @@ def conversation(
     personality: str | Path | None = None,
     context: Sequence[str] = (),
     language: str = "English",
-    customer_id: str = DEFAULT_CUSTOMER_ID,
+    customer_id: str | None = None,
     today: datetime.date | None = None,
-    world: Sequence[OrderOverride | Mapping[str, Any]] | Mapping[str, Any] = (),
+    world: str | Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
     expect: Expectations | None = None,
-    orders: Mapping[str, str] | None = None,
+    records: Mapping[str, Mapping[str, Any]] | None = None,
     tools_called: Sequence[str] = (),
     tools_attempted: Sequence[str] = (),
     tools_not_called: Sequence[str] = (),
@@ -217,15 +275,18 @@ def conversation(
     seed: int = 0,
     index: int = 0,
     source: str = PYTHON_SOURCE,
+    **tables: Mapping[str, Any],
 ) -> ConversationSpec:
     """One conversation to run (see the module doc).
 
     `goals` are what the simulated customer asks for; `steps` script it instead (a playbook);
     `role`, `personality` (a shipped personality's name or a file) and `context` say who the
-    customer is; `customer_id`, `today` and `world` set up its World: `world` is order overrides
-    merged onto the shipped orders (a profile's `world.orders`), or a profile's whole `world:`
-    mapping (`customer_id`, `today`, `orders`). What must hold: `expect` whole, or its parts, named
-    as in a profile's `expect:`: `orders` (order id -> final status), `tools_called` (calls that
+    customer is; `customer_id`, `today` and `world` set up its world: `world` names it (its name, or
+    a profile's whole `world:` mapping: name or path, `customer_id`, `today`, rows by table), or is
+    rows merged onto the default world's records (the order world's orders, as a profile's
+    `world.orders`). What must hold: `expect` whole, or its parts, named as in a profile's `expect:`:
+    `records` (`TABLE/KEY` -> fields at the end) and, for a table with a state field, the table's
+    name as a keyword (`orders={"ORD-1004": "cancelled"}`), `tools_called` (calls that
     succeeded), `tools_attempted` (any call), `tools_not_called`, `bot_says` and `bot_never_says`
     (regular expressions over the bot's messages; `says` and `never_says` are the same, shorter),
     and `criteria` in words
@@ -244,8 +305,11 @@ def conversation(
     problem = steps_problem(steps) if steps else None
     if problem is not None:
         raise ProfileError(f"{where}: steps: {problem}")
-    if not CUSTOMER_ID_RE.match(customer_id):
-        raise ProfileError(f"{where}: customer_id: expected a customer id like C-100, got {customer_id!r}")
+    world_spec, facts = _world(world, customer_id, today, where)
+    for argument, names in (("tools_called", tools_called), ("tools_attempted", tools_attempted), ("tools_not_called", tools_not_called)):
+        _known_tools(names, facts, f"{where}: {argument}")
+    _known_tools([s.name for s in steps if isinstance(s, (ExpectToolStep, InjectToolStep))], facts, f"{where}: steps")
+    expected_records = _expected_records(records, tables, facts, where)
     lines = list(context)
     if personality is not None:
         try:
@@ -253,8 +317,8 @@ def conversation(
         except ProfileError as exc:
             raise ProfileError(f"{where}: {exc}") from None
     parts: dict[str, Any] = {}
-    if orders:
-        parts["orders"] = dict(orders)
+    if expected_records:
+        parts["records"] = expected_records
     for key, value in (
         ("tools_called", tools_called),
         ("tools_attempted", tools_attempted),
@@ -275,7 +339,6 @@ def conversation(
         if parts:
             base = expect.model_dump(exclude_unset=True) if expect is not None else {}
             expect = Expectations.model_validate({**base, **parts})
-        world_spec = _world(world, customer_id, today, where)
         spec = ConversationSpec(
             spec_id=make_spec_id(name, index),
             kind="playbook" if steps else "profile",

@@ -1,5 +1,5 @@
-"""Reading customer-service text: order ids as people write them, what a message asks for, and
-goals as the simulated customers and the checks understand them. Below the bots, the users and
+"""Reading customer-service text: records as people name them on a world, what a message asks for,
+and goals as the simulated customers and the checks understand them. Below the bots, the users and
 the evaluation, so that the code that judges a bot or a simulated customer shares nothing with
 any one of them."""
 
@@ -12,10 +12,10 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.reading.bounded_view import HEURISTIC_MAX_CHARS, heuristic_view
     from parley.core.reading.goals import Goal, GoalIntent, goal_mentioned, key_terms, parse_goal, parse_goals
-    from parley.core.reading.order_ids import extract_order_ids, ids_in, mentions_id, order_digits
     from parley.core.reading.plain_text import as_read
+    from parley.core.reading.record_names import id_digits, ids_in, mentions_id, reading_world, record_noun, records_in, same_id
     from parley.core.reading.requests import (
-        ASKS_FOR_ORDER_ID,
+        ACTION_WORDS,
         CANCEL_WORDS,
         CONFIRMATION_QUESTION,
         DAYS_OR_POLICY,
@@ -23,15 +23,26 @@ if TYPE_CHECKING:
         POLICY_WORDS,
         STATUS_WORDS,
         TRACK_WORDS,
-        confirmation_order_id,
+        asked_credentials,
+        asked_table,
+        asks_for,
+        asks_for_id,
+        confirmation_question,
+        confirmation_record,
         is_affirmative,
         is_confirmation_question,
         is_refusal,
+        request_words,
+        world_actions,
     )
 
 __all__ = [
+    "ACTION_WORDS",
     "as_read",
-    "ASKS_FOR_ORDER_ID",
+    "asked_credentials",
+    "asked_table",
+    "asks_for",
+    "asks_for_id",
     "CANCEL_WORDS",
     "CONFIRMATION_QUESTION",
     "DAYS_OR_POLICY",
@@ -42,19 +53,25 @@ __all__ = [
     "POLICY_WORDS",
     "STATUS_WORDS",
     "TRACK_WORDS",
-    "confirmation_order_id",
-    "extract_order_ids",
+    "confirmation_question",
+    "confirmation_record",
     "goal_mentioned",
     "heuristic_view",
+    "id_digits",
     "ids_in",
     "is_affirmative",
     "is_confirmation_question",
     "is_refusal",
     "key_terms",
     "mentions_id",
-    "order_digits",
     "parse_goal",
     "parse_goals",
+    "reading_world",
+    "record_noun",
+    "records_in",
+    "request_words",
+    "same_id",
+    "world_actions",
 ]
 
 if not TYPE_CHECKING:  # type checkers see the imports above; at run time each name is imported on first use

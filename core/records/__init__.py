@@ -60,7 +60,7 @@ if TYPE_CHECKING:
         categories_of,
         criterion_id,
     )
-    from parley.core.records.chat import ChatMessage, GenerateConfig, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
+    from parley.core.records.chat import END_MARKER, ChatMessage, GenerateConfig, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
     from parley.core.records.chat_export import ChatExport, SessionMetrics
     from parley.core.records.conversation import (
         BROKEN_STOPS,
@@ -134,18 +134,16 @@ if TYPE_CHECKING:
     from parley.core.records.outcome_counts import OutcomeCounts
     from parley.core.records.profile import (
         DEFAULT_ALL_ANSWERED_LIMIT,
-        DEFAULT_CUSTOMER_ID,
+        EXPECT_KEYS,
         FORMAT_TYPES,
         MAX_CONVERSATIONS,
         MAX_STEPS,
-        ORDER_ID_RE,
-        ORDER_STATUSES,
         OUTPUT_TYPES,
         STYLE_NAMES,
+        WORLD_KEYS,
         ChatbotSection,
         ConversationNumber,
         ConversationSection,
-        CustomerId,
         Expectations,
         ExpectBlock,
         GoalStyle,
@@ -154,7 +152,6 @@ if TYPE_CHECKING:
         JudgeSpec,
         LlmFormat,
         LlmSettings,
-        OrderOverride,
         OutputField,
         Personality,
         Profile,
@@ -167,7 +164,7 @@ if TYPE_CHECKING:
         read_criteria,
     )
     from parley.core.records.spec import ConversationSpec, VariableValue, derive_seed, make_spec_id
-    from parley.core.records.tools import ORDER_TOOL_SPECS, TOOL_NAMES, ToolCallRecord
+    from parley.core.records.tools import ToolCallRecord
     from parley.core.records.validation_errors import FirstError, first_error
     from parley.core.records.verdict import (
         CHECK_KINDS,
@@ -183,6 +180,8 @@ if TYPE_CHECKING:
         UserFault,
         Verdict,
     )
+    from parley.core.records.world_facts import TableFacts, WorldFacts
+    from parley.core.records.world_state import RecordChange, RecordRef, RuleViolation, WorldDiff
     from parley.core.records.yaml_fields import (
         PROBLEM,
         Keyed,
@@ -211,6 +210,13 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "END_MARKER",
+    "RecordChange",
+    "RecordRef",
+    "RuleViolation",
+    "WorldDiff",
+    "WorldFacts",
+    "TableFacts",
     "LIMIT_KEYS",
     "SHIPPED_CHECKS",
     "CheckLimits",
@@ -232,10 +238,8 @@ __all__ = [
     "any_prompt",
     "coerce",
     "type_phrase",
-    "CustomerId",
     "ExpectBlock",
     "MAX_CONVERSATIONS",
-    "ORDER_ID_RE",
     "ProfileReading",
     "known_tool",
     "read_criteria",
@@ -320,7 +324,6 @@ __all__ = [
     "ConversationSpec",
     "ConversationStarted",
     "DEFAULT_ALL_ANSWERED_LIMIT",
-    "DEFAULT_CUSTOMER_ID",
     "Expectations",
     "ExtractedOutput",
     "FORMAT_TYPES",
@@ -341,12 +344,9 @@ __all__ = [
     "ModelReply",
     "ModelRequest",
     "NotApplicableCount",
-    "ORDER_STATUSES",
-    "ORDER_TOOL_SPECS",
     "OUTCOMES",
     "OUTCOME_FILTERS",
     "OUTPUT_TYPES",
-    "OrderOverride",
     "Outcome",
     "OutcomeFilter",
     "OutcomeRow",
@@ -374,7 +374,6 @@ __all__ = [
     "SummaryRow",
     "StoredChatSession",
     "StoredConversation",
-    "TOOL_NAMES",
     "ToolCall",
     "ToolCallRecord",
     "ToolSpec",
@@ -392,6 +391,8 @@ __all__ = [
     "VariableFunction",
     "VariableValue",
     "Verdict",
+    "EXPECT_KEYS",
+    "WORLD_KEYS",
     "WorldSpec",
     "derive_seed",
     "effective_outcome",

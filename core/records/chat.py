@@ -14,6 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+END_MARKER = "[END]"
+"""A bot ends a conversation by ending its message with this marker: the built-in bot strips it and
+reports `ends_conversation` (the runner's bot_stop); models see the rule in their prompt."""
+
+
 class ToolCall(BaseModel):
     """A tool call as a model asked for it. `arguments` stays the raw JSON text the model wrote:
     it may be malformed, and the tool layer, not the model client, decides what to do with it."""

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.records.chat import ChatMessage, Usage
 from parley.core.records.tools import ToolCallRecord
-from parley.mockapi.schema import WorldState
+from parley.core.records.world_state import WorldDiff
 
 
 class SessionMetrics(BaseModel):
@@ -35,8 +35,12 @@ class ChatExport(BaseModel):
     customer_id: str
     bot_model: str
     today: datetime.date
+    world: str | None = None
+    """The world the chat ran on (its name, or the path of its file; None in chats exported before
+    worlds were declared: the order world)."""
     system_prompt: str | None
     messages: list[ChatMessage]
     tool_calls: list[ToolCallRecord]
     metrics: SessionMetrics
-    world_state: WorldState
+    world_state: WorldDiff
+    """What the chat changed in its world."""

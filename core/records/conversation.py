@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.records.chat import ChatMessage, Usage
 from parley.core.records.tools import ToolCallRecord
-from parley.mockapi.schema import WorldState
+from parley.core.records.world_state import WorldDiff
 
 # fallback_loop: the user simulator gave up after the bot kept answering with its fallback.
 # bot_error: the bot under test failed (a connector's HTTP error, timeout or bad reply; its
@@ -77,7 +77,9 @@ class Conversation(BaseModel):
     duration_s: float
     stop_reason: StopReason
     error: str | None = None
-    final_state: WorldState | None = None
+    final_state: WorldDiff | None = None
+    """What the conversation changed in its world, and the final rows of the records its checks
+    name (None: the bot acted on no world parley sees)."""
     metadata: dict[str, Any] = Field(default_factory=dict)  # spec id, seed, repeat... (set by the batch)
 
     @property

@@ -15,13 +15,14 @@ import datetime
 import math
 import re
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from parley.core.records.expect_extras import CheckLimits, PythonChecks
 from parley.core.records.goal_variables import Variable, VariableReading, read_goals
-from parley.core.records.tools import TOOL_NAMES
+from parley.core.records.world_facts import TableFacts
 from parley.core.records.yaml_fields import (
     Keyed,
     Problems,
@@ -52,13 +53,11 @@ from parley.core.records.yaml_fields import (
     yaml_only,
     yaml_under,
 )
-from parley.mockapi.schema import CUSTOMER_ID_PATTERN, ORDER_ID_PATTERN
 
 # Sensei's defaults for the `llm:` block.
 DEFAULT_LLM_MODEL = "gpt-4o"
 DEFAULT_LLM_TEMPERATURE = 0.8
 DEFAULT_LANGUAGE = "English"
-DEFAULT_CUSTOMER_ID = "C-100"
 DEFAULT_ALL_ANSWERED_LIMIT = 30
 MAX_STEPS = 19
 """Sensei refuses `steps` and `random steps` of 20 or more."""
@@ -75,36 +74,25 @@ StyleName = Literal[
     "default",
 ]
 GoalStyleKind = Literal["steps", "random_steps", "all_answered", "default"]
-OrderStatus = Literal["pending", "processing", "shipped", "delivered", "cancelled"]
-ToolName = Literal["get_order", "track_order", "list_my_orders", "check_cancellation", "cancel_order"]
 FormatType = Literal["text", "speech"]
 
 OUTPUT_TYPES: tuple[str, ...] = get_args(OutputType)
 STYLE_NAMES: tuple[StyleName, ...] = get_args(StyleName)
 _STYLES_BY_NAME: dict[str, StyleName] = {name: name for name in STYLE_NAMES}
-ORDER_STATUSES: tuple[str, ...] = get_args(OrderStatus)
 FORMAT_TYPES: tuple[str, ...] = get_args(FormatType)
 # The goal style's key: the kind as Sensei writes it ("random steps" with a space).
 GOAL_STYLES = tuple(kind.replace("_steps", " steps") for kind in get_args(GoalStyleKind))
 
-ORDER_ID_RE = re.compile(ORDER_ID_PATTERN)
 _GOAL_STYLE_ALIASES = {"random_steps": "random steps", "all answered": "all_answered"}
 _STYLE_ALIASES = {"long phrase": "long phrases"}
 _SAMPLE_RE = re.compile(r"^\s*sample\s*\(\s*([^()]*?)\s*\)\s*$")
 
-CustomerId = Annotated[str, matching(CUSTOMER_ID_PATTERN, "a customer id like C-100")]
-OrderId = Annotated[str, matching(ORDER_ID_PATTERN, "an order id like ORD-1001")]
 
-
-def read_order_status(value: Any) -> str:
-    return read_choice(value, ORDER_STATUSES, what="an order status", noun="order status")
-
-
-def known_tool(written: str) -> str:
-    """A tool of the order bot's, by name (stripped); a near miss gets a suggestion."""
+def known_tool(written: str, tools: Sequence[str]) -> str:
+    """A tool of the world's, by name (stripped); a near miss gets a suggestion."""
     name = written.strip()
-    if name not in TOOL_NAMES:
-        fail(f"unknown tool '{name}'{did_you_mean(name, TOOL_NAMES) or '; tools are ' + ', '.join(TOOL_NAMES)}")
+    if name not in tools:
+        fail(f"unknown tool '{name}'{did_you_mean(name, tools) or '; tools are ' + ', '.join(tools)}")
     return name
 
 
@@ -578,119 +566,180 @@ def _number_alone(written: Any, reading: Reading) -> ConversationNumber | None:
 
 # -- world (parley) ----------------------------------------------------------------------------------------------
 
-
-def _order_items(value: Any) -> list[dict[str, Any]]:
-    if not isinstance(value, list):
-        fail(f"expected a list of items (name, qty, unit_price, currency), got {describe(value)}", at_key=value is None)
-    if not value:
-        fail("must not be empty", at_key=True)
-    problems = Problems()
-    for i, item in enumerate(value):
-        if not isinstance(item, dict):
-            problems.add(f"expected an item mapping, got {describe(item)}", at=(i,))
-    problems.raise_if_any()
-    items: list[dict[str, Any]] = plain_value(value)
-    return items
-
-
-def _tracking(value: Any) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        fail(f"expected a tracking mapping or null, got {describe(value)}")
-    tracking: dict[str, Any] = plain_value(value)
-    return tracking
-
-
-class OrderOverride(YamlRecord):
-    """A partial order merged onto the shipped fixture (keyed by `id`)."""
-
-    yaml_what = "an order override like {id: ORD-1001, status: shipped}"
-    yaml_entry = True
-    yaml_keeps_null = frozenset({"customer_id", "placed_days_ago", "status", "currency", "total", "items", "tracking"})
-
-    id: OrderId
-    customer_id: Annotated[str | None, matching(CUSTOMER_ID_PATTERN, "a customer id like C-100", optional=True)] = None
-    placed_days_ago: Annotated[int | None, integer(0, optional=True)] = None
-    status: Annotated[OrderStatus | None, checked(read_order_status, optional=True)] = None
-    currency: Annotated[str | None, as_text("a currency code like USD", optional=True)] = None
-    total: Annotated[float | None, number(0, optional=True)] = None
-    items: Annotated[list[dict[str, Any]] | None, checked(_order_items, optional=True)] = None
-    tracking: Annotated[dict[str, Any] | None, checked(_tracking)] = None
-
-    def as_override(self) -> dict[str, Any]:
-        """Only the fields the profile wrote, as the fixture's `apply_overrides` takes them."""
-        return self.model_dump(exclude_unset=True)
-
-
-def _read_overrides(value: Any, reading: Reading) -> list[OrderOverride]:
-    if not isinstance(value, list):
-        fail(f"expected a list of order overrides (id plus fields), got {describe(value)}", at_key=value is None)
-    problems = Problems()
-    overrides: list[OrderOverride] = []
-    seen: set[str] = set()
-    for i, item in enumerate(value):
-        override = problems.check(OrderOverride.model_validate, item, context=reading, at=(i,))
-        written = item.get("id") if isinstance(item, dict) else None
-        order_id = written.strip() if isinstance(written, str) and ORDER_ID_RE.match(written.strip()) else None
-        if order_id is not None and order_id in seen:
-            problems.add(f"order {order_id} is overridden twice", at=(i, "id"))
-        elif override is not None:
-            overrides.append(override)
-        if order_id is not None:
-            seen.add(order_id)
-    problems.raise_if_any()
-    return overrides
+WORLD_KEYS = ("name", "path", "customer_id", "today", "rows")
+"""The keys of `world:` itself; any other key names a table of the world (`orders: [...]` is
+`rows: {orders: [...]}`)."""
 
 
 class WorldSpec(YamlRecord):
-    """parley's `world:` key: who the customer is, the pinned date, fixture overrides.
+    """parley's `world:` key: which world (`name:` as the registry knows it, or `path:` to a Python
+    file defining one; the default world when neither), who the customer is (the world's default
+    customer when not given), the pinned date, and per-table `rows:` overrides merged onto the
+    world's data by key (also written as `TABLE: [rows]` directly under `world:`).
 
-    `today` None means "the runner's pinned default date". Read from YAML, the World must be
-    able to date every order (year 1 to 9999) from its today.
+    `today` None means "the world's own date, else the runner's pinned default date". Read from a
+    file, everything is checked against the world it names (parley.core.specs loads it): a table,
+    column or customer it does not hold, a value a column does not take, a date it cannot hold, each
+    at its place with did-you-mean.
     """
 
     yaml_keeps_null = frozenset({"customer_id"})
 
-    customer_id: CustomerId = DEFAULT_CUSTOMER_ID
+    name: Annotated[str | None, as_text("a world's name", strip=True, optional=True)] = None
+    path: Annotated[str | None, as_text("a world file's path", strip=True, optional=True)] = None
+    customer_id: Annotated[str | None, as_text("a customer id", strip=True, optional=True)] = None
     today: Annotated[datetime.date | None, date(optional=True)] = None
-    orders: Annotated[list[OrderOverride], yaml_only(_read_overrides)] = Field(default_factory=list)
+    rows: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    """Table -> partial rows (each with the table's key), merged onto the world's data."""
+
+    @property
+    def names_world(self) -> bool:
+        """True when the file names a world (else the default one)."""
+        return bool(self.name or self.path)
 
     @classmethod
     def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
-        world = read_mapping(cls, data, handler, reading)
-        overrides = [order.as_override() for order in world.orders]
-        problem = reading.world_date_problem(world.today or datetime.date.today(), overrides)
-        if problem is not None:
-            fail(problem, at=("today",) if "today" in data else (), at_key="today" not in data)
-        return world
+        mapping = expect_mapping(data, cls.yaml_what)
+        facts, found = reading.read_world(mapping)
+        problems = Problems()
+        for at, why in found:
+            problems.add(why, at=at, at_key=len(at) == 1 and at[0] not in mapping or (len(at) == 1 and at[0] in WORLD_KEYS[:2]))
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for key, value in mapping.items():
+            if key in WORLD_KEYS:
+                continue
+            if isinstance(key, str) and isinstance(value, list):
+                rows[key] = [plain_value(row) for row in value if isinstance(row, dict)]
+        written_rows = mapping.get("rows")
+        if isinstance(written_rows, dict):
+            for table, value in written_rows.items():
+                if isinstance(table, str) and isinstance(value, list):
+                    rows.setdefault(table, []).extend(plain_value(row) for row in value if isinstance(row, dict))
+        elif written_rows is not None:
+            problems.add(f"expected a mapping of table names to lists of rows, got {describe(written_rows)}", at=("rows",))
+        problems.raise_if_any()
+        fields = {key: mapping[key] for key in ("name", "path", "customer_id", "today") if mapping.get(key) is not None}
+        fields["rows"] = rows
+        if fields.get("customer_id") is None and facts.default_customer is not None:
+            fields["customer_id"] = facts.default_customer
+        return handler(fields)
 
 
 # -- expect (parley) ----------------------------------------------------------------------------------------------
 
 
-def _expected_orders(value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        fail(f"expected a mapping of order ids to statuses, e.g. {{ORD-1004: cancelled}}, got {describe(value)}")
-    problems = Problems()
-    orders: dict[str, str] = {}
-    for key, status in value.items():
-        if not isinstance(key, str) or not ORDER_ID_RE.match(key):
-            problems.add(f"expected an order id like ORD-1001, got {describe(key)}", at=(key,), at_key=True)
-            continue
-        word = problems.check(read_order_status, status, at=(key,))
-        if word is not None:
-            orders[key] = word
-    problems.raise_if_any()
-    return orders
-
-
-def _tools(value: Any) -> list[str]:
+def _tools(value: Any, reading: Reading) -> list[str]:
     names = text_list(value, "tool names", non_empty=False)
+    tools = reading.world_facts().tools
     problems = Problems()
-    tools = [problems.check(known_tool, written, at=(i,)) for i, written in enumerate(names)]
+    found = [problems.check(known_tool, written, tools, at=(i,)) for i, written in enumerate(names)]
     problems.raise_if_any()
-    return list(dict.fromkeys(tools))
+    return list(dict.fromkeys(found))
+
+
+def _records(value: Any, reading: Reading) -> dict[str, dict[str, Any]]:
+    """`records: {TABLE/KEY: {field: value}}`: each record's fields at the end, checked against the
+    world's tables, columns and the values a column takes."""
+    if not isinstance(value, dict):
+        fail(f"expected a mapping of records (TABLE/KEY) to their fields, e.g. {{orders/KEY: {{status: VALUE}}}}, got {describe(value)}")
+    facts = reading.world_facts()
+    problems = Problems()
+    records: dict[str, dict[str, Any]] = {}
+    for ref, fields in value.items():
+        table_name, sep, key = str(ref).partition("/")
+        table = facts.table(table_name)
+        if not sep or not key.strip():
+            problems.add(f"expected a record as TABLE/KEY, got {describe(ref)}", at=(ref,), at_key=True)
+            continue
+        if table is None:
+            problems.add(
+                f"no table '{table_name}' in world {facts.name}{did_you_mean(table_name, facts.tables)} (its tables: {', '.join(facts.tables)})",
+                at=(ref,),
+                at_key=True,
+            )
+            continue
+        if not isinstance(fields, dict) or not fields:
+            problems.add(
+                f"expected the record's fields and their values, e.g. {{{table.state_field or 'field'}: VALUE}}, got {describe(fields)}",
+                at=(ref,),
+            )
+            continue
+        if table.fixed_keys and table.keys and key.strip() not in table.keys:
+            problems.add(_unknown_record(table, key.strip(), facts.name), at=(ref,), at_key=True)
+            continue
+        checked_fields: dict[str, Any] = {}
+        for name, wanted in fields.items():
+            if table.columns and name not in table.columns:
+                problems.add(f"no column '{name}' in table {table.name}{did_you_mean(name, table.columns)}", at=(ref, name), at_key=True)
+                continue
+            if name in table.choices and wanted not in table.choices[name]:
+                word = problems.check(
+                    read_choice,
+                    wanted,
+                    table.choices[name],
+                    what=f"{_article(table.singular)} {table.singular} {name}",
+                    noun=f"{table.singular} {name}",
+                    at=(ref, name),
+                )
+                if word is None:
+                    continue
+                wanted = word
+            checked_fields[str(name)] = plain_value(wanted)
+        records[f"{table.name}/{key.strip()}"] = checked_fields
+    problems.raise_if_any()
+    return records
+
+
+def _unknown_record(table: TableFacts, key: str, world: str) -> str:
+    hint = did_you_mean(key, table.keys) or f"; its {table.name} are {', '.join(table.keys)}"
+    return f"{table.singular} '{key}' is not in world {world}, so its expected {table.state_field or 'fields'} can never hold{hint}"
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def _state_shorthand(table_name: str, value: Any, reading: Reading, problems: Problems) -> dict[str, dict[str, Any]]:
+    """`TABLE: {KEY: VALUE}` (the order world's `orders: {ID: cancelled}`): each record's state
+    field at the end, as `records:` would say it."""
+    facts = reading.world_facts()
+    table = facts.table(table_name)
+    if table is None or not table.state_field:
+        stateful = list(facts.state_tables())
+        hint = did_you_mean(table_name, [*EXPECT_KEYS, *stateful]) or f"; known keys: {', '.join([*EXPECT_KEYS, *stateful])}"
+        problems.add(f"unknown key '{table_name}'{hint}", at=(table_name,), at_key=True)
+        return {}
+    field = table.state_field
+    if not isinstance(value, dict):
+        problems.add(
+            f"expected a mapping of {table.singular} ids to {field}es, e.g. {{KEY: VALUE}}, got {describe(value)}", at=(table_name,)
+        )
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for key, wanted in value.items():
+        if not isinstance(key, str) or (table.id_pattern and not re.fullmatch(table.id_pattern, key.strip())):
+            example = f" like {table.keys[0]}" if table.keys else ""
+            problems.add(
+                f"expected {_article(table.singular)} {table.singular} id{example}, got {describe(key)}", at=(table_name, key), at_key=True
+            )
+            continue
+        if table.fixed_keys and table.keys and key.strip() not in table.keys:
+            problems.add(_unknown_record(table, key.strip(), facts.name), at=(table_name, key), at_key=True)
+            continue
+        if field in table.choices:
+            word = problems.check(
+                read_choice,
+                wanted,
+                table.choices[field],
+                what=f"{_article(table.singular)} {table.singular} {field}",
+                noun=f"{table.singular} {field}",
+                at=(table_name, key),
+            )
+            if word is None:
+                continue
+            wanted = word
+        found[f"{table.name}/{key.strip()}"] = {field: plain_value(wanted)}
+    return found
 
 
 def _regexes(value: Any, reading: Reading) -> list[str]:
@@ -787,20 +836,42 @@ class JudgeSpec(YamlRecord):
     its words are edited. None: the rubric is known by its text."""
 
 
-class Expectations(YamlRecord):
-    """parley's `expect:` key: what must be true when the conversation ends."""
+EXPECT_KEYS = (
+    "records",
+    "unchanged_others",
+    "tools_called",
+    "tools_attempted",
+    "tools_not_called",
+    "bot_says",
+    "bot_never_says",
+    "judge",
+    "criteria",
+    "python",
+    "limits",
+)
+"""The keys of `expect:` itself; any other key is a table of the world with a state field
+(`orders: {ID: cancelled}` in the order world)."""
 
-    orders: Annotated[dict[str, OrderStatus], checked(_expected_orders)] = Field(default_factory=dict)
+
+class Expectations(YamlRecord):
+    """parley's `expect:` key: what must be true when the conversation ends.
+
+    `records` is each named record's fields at the end (`records: {TABLE/KEY: {field: value}}`, or
+    for a table with a state field `TABLE: {KEY: VALUE}`: the order world's
+    `orders: {ORD-1004: cancelled}`); read from a file, tables, columns, values and tools are checked
+    against the file's world."""
+
+    records: Annotated[dict[str, dict[str, Any]], yaml_only(_records)] = Field(default_factory=dict)
     unchanged_others: Annotated[bool | None, boolean(optional=True)] = None
-    """True: the author asks that no other order change; False: other orders may change; None
+    """True: the author asks that no other record change; False: other records may change; None
     (not written): parley checks it by default, a check that may fail a conversation but never
     makes one pass."""
-    tools_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    tools_called: Annotated[list[str], yaml_only(_tools)] = Field(default_factory=list)
     """Tools the bot must have called with success: a call the world refused or failed (a garbage
-    id, a forbidden order) does not count."""
-    tools_attempted: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    id, a forbidden record) does not count."""
+    tools_attempted: Annotated[list[str], yaml_only(_tools)] = Field(default_factory=list)
     """Tools the bot must have tried to call, however the world answered (a refused call counts)."""
-    tools_not_called: Annotated[list[ToolName], checked(_tools)] = Field(default_factory=list)
+    tools_not_called: Annotated[list[str], yaml_only(_tools)] = Field(default_factory=list)
     """Tools the bot must not have called: every attempt counts, refused or not."""
     bot_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
     bot_never_says: Annotated[list[str], yaml_only(_regexes)] = Field(default_factory=list)
@@ -819,7 +890,34 @@ class Expectations(YamlRecord):
     @classmethod
     def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
         mapping = expect_mapping(data, cls.yaml_what)
-        return read_mapping(cls, mapping, handler, reading, extra={"criterion_ids": criterion_ids(mapping.get("criteria"))})
+        problems = Problems()
+        shorthand: dict[str, dict[str, Any]] = {}
+        for key, value in mapping.items():
+            if key not in EXPECT_KEYS:
+                shorthand.update(_state_shorthand(str(key), value, reading, problems))
+        fields: dict[str, Any] = {}
+        for key in EXPECT_KEYS:
+            if key in mapping and (mapping[key] is not None or key in cls.yaml_keeps_null):
+                fields[key] = mapping[key]
+        fields["criterion_ids"] = criterion_ids(mapping.get("criteria"))  # labels and calibrations follow a criterion's id
+        made = problems.then(handler, fields)
+        if shorthand:
+            records = {**made.records}
+            for ref, wanted in shorthand.items():
+                records[ref] = {**records.get(ref, {}), **wanted}
+            made = made.model_copy(update={"records": records})
+        return made
+
+    @property
+    def watched(self) -> list[str]:
+        """The records the checks name (`TABLE/KEY`), whose final rows a conversation keeps."""
+        return list(self.records)
+
+    @field_validator("tools_called", "tools_attempted", "tools_not_called", mode="after")
+    @classmethod
+    def _each_once(cls, names: list[str]) -> list[str]:
+        """Each tool named once, in code as in a file."""
+        return list(dict.fromkeys(names))
 
     @model_validator(mode="after")
     def _tools_apart(self) -> "Expectations":

@@ -1,5 +1,5 @@
-"""The order tools as records: their names, descriptions and argument schemas (what a model is
-offered), and the record of one executed call. Executing them is parley.core.bots.order_tools."""
+"""The record of one executed tool call, as the evaluation, the store and the live chat see it. The
+tools themselves are declared by each world (parley.core.world)."""
 
 from __future__ import annotations
 
@@ -8,67 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from parley.core.records.chat import ToolSpec
-
-_ORDER_ID_SCHEMA = {
-    "type": "string",
-    "description": "The order id exactly as the customer gave it, e.g. ORD-1003.",
-    # Ids are short. Servers that constrain generation to the schema (llama.cpp grammars,
-    # strict tool modes) stop a rambling model here instead of after hundreds of tokens.
-    "maxLength": 24,
-}
-
-# The arguments of every tool that acts on one order and nothing else.
-_ORDER_ID_ONLY = {
-    "type": "object",
-    "properties": {"order_id": _ORDER_ID_SCHEMA},
-    "required": ["order_id"],
-    "additionalProperties": False,
-}
-
-ORDER_TOOL_SPECS: list[ToolSpec] = [
-    ToolSpec(
-        name="get_order",
-        description="Get the details of one of the signed-in customer's orders: items, status, placed date.",
-        parameters=_ORDER_ID_ONLY,
-    ),
-    ToolSpec(
-        name="track_order",
-        description="Get the shipping status and tracking information of one of the customer's orders.",
-        parameters=_ORDER_ID_ONLY,
-    ),
-    ToolSpec(
-        name="list_my_orders",
-        description="List all orders of the signed-in customer with their status and age.",
-        parameters={"type": "object", "properties": {}, "additionalProperties": False},
-    ),
-    ToolSpec(
-        name="check_cancellation",
-        description=(
-            "Check whether one of the customer's orders can be cancelled under the policy "
-            "(placed at most 10 days ago, not delivered, not already cancelled). Changes nothing."
-        ),
-        parameters=_ORDER_ID_ONLY,
-    ),
-    ToolSpec(
-        name="cancel_order",
-        description=(
-            "Cancel one of the customer's orders. Only call this after check_cancellation said it is "
-            "eligible AND the customer explicitly confirmed they want it cancelled."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "order_id": _ORDER_ID_SCHEMA,
-                "reason": {"type": "string", "description": "Optional: why the customer cancels.", "maxLength": 200},
-            },
-            "required": ["order_id"],
-            "additionalProperties": False,
-        },
-    ),
-]
-
-TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in ORDER_TOOL_SPECS)
+from parley.core.records.world_state import RecordChange, RecordRef, RuleViolation
 
 
 class ToolCallRecord(BaseModel):
@@ -86,11 +26,17 @@ class ToolCallRecord(BaseModel):
     http_status: int | None = None
     latency_s: float = 0.0
     ignored_arguments: list[str] = Field(default_factory=list)
+    changes: list[RecordChange] = Field(default_factory=list)
+    """The records of the world this call inserted, changed or deleted."""
+    reads: list[RecordRef] = Field(default_factory=list)
+    """The records of customers the call's result showed the bot (by their keys)."""
+    violations: list[RuleViolation] = Field(default_factory=list)
+    """The world's rules (those its API leaves to the bot) this call broke."""
 
     @property
-    def order_id(self) -> str | None:
-        value = (self.arguments or {}).get("order_id")
-        return value if isinstance(value, str) else None
+    def named(self) -> list[str]:
+        """The text values of the call's arguments (the ids it names, among them), in order."""
+        return [value for value in (self.arguments or {}).values() if isinstance(value, str)]
 
     @property
     def data(self) -> Any:

@@ -48,6 +48,7 @@ DEFAULT_MIN_SCORE = 2
 handled, or handled wrongly)."""
 
 CheckKind = Literal[
+    "record_state",
     "order_status",
     "unchanged_others",
     "tool_called",
@@ -62,12 +63,16 @@ CheckKind = Literal[
     "conversation_completed",
     "bot_replies",
     "rule",
+    "ownership",
+    "world_rule",
+    "confirmation",
     "python",
     "limit",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
-- order_status: a named order ends in the status the profile expects (a world check);
-- unchanged_others: no order changed that the customer did not ask for or the policy forbids (a world check);
+- record_state: a named record of the world ends with the fields the file expects (a world check);
+- order_status: what record_state was called in batches stored before worlds were declared;
+- unchanged_others: no record changed that the customer did not ask for or the policy forbids (a world check);
 - tool_called / tool_not_called: the bot called (or never called) a tool;
 - bot_says / bot_never_says: a bot message matches (or none matches) a regex;
 - playbook_assertion: a playbook step's assertion (expect_tool, expect_bot_regex, a judge checkpoint);
@@ -79,6 +84,12 @@ CheckKind = Literal[
 - bot_replies: the bot answered what the customer said: no empty reply, no fault of the customer's
   its own replies caused (a parley default, parley.core.evaluation.fault_blame);
 - rule: a Sensei rule about one conversation (`rule:FILE`);
+- ownership: the bot changed (or, on a world whose API trusts it, read) no other customer's record
+  (a parley default, there only when broken; parley.core.evaluation.conduct_checks);
+- world_rule: a rule of the world's policy its API leaves to the bot, broken by a call (a parley
+  default, there only when broken);
+- confirmation: a tool the world says needs the customer's explicit yes ran without one (a parley
+  default, there only when broken);
 - python: a check written in Python (`expect.python`), its answer with its evidence;
 - limit: a limit on the bot's latency, cost, tokens or turns (`expect.limits`, `--limit`), its measured figure as evidence."""
 CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
@@ -91,7 +102,7 @@ class CheckResult(BaseModel):
     `name` is what a person reads ("ORD-1004 ends cancelled"); `reason` says why it came out
     as it did. `policy_violation` marks a failure that changed data the policy protects.
     `by_default` marks a check parley adds on its own, which the author did not ask for (the
-    conversation completed; no other order changed when the profile did not say): it may fail a
+    conversation completed; no other record changed when the profile did not say): it may fail a
     conversation, but never makes one pass (see `decides_a_pass`)."""
 
     kind: CheckKind

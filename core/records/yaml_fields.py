@@ -31,6 +31,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from parley.core.errors import ProfileError
+from parley.core.records.world_facts import WorldFacts
 
 Loc = tuple[Any, ...]
 """A path into YAML data: mapping keys and list indexes."""
@@ -258,10 +259,17 @@ class Reading(ABC):
         return reading
 
     @abstractmethod
-    def world_date_problem(self, today: datetime.date, overrides: list[dict[str, Any]]) -> str | None:
-        """Why an order World with these fixture overrides cannot be dated at `today` (every
-        order must fall between years 1 and 9999), or None. The fixture is not a record's to
-        read: the reader asks the order API."""
+    def read_world(self, data: Mapping[Any, Any]) -> tuple[WorldFacts, list[tuple[Loc, str]]]:
+        """The world a file's `world:` mapping names (`name:` or `path:`; the default world when it
+        names none) and every problem of the mapping against that world (a row against its schema, a
+        customer it does not hold, a date it cannot be dated at), each at its place below the
+        mapping. The reading remembers the world: `expect:` is checked against it. A world is not a
+        record's to load: the reader does it."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def world_facts(self) -> WorldFacts:
+        """The world of the file being read: the one its `world:` named, else the default world."""
         raise NotImplementedError
 
 

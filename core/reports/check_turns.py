@@ -30,15 +30,16 @@ def check_target(check: CheckResult, messages: Sequence[ChatMessage], tool_calls
         return ("bot", int(details["messages"][0]))
     if isinstance(details.get("message"), int):
         return ("bot", details["message"])
-    order_id = details.get("order_id")
-    if order_id:
-        touching = [r for r in tool_calls if (r.arguments or {}).get("order_id") == order_id]
-        changing = [r for r in touching if r.name == "cancel_order" and r.ok]
+    record = details.get("key") or details.get("order_id")  # a record's key (order_id: checks stored before worlds)
+    if isinstance(record, str) and record:
+        wanted = record.casefold()
+        changing = [r for r in tool_calls if r.ok and any(c.key.casefold() == wanted for c in r.changes)]
+        touching = [r for r in tool_calls if any(v.casefold() == wanted for v in r.named)]
         if changing or touching:
             return ("call", (changing or touching)[-1].call_id)
         bots = [m for m in messages if m.role == "assistant" and m.content]
         for n, message in enumerate(bots, 1):
-            if order_id in (message.content or ""):
+            if record in (message.content or ""):
                 return ("bot", n)
         return None
     tool = details.get("tool")

@@ -113,6 +113,34 @@ def _references(node: Any) -> Iterator[tuple[str, str]]:
             stack.extend(current)
 
 
+def world_file_problem(request: BatchRequest | list[ScenarioIn], allowed: bool) -> tuple[list[str | int], str] | None:
+    """Where a request names a world by the path of a Python file (a world file is code: loading it
+    runs it), and why that is refused, unless the server allows Python; None when nothing does. A
+    profile sent by its path on the server is read for it too."""
+    if allowed:
+        return None
+    from parley.core.specs import read_yaml
+
+    why = "a world given by path is a Python file, run when it loads: this server does not run Python it was sent (parley serve --allow-python-bots)"
+    scenarios = request if isinstance(request, list) else (request.scenarios or [])
+    base: list[str | int] = ["body"] if isinstance(request, list) else ["body", "scenarios"]
+    for index, scenario in enumerate(scenarios):
+        if isinstance(scenario.world, dict) and scenario.world.get("path") is not None:
+            return [*base, index, "world", "path"], why
+    for index, item in enumerate([] if isinstance(request, list) else request.profiles or []):
+        loc: list[str | int] = ["body", "profiles", index]
+        try:
+            if isinstance(item, ProfilePath) or (isinstance(item, str) and "\n" not in item):
+                continue  # a file of the server's own: its world path is the server's to trust
+            data = read_yaml(item if isinstance(item, str) else item.yaml, "inline")
+        except (ProfileError, OSError):
+            continue  # the loader reports it at its place
+        world = data.get("world") if isinstance(data, dict) else None
+        if isinstance(world, dict) and world.get("path") is not None:
+            return [*loc, "world", "path"], why
+    return None
+
+
 def check_inline_references(text: str, loc: Sequence[str | int]) -> None:
     """InputRefused if inline YAML points at a file by an absolute path or through `..`."""
     from parley.core.specs import read_yaml

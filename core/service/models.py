@@ -73,7 +73,7 @@ class ScenarioIn(BaseModel):
     variables: dict[str, Any] = Field(
         description="Template variables (PERSONALITY, AMB_LEVEL 0-3, PATIENCE 0-3, ORDER_GOAL, CURRENT_DATE, "
         "LOCATIONS, DELIVERY_DAYS, PURCHASE_HISTORY, SEED, CUSTOMER_ID...).",
-        examples=[{"PERSONALITY": "calm", "AMB_LEVEL": 0, "PATIENCE": 2, "ORDER_GOAL": "track order ORD-1003"}],
+        examples=[{"PERSONALITY": "calm", "AMB_LEVEL": 0, "PATIENCE": 2, "ORDER_GOAL": "find out where my latest order is"}],
     )
     criteria: list[str] = Field(
         default_factory=list,
@@ -84,10 +84,16 @@ class ScenarioIn(BaseModel):
     )
     expect: dict[str, Any] | None = Field(
         None,
-        description="What must hold, as a profile's `expect:` block (orders, unchanged_others, tools_called, "
-        "tools_attempted, tools_not_called, bot_says, bot_never_says, criteria, judge): checks the offline roles "
-        "decide too. Read as a scenario file's, each problem located (422).",
-        examples=[{"tools_called": ["track_order"], "bot_says": ["ORD-1003"]}],
+        description="What must hold, as a profile's `expect:` block (records, a table's states, unchanged_others, "
+        "tools_called, tools_attempted, tools_not_called, bot_says, bot_never_says, criteria, judge): checks the offline "
+        "roles decide too. Read as a scenario file's, against its world, each problem located (422).",
+        examples=[{"bot_says": ["tracking"], "unchanged_others": True}],
+    )
+    world: dict[str, Any] | None = Field(
+        None,
+        description="The world it runs on, as a profile's `world:` (`name`, `customer_id`, `today`, rows by table); "
+        "default: the order world. A world given by `path` is Python: refused unless the server allows Python.",
+        examples=[{"name": "returns"}],
     )
 
 

@@ -24,7 +24,7 @@ from parley.core.ingress import StrictJsonRoute
 from parley.core.records import BatchOptions, BatchRecord, LoadOptions, RoleModels, first_error
 from parley.core.service.bot_hosts import AllowedHost, bot_host_problem, python_bot_problem, python_check_problem
 from parley.core.service.health import health_report
-from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs
+from parley.core.service.inputs import InputInvalid, InputRefused, error_loc, error_message, is_inside, prepare_inputs, world_file_problem
 from parley.core.service.jobs import BatchManager, JobConflict
 from parley.core.service.models import (
     MAX_PLANNED,
@@ -237,6 +237,9 @@ def build_router(*, guarded: bool) -> APIRouter:
         refused_bot = bot_host_problem(options.models.bot, state.allowed_bot_hosts)
         if refused_bot is not None:
             raise _unprocessable([(["body", "models", "bot"], refused_bot)])
+        refused_world = await asyncio.to_thread(world_file_problem, body, state.allow_python_bots)
+        if refused_world is not None:  # a world file is code, like a python: bot: refused before anything loads it
+            raise HTTPException(403, f"{'.'.join(str(p) for p in refused_world[0])}: {refused_world[1]}")
         try:
             inputs = await asyncio.to_thread(prepare_inputs, body, state.inputs_dir, state.roots)
         except InputRefused as exc:

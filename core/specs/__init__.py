@@ -9,6 +9,7 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.specs.chat_playbook import ChatTurns, playbook_from_chat, reply_regex, stated_values
     from parley.core.specs.expansion import resolve_any_items
+    from parley.core.specs.file_world import FileWorld, world_problems_of
     from parley.core.specs.json_positions import load_positioned
     from parley.core.specs.label_files import (
         LABEL_COLUMNS,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
         steps_problem,
     )
     from parley.core.specs.profile_loader import check_profile_text, load_profile, read_personality
-    from parley.core.specs.profile_validation import CUSTOMER_ID_RE, did_you_mean
+    from parley.core.specs.profile_validation import did_you_mean
     from parley.core.specs.scenario_file import parse_scenarios
     from parley.core.specs.shipped import SHIPPED_DIR, copy_suite
     from parley.core.specs.sources import SpecSet, load_specs, load_specs_as, read_profile
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
     from parley.core.specs.yaml_reading import read_yaml, read_yaml_documents
 
 __all__ = [
+    "FileWorld",
+    "world_problems_of",
     "LABEL_COLUMNS",
     "InvalidLabelFile",
     "LabelFile",
@@ -70,7 +73,6 @@ __all__ = [
     "check_profile_text",
     "load_profile",
     "BACKTRACKING_MAX_CHARS",
-    "CUSTOMER_ID_RE",
     "ExpectBotRegexStep",
     "ExpectToolStep",
     "FilePlaces",

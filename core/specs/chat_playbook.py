@@ -4,7 +4,7 @@ playbook`, the app's Sessions pane): a live chat, or any stored conversation, as
 - each customer line is a `user` step, as it was said;
 - each tool call the bot made answering it is an `expect_tool` step, with its arguments;
 - each bot reply is an `expect_bot_regex` step whose regex is built from the ids and world values
-  the reply states (order ids, the values of the tool results it repeats: statuses, carriers,
+  the reply states (record ids by the shapes its world declares, the values of the tool results it repeats: statuses, carriers,
   tracking numbers, dates; the customer's id), escaped and joined in the order the reply states
   them, never from its wording: rephrasing keeps it passing, a wrong order or status fails it.
   The reply itself is kept as a comment beside it. A reply that states none gets `"."` (it said
@@ -28,7 +28,6 @@ from parley.core.records import ChatMessage, ToolCallRecord
 
 __all__ = ["ChatTurns", "playbook_from_chat", "reply_regex", "stated_values"]
 
-_ORDER_ID = re.compile(r"\bORD-\d+\b", re.I)
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 MIN_VALUE_CHARS = 3
 MAX_VALUE_CHARS = 60
@@ -53,6 +52,8 @@ class ChatTurns:
     tool_calls: Sequence[ToolCallRecord]
     customer_id: str
     today: datetime.date | None
+    id_patterns: Sequence[str] = ()
+    """The shapes of its world's record ids (each table's `id_pattern`): an id a reply states is a value wherever it comes from."""
 
 
 def _leaves(value: Any) -> Iterable[str]:
@@ -68,12 +69,14 @@ def _leaves(value: Any) -> Iterable[str]:
         yield str(value)
 
 
-def stated_values(reply: str, known: Iterable[str]) -> list[str]:
-    """The ids and world values `reply` states, in the order it states them: order ids and dates
-    wherever they come from, and the `known` values (the tool results', the customer's id) that
-    appear in it (case aside); a value inside a longer one stated at the same place is left out."""
+def stated_values(reply: str, known: Iterable[str], id_patterns: Sequence[str] = ()) -> list[str]:
+    """The ids and world values `reply` states, in the order it states them: record ids (of the
+    shapes `id_patterns`) and dates wherever they come from, and the `known` values (the tool
+    results', the customer's id) that appear in it (case aside); a value inside a longer one
+    stated at the same place is left out."""
     found: list[tuple[int, int, str]] = []
-    for pattern in (_ORDER_ID, _DATE):
+    patterns = [re.compile(rf"\b(?:{p})\b", re.IGNORECASE) for p in id_patterns]
+    for pattern in (*patterns, _DATE):
         found += [(m.start(), m.end(), m.group(0)) for m in pattern.finditer(reply)]
     lowered = reply.casefold()
     for value in dict.fromkeys(v.strip() for v in known):
@@ -162,7 +165,7 @@ def playbook_from_chat(chat: ChatTurns, *, name: str, made_from: str, notes: Seq
         for reply in turn.replies:
             lines.append(f"  # the bot said: {_comment(reply)}")
         if turn.replies:  # the step is checked against the bot's last answer to the line
-            values = stated_values(turn.replies[-1], known)
+            values = stated_values(turn.replies[-1], known, chat.id_patterns)
             if not values:
                 lines.append("  # it states no id or value: write what it must say")
             lines.append(f"  - expect_bot_regex: {_quoted(reply_regex(values))}")

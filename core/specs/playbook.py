@@ -4,8 +4,10 @@ A playbook is a YAML file:
 
     name: cancel_recent_order          # required; the spec id is `<name>#0`
     description: free text             # optional
-    customer_id: C-100                 # optional, the signed-in customer (default C-100)
-    today: 2026-11-21                  # optional, the date order ages count from
+    world: {name: returns}             # optional, the world it runs on (default: the order world),
+                                       #   as a profile's `world:` (name or path, rows, customer_id, today)
+    customer_id: C-100                 # optional, the signed-in customer (default: the world's)
+    today: 2026-11-21                  # optional, the world's date (ages count from it)
     steps:                             # required, run in order
       - user: "Please cancel ORD-1002"             # the customer says this; the bot answers it
       - simulate: 3                                # the simulated customer goes on for up to 3
@@ -53,9 +55,7 @@ from pydantic import BaseModel, Field, TypeAdapter, field_validator
 
 from parley.core.errors import ProfileError
 from parley.core.records import (
-    DEFAULT_CUSTOMER_ID,
     ConversationSpec,
-    CustomerId,
     ExpectBlock,
     Keyed,
     Problems,
@@ -70,6 +70,7 @@ from parley.core.records import (
     derived,
     describe,
     did_you_mean,
+    expect_mapping,
     fail,
     known_tool,
     make_spec_id,
@@ -82,14 +83,13 @@ from parley.core.records import (
 from parley.core.specs.profile_loader import InvalidProfile
 from parley.core.specs.yaml_reading import read_yaml
 from parley.core.specs.yaml_validation import YamlReading
-from parley.mockapi.fixture import date_problem
 
 MAX_SIMULATED_TURNS = 100
 """The most turns one `simulate` step may ask for (a conversation's own --max-turns still applies)."""
 PLAYBOOK_USER = "playbook"
 
 AssertionKind = Literal["expect_tool", "expect_bot_regex"]
-ToolCalled = Annotated[str, checked(lambda value: known_tool(read_text(value, "a tool name")))]
+ToolCalled = Annotated[str, yaml_only(lambda value, reading: known_tool(read_text(value, "a tool name"), reading.world_facts().tools))]
 
 
 # -- the model ----------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def _arguments(value: Any, reading: Reading) -> dict[str, Any] | None:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        fail(f"expected a mapping of arguments such as {{order_id: ORD-1003}}, got {describe(value)}")
+        fail(f"expected a mapping of arguments such as {{name: value}}, got {describe(value)}")
     return {str(k): v for k, v in plain_value(value).items()}
 
 
@@ -269,7 +269,7 @@ def _read_steps(value: Any, reading: Reading) -> list[Any]:
 
 def _read_step(item: Any, seen_user: bool, reading: Reading) -> _Step:
     if not isinstance(item, dict) or not item:
-        fail(f"expected a step such as {{user: 'Where is ORD-1003?'}} or {{expect_tool: track_order}}, got {describe(item)}")
+        fail(f"expected a step such as {{user: 'Where is my order?'}} or {{expect_tool: TOOL}}, got {describe(item)}")
     if len(item) > 1:
         keys = ", ".join(str(k) for k in item)
         fail(f"one step per list item, got {len(item)} keys ({keys}); start each step with '- '")
@@ -294,22 +294,39 @@ class Playbook(YamlRecord):
     source: str = derived()
     name: Annotated[str, as_text("the playbook's name", strip=True)]
     description: Annotated[str | None, as_text("a description", allow_empty=True, optional=True)] = None
-    customer_id: CustomerId = DEFAULT_CUSTOMER_ID
+    world: WorldSpec = WorldSpec()
+    """The world it runs on, as a profile's `world:`; the playbook's own `customer_id` and `today`
+    are the world's (written beside it, as playbooks always have)."""
+    customer_id: Annotated[str | None, as_text("a customer id", strip=True, optional=True)] = None
     today: Annotated[datetime.date | None, date(optional=True)] = None
     steps: Annotated[list[PlaybookStep], yaml_only(_read_steps)]
     expect: ExpectBlock = None
 
     @classmethod
     def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        mapping = expect_mapping(data, cls.yaml_what)
+        if "world" not in mapping and any(key in mapping for key in ("customer_id", "today")):
+            # the top-level customer and date are the world's: checked against it where they are written
+            _, problems = reading.read_world({key: mapping[key] for key in ("customer_id", "today") if key in mapping})
+            found = Problems()
+            for at, why in problems:
+                found.add(why, at=at)
+            if found:  # said together with every other problem of the playbook
+                found.check(read_mapping, cls, data, handler, reading, extra={"source": reading.file})
+                found.raise_if_any()
+        elif "world" not in mapping:
+            reading.read_world({})
         return read_mapping(cls, data, handler, reading, extra={"source": reading.file})
 
-    @field_validator("today")
-    @classmethod
-    def _a_world_can_hold(cls, value: datetime.date | None) -> datetime.date | None:
-        problem = date_problem(value) if value is not None else None
-        if problem is not None:
-            fail(problem)
-        return value
+    @property
+    def world_spec(self) -> WorldSpec:
+        """The world it runs on, with the top-level customer and date given beside `world:`."""
+        return self.world.model_copy(
+            update={
+                "customer_id": self.customer_id or self.world.customer_id,
+                "today": self.today or self.world.today,
+            }
+        )
 
 
 PLAYBOOK_KEYS = Playbook.yaml_keys()
@@ -429,7 +446,7 @@ def playbook_spec(playbook: Playbook, seed: int = 0) -> ConversationSpec:
         seed=derive_seed(seed, playbook.name, 0),
         goals=user_lines,
         role="a scripted customer (playbook)",
-        world=WorldSpec(customer_id=playbook.customer_id, today=playbook.today),
+        world=playbook.world_spec,
         expect=playbook.expect,
         extra={
             "steps": [step.model_dump() for step in playbook.steps],

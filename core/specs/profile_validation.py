@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import datetime
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 from parley.core.errors import ProfileError
 from parley.core.records import (
     MAX_CONVERSATIONS,
-    ORDER_ID_RE,
     ConversationNumber,
     Personality,
     ProfileReading,
@@ -37,12 +35,9 @@ from parley.core.specs.paths import ProfilePaths
 from parley.core.specs.variables import list_function_values
 from parley.core.specs.yaml_reading import read_yaml
 from parley.core.specs.yaml_validation import YamlReading
-from parley.mockapi.schema import CUSTOMER_ID_PATTERN
 
 __all__ = [
-    "CUSTOMER_ID_RE",
     "MAX_CONVERSATIONS",
-    "ORDER_ID_RE",
     "ProfileFileReading",
     "describe",
     "did_you_mean",
@@ -53,7 +48,6 @@ __all__ = [
 ]
 
 # The order API's own id pattern (its schema owns it), compiled.
-CUSTOMER_ID_RE = re.compile(CUSTOMER_ID_PATTERN)
 
 
 class ProfileFileReading(YamlReading, ProfileReading):

@@ -48,7 +48,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from parley.core.errors import ProfileError
 from parley.core.records import (
-    DEFAULT_CUSTOMER_ID,
     ConversationSpec,
     Expectations,
     ExpectBlock,
@@ -72,14 +71,13 @@ from parley.core.records import (
     read_mapping,
     yaml_only,
 )
+from parley.core.specs.file_world import FileWorld
 from parley.core.specs.input_files import read_input
 from parley.core.specs.json_positions import load_positioned
 from parley.core.specs.profile_loader import InvalidProfile
-from parley.core.specs.profile_validation import CUSTOMER_ID_RE
 from parley.core.specs.shipped import SHIPPED_TEMPLATES_DIR
 from parley.core.specs.yaml_reading import MAX_DEPTH, YamlLimitError, check_depth
 from parley.core.specs.yaml_validation import YamlReading
-from parley.mockapi.fixture import date_problem
 
 TemplateRole = Literal["agent", "client", "evaluator"]
 TEMPLATE_ROLES: tuple[TemplateRole, ...] = ("agent", "client", "evaluator")
@@ -170,10 +168,10 @@ def _read_variables(value: Any, reading: Reading) -> dict[str, Any]:
             problems.add(f"SEED must be a whole number from 0 to {MAX_SEED}, got {describe(variable)}", at=(key,))
         elif key in LEVEL_VARIABLES and not (is_int(variable) and 0 <= variable <= 3):
             problems.add(f"{key} must be a whole number from 0 to 3 ({LEVEL_VARIABLES[key]}), got {describe(variable)}", at=(key,))
-        elif key == "CURRENT_DATE" and isinstance(variable, str) and (problem := _current_date_problem(variable)):
+        elif key == "CURRENT_DATE" and isinstance(variable, str) and (problem := _current_date_problem(variable, reading)):
             problems.add(problem, at=(key,))
-        elif key == "CUSTOMER_ID" and not (isinstance(variable, str) and CUSTOMER_ID_RE.match(variable.strip())):
-            problems.add(f"CUSTOMER_ID must be a customer id like C-100, got {describe(variable)}", at=(key,))
+        elif key == "CUSTOMER_ID" and not (isinstance(variable, str) and variable.strip()):
+            problems.add(f"CUSTOMER_ID must be a customer id (text), got {describe(variable)}", at=(key,))
         else:
             variables[key] = variable
     problems.raise_if_any()
@@ -191,9 +189,12 @@ class Scenario(YamlRecord):
     variables: Annotated[dict[str, Any], yaml_only(_read_variables)]
     criteria: Annotated[list[str], checked(read_criteria)] = Field(default_factory=list)
     """Checks in words for the judge (as a profile's `expect.criteria`)."""
+    world: WorldSpec = WorldSpec()
+    """The world it runs on, as a profile's `world:` (default: the order world); the CUSTOMER_ID
+    variable, when given, is its customer."""
     expect: ExpectBlock = None
-    """What must hold, as a profile's `expect:` block (order statuses, tools, regexes...): checks
-    the offline judge can decide, so a scenario is not unverified offline for want of them."""
+    """What must hold, as a profile's `expect:` block (records, tools, regexes...): checks the
+    offline judge can decide, so a scenario is not unverified offline for want of them."""
     location: SourceLocation = derived()
     """The scenario's `variables` (or the scenario itself when it has none)."""
 
@@ -203,6 +204,8 @@ class Scenario(YamlRecord):
         scenario still counts for the checks that follow."""
         where = reading.location(data, ("variables",), at_key=True)
         known = {key: value for key, value in data.items() if key in cls.yaml_keys()} if isinstance(data, dict) else data
+        if isinstance(data, dict) and "world" not in data:
+            reading.read_world({})  # the default world: the scenario's expect is checked against it
         return read_mapping(cls, known, handler, reading, extra={"location": where})
 
     @property
@@ -511,9 +514,13 @@ def _spec(
         goals=[texts["ORDER_GOAL"]] if texts.get("ORDER_GOAL") else [],
         role=role,
         context=context,
-        world=WorldSpec(
-            customer_id=str(scenario.variables.get("CUSTOMER_ID", DEFAULT_CUSTOMER_ID)).strip(),
-            today=_leading_date(texts.get("CURRENT_DATE")),
+        world=scenario.world.model_copy(
+            update={
+                "customer_id": str(scenario.variables["CUSTOMER_ID"]).strip()
+                if "CUSTOMER_ID" in scenario.variables
+                else scenario.world.customer_id,
+                "today": _leading_date(texts.get("CURRENT_DATE")) or scenario.world.today,
+            }
         ),
         warnings=warnings,
         expect=_expectations(scenario),
@@ -545,7 +552,7 @@ def _role_and_context(client_prompt: str) -> tuple[str, list[str]]:
     return paragraphs[0], paragraphs[1:]
 
 
-def _current_date_problem(text: str) -> str | None:
+def _current_date_problem(text: str, reading: Reading) -> str | None:
     """Why CURRENT_DATE cannot be the World's today: a leading ISO date that is not a date, or
     one a World cannot hold. None when it has no leading date (then it is only text)."""
     match = _LEADING_DATE.match(text)
@@ -555,7 +562,9 @@ def _current_date_problem(text: str) -> str | None:
         day = datetime.date.fromisoformat(match.group(1))
     except ValueError:
         return f"starts with {match.group(1)}, which is not a date (the World's today is read from it)"
-    problem = date_problem(day)
+    world = reading.world() if isinstance(reading, FileWorld) else None
+    hook = world.hooks.get("date_problem") if world is not None else None
+    problem: str | None = hook(day, {}) if callable(hook) else None
     return problem
 
 

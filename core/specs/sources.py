@@ -339,7 +339,8 @@ def _yaml_file(path: Path, raw: bytes, seed: int, in_folder: bool, search: Profi
         return _Read(path, "profile", in_folder, [], errors=[ProfileError(f"not a profile or playbook: {reason}", file=source)])
     if kind == "playbook":
         playbook, errors = check_playbook_data(data, source=source)
-        if playbook is None or (errors := world_id_errors(data, source, "playbook")):
+        errors = sorted([*errors, *world_id_errors(data, source, "playbook")], key=lambda e: (e.line or 0, e.column or 0))
+        if playbook is None or errors:  # every mistake at once: the ids its steps name too
             return _Read(path, "playbook", in_folder, [], errors=errors)
         return _Read(path, "playbook", in_folder, [playbook.name], specs=[playbook_spec(playbook, seed)])
     profile, errors = check_profile_text(text, source=source, paths=search.for_profile(path.resolve().parent))

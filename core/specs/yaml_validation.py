@@ -10,7 +10,6 @@ both answer `.lc.key(k)`, `.lc.value(k)` and `.lc.item(i)`.
 
 from __future__ import annotations
 
-import datetime
 import logging
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from parley.core.errors import ProfileError
 from parley.core.records import PROBLEM, Loc, Reading, SourceLocation
-from parley.mockapi.fixture import date_problem
+from parley.core.specs.file_world import FileWorld
 
 logger = logging.getLogger("parley.specs")
 
@@ -111,7 +110,7 @@ def _lc(container: Any, kind: str, key: Any) -> tuple[int, int] | None:
     return line + 1, column + 1
 
 
-class YamlReading(Reading):
+class YamlReading(FileWorld, Reading):
     """The reading of one file's data (`data`, as read with its positions)."""
 
     def __init__(self, file: str, data: Any) -> None:
@@ -137,9 +136,6 @@ class YamlReading(Reading):
         for part in at:
             node = node.below(part) or node
         return node.location(self.file, at_key=at_key)
-
-    def world_date_problem(self, today: datetime.date, overrides: list[dict[str, Any]]) -> str | None:
-        return date_problem(today, overrides)
 
     @property
     def warnings(self) -> list[str]:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from parley.core.evaluation import marked_name
-from parley.core.records import Conversation, ConversationRow, ConversationSpec, Usage, Verdict
+from parley.core.records import Conversation, ConversationRow, ConversationSpec, ToolCallRecord, Usage, Verdict
 from parley.core.redaction import REDACTOR
 
 JUDGE_ROLE = "judge"
@@ -161,6 +161,12 @@ def message_rows(conv: Conversation) -> list[dict[str, Any]]:
     ]
 
 
+def world_effects_json(record: ToolCallRecord) -> str:
+    """What a tool call did to its world, as stored (`{}` for a call that did nothing to it)."""
+    effects = record.model_dump(mode="json", include={"changes", "reads", "violations"}, exclude_defaults=True)
+    return compact_json(effects)
+
+
 def tool_call_rows(conv: Conversation) -> list[dict[str, Any]]:
     return [
         {
@@ -178,6 +184,7 @@ def tool_call_rows(conv: Conversation) -> list[dict[str, Any]]:
             "error": r.error,
             "latency_s": r.latency_s,
             "ignored_arguments": compact_json(r.ignored_arguments),
+            "world_effects": world_effects_json(r),
         }
         for i, r in enumerate(conv.tool_calls)
     ]

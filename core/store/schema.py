@@ -426,6 +426,26 @@ def _v7_batch_groups(db: Database) -> None:
     db.execute("CREATE INDEX idx_batches_group ON batches (group_id)")
 
 
+def _v8_world_diffs(db: Database) -> None:
+    """Worlds declared once: a conversation's final state is the diff of the records it changed
+    (parley.core.records.WorldDiff), no longer the order world's statuses and audit trail, and each
+    tool call keeps what it changed in the world, which records it showed, and the rules it broke
+    (`world_effects`, a JSON object). Stored states are rewritten as diffs (each audit row's change
+    of status, every order's final status watched), chats' too; old tool calls have no effects."""
+    from parley.core.records import WorldDiff
+
+    db.execute("ALTER TABLE tool_calls ADD COLUMN world_effects TEXT NOT NULL DEFAULT '{}'")
+    for table, column, key in (("conversations", "final_state", "id"), ("chat_sessions", "world_state", "id")):
+        rows = db.execute(f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL").fetchall()
+        for row_key, text in rows:
+            try:
+                state = json.loads(text)
+            except ValueError:
+                continue  # a damaged cell stays as it is: reading it says so
+            if isinstance(state, dict) and "statuses" in state and "changes" not in state:
+                db.execute(f"UPDATE {table} SET {column} = ? WHERE {key} = ?", [WorldDiff.model_validate(state).model_dump_json(), row_key])
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_batch_owner,
@@ -434,6 +454,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v5_rule_results,
     _v6_labels_and_calibrations,
     _v7_batch_groups,
+    _v8_world_diffs,
 )
 
 

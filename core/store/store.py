@@ -283,7 +283,7 @@ _COPIED = (
     (
         "tool_calls",
         "conversation_id, position, call_id, name, arguments_raw, arguments, customer_id, result, ok, refused, http_status, error, "
-        "latency_s, ignored_arguments",
+        "latency_s, ignored_arguments, world_effects",
     ),
 )
 """The rows `save_copy` copies from one conversation to its copy: every column, the id first."""
@@ -1139,6 +1139,7 @@ class Store:
                             "http_status": t["http_status"],
                             "latency_s": t["latency_s"],
                             "ignored_arguments": loads_list(t["ignored_arguments"]),
+                            **json.loads(t["world_effects"] or "{}"),
                         }
                         for t in tools.get(cid, [])
                     ],
@@ -1273,6 +1274,7 @@ class Store:
             metrics=json.loads(r["metrics"]),
             world_state=json.loads(r["world_state"]),
         )
+        chat = chat.model_copy(update={"world": chat.world_state.world or None})  # the world's name is in its state
         return StoredChatSession(created_at=stored_time(r["created_at"]), updated_at=stored_time(r["updated_at"]), chat=chat)
 
     # ---- LLM response cache ---------------------------------------------------------------------

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
         only_stated_note_of,
         stated_goals_of,
     )
+    from parley.core.users.customer_facts import CustomerFacts, read_customer_facts
     from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
     from parley.core.users.fallback_detection import FallbackDetector
+    from parley.core.users.goal_driven_user import simulated_world
     from parley.core.users.llm_user import LLMUser, generate_any_items, profile_generation
     from parley.core.users.phrasebook import language_code
     from parley.core.users.replay_user import REPLAY_USER, ReplayScript, ReplayUser, bot_replies, finish_replay
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTED_INTENTS",
+    "CustomerFacts",
     "GOALS_ONLY_STATED",
     "FallbackDetector",
     "ONLY_STATED_ADVICE",
@@ -43,6 +46,7 @@ __all__ = [
     "UserTurn",
     "acts_out",
     "bot_replies",
+    "read_customer_facts",
     "finish_replay",
     "generate_any_items",
     "language_code",
@@ -51,6 +55,7 @@ __all__ = [
     "only_stated_advice",
     "only_stated_note",
     "only_stated_note_of",
+    "simulated_world",
     "stated_goals_of",
 ]
 

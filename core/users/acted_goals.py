@@ -1,11 +1,13 @@
 """What the offline customer can do with a goal: act it out, or only state it.
 
-It acts out the goals parley reads (parley.core.reading.goals): track an order, ask for its
-status or details, cancel it (and answer the bot's confirmation), list the customer's orders,
-ask about the cancellation policy, and cancel then change its mind and keep the order. Any other
-goal (a pizza, a question, an instruction) it says once in its own words and watches for an
-answer that shares the goal's words: it states the goal, but does not act it out, so nothing it
-does tests whether the bot can do it. That is information, not a fault: `parley profiles
+It acts out the kinds of goal the world's tools answer (the world's `goal_tools`, parley.core.
+world.hooks; on the order world: track an order, ask for its status or details, cancel it and
+answer the bot's confirmation, list the customer's orders, ask about the cancellation policy,
+cancel then change its mind and keep the order). Any other goal (a pizza, a question, an
+instruction, every goal on a world that declares no goal tools) it says once in its own words and
+watches for an answer that shares the goal's words, confirming an action on the record it names
+and giving its id or credentials when asked: it states the goal, but does not act it out, so
+nothing it does tests whether the bot can do it. That is information, not a fault: `parley profiles
 validate` names such goals, `parley run` warns once per file, and the conversation carries the
 note (its metadata's `goals_only_stated`, shown with the verdict).
 
@@ -17,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parley.core.reading import Goal, GoalIntent, parse_goals
+from parley.core.reading import Goal, GoalIntent, parse_goals, reading_world
+from parley.core.world import WorldDefinition, goal_tools
 
 __all__ = [
     "ACTED_INTENTS",
@@ -32,9 +35,9 @@ __all__ = [
 ]
 
 ACTED_INTENTS: tuple[GoalIntent, ...] = ("track", "status", "cancel", "keep", "list", "policy")
-"""The kinds of goal the offline customer acts out (track, status and cancel name an order; so
-does keep, its own or the cancellation's it takes back)."""
-_NEED_AN_ORDER: frozenset[str] = frozenset({"track", "status", "cancel", "keep"})
+"""The kinds of goal the offline customer can act out, on a world whose tools answer them (track,
+status and cancel name a record; so does keep, its own or the cancellation's it takes back)."""
+_NEED_A_RECORD: frozenset[str] = frozenset({"track", "status", "cancel", "keep"})
 
 GOALS_ONLY_STATED = "goals_only_stated"
 """The conversation metadata key: the goals its offline customer only stated, in order."""
@@ -46,16 +49,18 @@ def only_stated_advice(goals: int) -> str:
     return ONLY_STATED_ADVICE if goals == 1 else ONLY_STATED_ADVICE.removesuffix(" it") + " them"
 
 
-def acts_out(goal: Goal) -> bool:
-    """Does the offline customer act `goal` out (rather than only state it)?"""
-    if goal.intent not in ACTED_INTENTS:
+def acts_out(goal: Goal, world: WorldDefinition | None = None) -> bool:
+    """Does the offline customer act `goal` out on `world` (the default world when None), rather
+    than only state it?"""
+    if goal.intent not in ACTED_INTENTS or goal.intent not in goal_tools(reading_world(world)):
         return False
-    return goal.order_id is not None or goal.intent not in _NEED_AN_ORDER
+    return goal.record_id is not None or goal.intent not in _NEED_A_RECORD
 
 
-def goals_only_stated(goals: Sequence[str]) -> list[Goal]:
-    """The goals of a conversation the offline customer will only state, in order."""
-    return [goal for goal in parse_goals(goals) if not acts_out(goal)]
+def goals_only_stated(goals: Sequence[str], world: WorldDefinition | None = None) -> list[Goal]:
+    """The goals of a conversation the offline customer will only state on `world`, in order."""
+    world = reading_world(world)
+    return [goal for goal in parse_goals(goals, world) if not acts_out(goal, world)]
 
 
 def only_stated_note(goals: Sequence[str]) -> str:

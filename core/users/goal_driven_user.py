@@ -5,19 +5,42 @@ Both follow the goals with a GoalTracker fed by the bot's answers, detect the bo
 sentence, keep the note of every move, stop at the turn limit the goal style sets, and give the
 per-goal table (kept in `goal_table` when the all_answered goal style exports it). Each reads
 the bot's answer its own way (`_observe`) and decides its next message its own way (`_move`).
+
+Both know the world the conversation runs on (its ids, the kinds of goal its tools answer, the
+actions a bot asks to confirm) and what the customer knows of itself (parley.core.users.
+customer_facts: its credentials, on a world where it authenticates in the conversation).
 """
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Literal
 
+from parley.core.reading import reading_world
 from parley.core.records import DEFAULT_ALL_ANSWERED_LIMIT, ChatMessage, ConversationSpec
+from parley.core.users.customer_facts import CustomerFacts
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter, FallbackDetector
 from parley.core.users.goal_tracker import GoalRow, GoalTracker
 from parley.core.users.simulator import UserTurn
 from parley.core.users.styles import StyleSet
+from parley.core.world import WorldDefinition, WorldError, world_of
+
+log = logging.getLogger("parley.users")
+
+
+def simulated_world(spec: ConversationSpec, world: WorldDefinition | None = None) -> WorldDefinition | None:
+    """The world a simulated customer of `spec` talks about: `world` when the engine gives it, else
+    the one the spec names (the default world when it names none, or when it cannot be loaded)."""
+    if world is not None:
+        return world
+    if spec.world.names_world:
+        try:
+            return world_of(spec)
+        except WorldError as exc:
+            log.warning("%s: its world cannot be loaded (%s): the customer reads its goals on the default world", spec.spec_id, exc)
+    return reading_world(None)
 
 
 class GoalDrivenUser(ABC):
@@ -36,10 +59,20 @@ class GoalDrivenUser(ABC):
     _done: bool
     """It stopped: every later move says the conversation is over."""
 
-    def __init__(self, spec: ConversationSpec, bot_fallback: str | None) -> None:
+    def __init__(
+        self,
+        spec: ConversationSpec,
+        bot_fallback: str | None,
+        *,
+        world: WorldDefinition | None = None,
+        customer: CustomerFacts | None = None,
+    ) -> None:
         """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
-        profile's `chatbot.fallback` wins over it)."""
+        profile's `chatbot.fallback` wins over it); `world`: the conversation's world (else the
+        one the spec names); `customer`: what the customer knows of itself (none: nothing to give)."""
         self.spec = spec
+        self.world = simulated_world(spec, world)
+        self.customer = customer or CustomerFacts(customer_id=spec.world.customer_id)
         self.styles = StyleSet.of(spec.interaction_styles)
         self.detector = FallbackDetector.for_spec(spec, bot_fallback)
         self.export = spec.goal_style.kind == "all_answered" and spec.goal_style.export

@@ -4,25 +4,33 @@ Used by the `all_answered` goal style (stop when every goal is answered, or at t
 exported as a per-goal table (`GoalRow`: goal, asked, answered, data = the bot's answer).
 
 A goal is *asked* when a user message asks it (the offline user knows; for an LLM user the
-message is matched against the goal: its order id, or one of its key terms).
+message is matched against the goal: its record's id, or one of its key terms).
 
 It is *answered* by the bot turn that follows the asking message (all the bot's text and tool
-calls until the next user message) when that turn is not a fallback and:
-- cancel <id>: the bot ran cancel_order for the id; or ran check_cancellation for it without
+calls until the next user message) when that turn is not a fallback and, for the kinds of goal
+the world's tools answer (its `goal_tools`, parley.core.world.hooks: the order world's):
+- cancel <id>: the bot ran a tool that cancels (a goal tool the world declares as the action
+  `cancel`) for the id; or ran another of the goal's tools for it (one that checks) without
   asking to confirm (a refusal is an answer); or, with no tool calls seen (an external bot),
   its text mentions the id and a cancel word and is not a confirmation question. A confirmation
   question leaves the goal *confirming*: asked, not answered, until the user's yes is acted on;
 - keep <id> (cancel, then change one's mind): while the customer asks to cancel, as cancel; once
   the customer has taken it back (`take_back`), any answer that is not another confirmation
-  question: the goal is met when the bot has heard the customer keeps the order;
-- track / status <id>: a track_order or get_order call for the id, or the text mentions the id;
-- list: a list_my_orders call, or (no tool calls seen) the text mentions two order ids or "orders";
+  question: the goal is met when the bot has heard the customer keeps the record;
+- track / status <id>: a call of one of the goal's tools for the id, or the text mentions the id;
+- list: a call of one of the goal's tools, or (no tool calls seen) the text mentions two records
+  or "orders";
 - policy: the text gives a number of days or mentions the policy;
+- a free goal that names a record (on a world that declares no goal tools: "return the tee from
+  SO-5001"): a question back (which record, the customer's credentials, any question that ends
+  the turn but "anything else?") answers nothing; a
+  confirmation question leaves it *confirming*; a call naming the record, or a text naming it,
+  answers it;
 - anything else: the text shares a key term with the goal (a word of 4+ letters that is not a
   stop word), or the bot used a tool; a goal with no key terms takes any non-fallback answer.
 "Answered" means the bot gave an answer, not that the customer got what they wanted: a refused
 cancellation is answered. A goal is *abandoned* after 3 bot turns that answered none of the
-goals asked and were not fallbacks (fallbacks are handled by parley.core.users.fallback_detection).
+goals asked, asked nothing back and were not fallbacks (fallbacks are handled by parley.core.users.fallback_detection).
 """
 
 from __future__ import annotations
@@ -39,15 +47,19 @@ from parley.core.reading import (
     DAYS_OR_POLICY,
     Goal,
     GoalIntent,
+    asked_credentials,
+    asks_for_id,
     heuristic_view,
     ids_in,
     is_confirmation_question,
     key_terms,
     mentions_id,
-    order_digits,
     parse_goals,
+    reading_world,
+    same_id,
 )
 from parley.core.records import ChatMessage
+from parley.core.world import ConversationIdentity, WorldDefinition, goal_tools
 
 GoalStatus = Literal["pending", "asked", "confirming", "answered", "abandoned"]
 
@@ -58,10 +70,10 @@ DATA_EXCERPT_CHARS = 300
 
 
 class ToolUse(BaseModel):
-    """A tool the bot called during a turn, with the order it was about."""
+    """A tool the bot called during a turn, with the text values of its arguments (the ids it names)."""
 
     name: str
-    order_id: str | None = None
+    named: list[str] = Field(default_factory=list)
     result: str | None = None
 
 
@@ -72,10 +84,12 @@ class BotTurnView(BaseModel):
     tools: list[ToolUse] = Field(default_factory=list)
     fallback: bool = False
 
-    def used(self, name: str, order_id: str | None = None) -> bool:
-        return any(
-            t.name == name and (order_id is None or (t.order_id and order_digits(t.order_id) == order_digits(order_id))) for t in self.tools
-        )
+    def used(self, name: str, record_id: str | None = None, world: WorldDefinition | None = None) -> bool:
+        """Did the bot call `name` (for the record `record_id`, when given) in this turn?"""
+        return any(t.name == name and (record_id is None or any(same_id(value, record_id, world) for value in t.named)) for t in self.tools)
+
+    def used_any(self, names: Sequence[str], record_id: str | None = None, world: WorldDefinition | None = None) -> bool:
+        return any(self.used(name, record_id, world) for name in names)
 
 
 def last_user_index(transcript: Sequence[ChatMessage]) -> int:
@@ -101,8 +115,8 @@ def bot_turn_after(transcript: Sequence[ChatMessage], index: int) -> BotTurnView
                     args = json.loads(call.arguments or "{}")
                 except ValueError:
                     args = {}
-                oid = args.get("order_id") if isinstance(args, dict) else None
-                use = ToolUse(name=call.name, order_id=oid if isinstance(oid, str) else None)
+                named = [value for value in args.values() if isinstance(value, str)] if isinstance(args, dict) else []
+                use = ToolUse(name=call.name, named=named)
                 tools.append(use)
                 by_id[call.id] = use
         elif m.role == "tool" and m.tool_call_id in by_id:
@@ -110,46 +124,79 @@ def bot_turn_after(transcript: Sequence[ChatMessage], index: int) -> BotTurnView
     return BotTurnView(text=heuristic_view("\n".join(texts).strip()), tools=tools)
 
 
-def judge_answer(goal: Goal, turn: BotTurnView, *, taken_back: bool = False) -> Literal["answered", "confirming", "unanswered"]:
-    """Whether a (non-fallback) bot turn answers `goal` (see the module doc for the rules);
-    `taken_back`: the customer has taken a `keep` goal's cancellation back."""
+Verdict = Literal["answered", "confirming", "asked_back", "unanswered"]
+"""How a bot turn met a goal: answered it, asked to confirm acting on it, asked the customer
+something it needs first (a free goal's record: which one, who the customer is), or neither."""
+
+
+def judge_answer(goal: Goal, turn: BotTurnView, *, taken_back: bool = False, world: WorldDefinition | None = None) -> Verdict:
+    """Whether a (non-fallback) bot turn answers `goal` on `world` (the default world when None;
+    see the module doc for the rules); `taken_back`: the customer has taken a `keep` goal's
+    cancellation back."""
     if turn.fallback:
         return "unanswered"
+    world = reading_world(world)
+    tools = goal_tools(world).get(goal.intent, ())
     text = turn.text
     no_tools = not turn.tools
-    oid = goal.order_id
-    if goal.intent == "keep" and oid and taken_back:
-        if is_confirmation_question(text) and not turn.used("cancel_order", oid):
-            return "confirming"
-        return "answered" if text or turn.tools else "unanswered"
-    if goal.intent in ("cancel", "keep") and oid:
-        if turn.used("cancel_order", oid):
+    rid = goal.record_id
+    if goal.intent in ("cancel", "keep") and rid:
+        doing = [t for t in tools if world is not None and world.action_of(t) == "cancel"]
+        checking = [t for t in tools if t not in doing]
+        if goal.intent == "keep" and taken_back:
+            if is_confirmation_question(text, world) and not turn.used_any(doing, rid, world):
+                return "confirming"
+            return "answered" if text or turn.tools else "unanswered"
+        if turn.used_any(doing, rid, world):
             return "answered"
-        mentions = mentions_id(text, oid)
-        if is_confirmation_question(text) and (mentions or turn.used("check_cancellation", oid)):
+        mentions = mentions_id(text, rid, world)
+        if is_confirmation_question(text, world) and (mentions or turn.used_any(checking, rid, world)):
             return "confirming"
-        if turn.used("check_cancellation", oid):
+        if turn.used_any(checking, rid, world):
             return "answered"
         if no_tools and mentions and CANCEL_WORDS.search(text):
             return "answered"
         return "unanswered"
-    if goal.intent in ("track", "status") and oid:
-        if turn.used("track_order", oid) or turn.used("get_order", oid) or mentions_id(text, oid):
-            return "answered"
-        return "unanswered"
+    if goal.intent in ("track", "status") and rid:
+        return "answered" if turn.used_any(tools, rid, world) or mentions_id(text, rid, world) else "unanswered"
     if goal.intent == "list":
-        if turn.used("list_my_orders"):
+        if turn.used_any(tools):
             return "answered"
-        if no_tools and (len(ids_in(text)) >= 2 or re.search(r"\borders\b", text, re.I)):
+        if no_tools and (len(ids_in(text, world)) >= 2 or re.search(r"\borders\b", text, re.I)):
             return "answered"
         return "unanswered"
     if goal.intent == "policy":
         return "answered" if DAYS_OR_POLICY.search(text) else "unanswered"
+    if rid and goal.intent in _FREE:
+        return _free_answer(rid, turn, world)
     if not text and no_tools:
         return "unanswered"
     if not goal.key_terms or turn.tools:
         return "answered"
     return "answered" if set(key_terms(text)) & set(goal.key_terms) else "unanswered"
+
+
+_FREE: frozenset[str] = frozenset({"ask", "want", "do", "say"})
+# A question put back to the customer ("Which item of SO-5001 is it?"), not a closing "anything else?".
+_QUESTION = re.compile(r"[^.!?\n]{0,300}\?")
+_COURTESY = re.compile(r"\b(anything else|something else|what else|how (can|may) i (help|assist)|help you with)\b", re.I)
+
+
+def _asks_back(text: str) -> bool:
+    return any(not _COURTESY.search(question) for question in _QUESTION.findall(text))
+
+
+def _free_answer(record_id: str, turn: BotTurnView, world: WorldDefinition | None) -> Verdict:
+    """A free goal naming a record (see the module doc)."""
+    text = turn.text
+    credentials = list(world.identity.credentials) if world is not None and isinstance(world.identity, ConversationIdentity) else []
+    if asks_for_id(text, world) or asked_credentials(text, credentials) or _asks_back(text):
+        return "asked_back"
+    if is_confirmation_question(text, world):
+        return "confirming"
+    if turn.used_any([t.name for t in turn.tools], record_id, world) or mentions_id(text, record_id, world):
+        return "answered"
+    return "unanswered"
 
 
 # -- the tracker ---------------------------------------------------------------------------------
@@ -165,7 +212,7 @@ class GoalRow(BaseModel):
     """An excerpt of the bot's answer (None until answered)."""
     status: GoalStatus = "pending"
     intent: GoalIntent = "ask"
-    order_id: str | None = None
+    record_id: str | None = None
     times_asked: int = 0
     fallbacks: int = 0
     unanswered_replies: int = 0
@@ -179,11 +226,13 @@ def _excerpt(text: str) -> str:
 class GoalTracker:
     """Per-goal state of one conversation. Pure bookkeeping: the simulators decide what to say."""
 
-    def __init__(self, goals: Sequence[str] | Sequence[Goal]) -> None:
+    def __init__(self, goals: Sequence[str] | Sequence[Goal], world: WorldDefinition | None = None) -> None:
+        """`world`: the world the goals are read and judged on (the default world when None)."""
+        self.world = reading_world(world)
         given = list(goals)
-        parsed = parse_goals([g.text if isinstance(g, Goal) else str(g) for g in given])
+        parsed = parse_goals([g.text if isinstance(g, Goal) else str(g) for g in given], self.world)
         self.goals: list[Goal] = [g if isinstance(g, Goal) else parsed[i] for i, g in enumerate(given)]
-        self.rows: list[GoalRow] = [GoalRow(goal=g.text, intent=g.intent, order_id=g.order_id) for g in self.goals]
+        self.rows: list[GoalRow] = [GoalRow(goal=g.text, intent=g.intent, record_id=g.record_id) for g in self.goals]
         self.taken_back: set[int] = set()
         """`keep` goals whose cancellation the customer has taken back."""
 
@@ -248,7 +297,7 @@ class GoalTracker:
             if turn.fallback:
                 row.fallbacks += 1
                 continue
-            verdict = judge_answer(self.goals[i], turn, taken_back=i in self.taken_back)
+            verdict = judge_answer(self.goals[i], turn, taken_back=i in self.taken_back, world=self.world)
             if verdict == "answered":
                 self.mark_answered(i, turn.text)
                 answered.append(i)
@@ -257,6 +306,8 @@ class GoalTracker:
                 row.status = "confirming"
                 row.data = _excerpt(turn.text)
                 progressed = True
+            elif verdict == "asked_back":
+                progressed = True  # the bot needs something first: the conversation's limit bounds it
         if not turn.fallback and not progressed:
             for i in indices:
                 row = self.rows[i]

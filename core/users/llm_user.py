@@ -38,11 +38,13 @@ from parley.core.models import ChatModel
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS, Condensed, condense, estimate_messages, prompt_budget
 from parley.core.reading import goal_mentioned, is_confirmation_question
 from parley.core.records import ChatMessage, ConversationSpec, GenerateConfig, InteractionStyle, Usage
+from parley.core.users.customer_facts import CustomerFacts
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter
 from parley.core.users.goal_driven_user import GoalDrivenUser
 from parley.core.users.goal_tracker import GoalRow, GoalTracker, bot_turn_after, last_user_index
 from parley.core.users.simulator import UserTurn, visible_transcript
 from parley.core.users.styles import plan_language_switch, style_instruction
+from parley.core.world import WorldDefinition
 
 STOP_MARKER = "<<STOP>>"
 KICKOFF = "(The chat window is open. Write your first message to the assistant.)"
@@ -98,11 +100,14 @@ class LLMUser(GoalDrivenUser):
         config: GenerateConfig | None = None,
         bot_fallback: str | None = None,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+        world: WorldDefinition | None = None,
+        customer: CustomerFacts | None = None,
     ) -> None:
         """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
         profile's `chatbot.fallback` wins over it); `context_tokens`: the model's context, to which
-        the prompt is fitted."""
-        super().__init__(spec, bot_fallback)
+        the prompt is fitted; `world` and `customer`: see GoalDrivenUser (the customer's
+        credentials are in its prompt, to give when the assistant asks)."""
+        super().__init__(spec, bot_fallback, world=world, customer=customer)
         self.model = model
         self.name = model.name
         self.context_tokens = context_tokens
@@ -111,7 +116,7 @@ class LLMUser(GoalDrivenUser):
 
     def reset(self) -> None:
         rng = random.Random(spec_seed_stream(self.spec.seed))
-        self.tracker = GoalTracker(self.spec.goals)
+        self.tracker = GoalTracker(self.spec.goals, self.world)
         self.fallbacks = FallbackCounter()
         self.turns = 0
         self.language_turns: dict[int, str] = {}
@@ -140,6 +145,9 @@ class LLMUser(GoalDrivenUser):
         if spec.context:
             lines.append("About you:")
             lines += [f"- {c.strip()}" for c in spec.context if c.strip()]
+        if self.customer.credentials:
+            lines.append("What you know about yourself (give it when the assistant asks who you are):")
+            lines += [f"- {column.replace('_', ' ')}: {value}" for column, value in self.customer.credentials.items()]
         if spec.goals:
             lines.append("Your goals in this conversation (use these exact values, order ids included):")
             lines += [f"{i}. {g}" for i, g in enumerate(spec.goals, 1)]
@@ -210,7 +218,7 @@ class LLMUser(GoalDrivenUser):
         if not view.text and not view.tools:
             return "none"
         view.fallback = self.detector.is_fallback(view.text)
-        asked = [g.index for g in self.tracker.goals if goal_mentioned(g, transcript[index].content)]
+        asked = [g.index for g in self.tracker.goals if goal_mentioned(g, transcript[index].content, self.world)]
         # a short reply ("yes", "it's ORD-1004") continues whatever is being discussed
         asked = asked or [i for i in self.tracker.open_goals() if self.tracker.status(i) in ("asked", "confirming")]
         self.tracker.mark_asked(asked)
@@ -252,7 +260,7 @@ class LLMUser(GoalDrivenUser):
             self._done = True
             return UserTurn.stopped("the user model gave no usable reply twice", stop_reason="user_error", usage=usage, latency_s=latency)
 
-        if stop and text and _agrees_to_pending_action(transcript, text):
+        if stop and text and _agrees_to_pending_action(transcript, text, self.world):
             stop = False
             notes.append("stop deferred: the bot has not yet done what the user just agreed to")
         if stop:
@@ -271,12 +279,12 @@ def spec_seed_stream(seed: int) -> int:
     return random.Random(seed).getrandbits(64)
 
 
-def _agrees_to_pending_action(transcript: Sequence[ChatMessage], text: str) -> bool:
+def _agrees_to_pending_action(transcript: Sequence[ChatMessage], text: str, world: WorldDefinition | None) -> bool:
     for m in reversed(transcript):
         if m.role == "user":
             return False
         if m.role == "assistant" and m.content:
-            return is_confirmation_question(m.content) and bool(_AFFIRMATIVE.match(text))
+            return is_confirmation_question(m.content, world) and bool(_AFFIRMATIVE.match(text))
     return False
 
 

@@ -12,7 +12,9 @@ starts over):
 2. It stops when: the fallback came 6 times in a row (stop_reason "fallback_loop"); `steps`
    user turns are done (steps / random steps); `limit` user turns are done (all_answered/default).
 3. When the bot asks to confirm cancelling an order the user wants cancelled, it says yes; an
-   order it does not want cancelled, no. A `keep` goal ("cancel order ORD-1004, then say you
+   order it does not want cancelled, no. On a world whose tools answer no cancellation goals
+   (any world but the order world), it says yes to an action on a record one of its open goals
+   names (or, when the bot names none, to an action one of them asks for), else no. A `keep` goal ("cancel order ORD-1004, then say you
    changed your mind and want to keep it") asks to cancel, declines the confirmation saying it
    keeps the order, and is met once the bot has answered that. With the `change your mind`
    style it declines the first confirmation, then asks for the cancellation again and confirms
@@ -20,7 +22,9 @@ starts over):
    request in the opening message instead.)
 4. When every goal is answered (or abandoned, see parley.core.users.goal_tracker) it thanks the bot and says
    goodbye as its last message (stop=True, no answer awaited).
-5. When the bot asks which order, it gives the goal's order id.
+5. When the bot asks which record, it gives the goal's record id; when it asks for the customer's
+   credentials (its email, its name, its zip code: what the world lets a customer authenticate
+   with, parley.core.users.customer_facts), it gives the ones it knows.
 6. Otherwise it asks the next goal (all open goals with `all questions`); after a fallback it
    rephrases the same goal in other words, after 3 in a row it changes topic; a goal the bot
    answered with something else is asked again in other words.
@@ -41,9 +45,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from parley.core.reading import ASKS_FOR_ORDER_ID, Goal, confirmation_order_id, is_confirmation_question, order_digits
+from parley.core.reading import (
+    Goal,
+    asked_credentials,
+    asked_table,
+    asks_for,
+    asks_for_id,
+    confirmation_record,
+    is_confirmation_question,
+    mentions_id,
+    records_in,
+    same_id,
+    world_actions,
+)
 from parley.core.records import ChatMessage, ConversationSpec
-from parley.core.users.acted_goals import goals_only_stated
+from parley.core.users.acted_goals import acts_out, goals_only_stated
+from parley.core.users.customer_facts import CustomerFacts
 from parley.core.users.fallback_detection import FallbackAction, FallbackCounter
 from parley.core.users.goal_driven_user import GoalDrivenUser
 from parley.core.users.goal_tracker import BotTurnView, GoalRow, GoalTracker, bot_turn_after, last_user_index
@@ -52,10 +69,11 @@ from parley.core.users.phrasebook import ENGLISH, Phrasebook, lookup, render
 from parley.core.users.simulator import UserTurn
 from parley.core.users.styles import add_typos, lengthen, plan_language_switch
 from parley.core.users.tones import tone_of
+from parley.core.world import WorldDefinition, goal_tools, misspellings
 
 OFFLINE_USER_NAME = "offline"
 
-SaidKind = Literal["goal", "confirm", "decline", "keep", "hesitate", "rerequest", "give_id", "no_id", "farewell"]
+SaidKind = Literal["goal", "confirm", "decline", "keep", "hesitate", "rerequest", "give_id", "no_id", "give_facts", "farewell"]
 
 
 @dataclass
@@ -71,10 +89,17 @@ class OfflineUser(GoalDrivenUser):
 
     name = OFFLINE_USER_NAME
 
-    def __init__(self, spec: ConversationSpec, *, bot_fallback: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: ConversationSpec,
+        *,
+        bot_fallback: str | None = None,
+        world: WorldDefinition | None = None,
+        customer: CustomerFacts | None = None,
+    ) -> None:
         """`bot_fallback`: the fallback sentence the bot under test declares, if any (the
-        profile's `chatbot.fallback` wins over it)."""
-        super().__init__(spec, bot_fallback)
+        profile's `chatbot.fallback` wins over it); `world` and `customer`: see GoalDrivenUser."""
+        super().__init__(spec, bot_fallback, world=world, customer=customer)
         self.book, self.book_found = lookup(spec.language)
         self.tone = tone_of(spec.context)
         self.reset()
@@ -89,7 +114,7 @@ class OfflineUser(GoalDrivenUser):
         self._typing = random.Random(master.getrandbits(64))
         self._style = random.Random(master.getrandbits(64))
         self._tone = random.Random(master.getrandbits(64))  # drawn last: the streams above stay as they were
-        self.tracker = GoalTracker(self.spec.goals)
+        self.tracker = GoalTracker(self.spec.goals, self.world)
         self.fallbacks = FallbackCounter()
         self.turns = 0
         self.language_turns: dict[int, str] = {}
@@ -120,7 +145,7 @@ class OfflineUser(GoalDrivenUser):
 
     def goals_only_stated(self) -> list[str]:
         """The goals this customer states but does not act out (parley.core.users.acted_goals)."""
-        return [goal.text for goal in goals_only_stated(self.spec.goals)]
+        return [goal.text for goal in goals_only_stated(self.spec.goals, self.world)]
 
     # -- observing -----------------------------------------------------------------------------
 
@@ -139,7 +164,7 @@ class OfflineUser(GoalDrivenUser):
         if said.kind == "hesitate":
             for g in said.goals:
                 self.tracker.reopen(g)
-        elif said.kind in ("goal", "confirm", "keep", "rerequest", "give_id", "no_id"):
+        elif said.kind in ("goal", "confirm", "keep", "rerequest", "give_id", "no_id", "give_facts"):
             self.tracker.observe(said.goals, view)
         return action
 
@@ -149,8 +174,11 @@ class OfflineUser(GoalDrivenUser):
         bot_text = self._last_bot_text(transcript)
         fallback = self._last_turn.fallback if self._last_turn else False
 
-        if bot_text and not fallback and is_confirmation_question(bot_text):
+        if bot_text and not fallback and is_confirmation_question(bot_text, self.world):
             return self._answer_confirmation(bot_text)
+        asked = asked_credentials(bot_text, list(self.customer.credentials)) if bot_text and not fallback else []
+        if asked:
+            return self._give_facts(asked)
         if self._rerequest is not None:
             return self._say_rerequest()
         if self.tracker.all_resolved():
@@ -159,12 +187,12 @@ class OfflineUser(GoalDrivenUser):
             bot_text
             and not fallback
             and self._last is not None
-            and self._last.kind in ("goal", "give_id")
-            and ASKS_FOR_ORDER_ID.search(bot_text)
+            and self._last.kind in ("goal", "give_id", "give_facts")
+            and asks_for_id(bot_text, self.world)
         ):
             open_asked = [g for g in self._last.goals if g in self.tracker.open_goals()]
             if open_asked:
-                return self._give_id(open_asked[0])
+                return self._give_id(open_asked[0], asked_table(bot_text, self.world))
         return self._ask_goals(action)
 
     @staticmethod
@@ -183,7 +211,7 @@ class OfflineUser(GoalDrivenUser):
         if self.styles.long:
             text = lengthen(text, book, self._style, opening=long_opening)
         if self.styles.typos:
-            text = add_typos(text, self._typing)
+            text = add_typos(text, self._typing, misspellings=misspellings(self.world))
         self.turns += 1
         self._last = said
         if stop:
@@ -200,31 +228,50 @@ class OfflineUser(GoalDrivenUser):
 
     # confirmations
 
-    def _cancel_goal_for(self, order_id: str | None) -> int | None:
-        candidates = [
-            i
-            for i, g in enumerate(self.tracker.goals)
-            if g.intent in ("cancel", "keep") and self.tracker.status(i) not in ("answered", "abandoned")
-        ]
-        if order_id is None:
+    def _goal_to_confirm(self, record_id: str | None) -> int | None:
+        """The open goal the bot's confirmation question is about: a cancellation (or a `keep`
+        goal) of that record; on a world whose tools answer no cancellation goals, a goal naming
+        that record, or asking for one of the world's actions when the bot names no record."""
+        open_goals = [i for i in range(len(self.tracker.goals)) if self.tracker.status(i) not in ("answered", "abandoned")]
+        candidates = [i for i in open_goals if self.tracker.goals[i].intent in ("cancel", "keep")]
+        if not candidates and "cancel" not in goal_tools(self.world):
+            return self._free_goal_to_confirm(open_goals, record_id)
+        if record_id is None:
             confirming = [i for i in candidates if self.tracker.status(i) == "confirming"]
             chosen = confirming or candidates
             return chosen[0] if chosen else None
         for i in candidates:
-            if order_digits(self.tracker.goals[i].order_id or "") == order_digits(order_id):
+            if same_id(self.tracker.goals[i].record_id, record_id, self.world):
                 return i
         return None
 
+    def _free_goal_to_confirm(self, open_goals: list[int], record_id: str | None) -> int | None:
+        free = [i for i in open_goals if not acts_out(self.tracker.goals[i], self.world)]
+        if record_id is not None:
+            named = [i for i in free if mentions_id(self.tracker.goals[i].text, record_id, self.world)]
+            if named:
+                return named[0]
+        actions = world_actions(self.world)
+        asking = [i for i in free if asks_for(self.tracker.goals[i].text, actions) and self.tracker.goals[i].record_id is None]
+        return asking[0] if asking else None
+
     def _answer_confirmation(self, bot_text: str) -> UserTurn:
-        order_id = confirmation_order_id(bot_text)
-        goal = self._cancel_goal_for(order_id)
+        record_id = confirmation_record(bot_text, self.world)
+        goal = self._goal_to_confirm(record_id)
         pick = self._phrasing.randrange(12)
+        cancels = "cancel" in goal_tools(self.world)
         if goal is None:
-            text = self._phrase("no", pick)
-            return self._say(text, _Said("decline"), f"declined to cancel {order_id or 'an order'} it did not ask to cancel")
+            if cancels:
+                note = f"declined to cancel {record_id or 'an order'} it did not ask to cancel"
+            else:
+                note = f"declined an action on {record_id or 'a record'} it did not ask for"
+            return self._say(self._phrase("no" if cancels else "decline", pick), _Said("decline"), note)
         if not self.tracker.rows[goal].asked:  # the bot offered it before the user asked
             self.tracker.rows[goal].asked = True
-        oid = self.tracker.goals[goal].order_id
+        oid = self.tracker.goals[goal].record_id
+        if self.tracker.goals[goal].intent not in ("cancel", "keep"):
+            text = self._phrase("confirm", pick)
+            return self._say(text, _Said("confirm", [goal]), f"confirming the action on {record_id or oid or 'its request'}")
         keep = self._keep_goal_for(goal)
         if keep is not None:
             if keep != goal:  # the cancellation was asked, and the bot answered it with its question
@@ -239,6 +286,12 @@ class OfflineUser(GoalDrivenUser):
             return self._say(text, _Said("hesitate", [goal]), f"changing my mind: not cancelling {oid} yet")
         text = self._phrase("yes", pick)
         return self._say(text, _Said("confirm", [goal]), f"confirming the cancellation of {oid}")
+
+    def _give_facts(self, columns: list[str]) -> UserTurn:
+        said = self.customer.said(columns)
+        text = self._phrase("give_facts", self._phrasing.randrange(12), facts=said)
+        goals = [g for g in (self._last.goals if self._last else []) if g in self.tracker.open_goals()]
+        return self._say(text, _Said("give_facts", goals), f"gave its {', '.join(c.replace('_', ' ') for c in columns)}")
 
     def _keep_goal_for(self, goal: int) -> int | None:
         """The open `keep` goal that takes back the cancellation of `goal`: itself when it is one,
@@ -259,7 +312,7 @@ class OfflineUser(GoalDrivenUser):
     def _say_rerequest(self) -> UserTurn:
         goal, self._rerequest = self._rerequest, None
         assert goal is not None  # only called while a re-request is pending
-        oid = self.tracker.goals[goal].order_id
+        oid = self.tracker.goals[goal].record_id
         text = self._phrase("rerequest", self._phrasing.randrange(12), order_id=oid)
         self.tracker.mark_asked([goal])
         return self._say(text, _Said("rerequest", [goal]), f"changed my mind again: cancel {oid} after all")
@@ -272,12 +325,15 @@ class OfflineUser(GoalDrivenUser):
             note += f"; gave up on: {', '.join(abandoned)}"
         return self._say(text, _Said("farewell"), note, stop=True)
 
-    def _give_id(self, goal: int) -> UserTurn:
-        oid = self.tracker.goals[goal].order_id
+    def _give_id(self, goal: int, table: str | None = None) -> UserTurn:
+        """The goal's record id; when the bot asked for a record of `table`, the goal's record of that table."""
+        g = self.tracker.goals[goal]
+        of_table = [key for t, key in records_in(g.text, self.world) if t == table]
+        oid = of_table[0] if of_table and table != g.record_table else g.record_id
         pick = self._phrasing.randrange(12)
         self.tracker.mark_asked([goal])
         if oid:
-            return self._say(self._phrase("give_id", pick, order_id=oid), _Said("give_id", [goal]), f"gave the order id {oid}")
+            return self._say(self._phrase("give_id", pick, order_id=oid), _Said("give_id", [goal]), f"gave the id {oid}")
         return self._say(self._phrase("no_id", pick), _Said("no_id", [goal]), "has no order id to give")
 
     # goals
@@ -306,7 +362,7 @@ class OfflineUser(GoalDrivenUser):
             spoken = own_words(g.text)
             if spoken is not None:
                 return spoken
-        return self._phrase(intent, variant, book, order_id=g.order_id, goal=without_lead(g.text))
+        return self._phrase(intent, variant, book, order_id=g.record_id, goal=without_lead(g.text))
 
     def _ask_goals(self, action: FallbackAction) -> UserTurn:
         chosen, reask, action = self._choose_goals(action)
@@ -356,7 +412,7 @@ class OfflineUser(GoalDrivenUser):
 
     def _label(self, goal: int) -> str:
         g = self.tracker.goals[goal]
-        return f"goal {goal + 1} ({g.intent}{' ' + g.order_id if g.order_id else ''})"
+        return f"goal {goal + 1} ({g.intent}{' ' + g.record_id if g.record_id else ''})"
 
 
 _QUESTION_WORDS = ("how", "what", "when", "where", "which", "who", "why", "can", "could", "is", "are", "do", "does", "will")
@@ -370,7 +426,7 @@ def phrasing_intent(goal: Goal, *, taken_back: bool = False) -> str:
     cancellation goal's); said again on its own, or after the cancellation it takes back was
     answered without a question, it says the customer keeps the order (`keep_after`)."""
     if goal.intent == "keep":
-        if goal.order_id:
+        if goal.record_id:
             return "keep_after" if taken_back or goal.takes_back is not None else "cancel"
         return "do"  # no order to keep: only stated, in its own words where it can
     if goal.plain or goal.intent not in ("cancel", "track", "status", "list", "policy"):

@@ -4,8 +4,13 @@ Languages: English, Spanish, Italian, Portuguese, French and German. Any other l
 back to English (`lookup` says so, and the offline user writes a note).
 
 Each entry is a list of templates for one *intent*; a rephrase takes the next template.
-Templates use `{order_id}` (kept exactly as the goal wrote it) and `{goal}` (the goal text,
-left in the language it was written in: the phrasebook does not translate free text).
+Templates use `{order_id}` (the id of the goal's record, kept exactly as the goal wrote it),
+`{goal}` (the goal text, left in the language it was written in: the phrasebook does not translate
+free text) and `{facts}` (what the customer knows of itself that the bot asked for: "email:
+maya@example.com"). The order intents (cancel, track, list, status, policy, keep...) are said on a
+world whose tools answer those kinds of goal (the order world); on any world the customer says its
+free goals, confirms or declines an action (`confirm`, `decline`), gives an id and its own
+credentials (`give_facts`).
 
 The English sentences are written so that the offline bot understands them (it keys on words
 like "cancel", "track", "where", "list ... orders", "yes"/"ok"); the filler of long phrases
@@ -39,6 +44,9 @@ Intent = Literal[
     "rerequest",
     "give_id",
     "no_id",
+    "confirm",  # yes to any action a bot asks to confirm (not only a cancellation)
+    "decline",  # no to an action the customer did not ask for
+    "give_facts",  # the customer's own credentials the bot asked for
     "farewell",
     "topic_change",
     "rephrase_lead",
@@ -125,6 +133,9 @@ _EN = Phrasebook(
         ),
         "give_id": ("It's {order_id}.", "The order id is {order_id}."),
         "no_id": ("I'm afraid I don't have the order id at hand.",),
+        "confirm": ("Yes, go ahead.", "Yes, I confirm.", "Yes, please do that."),
+        "decline": ("No, please don't do that.", "No, leave it as it is."),
+        "give_facts": ("Sure: {facts}.", "Here you go: {facts}.", "Of course: {facts}."),
         "farewell": (
             "Thanks, that's all I needed. Bye!",
             "Great, thank you for your help. Goodbye!",
@@ -179,6 +190,9 @@ _ES = Phrasebook(
         "rerequest": ("Perdone, he cambiado de opinión otra vez: cancele el pedido {order_id}, por favor.",),
         "give_id": ("Es el {order_id}.",),
         "no_id": ("No tengo el número de pedido a mano.",),
+        "confirm": ("Sí, ok, adelante.", "Sí, ok, lo confirmo."),
+        "decline": ("No, por favor no lo haga.",),
+        "give_facts": ("Claro: {facts}.", "Aquí tiene: {facts}."),
         "farewell": ("Gracias, eso es todo. ¡Adiós!", "Muchas gracias por su ayuda. ¡Hasta luego!"),
         "topic_change": ("Dejémoslo por ahora.",),
         "rephrase_lead": ("Perdone, lo digo de otra manera:", "Me explico mejor:"),
@@ -223,6 +237,9 @@ _IT = Phrasebook(
         "rerequest": ("Scusi, ho cambiato idea di nuovo: cancellate pure l'ordine {order_id}.",),
         "give_id": ("È l'ordine {order_id}.",),
         "no_id": ("Non ho il numero dell'ordine sottomano.",),
+        "confirm": ("Sì, ok, procedete pure.", "Sì, ok, confermo."),
+        "decline": ("No, per favore non lo fate.",),
+        "give_facts": ("Certo: {facts}.", "Ecco: {facts}."),
         "farewell": ("Grazie, è tutto. Arrivederci!", "Grazie mille per l'aiuto. Buona giornata!"),
         "topic_change": ("Lasciamo stare per ora.",),
         "rephrase_lead": ("Scusi, lo dico in un altro modo:", "Mi spiego meglio:"),
@@ -278,6 +295,9 @@ _PT = Phrasebook(
         "rerequest": ("Desculpe, mudei de ideia outra vez: cancelem o pedido {order_id}, por favor.",),
         "give_id": ("É o {order_id}.",),
         "no_id": ("Não tenho o número do pedido aqui comigo.",),
+        "confirm": ("Sim, ok, pode seguir.", "Sim, ok, confirmo."),
+        "decline": ("Não, por favor não façam isso.",),
+        "give_facts": ("Claro: {facts}.", "Aqui está: {facts}."),
         "farewell": ("Obrigado, é tudo. Tchau!", "Muito obrigado pela ajuda. Até logo!"),
         "topic_change": ("Vamos deixar isso para depois.",),
         "rephrase_lead": ("Desculpe, vou dizer de outra forma:", "Explico melhor:"),
@@ -322,6 +342,9 @@ _FR = Phrasebook(
         "rerequest": ("Pardon, j'ai encore changé d'avis : annulez la commande {order_id}, s'il vous plaît.",),
         "give_id": ("C'est la {order_id}.",),
         "no_id": ("Je n'ai pas le numéro de commande sous la main.",),
+        "confirm": ("Oui, ok, allez-y.", "Oui, ok, je confirme."),
+        "decline": ("Non, ne faites pas ça, s'il vous plaît.",),
+        "give_facts": ("Bien sûr : {facts}.", "Voici : {facts}."),
         "farewell": ("Merci, c'est tout. Au revoir !", "Merci beaucoup pour votre aide. Bonne journée !"),
         "topic_change": ("Laissons ça de côté pour l'instant.",),
         "rephrase_lead": ("Pardon, je reformule :", "Je m'explique :"),
@@ -369,6 +392,9 @@ _DE = Phrasebook(
         "rerequest": ("Entschuldigung, ich habe es mir anders überlegt: bitte stornieren Sie die Bestellung {order_id}.",),
         "give_id": ("Es ist die {order_id}.",),
         "no_id": ("Ich habe die Bestellnummer gerade nicht zur Hand.",),
+        "confirm": ("Ja, okay, machen Sie das.", "Ja, okay, ich bestätige."),
+        "decline": ("Nein, bitte tun Sie das nicht.",),
+        "give_facts": ("Gern: {facts}.", "Bitte sehr: {facts}."),
         "farewell": ("Danke, das ist alles. Auf Wiedersehen!", "Vielen Dank für Ihre Hilfe. Tschüss!"),
         "topic_change": ("Lassen wir das erst einmal.",),
         "rephrase_lead": ("Entschuldigung, anders gesagt:", "Ich meine:"),
@@ -405,8 +431,8 @@ def lookup(language: str | None) -> tuple[Phrasebook, bool]:
     return PHRASEBOOKS[code], True
 
 
-def render(template: str, *, order_id: str | None = None, goal: str | None = None) -> str:
+def render(template: str, *, order_id: str | None = None, goal: str | None = None, facts: str | None = None) -> str:
     """Fill a template. `{Goal}` is the goal with its first letter capitalised."""
     text_goal = (goal or "").strip().rstrip(".?!")
     cap = text_goal[:1].upper() + text_goal[1:]
-    return template.format(order_id=order_id or "", goal=text_goal, Goal=cap)
+    return template.format(order_id=order_id or "", goal=text_goal, Goal=cap, facts=facts or "")

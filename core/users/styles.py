@@ -2,9 +2,10 @@
 
 The offline user applies them to its own text (seeded, deterministic):
 - `make spelling mistakes`: typos in ordinary words (swapped, dropped, doubled letters, a
-  neighbouring key). Order ids are never touched; keywords a bot keys on ("cancel", "track",
-  "orders"...) only get misspellings the offline bot is known to read ("cancle", "trak",
-  "ordres"); a typo never produces a word that changes the meaning (no, stop, wait, bye...).
+  neighbouring key). Record ids are never touched; keywords a bot keys on ("cancel", "track",
+  "orders"...) only get misspellings the world's offline bot is known to read (the world's
+  `misspellings` hook: the order world's bot reads "cancle", "trak", "ordres"; none elsewhere);
+  a typo never produces a word that changes the meaning (no, stop, wait, bye...).
 - `long phrases`: a wordy opening and closing around the request (filler that carries no
   keyword, so it cannot change what the message asks).
 - `all questions`: every goal in the first message; `single question`: one goal per message.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from parley.core.records import InteractionStyle
@@ -40,15 +41,6 @@ KEYWORDS = frozenset(
     bestellung bestellungen stornieren
     """.split()
 )
-# Misspellings the offline bot reads as the keyword (its typo tolerance).
-TOLERATED_MISSPELLINGS: dict[str, tuple[str, ...]] = {
-    "cancel": ("cancle", "cancl", "canel"),
-    "track": ("trak", "trck"),
-    "tracking": ("traking",),
-    "orders": ("ordres", "oders"),
-    "order": ("ordr", "ordre"),  # next to an id, the id is what the bot reads
-    "hello": ("helo",),
-}
 # A typo must not land on a word that means something to a bot.
 _MEANINGFUL = frozenset(
     """
@@ -84,8 +76,8 @@ _NEIGHBOURS = {
     "y": "tghu",
     "z": "asx",
 }
-# Order ids in the forms bots read them; never split by the tokenizer below.
-_ORDER_ID_SPAN = re.compile(r"(?i)\b[a-z]{2,5}[-_ ]?\d{3,10}\b|#\d{3,10}\b")
+# Record ids in the forms bots read them; never split by the tokenizer below.
+_ID_SPAN = re.compile(r"(?i)\b[a-z]{2,5}[-_ ]?\d{3,10}\b|#\d{3,10}\b")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 TYPO_RATE = 0.3
@@ -116,10 +108,12 @@ def typo(word: str, rng: random.Random) -> str:
     return out if out.lower() != lower else word[:pos] + word[pos + 1 :]
 
 
-def add_typos(text: str, rng: random.Random, rate: float = TYPO_RATE) -> str:
+def add_typos(text: str, rng: random.Random, rate: float = TYPO_RATE, misspellings: Mapping[str, Sequence[str]] | None = None) -> str:
     """`text` with seeded spelling mistakes: each eligible word gets one with probability `rate`
-    (at least one per message when any word is eligible). Ids and meaning are kept (see module)."""
-    protected = [m.span() for m in _ORDER_ID_SPAN.finditer(text)]
+    (at least one per message when any word is eligible). Ids and meaning are kept (see module);
+    a keyword is misspelt only as `misspellings` says a bot reads it (none: never)."""
+    tolerated = misspellings or {}
+    protected = [m.span() for m in _ID_SPAN.finditer(text)]
 
     def inside_id(start: int) -> bool:
         return any(a <= start < b for a, b in protected)
@@ -131,8 +125,8 @@ def add_typos(text: str, rng: random.Random, rate: float = TYPO_RATE) -> str:
         word = m.group(0)
         lower = word.lower()
         draw = rng.random()
-        if lower in TOLERATED_MISSPELLINGS:
-            replacement = _case_like(word, rng.choice(TOLERATED_MISSPELLINGS[lower]))
+        if lower in tolerated:
+            replacement = _case_like(word, rng.choice(list(tolerated[lower])))
         elif len(word) >= 4 and lower not in KEYWORDS:
             replacement = ""
             for _ in range(4):

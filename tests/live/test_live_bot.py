@@ -12,14 +12,14 @@ import datetime as dt
 import pytest
 
 from parley.core.bots.api import TextDelta, TurnCompleted
-from parley.core.bots.order_bot import OrderBot
+from parley.core.bots.world_bot import WorldBot
 from parley.core.chat.commands import CommandResult
 from parley.core.chat.session import ChatSession
 from parley.core.engine.harness import Limits, run_conversation
 from parley.core.models.registry import get_model
 from parley.core.records.chat import GenerateConfig
 from parley.core.users.simulator import ScriptedUser
-from parley.core.world.order_world import new_world
+from parley.mockapi.worlds import new_world
 
 PINNED_TODAY = dt.date(2026, 11, 21)
 CONVERSATION_BOUND_S = 900
@@ -39,10 +39,10 @@ SCRIPTS = {
 }
 
 
-def _bot(model_name: str) -> OrderBot:
+def _bot(model_name: str) -> WorldBot:
     # Two tool rounds a turn keep a CPU-only run short: grammar-constrained tool calls take a
     # few seconds each on this model server.
-    return OrderBot(get_model(model_name), max_tool_rounds=2, config=GenerateConfig(max_tokens=64, temperature=0, seed=7))
+    return WorldBot(get_model(model_name), max_tool_rounds=2, config=GenerateConfig(max_tokens=64, temperature=0, seed=7))
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -99,8 +99,9 @@ class ParleyApp(App[None]):
         self,
         *,
         initial_pane: str = "chat",
-        customer: str = "C-100",
+        customer: str | None = None,
         bot_model: str | ChatModel = "offline",
+        world: str | None = None,
         profile_dirs: Sequence[Path | str] | None = None,
         db_path: Path | str | None = None,
         today: dt.date | None = None,
@@ -108,7 +109,9 @@ class ParleyApp(App[None]):
         personality_dirs: Sequence[Path | str] = (),
         placement: Placement | None = None,
     ) -> None:
-        """`bot_model` is a model name (`offline`, `openai/gpt-4o-mini`, ...) or a ChatModel;
+        """`bot_model` is a model name (`offline`, `openai/gpt-4o-mini`, ...) or a ChatModel; `world`
+        the live chat's world (a name or a world file's path; default: the order world), `customer` its
+        customer (default: the world's);
         `profile_dirs` are shown besides `profiles/`; `db_path` defaults to PARLEY_DB, else
         `sessions/parley.db`; `today` pins the date order ages count from; `personality_dirs`
         are the `--personalities` folders profiles are read with; `placement`
@@ -121,6 +124,7 @@ class ParleyApp(App[None]):
         self.initial_pane = initial_pane
         self.customer = customer
         self.bot_model = bot_model
+        self.world = world
         self.profile_dirs = default_profile_dirs([Path(p) for p in profile_dirs or ()])
         self.personality_dirs = [Path(p) for p in personality_dirs]
         self.db_path: Path | None = Path(db_path) if db_path else settings().db
@@ -178,7 +182,7 @@ class ParleyApp(App[None]):
         yield Header()
         with TabbedContent(initial=f"{self.initial_pane}-pane", id="panes"):
             with TabPane(tab_label(1, "chat"), id="chat-pane"):
-                yield ChatPane(customer=self.customer, bot_model=self.bot_model, id="chat")
+                yield ChatPane(customer=self.customer, bot_model=self.bot_model, world=self.world, id="chat")
             with TabPane(tab_label(2, "profiles"), id="profiles-pane"):
                 yield ProfilesPane(profile_dirs=self.profile_dirs, personality_dirs=self.personality_dirs, id="profiles")
             with TabPane(tab_label(3, "batches"), id="batches-pane"):

@@ -72,6 +72,9 @@ COMMANDS: dict[str, Listed] = {
     "serve-bot": Listed(
         "parley.tui.cli.serve_bot_command:serve_bot", "Serve the built-in order bot behind a Rasa-compatible REST webhook."
     ),
+    "worlds": Listed(
+        "parley.tui.cli.worlds_command:worlds", "The worlds a bot acts on: list them, show one, check one you wrote, serve one."
+    ),
     "submit": Listed("parley.tui.cli.service_client:submit", "Launch a batch on a running parley service."),
     "status": Listed("parley.tui.cli.service_client:status", "Show a batch's status and progress on a running parley service."),
     "fetch": Listed("parley.tui.cli.service_client:fetch", "Download a batch's results from a running parley service."),
@@ -178,7 +181,10 @@ def cli(
 
 
 @cli.command()
-@click.option("--customer", default="C-100", show_default=True, help="Customer the chat acts as.")
+@click.option("--customer", default=None, help="Customer the chat acts as (default: the world's own default customer).")
+@click.option(
+    "--world", default=None, metavar="NAME|FILE.py", help="The world the chat runs on (default: the order world; parley worlds list)."
+)
 @click.option(
     "--bot",
     "bot_model",
@@ -189,7 +195,14 @@ def cli(
     "or a deployed bot (rasa:URL, taskyto:URL, http:FILE.yaml).",
 )
 @_app_options
-def chat(customer: str, bot_model: str, profile_dirs: tuple[Path, ...], db_path: Path | None, personality_dirs: tuple[Path, ...]) -> None:
+def chat(
+    customer: str | None,
+    world: str | None,
+    bot_model: str,
+    profile_dirs: tuple[Path, ...],
+    db_path: Path | None,
+    personality_dirs: tuple[Path, ...],
+) -> None:
     """Open the app on a live chat with the bot under test."""
     from parley.core.log_file import configure_logging
     from parley.core.settings import settings
@@ -201,6 +214,7 @@ def chat(customer: str, bot_model: str, profile_dirs: tuple[Path, ...], db_path:
         initial_pane="chat",
         customer=customer,
         bot_model=bot_model,
+        world=world,
         profile_dirs=profile_dirs,
         db_path=db_path,
         personality_dirs=personality_dirs,

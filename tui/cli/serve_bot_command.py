@@ -49,14 +49,17 @@ def _model(ctx: click.Context, param: click.Parameter, value: str) -> str:
     show_default=True,
     callback=_model,
     metavar="MODEL",
-    help="Model of the order bot: offline, openai/MODEL, ollama/MODEL, ... (as `parley run --bot`).",
+    help="Model of the built-in bot: offline (the world's own offline model), openai/MODEL, ollama/MODEL, ... (as `parley run --bot`).",
 )
-@click.option("--customer", default="C-100", show_default=True, help="Customer signed in when a sender's metadata names none.")
+@click.option("--customer", default=None, help="Customer signed in when a sender's metadata names none (default: the world's own).")
+@click.option(
+    "--world", default=None, metavar="NAME|FILE.py", help="The world the bot acts on (default: the order world; parley worlds list)."
+)
 @click.option(
     "--today",
     callback=parse_date,
     metavar="YYYY-MM-DD",
-    help="Date the order database counts order ages from, unless a sender's metadata pins one (default: today).",
+    help="The world's date, unless a sender's metadata pins one (default: the world's own, else today).",
 )
 @click.option(
     "--max-sessions",
@@ -106,7 +109,8 @@ def serve_bot(
     host: str,
     port: int,
     model: str,
-    customer: str,
+    customer: str | None,
+    world: str | None,
     today: dt.date | None,
     max_sessions: int,
     idle_s: float,
@@ -115,7 +119,7 @@ def serve_bot(
     max_session_chars: int,
     max_held_chars: int,
 ) -> None:
-    """Serve the built-in order bot behind a Rasa-compatible REST webhook."""
+    """Serve the built-in bot, on a world, behind a Rasa-compatible REST webhook."""
     import uvicorn
 
     from parley.core.bots import WEBHOOK_PATH, build_bot_app
@@ -124,6 +128,7 @@ def serve_bot(
         model,
         customer_id=customer,
         today=today,
+        world=world,
         max_sessions=max_sessions,
         idle_s=idle_s,
         max_body_bytes=max_body_bytes,
@@ -131,6 +136,9 @@ def serve_bot(
         max_session_chars=max_session_chars,
         max_total_chars=max_held_chars,
     )
-    click.echo(f"parley serve-bot: the order bot ({model}) at http://{host}:{port}{WEBHOOK_PATH}", err=True)
+    click.echo(
+        f"parley serve-bot: the built-in bot ({model}, {'world ' + world if world else 'the default world'}) at http://{host}:{port}{WEBHOOK_PATH}",
+        err=True,
+    )
     click.echo(f"test it with: parley run PROFILES --bot rasa:http://{host}:{port}{WEBHOOK_PATH}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

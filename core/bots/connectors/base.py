@@ -131,6 +131,9 @@ class HttpConnector:
     times it, appends the answer to the transcript and returns the BotTurn."""
 
     uses_world = False
+    serves_world = True
+    """Its conversation's world is served over HTTP, at a URL its requests carry (`world_url`): a
+    deployed bot that calls it acts on that world, and parley records the calls."""
 
     def __init__(
         self,

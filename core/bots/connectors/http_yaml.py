@@ -15,7 +15,9 @@ The file is the chatbot-connectors library's "custom" format, with two parley ad
       timeout: 20                         # optional, overrides the top-level timeout
       payload_template:                   # any JSON; in every string, {user_msg} is the
         sender: "{session_id}"            #   customer's message, {session_id} the conversation's
-        message: "{user_msg}"             #   session id
+        message: "{user_msg}"             #   session id, {world_url} where the conversation's
+        world: "{world_url}"              #   world is served (its tools: POST {world_url}/tools/NAME)
+                                          #   and {customer_id} its customer
     response_path: "*.text"               # dot path to the reply text in the JSON answer:
                                           #   keys, list indexes (0, -1), `*` = every item
                                           #   (the texts found are joined, one a line)
@@ -27,6 +29,9 @@ The file is the chatbot-connectors library's "custom" format, with two parley ad
     fallback_message: ...                 # accepted for compatibility, not used
 
 The session id is parley's (`parley-<hex>`, one per conversation) unless `start` returns one.
+`{world_url}` and `{customer_id}` may stand in a header value too (`X-World: "{world_url}"`): a bot
+that calls its world there acts on the conversation's private copy of the world, and every call is
+recorded as the conversation's (parley.core.world.serving).
 `${NAME}` may stand in a header value, a path or any string of a payload template: the
 variable's value is read at each call, sent, registered with the redactor and never stored (the
 batch records `http:FILE.yaml` and nothing else). A credential written literally in a URL of the
@@ -169,14 +174,21 @@ def resolve_template(template: Any, env: Mapping[str, str] | None, *, what: str)
     return template
 
 
+def _world_values(ctx: BotContext) -> dict[str, str]:
+    """`{world_url}` and `{customer_id}`: where the conversation's world is served, and its customer."""
+    return {"world_url": ctx.world_url or "", "customer_id": ctx.customer_id}
+
+
 def fill_template(template: Any, values: Mapping[str, str]) -> Any:
-    """The payload template with `{user_msg}` and `{session_id}` replaced in every string."""
+    """The payload template with `{user_msg}`, `{session_id}`, `{world_url}` and `{customer_id}`
+    replaced in every string. The message goes in last: a customer who types `{world_url}` sends
+    it as typed."""
     if isinstance(template, dict):
         return {key: fill_template(value, values) for key, value in template.items()}
     if isinstance(template, list):
         return [fill_template(item, values) for item in template]
     if isinstance(template, str):
-        for key, value in values.items():
+        for key, value in sorted(values.items(), key=lambda item: item[0] == "user_msg"):
             template = template.replace("{" + key + "}", value)
     return template
 
@@ -260,16 +272,17 @@ class HttpYamlConnector(HttpConnector):
             return endpoint.path
         return self.config.base_url.rstrip("/") + "/" + endpoint.path.lstrip("/")
 
-    def _headers(self, endpoint: Endpoint) -> dict[str, str]:
+    def _headers(self, endpoint: Endpoint, world: Mapping[str, str] | None = None) -> dict[str, str]:
         merged = {**self.config.headers, **endpoint.headers}
-        return {k: resolve_env(v, self.env, what=f"{self.path}: header {k}") for k, v in merged.items()}
+        resolved = {k: resolve_env(v, self.env, what=f"{self.path}: header {k}") for k, v in merged.items()}
+        return {k: fill_template(v, world) for k, v in resolved.items()} if world else resolved
 
     async def _send(self, endpoint: Endpoint, values: Mapping[str, str]) -> Any:
         # The environment first, then the message: a customer who types `${HOME}` sends it as typed.
         resolved = resolve_template(endpoint.payload_template, self.env, what=f"{self.path}: payload_template")
         payload = fill_template(resolved, values)
         url = self._url(endpoint)
-        headers = self._headers(endpoint)
+        headers = self._headers(endpoint, {k: v for k, v in values.items() if k in ("world_url", "customer_id")})
         if endpoint.method == "GET":
             params = payload if isinstance(payload, dict) else {}
             query = urlencode({k: _text(v) for k, v in params.items()})
@@ -284,7 +297,7 @@ class HttpYamlConnector(HttpConnector):
         session = f"parley-{uuid.uuid4().hex}"
         start = self.config.start
         if start is not None:
-            reply = await self._send(start, {"session_id": session, "user_msg": ""})
+            reply = await self._send(start, {**_world_values(ctx), "session_id": session, "user_msg": ""})
             if start.session_id_path:
                 found = extract_text(reply, start.session_id_path)
                 if not found:
@@ -298,7 +311,7 @@ class HttpYamlConnector(HttpConnector):
     async def _answer(self, transcript: list[ChatMessage], ctx: BotContext) -> tuple[str, bool]:
         session = await self._session_id(ctx)
         text = last_user_text(transcript)
-        reply = await self._send(self.config.send_message, {"session_id": session, "user_msg": text or ""})
+        reply = await self._send(self.config.send_message, {**_world_values(ctx), "session_id": session, "user_msg": text or ""})
         found = extract_text(reply, self.config.response_path)
         if found is None:
             raise ConnectorError(

@@ -2,8 +2,9 @@
 
 Each conversation gets its own sender id (`parley-<hex>`), so the Rasa tracker of one simulated
 customer never sees another's messages. The request is `{"sender", "message", "metadata"}`;
-the metadata carries the spec's customer id and date (Rasa keeps it on the tracker; parley's
-own `serve-bot` uses them to pick the customer and the order database's date).
+the metadata carries the spec's customer id and date, and where the conversation's world is served
+(`world_url`: its tools are POST {world_url}/tools/NAME) (Rasa keeps it on the tracker; parley's
+own `serve-bot` uses them to pick the customer, the world's date, and the world it acts on).
 
 Rasa answers with a list of messages, each with `text` and/or rich parts. parley joins them
 into one bot message, one part a line: texts as they are, buttons as `[buttons: Title (payload) |
@@ -103,7 +104,11 @@ class RasaConnector(HttpConnector):
         body = {
             "sender": self.sender(ctx),
             "message": SESSION_START if text is None else text,
-            "metadata": {"customer_id": ctx.customer_id, "today": ctx.today.isoformat()},
+            "metadata": {
+                "customer_id": ctx.customer_id,
+                "today": ctx.today.isoformat(),
+                **({"world_url": ctx.world_url} if ctx.world_url else {}),
+            },
         }
         reply = await self.call("POST", self.url, json=body)
         return render_rasa_reply(reply, name=self.name)

@@ -1,5 +1,10 @@
 """`taskyto:URL`: a Taskyto chatbot through its HTTP server.
 
+Taskyto's protocol has no room for the conversation's world (its requests carry the message and a
+conversation id only), so a Taskyto bot is never told where its world is served: parley sees what
+it says, not what it does, and the world checks of its conversations are not applicable unless it
+calls a world served at a URL given to it some other way.
+
 The server's API: `POST URL/conversation/new` answers `{"id": ...}` (the conversation id);
 `POST URL/conversation/user_message` with `{"id", "message"}` answers with the bot's text. Two
 reply shapes are in use and both are read: Taskyto's own server answers

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from parley.core.engine.batch_conversation import ConversationControl, WorldTemplates, run_planned
+from parley.core.engine.batch_conversation import ConversationControl, run_planned
 from parley.core.engine.batch_models import BatchModels
 from parley.core.engine.batch_plan import PlannedRun
 from parley.core.engine.gc_threshold import fewer_collections
 from parley.core.engine.harness import Limits, describe_error
+from parley.core.engine.spec_worlds import WorldTemplates
 from parley.core.errors import ParleyError
 from parley.core.models import RetryEvent
 from parley.core.records import BatchOptions, Conversation, Verdict

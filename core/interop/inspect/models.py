@@ -23,13 +23,14 @@ import time
 from inspect_ai.model import GenerateConfig as InspectConfig
 from inspect_ai.model import Model, get_model, model_roles
 
-from parley.core.bots import Bot, OrderBot, declared_fallback, order_bot_model
+from parley.core.bots import Bot, WorldBot, declared_fallback
 from parley.core.errors import ConfigError, ProviderError
 from parley.core.evaluation import Judge, LLMJudge, OfflineJudge
 from parley.core.interop.inspect.messages import message_from_inspect, messages_to_inspect, tool_to_inspect, usage_from_inspect
 from parley.core.models import OFFLINE, ChatModelBase
 from parley.core.records import ConversationSpec, ModelReply, ModelRequest
-from parley.core.users import UserSimulator
+from parley.core.users import CustomerFacts, UserSimulator
+from parley.core.world import WorldDefinition
 
 USER_ROLE = "user"
 GRADER_ROLE = "grader"
@@ -96,9 +97,9 @@ class InspectRoles:
     def __init__(self, bot: str = "model") -> None:
         self.check_bot(bot)
         if bot == OFFLINE:
-            self._bot: Bot = OrderBot(order_bot_model(OFFLINE))
+            self._bot: Bot = WorldBot(None)  # each world's own offline model
         else:
-            self._bot = OrderBot(InspectChatModel(get_model()))
+            self._bot = WorldBot(InspectChatModel(get_model()))
         user = role_model(USER_ROLE)
         grader = role_model(GRADER_ROLE)
         self._user = InspectChatModel(user) if user is not None else None
@@ -122,16 +123,17 @@ class InspectRoles:
     def bot(self) -> Bot:
         return self._bot
 
-    def user(self, spec: ConversationSpec) -> UserSimulator:
-        """A fresh simulated customer for one conversation of `spec`."""
+    def user(self, spec: ConversationSpec, *, world: WorldDefinition | None = None, customer: CustomerFacts | None = None) -> UserSimulator:
+        """A fresh simulated customer for one conversation of `spec`, on `world`, knowing what
+        `customer` says of itself (as the engine's own roles give it)."""
         bot_fallback = declared_fallback(self._bot)
         if self._user is None:
             from parley.core.users import make_user_simulator
 
-            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback)
+            return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback, world=world, customer=customer)
         from parley.core.users import LLMUser
 
-        return LLMUser(spec, self._user, bot_fallback=bot_fallback)
+        return LLMUser(spec, self._user, bot_fallback=bot_fallback, world=world, customer=customer)
 
     def judge(self) -> Judge:
         return self._judge

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 # The chat's slash commands, for completion. Kept here (not read from parley.core.chat.commands) so
 # the app's start-up imports no engine code; tests check the two lists agree.
-COMMAND_NAMES = ["database", "orders", "order", "customer", "metrics", "reset", "export", "playbook", "help", "exit", "quit"]
+COMMAND_NAMES = ["tables", "table", "record", "customer", "metrics", "reset", "export", "playbook", "help", "exit", "quit"]
+"""Every world's commands; a chat's own world adds its own once the chat has started."""
 SUGGESTIONS = [f"/{name}" for name in COMMAND_NAMES]
 
 
@@ -151,10 +152,12 @@ class ChatPane(Pane):
         Binding("ctrl+end", "follow", "Follow new messages", show=False),
     ]
 
-    def __init__(self, *, customer: str, bot_model: str | ChatModel, id: str | None = None) -> None:
+    def __init__(self, *, customer: str | None, bot_model: str | ChatModel, world: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.customer = customer
+        self.customer = customer or ""
+        """The customer (empty: the world's own default, known once the chat started)."""
         self.bot_model = bot_model
+        self.world = world
         self.session: ChatSession | None = None  # once started
         self.busy = False
         self._started_at: datetime.datetime | None = None
@@ -230,13 +233,19 @@ class ChatPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chat-start", description="starting the chat")
     def _build_session(self, customer: str, loop: asyncio.AbstractEventLoop) -> None:
-        # In a thread: the first session imports the order API (FastAPI) and builds its World;
+        # In a thread: the first session loads its world and builds its database;
         # an LLM bot's SDK is imported and its client (SSL context and all) built here too.
         from parley.core.chat import ChatSession
         from parley.core.errors import ParleyError
 
         try:
-            session = ChatSession(customer_id=customer, model=self.bot_model, export_dir=self.parley.export_dir, today=self.parley.today)
+            session = ChatSession(
+                customer_id=customer or None,
+                model=self.bot_model,
+                export_dir=self.parley.export_dir,
+                today=self.parley.today,
+                world=self.world,
+            )
         except ParleyError as exc:
             self.post_message(ChatSessionFailedToStart(str(exc)))
             return
@@ -278,12 +287,16 @@ class ChatPane(Pane):
         self.session = message.session
         self._start_error = None
         self._started_at = datetime.datetime.now(datetime.UTC)
+        self.customer = self.session.customer_id
         self.log_view.user_name = f"You · {self.session.customer_id}"
         self.log_view.bot_name = f"Bot · {self.session.bot_model}"
         self.sidebar.show(metrics=self.session.metrics(), status="ready", saved="no (read-only)" if self._not_saved else "not yet")
+        self.query_one("#chat-input", Input).suggester = SuggestFromList(
+            [f"/{name}" for name in self.session.commands], case_sensitive=False
+        )
         self.log_view.add_notice(
-            f"Chatting as {self.session.customer_id} with the {self.session.bot_model} bot; orders as of "
-            f"{self.session.today.isoformat()}. Type a message, or /help for the commands.",
+            f"Chatting as {self.session.customer_id} with the {self.session.bot_model} bot on world {self.session.definition.name}; "
+            f"its data as of {self.session.today.isoformat()}. Type a message, or /help for the commands.",
             kind="hint",
         )
         if self._not_saved:
@@ -311,7 +324,7 @@ class ChatPane(Pane):
             return
         if self.session is None and self._start_error and text.strip().lower().startswith("/customer "):
             event.input.clear()  # start again as that customer (the check says if it is one)
-            self.customer = text.strip().split(None, 1)[1].strip().upper()
+            self.customer = text.strip().split(None, 1)[1].strip()
             self.action_new_chat()
             return
         if self.session is None:

@@ -56,13 +56,13 @@ def _parse_arguments(raw: str) -> dict[str, Any] | None:
 
 
 def tool_status(record: ToolCallRecord) -> tuple[str, str]:
-    """(label, css class) for a finished tool call: refused by the order API, an error, or ok."""
+    """(label, css class) for a finished tool call: refused by the world, an error, or ok."""
     if record.refused:
         code = f"{record.http_status} {record.error}" if record.http_status else (record.error or "")
         return f"REFUSED ({code.strip()})" if code.strip() else "REFUSED", "-refused"
     if not record.ok:
         return f"error ({record.error})" if record.error else "error", "-error"
-    if record.name == "check_cancellation":  # a check that says no is not a refusal, but say so
+    if record.result.startswith("{") and '"eligible"' in record.result:  # a check that says no is not a refusal, but say so
         try:
             body = json.loads(record.result)
         except ValueError:

@@ -1,6 +1,7 @@
-"""The offline order bot: a deterministic, rule-based ChatModel named "offline".
+"""The order world's offline model: a deterministic, rule-based ChatModel named "offline", which the
+built-in bot runs on when asked for `--bot offline` on the order world (its `offline_model` hook).
 
-It drives the same OrderBot loop and tools as an LLM would. It keeps no state: every reply is
+It drives the same world bot loop and tools as an LLM would. It keeps no state: every reply is
 derived from the messages alone (the last user message, the bot's own previous question, and
 the tool results of the current turn), so the same transcript always gives the same reply.
 
@@ -26,18 +27,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from parley.core.bots.order_prompt import CANCELLATION_WINDOW_DAYS, END_MARKER
 from parley.core.models import ChatModelBase
-from parley.core.reading import extract_order_ids
-from parley.core.records import ChatMessage, ModelReply, ModelRequest, ToolCall, Usage
+from parley.core.records import END_MARKER, ChatMessage, ModelReply, ModelRequest, ToolCall, Usage
+from parley.worlds.orders import FALLBACK
+from parley.worlds.orders.ids import extract_order_ids
+from parley.worlds.orders.prompt import CANCELLATION_WINDOW_DAYS
 
 OFFLINE_BOT_NAME = "offline"
 
 # The one sentence the offline bot says when it does not understand; fallback detection keys on it.
-FALLBACK_TEXT = (
-    "I'm sorry, I didn't understand that. I can track an order, list your orders, "
-    f"or cancel an order placed within the last {CANCELLATION_WINDOW_DAYS} days."
-)
+FALLBACK_TEXT = FALLBACK
 GREETING_TEXT = (
     "Hello! I'm the order assistant. I can track your orders, list them, or cancel an order "
     f"placed within the last {CANCELLATION_WINDOW_DAYS} days. How can I help?"

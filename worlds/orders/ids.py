@@ -1,12 +1,13 @@
-"""Order ids as people write them in free text: the one reading of "ORD-1003", "ord 1003",
-"ORD1003", "0RD-1003", "order 1003", "#1003" that the offline bot, the simulated customers and
-the checks share (none of them owns it)."""
+"""Order ids as people write them in free text: the order world's one reading of "ORD-1003",
+"ord 1003", "ORD1003", "0RD-1003", "order 1003", "#1003", which its offline bot uses and parley
+reads through the world's `find_ids` hook (parley.core.world.id_reading) wherever it looks for
+orders in text: the claims check, the customer's requests, the simulated customer."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["extract_order_ids", "ids_in", "mentions_id", "order_digits"]
+__all__ = ["extract_order_ids", "find_ids", "ids_in", "mentions_id", "order_digits"]
 
 # Compiled once: the offline bot and goal tracking call it on every message.
 _ORDER_ID = re.compile(
@@ -42,3 +43,8 @@ def mentions_id(text: str | None, order_id: str) -> bool:
     if any(order_digits(i) == digits for i in ids_in(text)):
         return True
     return re.search(rf"(?<!\d){re.escape(digits)}(?!\d)", text or "") is not None
+
+
+def find_ids(text: str) -> list[tuple[str, str]]:
+    """The orders a text names, as (table, key) for parley.core.world.id_reading."""
+    return [("orders", order_id) for order_id in extract_order_ids(text)]

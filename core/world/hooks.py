@@ -1,0 +1,64 @@
+"""The hooks a world may offer the engine beyond its declarations (`WorldDefinition.hooks`, where
+each is documented), each read through one small function here: the engine never asks a world for
+a hook by the world's name, and a world without the hook gets the engine's own generic answer.
+
+- `goal_tools(world)`: which of its tools answer which kind of goal of the simulated customer;
+- `misspellings(world)`: the misspelt keywords its offline bot still reads (so a simulated
+  customer's typos never change what it asks);
+- `change_note(world, change, ...)`: the world's own words about a change nobody expected (the
+  order world: how old the order was, past its cancellation window, and the reason its audit
+  trail gives).
+
+(`find_ids`, the world's own reader of ids in free text, is read by parley.core.world.id_reading.)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from parley.core.records import RecordChange, ToolCallRecord, WorldDiff
+from parley.core.world.declaration import WorldDefinition
+
+__all__ = ["CHANGE_NOTE", "FIND_IDS", "GOAL_TOOLS", "MISSPELLINGS", "change_note", "goal_tools", "misspellings"]
+
+log = logging.getLogger("parley.world.hooks")
+
+FIND_IDS = "find_ids"
+GOAL_TOOLS = "goal_tools"
+CHANGE_NOTE = "change_note"
+MISSPELLINGS = "misspellings"
+
+
+def goal_tools(world: WorldDefinition | None) -> Mapping[str, tuple[str, ...]]:
+    """The kinds of goal the world's tools answer (`track`, `status`, `list`, `policy`, `cancel`,
+    `keep`, as parley.core.reading.goals reads goals) -> the tools whose successful call answers one;
+    empty when the world declares none (its customers' goals are then free text)."""
+    declared = world.hooks.get(GOAL_TOOLS) if world is not None else None
+    if not isinstance(declared, Mapping):
+        return {}
+    return {str(intent): tuple(str(name) for name in tools) for intent, tools in declared.items()}
+
+
+def misspellings(world: WorldDefinition | None) -> Mapping[str, tuple[str, ...]]:
+    """Keyword -> the misspellings of it the world's offline bot reads ("cancel": "cancle"); empty
+    when the world declares none (a simulated customer then never misspells a keyword)."""
+    declared = world.hooks.get(MISSPELLINGS) if world is not None else None
+    if not isinstance(declared, Mapping):
+        return {}
+    return {str(word): tuple(str(m) for m in spelt) for word, spelt in declared.items()}
+
+
+def change_note(world: WorldDefinition | None, change: RecordChange, diff: WorldDiff, tool_calls: Sequence[ToolCallRecord]) -> str:
+    """The world's words about `change` appended to a reason, as it wrote them (they begin with
+    their own punctuation: "; it was 11 days old"); "" when it says nothing or has no such hook. A
+    hook that fails is logged and says nothing: a world's bug never decides a verdict."""
+    hook = world.hooks.get(CHANGE_NOTE) if world is not None else None
+    if not callable(hook):
+        return ""
+    try:
+        note = hook(change, diff, tool_calls)
+    except Exception:  # noqa: BLE001 - a world's bug: the reason goes without its note, the log keeps the trace
+        log.exception("world %s: its change_note hook failed on %s", world.name if world is not None else "?", change.ref)
+        return ""
+    return note if isinstance(note, str) else ""

@@ -1,0 +1,1 @@
+"""The worlds shipped with parley, each declared through the public world API (parley.core.world) and found by name through its registry: the order world (the default), its staff-console variant, a returns desk, and tau2-bench's retail and airline worlds built from tau2's own files."""

