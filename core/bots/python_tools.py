@@ -24,7 +24,7 @@ from typing import Any
 
 from parley.core.errors import ParleyError
 from parley.core.records import ToolCall, ToolCallRecord, ToolSpec
-from parley.core.world import WorldTools
+from parley.core.world import WorldDefinition, WorldTools
 from parley.core.world.serving import ServedWorldTools
 
 __all__ = ["AsyncTools", "Tools", "ToolsClosed"]
@@ -69,6 +69,11 @@ class AsyncTools:
     def names(self) -> list[str]:
         """The world's tools, by name."""
         return list(self._tools.tool_names)
+
+    @property
+    def world(self) -> WorldDefinition:
+        """The world the tools act on (its declarations and hooks)."""
+        return self._tools.world
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -117,6 +122,11 @@ class Tools:
     @property
     def names(self) -> list[str]:
         return self._inner.names
+
+    @property
+    def world(self) -> WorldDefinition:
+        """The world the tools act on (its declarations and hooks)."""
+        return self._inner.world
 
     @property
     def specs(self) -> list[ToolSpec]:

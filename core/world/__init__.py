@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     )
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
     from parley.core.world.facts import world_facts
-    from parley.core.world.hooks import change_note, goal_tools, misspellings
+    from parley.core.world.hooks import change_note, customer_knows_credentials, goal_tools, misspellings
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
     from parley.core.world.overrides import merge_overrides, override_problems
-    from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
+    from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_bots, known_worlds, load_world
     from parley.core.world.spec_world import conversation_world, world_of
     from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError
     from parley.core.world.tool_declaration import RefusalKind, Refused, ToolContext, WorldTool, declare_tool, tool
@@ -63,8 +63,10 @@ __all__ = [
     "compare_states",
     "conversation_world",
     "compare_values",
+    "customer_knows_credentials",
     "declare_tool",
     "goal_tools",
+    "known_bots",
     "known_worlds",
     "load_world",
     "merge_overrides",

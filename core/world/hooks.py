@@ -7,7 +7,10 @@ a hook by the world's name, and a world without the hook gets the engine's own g
   customer's typos never change what it asks);
 - `change_note(world, change, ...)`: the world's own words about a change nobody expected (the
   order world: how old the order was, past its cancellation window, and the reason its audit
-  trail gives).
+  trail gives);
+- `customer_knows_credentials(world)`: whether the simulated customer is told its own credentials
+  (False on a world whose customers know only what their file tells them: tau2-bench's, whose
+  tasks say what the customer knows and what it has forgotten).
 
 (`find_ids`, the world's own reader of ids in free text, is read by parley.core.world.id_reading.)
 """
@@ -20,7 +23,17 @@ from collections.abc import Mapping, Sequence
 from parley.core.records import RecordChange, ToolCallRecord, WorldDiff
 from parley.core.world.declaration import WorldDefinition
 
-__all__ = ["CHANGE_NOTE", "FIND_IDS", "GOAL_TOOLS", "MISSPELLINGS", "change_note", "goal_tools", "misspellings"]
+__all__ = [
+    "CHANGE_NOTE",
+    "CUSTOMER_KNOWS_CREDENTIALS",
+    "FIND_IDS",
+    "GOAL_TOOLS",
+    "MISSPELLINGS",
+    "change_note",
+    "customer_knows_credentials",
+    "goal_tools",
+    "misspellings",
+]
 
 log = logging.getLogger("parley.world.hooks")
 
@@ -28,6 +41,7 @@ FIND_IDS = "find_ids"
 GOAL_TOOLS = "goal_tools"
 CHANGE_NOTE = "change_note"
 MISSPELLINGS = "misspellings"
+CUSTOMER_KNOWS_CREDENTIALS = "customer_knows_credentials"
 
 
 def goal_tools(world: WorldDefinition | None) -> Mapping[str, tuple[str, ...]]:
@@ -62,3 +76,10 @@ def change_note(world: WorldDefinition | None, change: RecordChange, diff: World
         log.exception("world %s: its change_note hook failed on %s", world.name if world is not None else "?", change.ref)
         return ""
     return note if isinstance(note, str) else ""
+
+
+def customer_knows_credentials(world: WorldDefinition | None) -> bool:
+    """Whether the simulated customer is told the credentials in its own record (True unless the
+    world declares False: its customers then know only what their profile says)."""
+    declared = world.hooks.get(CUSTOMER_KNOWS_CREDENTIALS) if world is not None else None
+    return declared is not False

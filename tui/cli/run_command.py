@@ -73,11 +73,11 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
         return value
     try:
         if param.name == "bot":
-            from parley.core.bots import PythonBot, parse_bot_spec
+            from parley.core.bots import load_python_bot, parse_bot_spec
 
-            spec = parse_bot_spec(value)  # a model name, a connector (rasa:, taskyto:, http:) or python:
+            spec = parse_bot_spec(value)  # a model name, a connector (rasa:, taskyto:, http:), python: or a world's bot
             if spec.kind == "python":
-                PythonBot.load(value)  # imported now: a module that cannot be is a usage error, before anything runs
+                load_python_bot(spec)  # imported now: a module that cannot be is a usage error, before anything runs
         else:
             parse_model_name(value)
     except ConfigError as exc:
