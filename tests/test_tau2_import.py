@@ -197,3 +197,26 @@ def test_a_worlds_bot_is_named_as_a_python_bot_is():
     spec = parse_bot_spec("tau2:gold")
     assert (spec.kind, spec.target, spec.uses_world) == ("python", "parley.worlds.tau2.bots:GoldBot", True)
     assert bot_kind("tau2:null") == "python"  # a stored batch's bot, described from its name alone
+
+
+def test_a_tau2_batch_reports_its_leaderboard_row_with_the_user_simulator_beside_it(retail_suite, tmp_path):
+    files = [str(retail_suite / f"task_{i}.yaml") for i in ("10", "17", "1")]
+    db = str(tmp_path / "p.db")
+    ran = CliRunner().invoke(cli, ["run", *files, "--bot", "tau2:null", "--trials", "2", "--db", db])
+    assert ran.exit_code in (0, 1), ran.output
+    row = "tau2-bench retail: pass^1 33.3  pass^2 33.3  pass^3 n/a  pass^4 n/a (3 tasks; user simulator offline)"
+    assert f"Leaderboard row: {row}" in ran.output
+    report = CliRunner().invoke(cli, ["report", "latest", "--db", db, "--output", str(tmp_path / "r.md")])
+    assert report.exit_code == 0, report.output
+    text = (tmp_path / "r.md").read_text()
+    assert "| Domain | pass^1 | pass^2 | pass^3 | pass^4 | User simulator |" in text
+    assert "| retail | 33.3 | 33.3 | n/a | n/a | offline |" in text
+
+
+def test_a_batch_on_a_world_of_no_benchmark_or_on_two_worlds_has_no_leaderboard_row():
+    from parley.core.evaluation import BatchSummary
+    from parley.core.reports import leaderboard_row
+
+    summary = BatchSummary.from_rows([])
+    assert leaderboard_row(summary, ["returns"], "offline") is None
+    assert leaderboard_row(summary, ["tau2-retail", "tau2-airline"], "offline") is None

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from parley.core.reports.exports import export_csv, export_ndjson, result_record, write_json
     from parley.core.reports.html_report import write_html
     from parley.core.reports.junit import write_junit
+    from parley.core.reports.leaderboard import LEADERBOARD_K, LeaderboardRow, leaderboard_row
     from parley.core.reports.markdown import (
         SCOPES,
         rates_line,
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from parley.core.reports.stats import LEGACY_ERROR_NOTE, UNVERIFIED_HINT, BatchReport, batch_summary, summarize
 
 __all__ = [
+    "LEADERBOARD_K",
+    "LeaderboardRow",
+    "leaderboard_row",
     "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",

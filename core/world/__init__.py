@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     )
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
     from parley.core.world.facts import world_facts
-    from parley.core.world.hooks import change_note, customer_knows_credentials, goal_tools, misspellings
+    from parley.core.world.hooks import change_note, customer_knows_credentials, goal_tools, leaderboard, misspellings
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_bots, known_worlds, load_world
@@ -67,6 +67,7 @@ __all__ = [
     "declare_tool",
     "goal_tools",
     "known_bots",
+    "leaderboard",
     "known_worlds",
     "load_world",
     "merge_overrides",

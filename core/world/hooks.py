@@ -8,6 +8,8 @@ a hook by the world's name, and a world without the hook gets the engine's own g
 - `change_note(world, change, ...)`: the world's own words about a change nobody expected (the
   order world: how old the order was, past its cancellation window, and the reason its audit
   trail gives);
+- `leaderboard(world)`: the benchmark and domain the world is (tau2-bench's retail), whose
+  batches report pass^1..4 as that benchmark's leaderboard rows do;
 - `customer_knows_credentials(world)`: whether the simulated customer is told its own credentials
   (False on a world whose customers know only what their file tells them: tau2-bench's, whose
   tasks say what the customer knows and what it has forgotten).
@@ -32,6 +34,7 @@ __all__ = [
     "change_note",
     "customer_knows_credentials",
     "goal_tools",
+    "leaderboard",
     "misspellings",
 ]
 
@@ -42,6 +45,7 @@ GOAL_TOOLS = "goal_tools"
 CHANGE_NOTE = "change_note"
 MISSPELLINGS = "misspellings"
 CUSTOMER_KNOWS_CREDENTIALS = "customer_knows_credentials"
+LEADERBOARD = "leaderboard"
 
 
 def goal_tools(world: WorldDefinition | None) -> Mapping[str, tuple[str, ...]]:
@@ -83,3 +87,12 @@ def customer_knows_credentials(world: WorldDefinition | None) -> bool:
     world declares False: its customers then know only what their profile says)."""
     declared = world.hooks.get(CUSTOMER_KNOWS_CREDENTIALS) if world is not None else None
     return declared is not False
+
+
+def leaderboard(world: WorldDefinition | None) -> tuple[str, str] | None:
+    """(benchmark, domain) when the world is another benchmark's domain (its `leaderboard` hook:
+    `{"benchmark": "tau2-bench", "domain": "retail"}`), else None."""
+    declared = world.hooks.get(LEADERBOARD) if world is not None else None
+    if not isinstance(declared, Mapping) or not declared.get("benchmark") or not declared.get("domain"):
+        return None
+    return str(declared["benchmark"]), str(declared["domain"])

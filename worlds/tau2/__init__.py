@@ -17,7 +17,8 @@ parley's world API:
   version, files' hash), `tau2_root` (SOURCE's folder), `tau2_tasks(split)` (the domain's tasks),
   `tau2_warnings`; for `parley import tau2` and `parley tau2 check`, `tau2_write_suite(out, split)`
   (suite.py) and `tau2_check(split)` (gold.py), both coroutines; `customer_knows_credentials`
-  False: the simulated customer knows what its task says, not its record's email or user id.
+  False: the simulated customer knows what its task says, not its record's email or user id;
+  `leaderboard`: a batch on it reports pass^1..4 as tau2's leaderboard rows do.
 
 `imported_world(name, source, files_sha256)` is what a suite's world file calls: the world on
 SOURCE, refused when SOURCE's files changed since the suite was imported.
@@ -183,6 +184,7 @@ def _build(name: str, domain: str, src: Tau2Source) -> WorldDefinition:
             "tau2_write_suite": write_suite,
             "tau2_check": check,
             "customer_knows_credentials": False,
+            "leaderboard": {"benchmark": "tau2-bench", "domain": domain},
         },
     )
     made.append(world)

@@ -53,8 +53,8 @@ class GoldBot:
         if self.turns == 1:
             await _authenticate(tools, customer_id)
             if writes:
-                planned = "; ".join(_in_words(a.name, a.arguments) for a in writes)
-                return f"Here is what I will do: {planned}. Shall I go ahead?"
+                planned = ", ".join(dict.fromkeys(a.name.replace("_", " ") for a in writes))
+                return f"Here is what I will do: {planned}. Shall I go ahead{_with_record(task, writes[0].arguments)}?"
         if self.turns == 1 or (self.turns == 2 and writes):
             for action in task.actions:
                 await tools.call(action.name, **json.loads(json.dumps(action.arguments)))  # a refusal is in the call's record
@@ -63,8 +63,12 @@ class GoldBot:
         return "Thank you for contacting us. Goodbye!"
 
 
-def _in_words(name: str, arguments: dict[str, Any]) -> str:
-    return f"{name.replace('_', ' ')} ({', '.join(f'{k} {v}' for k, v in arguments.items())})"
+def _with_record(task: Tau2Task, arguments: dict[str, Any]) -> str:
+    """ " with #W123" when the customer's reason for calling names the record acted on (a customer
+    agrees to a change of the record it asked about), else nothing: no id the customer never named."""
+    record = arguments.get("order_id") or arguments.get("reservation_id")
+    said = task.user_scenario.instructions.reason_for_call
+    return f" with {record}" if isinstance(record, str) and record in said else ""
 
 
 async def _authenticate(tools: Any, customer_id: str) -> None:
