@@ -171,7 +171,7 @@ def test_an_expected_record_is_compared_whatever_the_order_of_its_lists_naming_w
     state = WorldDiff(world="tau2-retail", today=ANY_DAY, changes=[RecordChange(table="orders", key="#W1", before=before, after=after)])
     same = record_state_checks({"orders/#W1": {"status": "return requested", "return_items": ["1", "2"]}}, state, world=world)
     assert [c.outcome for c in same] == ["pass"]
-    assert same[0].name == "orders/#W1 ends with status return requested, return_items as expected"
+    assert same[0].name == "orders/#W1 ends with status return requested, return_items as the profile says"
     other = record_state_checks({"orders/#W1": {"status": "return requested", "return_items": ["1", "3"]}}, state, world=world)
     assert other[0].outcome == "fail"
     assert 'return_items[]: missing ["3"]; unexpected ["2"]' in other[0].reason, other[0].reason

@@ -69,8 +69,8 @@ def _same(actual: Any, want: Any) -> bool:
 
 
 def _shown(value: Any) -> str:
-    """A field's value in a check's name: a mapping or a list is "as expected" (the details keep it)."""
-    return "as expected" if isinstance(value, dict | list) else str(value)
+    """A field's value in a check's name: a mapping or a list is "as the profile says" (the details keep it)."""
+    return "as the profile says" if isinstance(value, dict | list) else str(value)
 
 
 def _difference(field: str, actual: Any, want: Any) -> str:

