@@ -16,8 +16,13 @@ from parley.tui.cli.main import cli
 from tests.live.conftest import LIVE_MODEL, SERVICE, model_server
 
 CONTEXT = 8192
-BOUND_S = 600
+BOUND_S = 900
 """A bound for a hung run, not a speed goal: on two idle cores the task takes about a minute."""
+CALL_S = 300
+"""Each model call's limit: the bot's first prompt (tau2's retail policy and tools) is ~5,000
+tokens, which llama.cpp reads in about half a minute on two idle cores, more on a busy machine;
+past parley's default minute a call would be retried from scratch, and the conversation would end
+as the bot's timeout before the model said anything."""
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +32,7 @@ def llama_server_8k(tmp_path_factory):
 
 
 def test_a_retail_task_runs_end_to_end_on_a_local_model(llama_server_8k, tmp_path, monkeypatch):
+    monkeypatch.setattr("parley.core.models.openai_provider.DEFAULT_TIMEOUT_S", CALL_S)
     monkeypatch.setenv(f"{SERVICE.upper()}_BASE_URL", llama_server_8k)
     monkeypatch.delenv(f"{SERVICE.upper()}_API_KEY", raising=False)
     imported = CliRunner().invoke(cli, ["import", "tau2", "--domain", "retail", "--split", "test", "--out", str(tmp_path / "suite")])
@@ -53,5 +59,7 @@ def test_a_retail_task_runs_end_to_end_on_a_local_model(llama_server_8k, tmp_pat
     assert ran.exit_code in (0, 1), ran.output
     assert "batch completed: 1 of 1 done" in ran.output, ran.output
     assert "0 infrastructure errors" in ran.output, ran.output
+    assert "no reply from" not in ran.output, ran.output  # the model answered: the bot's turn was the model's, not a timeout
+    assert "turn" in ran.output and "[1/1]" in ran.output
     assert "Leaderboard row: tau2-bench retail:" in ran.output and f"user simulator {LIVE_MODEL}" in ran.output
     print(f"one retail task, every role on SmolLM2-135M, {CONTEXT}-token context: {took:.0f} s")
