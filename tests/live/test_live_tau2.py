@@ -62,4 +62,5 @@ def test_a_retail_task_runs_end_to_end_on_a_local_model(llama_server_8k, tmp_pat
     assert "no reply from" not in ran.output, ran.output  # the model answered: the bot's turn was the model's, not a timeout
     assert "turn" in ran.output and "[1/1]" in ran.output
     assert "Leaderboard row: tau2-bench retail:" in ran.output and f"user simulator {LIVE_MODEL}" in ran.output
-    print(f"one retail task, every role on SmolLM2-135M, {CONTEXT}-token context: {took:.0f} s")
+    outcome = next(line for line in ran.output.splitlines() if line.startswith("[1/1]"))
+    print(f"one retail task, every role on SmolLM2-135M, {CONTEXT}-token context: {took:.0f} s; {outcome}")
