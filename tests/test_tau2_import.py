@@ -220,3 +220,18 @@ def test_a_batch_on_a_world_of_no_benchmark_or_on_two_worlds_has_no_leaderboard_
     summary = BatchSummary.from_rows([])
     assert leaderboard_row(summary, ["returns"], "offline") is None
     assert leaderboard_row(summary, ["tau2-retail", "tau2-airline"], "offline") is None
+
+
+def test_tau2s_hash_of_a_final_state_is_printed_beside_parleys_comparison():
+    from parley.core.evaluation.state_checks import unchanged_others_checks
+    from parley.core.records import Expectations
+
+    world, template = world_and_template("retail")
+    task = next(t for t in world.hooks["tau2_tasks"]() if t.id == "17")
+    with asyncio.run(replay_gold(world, template, task)) as replay:
+        expected_hash = tau2_hash(replay.copy)
+        state = replay.copy.diff()
+    (check,) = unchanged_others_checks(
+        Expectations(unchanged_others=True, records={"orders/#W8665881": {"status": "pending"}}), state, world=world
+    )
+    assert check.outcome == "pass" and check.reason.endswith(f"; tau2's hash of this state: {expected_hash}.")

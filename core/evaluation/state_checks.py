@@ -12,7 +12,8 @@
   an audit trail, never count). Each such change is its own failing check, a policy violation
   unless the customer asked for it; the world may add its own words about it (its `change_note`
   hook: the order world tells how old the order was, against its 10-day window, and the reason its
-  audit trail gives). Nothing when the file has no `expect:` block or says `unchanged_others:
+  audit trail gives), and its words about the final state (its `state_note` hook: tau2's worlds
+  give tau2's hash of it). Nothing when the file has no `expect:` block or says `unchanged_others:
   false`; a check parley adds by default (never making a pass) when it does not say.
 
 Both are `not_applicable` when the conversation has no final state (a bot that acted on no world
@@ -27,7 +28,7 @@ from typing import Any
 from parley.core.evaluation.requested_changes import is_requested
 from parley.core.reading import record_noun
 from parley.core.records import CheckOutcome, CheckResult, Expectations, RecordChange, ToolCallRecord, WorldDiff
-from parley.core.world import RecordKey, WorldDefinition, change_note, compare_values, key_of, world_facts
+from parley.core.world import RecordKey, WorldDefinition, change_note, compare_values, key_of, state_note, world_facts
 
 __all__ = ["NO_STATE", "record_nouns", "record_state_checks", "split_ref", "unchanged_others_checks"]
 
@@ -231,9 +232,14 @@ def _unchanged_others(
         return [CheckResult(kind="unchanged_others", name=name, outcome="not_applicable", reason=NO_STATE)]
     expected = {(table, key_of(key)) for table, key in map(split_ref, expect.records)}
     others = [c for c in state.record_changes() if (c.table, key_of(c.key)) not in expected]
+    note = state_note(world, state)
     if not others:
-        return [CheckResult(kind="unchanged_others", name=name, outcome="pass", reason=_none_changed(state, world, tables, expected, many))]
-    return [_other_change(change, state, world, tool_calls, requested) for change in others]
+        reason = _none_changed(state, world, tables, expected, many)
+        return [CheckResult(kind="unchanged_others", name=name, outcome="pass", reason=reason.removesuffix(".") + note + ".")]
+    found = [_other_change(change, state, world, tool_calls, requested) for change in others]
+    if note:
+        found[0] = found[0].model_copy(update={"reason": found[0].reason.removesuffix(".") + note + "."})
+    return found
 
 
 def _none_changed(state: WorldDiff, world: WorldDefinition | None, tables: Sequence[str], expected: set[tuple[str, str]], many: str) -> str:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     )
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
     from parley.core.world.facts import world_facts
-    from parley.core.world.hooks import change_note, customer_knows_credentials, goal_tools, leaderboard, misspellings
+    from parley.core.world.hooks import change_note, customer_knows_credentials, goal_tools, leaderboard, misspellings, state_note
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_bots, known_worlds, load_world
@@ -79,6 +79,7 @@ __all__ = [
     "record_ids",
     "result_text",
     "same_record",
+    "state_note",
     "tool",
     "world_facts",
     "world_of",

@@ -8,6 +8,9 @@ a hook by the world's name, and a world without the hook gets the engine's own g
 - `change_note(world, change, ...)`: the world's own words about a change nobody expected (the
   order world: how old the order was, past its cancellation window, and the reason its audit
   trail gives);
+- `state_note(world, diff)`: the world's own words about a final state, appended to the check
+  that no other record changed (tau2's worlds: tau2's hash of the state, beside parley's
+  record-by-record comparison);
 - `leaderboard(world)`: the benchmark and domain the world is (tau2-bench's retail), whose
   batches report pass^1..4 as that benchmark's leaderboard rows do;
 - `customer_knows_credentials(world)`: whether the simulated customer is told its own credentials
@@ -36,6 +39,7 @@ __all__ = [
     "goal_tools",
     "leaderboard",
     "misspellings",
+    "state_note",
 ]
 
 log = logging.getLogger("parley.world.hooks")
@@ -46,6 +50,7 @@ CHANGE_NOTE = "change_note"
 MISSPELLINGS = "misspellings"
 CUSTOMER_KNOWS_CREDENTIALS = "customer_knows_credentials"
 LEADERBOARD = "leaderboard"
+STATE_NOTE = "state_note"
 
 
 def goal_tools(world: WorldDefinition | None) -> Mapping[str, tuple[str, ...]]:
@@ -96,3 +101,18 @@ def leaderboard(world: WorldDefinition | None) -> tuple[str, str] | None:
     if not isinstance(declared, Mapping) or not declared.get("benchmark") or not declared.get("domain"):
         return None
     return str(declared["benchmark"]), str(declared["domain"])
+
+
+def state_note(world: WorldDefinition | None, diff: WorldDiff) -> str:
+    """The world's words about a final state, as it wrote them (beginning with their own
+    punctuation: "; tau2's hash of this state: 1a2b..."); "" when it says nothing or has no such
+    hook. A hook that fails is logged and says nothing."""
+    hook = world.hooks.get(STATE_NOTE) if world is not None else None
+    if not callable(hook):
+        return ""
+    try:
+        note = hook(diff)
+    except Exception:  # noqa: BLE001 - a world's bug: the reason goes without its note, the log keeps the trace
+        log.exception("world %s: its state_note hook failed", world.name if world is not None else "?")
+        return ""
+    return note if isinstance(note, str) else ""

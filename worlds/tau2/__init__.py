@@ -18,7 +18,8 @@ parley's world API:
   `tau2_warnings`; for `parley import tau2` and `parley tau2 check`, `tau2_write_suite(out, split)`
   (suite.py) and `tau2_check(split)` (gold.py), both coroutines; `customer_knows_credentials`
   False: the simulated customer knows what its task says, not its record's email or user id;
-  `leaderboard`: a batch on it reports pass^1..4 as tau2's leaderboard rows do.
+  `leaderboard`: a batch on it reports pass^1..4 as tau2's leaderboard rows do; `state_note`:
+  tau2's hash of a conversation's final state, printed beside parley's comparison.
 
 `imported_world(name, source, files_sha256)` is what a suite's world file calls: the world on
 SOURCE, refused when SOURCE's files changed since the suite was imported.
@@ -41,7 +42,7 @@ from parley.worlds.tau2.airline_records import AirlineDB, AirportCode
 from parley.worlds.tau2.retail_records import RetailDB
 from parley.worlds.tau2.source import DATA_FILES, PINNED_VERSION, SourceRecord, Tau2Source, Tau2SourceError, locate_source
 from parley.worlds.tau2.tasks import Tau2Task, in_split, read_splits, read_tasks
-from parley.worlds.tau2.tau2_db import load_rows, tau2_hash
+from parley.worlds.tau2.tau2_db import changed_hash, load_rows, tau2_hash
 from parley.worlds.tau2.tool_docs import ToolDoc, read_constant_calls, read_tool_docs
 
 __all__ = ["WORLD_DOMAINS", "Tau2SourceError", "authenticated_users", "imported_world", "make_world"]
@@ -144,11 +145,24 @@ def _build(name: str, domain: str, src: Tau2Source) -> WorldDefinition:
     def template() -> WorldTemplate:
         return WorldTemplate(made[0], made[0].today or _ANY_DAY)
 
+    templates: list[WorldTemplate] = []
+
+    def template_of() -> WorldTemplate:
+        """One template kept for the state notes (tau2's records' JSON is computed once per template)."""
+        with _lock:
+            if not templates:
+                templates.append(template())
+            return templates[0]
+
     async def write_suite(out: Path, split: str | None = None) -> Any:
         """The domain's tasks (one split's) written as a parley suite under `out` (suite.write_suite)."""
         from parley.worlds.tau2.suite import write_suite as write
 
         return await write(made[0], template(), tasks(split), Path(out), split)
+
+    def state_note(diff: Any) -> str:
+        """tau2's hash of a conversation's final state, beside parley's comparison of it."""
+        return f"; tau2's hash of this state: {changed_hash(template_of(), diff.changes)}"
 
     async def check(split: str | None = None) -> Any:
         """Every task's gold replay and the null agent's outcome (gold.check_tasks)."""
@@ -183,6 +197,7 @@ def _build(name: str, domain: str, src: Tau2Source) -> WorldDefinition:
             "tau2_domain": domain,
             "tau2_write_suite": write_suite,
             "tau2_check": check,
+            "state_note": state_note,
             "customer_knows_credentials": False,
             "leaderboard": {"benchmark": "tau2-bench", "domain": domain},
         },
