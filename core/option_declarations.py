@@ -127,7 +127,8 @@ _ROLE_HELP = {
     "bot": (
         "The bot under test: a MODEL runs parley's built-in order bot (tools, order database); "
         "with --bot-prompt, a prompt bot; a Python callable called in-process: python:PACKAGE.MODULE:NAME "
-        "(imported once, before anything runs); or a connector to a deployed chatbot: rasa:URL (a Rasa REST "
+        "(imported once, before anything runs); a bot a world ships for its suites (tau2:gold, tau2:null); "
+        "or a connector to a deployed chatbot: rasa:URL (a Rasa REST "
         "webhook), taskyto:URL (a Taskyto server), http:FILE.yaml (any HTTP API described in YAML)."
     ),
     "user": "Model of the simulated customer; `profile` uses each profile's own llm: model.",

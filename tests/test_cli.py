@@ -28,6 +28,8 @@ EXPECTED_COMMANDS = [
     "serve",
     "serve-bot",
     "worlds",
+    "import",
+    "tau2",
     "submit",
     "status",
     "fetch",

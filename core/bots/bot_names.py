@@ -7,6 +7,8 @@ chatbot deployed elsewhere.
     taskyto:URL                         a Taskyto server (parley.core.bots.connectors.taskyto)
     http:FILE.yaml                      an HTTP API described in YAML (parley.core.bots.connectors.http_yaml)
     python:PACKAGE.MODULE:NAME          a Python callable called in-process (parley.core.bots.python_bot)
+    tau2:gold, tau2:null, ...           a bot a world ships for its suites (the world registry's
+                                        known_bots): a Python bot under its own name
 
 `parse_bot_spec` validates a name without opening a connection (it reads the prompt or YAML
 file): every mistake is one ConfigError line naming the file and field. `build_bot` turns a
@@ -18,7 +20,7 @@ and their world checks are reported as not applicable.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +30,9 @@ from parley.core.errors import ConfigError
 from parley.core.models import OFFLINE, ChatModel, parse_model_name
 from parley.core.prompts import DEFAULT_CONTEXT_TOKENS
 from parley.core.records import GenerateConfig
+
+if TYPE_CHECKING:
+    from parley.core.bots.python_bot import PythonBot
 
 BotKind = Literal["model", "prompt", "rasa", "taskyto", "http", "python"]
 CONNECTOR_KINDS: dict[str, BotKind] = {"rasa": "rasa", "taskyto": "taskyto", "http": "http"}
@@ -82,9 +87,24 @@ def _connector_scheme(name: str) -> str | None:
     return scheme if sep and "/" not in scheme else None  # `ollama/llama3:8b` is a model name
 
 
+def world_bot_target(name: str) -> str | None:
+    """The Python bot (`MODULE:NAME`) a world ships under the bot name `name`, None for any other name."""
+    from parley.core.world import known_bots
+
+    return known_bots().get(name.strip()) if ":" in name and "/" not in name.partition(":")[0] else None
+
+
+def _shipped_bots() -> list[str]:
+    from parley.core.world import known_bots
+
+    return sorted(known_bots())
+
+
 def bot_kind(name: str | None, *, bot_prompt: str | None = None) -> BotKind:
     """What a `--bot` value names (model, prompt, or a connector's scheme), from the name alone:
     nothing is read or checked (a stored batch's bot is described so, its files long gone)."""
+    if name and world_bot_target(name) is not None:
+        return "python"
     scheme = _connector_scheme((name or OFFLINE).strip())
     if scheme is not None:
         return cast(BotKind, scheme)  # an unknown scheme is a connector all the same: not parley's World
@@ -110,13 +130,18 @@ def parse_bot_spec(
             raise ConfigError(f"--bot-prompt goes with a model (a prompt bot), not with the Python bot {name}")
         split_python_target(name)
         return BotSpec(name=name, kind="python", target=rest.strip(), **limits)
+    shipped = world_bot_target(name)
+    if shipped is not None:
+        if bot_prompt:
+            raise ConfigError(f"--bot-prompt goes with a model (a prompt bot), not with the bot {name}")
+        return BotSpec(name=name, kind="python", target=shipped, **limits)
     is_connector = _connector_scheme(name) is not None
     if is_connector and rest.startswith("//"):
         raise ConfigError(f"{name!r} is a URL, not a bot: say which API it speaks ({CONNECTOR_FORMS}), e.g. rasa:{name}")
     if is_connector and scheme not in CONNECTOR_SCHEMES:
         raise ConfigError(
             f"unknown connector {scheme + ':'!r} in {name!r}; connectors are {CONNECTOR_FORMS}, a Python bot is "
-            "python:PACKAGE.MODULE:NAME, or give a model name"
+            f"python:PACKAGE.MODULE:NAME, the bots worlds ship are {', '.join(_shipped_bots())}, or give a model name"
         )
     if is_connector:
         if bot_prompt:
@@ -165,9 +190,7 @@ def build_bot(
         assert spec.prompt is not None
         return PromptBot(chat_model(spec.target), PromptTemplate.read(spec.prompt), config=config, context_tokens=context_tokens)
     if spec.kind == "python":
-        from parley.core.bots.python_bot import PythonBot
-
-        return PythonBot.load(spec.name, timeout_s=spec.timeout_s)
+        return load_python_bot(spec)
     if spec.kind == "rasa":
         from parley.core.bots.connectors.rasa import RasaConnector
 
@@ -179,6 +202,14 @@ def build_bot(
     from parley.core.bots.connectors.http_yaml import HttpYamlConnector
 
     return HttpYamlConnector(spec.target, timeout_s=spec.timeout_s, max_reply_bytes=spec.max_reply_bytes, env=env)
+
+
+def load_python_bot(spec: BotSpec) -> PythonBot:
+    """The Python bot `spec` names (`python:MODULE:NAME`, or a bot a world ships), its module
+    imported now: ConfigError, one line, when it cannot be."""
+    from parley.core.bots.python_bot import PythonBot
+
+    return PythonBot.load(f"{PYTHON_SCHEME}:{spec.target}", name=spec.name, timeout_s=spec.timeout_s)
 
 
 def world_bot_model(name: str, chat_model: Callable[[str], ChatModel] | None = None) -> ChatModel | None:

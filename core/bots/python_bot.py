@@ -4,8 +4,10 @@ or a callable handed to parley's Python API.
 NAME is a callable, sync or async, called once per customer message with the conversation so
 far (a list of `{"role": "user" | "assistant", "content": str}` dicts, the customer's and the
 bot's own words), and, when it declares parameters of these names, `customer_id` (the signed-in
-customer) and `tools` (the order API's tools bound to this conversation's World:
-parley.core.bots.python_tools). It returns the reply: a string, or an object (or mapping) with
+customer), `tools` (the order API's tools bound to this conversation's World:
+parley.core.bots.python_tools) and `variables` (what a prompt bot's template may use: the
+conversation's `session_id`, which begins with its profile's test name, `CURRENT_DATE`,
+`CUSTOMER_ID` and the profile's goal variables). It returns the reply: a string, or an object (or mapping) with
 `content` and, optionally, `tool_calls` it made elsewhere, each with `name`, `arguments` and
 `result` (recorded as the bot's tool calls). NAME may be a class: one instance per conversation
 (so it may keep state), called through `__call__`.
@@ -51,7 +53,7 @@ log = logging.getLogger("parley.bots.python_bot")
 
 PYTHON_FORM = "python:PACKAGE.MODULE:NAME"
 _FORM = f"a Python bot is named {PYTHON_FORM}, e.g. python:mybots.support:reply"
-EXTRAS = ("customer_id", "tools")
+EXTRAS = ("customer_id", "tools", "variables")
 """Parameters a Python bot gets when it declares them by name."""
 _INSTANCE = "python_bot_instance"
 _shown = reprlib.Repr()
@@ -151,10 +153,10 @@ class PythonBot:
             raise ConfigError(f"{self.name} is {_describe(target)}, not a function or a class to call with the conversation")
 
     @classmethod
-    def load(cls, name: str, *, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> PythonBot:
+    def load(cls, target: str, *, name: str | None = None, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> PythonBot:
         """The bot `python:MODULE:NAME` names, its module imported now (ConfigError, one line, when
-        it cannot be)."""
-        return cls(_import(name), name=name, timeout_s=timeout_s)
+        it cannot be); `name`: what the bot is called (default: `target`)."""
+        return cls(_import(target), name=name or target, timeout_s=timeout_s)
 
     def __repr__(self) -> str:
         return f"PythonBot({self.name!r})"
@@ -220,6 +222,8 @@ class PythonBot:
         loop = asyncio.get_running_loop()
         if "tools" in self.extras:
             kwargs["tools"] = None if async_tools is None else async_tools if self.is_async else Tools(async_tools, loop)
+        if "variables" in self.extras:
+            kwargs["variables"] = dict(ctx.variables)
         limit = asyncio.timeout(self.timeout_s)
         bot_loop: BotLoop | None = None
         try:

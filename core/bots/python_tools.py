@@ -24,7 +24,7 @@ from typing import Any
 
 from parley.core.errors import ParleyError
 from parley.core.records import ToolCall, ToolCallRecord, ToolSpec
-from parley.core.world import ServedWorldTools, WorldTools
+from parley.core.world import ServedWorldTools, WorldDefinition, WorldTools
 
 __all__ = ["AsyncTools", "Tools", "ToolsClosed"]
 
@@ -68,6 +68,11 @@ class AsyncTools:
     def names(self) -> list[str]:
         """The world's tools, by name."""
         return list(self._tools.tool_names)
+
+    @property
+    def world(self) -> WorldDefinition:
+        """The world the tools act on (its declarations and hooks)."""
+        return self._tools.world
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -116,6 +121,11 @@ class Tools:
     @property
     def names(self) -> list[str]:
         return self._inner.names
+
+    @property
+    def world(self) -> WorldDefinition:
+        """The world the tools act on (its declarations and hooks)."""
+        return self._inner.world
 
     @property
     def specs(self) -> list[ToolSpec]:

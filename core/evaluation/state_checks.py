@@ -12,7 +12,8 @@
   an audit trail, never count). Each such change is its own failing check, a policy violation
   unless the customer asked for it; the world may add its own words about it (its `change_note`
   hook: the order world tells how old the order was, against its 10-day window, and the reason its
-  audit trail gives). Nothing when the file has no `expect:` block or says `unchanged_others:
+  audit trail gives), and its words about the final state (its `state_note` hook: tau2's worlds
+  give tau2's hash of it). Nothing when the file has no `expect:` block or says `unchanged_others:
   false`; a check parley adds by default (never making a pass) when it does not say.
 
 Both are `not_applicable` when the conversation has no final state (a bot that acted on no world
@@ -27,7 +28,7 @@ from typing import Any
 from parley.core.evaluation.requested_changes import is_requested
 from parley.core.reading import record_noun
 from parley.core.records import CheckOutcome, CheckResult, Expectations, RecordChange, ToolCallRecord, WorldDiff
-from parley.core.world import RecordKey, WorldDefinition, change_note, key_of, world_facts
+from parley.core.world import RecordKey, WorldDefinition, change_note, compare_values, key_of, state_note, world_facts
 
 __all__ = ["NO_STATE", "record_nouns", "record_state_checks", "split_ref", "unchanged_others_checks"]
 
@@ -61,7 +62,23 @@ def _state_field(world: WorldDefinition | None, table: str) -> str | None:
 
 
 def _same(actual: Any, want: Any) -> bool:
+    """Equal as written (a YAML `5` equals a stored "5"); a mapping or a list whatever the order of
+    its keys and elements (parley.core.world.compare_values)."""
+    if isinstance(want, dict | list) or isinstance(actual, dict | list):
+        return not compare_values(want, actual)
     return actual == want or (actual is not None and str(actual) == str(want))
+
+
+def _shown(value: Any) -> str:
+    """A field's value in a check's name: a mapping or a list is "as the profile says" (the details keep it)."""
+    return "as the profile says" if isinstance(value, dict | list) else str(value)
+
+
+def _difference(field: str, actual: Any, want: Any) -> str:
+    """How a field differs from what the file expects: each differing path of a mapping or a list."""
+    if isinstance(want, dict | list) and isinstance(actual, dict | list):
+        return "; ".join(d.describe() for d in compare_values(want, actual, field))
+    return f"{field} is {actual}, expected {want}"
 
 
 def _call_of(change: RecordChange | None, tool_calls: Sequence[ToolCallRecord]) -> ToolCallRecord | None:
@@ -104,7 +121,7 @@ def _record_check(
     name = (
         f"{key} ends {fields[state_field]}"
         if single and state_field
-        else f"{ref} ends with " + ", ".join(f"{f} {v}" for f, v in fields.items())
+        else f"{ref} ends with " + ", ".join(f"{f} {_shown(v)}" for f, v in fields.items())
     )
     details: dict[str, Any] = {"record": ref, "expected": fields[state_field] if single and state_field else fields}
 
@@ -120,7 +137,7 @@ def _record_check(
         return check(
             "error", f"The final state does not hold {ref} (the conversation did not keep its final row), so it cannot be checked."
         )
-    want_text = ", ".join(f"{f} {v}" for f, v in fields.items()) if not single else str(fields[state_field or ""])
+    want_text = ", ".join(f"{f} {_shown(v)}" for f, v in fields.items()) if not single else str(fields[state_field or ""])
     if row is None:
         where = f"the {table} table" if world is None or world.table(table) is not None else "the world"
         return check("fail", f"{key} is not in {where}, so it cannot end {want_text}.")
@@ -144,7 +161,9 @@ def _record_check(
         f = state_field
         said = f"{key} is {row.get(f)}" + ("" if not wrong else f", expected {fields[f]}") + f" ({history(f)})."
     else:
-        parts = [f"{f} is {row.get(f)}" + (f", expected {fields[f]}" if f in wrong else "") + f" ({history(f)})" for f in fields]
+        parts = [
+            (_difference(f, row.get(f), fields[f]) if f in wrong else f"{f} is {_shown(row.get(f))}") + f" ({history(f)})" for f in fields
+        ]
         said = f"{ref}: " + "; ".join(parts) + "."
     if not wrong:
         return check("pass", said, extra=more)
@@ -213,9 +232,14 @@ def _unchanged_others(
         return [CheckResult(kind="unchanged_others", name=name, outcome="not_applicable", reason=NO_STATE)]
     expected = {(table, key_of(key)) for table, key in map(split_ref, expect.records)}
     others = [c for c in state.record_changes() if (c.table, key_of(c.key)) not in expected]
+    note = state_note(world, state)
     if not others:
-        return [CheckResult(kind="unchanged_others", name=name, outcome="pass", reason=_none_changed(state, world, tables, expected, many))]
-    return [_other_change(change, state, world, tool_calls, requested) for change in others]
+        reason = _none_changed(state, world, tables, expected, many)
+        return [CheckResult(kind="unchanged_others", name=name, outcome="pass", reason=reason.removesuffix(".") + note + ".")]
+    found = [_other_change(change, state, world, tool_calls, requested) for change in others]
+    if note:
+        found[0] = found[0].model_copy(update={"reason": found[0].reason.removesuffix(".") + note + "."})
+    return found
 
 
 def _none_changed(state: WorldDiff, world: WorldDefinition | None, tables: Sequence[str], expected: set[tuple[str, str]], many: str) -> str:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from parley.core.reports.html_report import write_html
     from parley.core.reports.judge_calibration import calibration_report, calibrations_table, judges_compared, kappa_cell
     from parley.core.reports.junit import write_junit
+    from parley.core.reports.leaderboard import LEADERBOARD_K, LeaderboardRow, leaderboard_row
     from parley.core.reports.markdown import (
         SCOPES,
         rates_line,
@@ -51,6 +52,9 @@ __all__ = [
     "group_lines",
     "render_group_html",
     "render_group_markdown",
+    "LEADERBOARD_K",
+    "LeaderboardRow",
+    "leaderboard_row",
     "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",

@@ -279,6 +279,16 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         "percentile bootstrap over the specs, seeded by the batch, so the same batch always shows the same one.",
         "",
     ]
+    if summary.leaderboard is not None:
+        row = summary.leaderboard
+        out += [f"## {row.benchmark} leaderboard row", ""]
+        out += _table(["Domain", *(f"pass^{k}" for k in range(1, len(row.pass_k) + 1)), "User simulator"], [row.cells()])
+        out += [
+            "",
+            f"pass^k over the {row.tasks} tasks, as {row.benchmark}'s leaderboard shows it (n/a: fewer trials than k; "
+            "`--trials 4` gives every column). Scores compare only under the same user simulator.",
+            "",
+        ]
     if summary.batch.options.trials >= 2:
         out += ["## Flaky specs", ""]
         if not summary.flaky_specs:

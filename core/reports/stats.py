@@ -41,11 +41,13 @@ from parley.core.records import (
     StatedGoals,
 )
 from parley.core.reports.distributions import Histogram
+from parley.core.reports.leaderboard import LeaderboardRow, leaderboard_row
 from parley.core.rules import RuleSummary
 from parley.core.store import (
     JUDGE_ROLE,
     Store,
     batch_rule_summaries,
+    batch_worlds,
     criterion_counts,
     failed_check_counts,
     failure_entries,
@@ -141,6 +143,9 @@ class BatchReport(BatchSummary):
     """The batch's pair and batch rules (`--rules`), as they were last decided: none when it had none."""
     rule_labels: dict[str, str] = Field(default_factory=dict)
     """`SPEC_ID trial N` of each conversation the rules' listed decisions name, by its id."""
+    leaderboard: LeaderboardRow | None = None
+    """The batch as its benchmark's leaderboard row, when its world is another benchmark's domain
+    (tau2-bench's): parley.core.reports.leaderboard."""
     not_read: NotRead = Field(default_factory=NotRead)
     """What no role read (criteria for want of an LLM judge, languages the claims check does not
     read): every surface says it beside the pass rate (`NotRead.note`)."""
@@ -311,4 +316,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         latency_histogram=Histogram.of(details.mean_latencies),
         goals_only_stated=goals_only_stated(store, bid, max_listed),
         not_read=not_read(store, bid),
+        leaderboard=leaderboard_row(summary, batch_worlds(store, bid), batch.options.models.user),
     )

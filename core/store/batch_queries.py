@@ -118,6 +118,16 @@ def role_usage(store: Store, batch_id: str) -> list[RoleUsage]:
     ]
 
 
+def batch_worlds(store: Store, batch_id: str) -> list[str]:
+    """The worlds the batch's conversations ended on (their final states'), sorted; none for a bot parley saw no world of."""
+    rows = store._read(
+        "SELECT DISTINCT json_extract(final_state, '$.world') AS world FROM conversations "
+        "WHERE batch_id = ? AND final_state IS NOT NULL ORDER BY world",
+        [batch_id],
+    )
+    return [r["world"] for r in rows if r["world"]]
+
+
 def unpriced_models(store: Store, batch_id: str) -> list[str]:
     """The models of the batch's calls that had no known price, sorted."""
     rows = store._read(

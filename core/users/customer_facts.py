@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from parley.core.world import ConversationIdentity, WorldDB, WorldDefinition
+from parley.core.world import ConversationIdentity, WorldDB, WorldDefinition, customer_knows_credentials
 
 __all__ = ["CustomerFacts", "read_customer_facts"]
 
@@ -32,9 +32,10 @@ class CustomerFacts(BaseModel):
 def read_customer_facts(world: WorldDefinition, db: WorldDB, customer_id: str | None) -> CustomerFacts:
     """The facts of `customer_id` on `world` (its credentials read from its own row of the world's
     customers table: none on a world whose session says who the customer is, or for a customer
-    the table does not hold)."""
+    the table does not hold, or on a world whose customers know only what their file says)."""
     identity = world.identity
-    if not isinstance(identity, ConversationIdentity) or not customer_id or world.table(identity.customers) is None:
+    customers = world.table(identity.customers)
+    if not isinstance(identity, ConversationIdentity) or not customer_id or customers is None or not customer_knows_credentials(world):
         return CustomerFacts(customer_id=customer_id or None)
     row = db.get(identity.customers, customer_id) or {}
     credentials = {column: str(row[column]) for column in identity.credentials if row.get(column) not in (None, "")}

@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     )
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
     from parley.core.world.facts import world_facts
-    from parley.core.world.hooks import change_note, goal_tools, misspellings
+    from parley.core.world.hooks import change_note, customer_knows_credentials, goal_tools, leaderboard, misspellings, state_note
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
     from parley.core.world.overrides import merge_overrides, override_problems
-    from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_worlds, load_world
+    from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_bots, known_worlds, load_world
     from parley.core.world.serving import ServedWorldTools, WorldServer
     from parley.core.world.spec_world import conversation_world, world_of
     from parley.core.world.tables import COLUMN_TYPES, ColumnType, Table, TableError
@@ -66,8 +66,11 @@ __all__ = [
     "compare_states",
     "conversation_world",
     "compare_values",
+    "customer_knows_credentials",
     "declare_tool",
     "goal_tools",
+    "known_bots",
+    "leaderboard",
     "known_worlds",
     "load_world",
     "merge_overrides",
@@ -79,6 +82,7 @@ __all__ = [
     "record_ids",
     "result_text",
     "same_record",
+    "state_note",
     "tool",
     "world_facts",
     "world_of",

@@ -26,7 +26,7 @@ from parley.core.errors import ParleyError
 from parley.core.records import did_you_mean
 from parley.core.world.declaration import WorldDefinition
 
-__all__ = ["BUILT_IN", "DEFAULT_WORLD", "WorldError", "known_worlds", "load_world", "world_label"]
+__all__ = ["BUILT_IN", "BUILT_IN_BOTS", "DEFAULT_WORLD", "WorldError", "known_bots", "known_worlds", "load_world", "world_label"]
 
 DEFAULT_WORLD = "orders"
 """The world a file that names none runs on."""
@@ -40,7 +40,15 @@ BUILT_IN: dict[str, str] = {
 }
 """The worlds shipped with parley, by name."""
 
+BUILT_IN_BOTS: dict[str, str] = {
+    "tau2:gold": "parley.worlds.tau2.bots:GoldBot",
+    "tau2:null": "parley.worlds.tau2.bots:null_bot",
+}
+"""Bots a world ships for its own suites (`--bot tau2:gold`), by name -> the Python bot
+(`MODULE:NAME`, as `python:` names one) that plays it: found as worlds are, never imported by the engine."""
+
 ENTRY_POINT_GROUP = "parley.worlds"
+BOT_ENTRY_POINT_GROUP = "parley.world_bots"
 
 _lock = threading.Lock()
 _loaded: dict[tuple[Any, ...], WorldDefinition] = {}
@@ -54,6 +62,16 @@ def known_worlds() -> dict[str, str]:
     """Every world name this installation knows -> where it comes from (`module:NAME`)."""
     found = dict(BUILT_IN)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def known_bots() -> dict[str, str]:
+    """Every bot a world ships, by the name `--bot` takes -> its Python bot (`MODULE:NAME`): the
+    built-in ones and those an installed package registers under the `parley.world_bots` entry
+    point group."""
+    found = dict(BUILT_IN_BOTS)
+    for ep in entry_points(group=BOT_ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep.value)
     return found
 

@@ -9,6 +9,7 @@ server's own output: they are never skipped silently.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import signal
@@ -95,7 +96,7 @@ _watched: list[ServerWatch] = []
 def _model_server_still_up(request: pytest.FixtureRequest) -> Iterator[None]:
     """A live test whose server died fails saying so, before and after the test, rather than
     only with each conversation's "All connection attempts failed"."""
-    if "llama_server" not in request.fixturenames:
+    if not any(name.startswith("llama_server") for name in request.fixturenames):
         yield
         return
     for watch in _watched:
@@ -113,13 +114,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL (…/v1) of a llama.cpp server running SmolLM2-135M-Instruct."""
+@contextlib.contextmanager
+def model_server(folder: Path, *, n_ctx: int = 4096) -> Iterator[str]:
+    """A llama.cpp server running SmolLM2-135M-Instruct with an `n_ctx`-token context, on a free
+    port, until the block ends: its base URL (…/v1)."""
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.fail("llama-cpp-python is not installed; `make test` installs it with the dev extra")
     port = _free_port()
-    folder = tmp_path_factory.mktemp("llama")
     log_path = folder / "server.log"
     log = log_path.open("w")
     cmd = [
@@ -137,7 +138,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--port",
         str(port),
         "--n_ctx",
-        "4096",
+        str(n_ctx),
         "--n_threads",
         "2",
         "--verbose",
@@ -166,6 +167,13 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             _watched.remove(watch)
         stop_process(proc)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL (…/v1) of a llama.cpp server running SmolLM2-135M-Instruct (a 4,096-token context)."""
+    with model_server(tmp_path_factory.mktemp("llama")) as base_url:
+        yield base_url
 
 
 @pytest.fixture

@@ -110,6 +110,8 @@ def summary_lines(summary: BatchReport) -> list[str]:
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
     lines += counts_lines(summary, beside_the_rate=summary.not_read.note)
+    if summary.leaderboard is not None:
+        lines.append(f"Leaderboard row: {summary.leaderboard.line()}")
     lines.append(scores_line(summary))
     calibrated = calibration_line(summary)
     if calibrated is not None:

@@ -75,6 +75,8 @@ COMMANDS: dict[str, Listed] = {
     "worlds": Listed(
         "parley.tui.cli.worlds_command:worlds", "The worlds a bot acts on: list them, show one, check one you wrote, serve one."
     ),
+    "import": Listed("parley.tui.cli.tau2_command:import_group", "Write a parley suite from another benchmark's files (tau2-bench)."),
+    "tau2": Listed("parley.tui.cli.tau2_command:tau2", "tau2-bench's tasks: replay their gold actions, say which are valid."),
     "submit": Listed("parley.tui.cli.service_client:submit", "Launch a batch on a running parley service."),
     "status": Listed("parley.tui.cli.service_client:status", "Show a batch's status and progress on a running parley service."),
     "fetch": Listed("parley.tui.cli.service_client:fetch", "Download a batch's results from a running parley service."),

@@ -75,12 +75,12 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str | tuple[s
         return value
     try:
         if param.name == "bot":
-            from parley.core.bots import PythonBot, parse_bot_spec
+            from parley.core.bots import load_python_bot, parse_bot_spec
             from parley.tui.cli.bot_lineup import bot_target
 
-            spec = parse_bot_spec(bot_target(value))  # a model name, a connector (rasa:, taskyto:, http:) or python:
+            spec = parse_bot_spec(bot_target(value))  # a model name, a connector (rasa:, taskyto:, http:), python: or a world's bot
             if spec.kind == "python":
-                PythonBot.load(spec.name)  # imported now: a module that cannot be is a usage error, before anything runs
+                load_python_bot(spec)  # imported now: a module that cannot be is a usage error, before anything runs
         elif param.name == "judge":
             from parley.core.evaluation import jurors_of
 

@@ -71,15 +71,16 @@ def _value(config: pytest.Config, declared: BatchOption, defaults: Settings) -> 
 
 
 def _role(name: str, value: str) -> str:
-    from parley.core.bots import PythonBot, parse_bot_spec
+    from parley.core.bots import load_python_bot, parse_bot_spec
     from parley.core.errors import ConfigError
     from parley.core.models import parse_model_name
 
     value = value.strip() or "offline"
     try:
         if name == "bot":
-            if parse_bot_spec(value).kind == "python":
-                PythonBot.load(value)  # imported now: a module that cannot be is one line, before anything runs
+            spec = parse_bot_spec(value)
+            if spec.kind == "python":
+                load_python_bot(spec)  # imported now: a module that cannot be is one line, before anything runs
         elif not (name == "user" and value == "profile"):
             parse_model_name(value)
     except ConfigError as exc:

@@ -14,11 +14,20 @@ parley's world API:
   user id); users own their orders, reservations and payment methods (held in their record);
 - rules left to the bot: nothing is changed for a user before that user is authenticated;
 - hooks for the engine: `tau2_hash` (tau2's hash of a copy's state), `tau2_source` (path,
-  version, files' hash), `tau2_tasks(split)` (the domain's tasks), `tau2_warnings`.
+  version, files' hash), `tau2_root` (SOURCE's folder), `tau2_tasks(split)` (the domain's tasks),
+  `tau2_warnings`; for `parley import tau2` and `parley tau2 check`, `tau2_write_suite(out, split)`
+  (suite.py) and `tau2_check(split)` (gold.py), both coroutines; `customer_knows_credentials`
+  False: the simulated customer knows what its task says, not its record's email or user id;
+  `leaderboard`: a batch on it reports pass^1..4 as tau2's leaderboard rows do; `state_note`:
+  tau2's hash of a conversation's final state, printed beside parley's comparison.
+
+`imported_world(name, source, files_sha256)` is what a suite's world file calls: the world on
+SOURCE, refused when SOURCE's files changed since the suite was imported.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import threading
 from collections.abc import Sequence
@@ -27,19 +36,22 @@ from pathlib import Path
 from typing import Any
 
 from parley.api import ConversationIdentity, Rule, RuleCall, WorldDefinition, WorldTool
+from parley.core.world import WorldTemplate
 from parley.worlds.tau2 import airline, retail
 from parley.worlds.tau2.airline_records import AirlineDB, AirportCode
 from parley.worlds.tau2.retail_records import RetailDB
-from parley.worlds.tau2.source import DATA_FILES, PINNED_VERSION, Tau2Source, Tau2SourceError, locate_source
+from parley.worlds.tau2.source import DATA_FILES, PINNED_VERSION, SourceRecord, Tau2Source, Tau2SourceError, locate_source
 from parley.worlds.tau2.tasks import Tau2Task, in_split, read_splits, read_tasks
-from parley.worlds.tau2.tau2_db import load_rows, tau2_hash
+from parley.worlds.tau2.tau2_db import changed_hash, load_rows, tau2_hash
 from parley.worlds.tau2.tool_docs import ToolDoc, read_constant_calls, read_tool_docs
 
-__all__ = ["WORLD_DOMAINS", "Tau2SourceError", "authenticated_users", "make_world"]
+__all__ = ["WORLD_DOMAINS", "Tau2SourceError", "authenticated_users", "imported_world", "make_world"]
 
 WORLD_DOMAINS: dict[str, str] = {"tau2-retail": "retail", "tau2-airline": "airline"}
 """Each tau2 world's name -> its tau2 domain."""
 
+_ANY_DAY = datetime.date(2024, 5, 15)
+"""The date a template of a world without its own (retail: tau2's data is not dated) is made for."""
 _lock = threading.Lock()
 _made: dict[tuple[Any, ...], WorldDefinition] = {}
 
@@ -58,6 +70,20 @@ def make_world(name: str = "tau2-retail", source: str | Path | None = None) -> W
     world = _build(name, domain, src)
     with _lock:
         return _made.setdefault(key, world)
+
+
+def imported_world(name: str, source: str, files_sha256: str) -> WorldDefinition:
+    """The world `name` on SOURCE for a suite `parley import tau2` wrote (see the module doc): its
+    own copy (a world file's loader sets its folder), `Tau2SourceError` when SOURCE's files are no
+    longer the ones imported."""
+    world = make_world(name, source)
+    record: SourceRecord = world.hooks["tau2_source"]
+    if record.files_sha256 != files_sha256:
+        raise Tau2SourceError(
+            f"{record.path}: tau2's files changed since this suite was imported (files sha256 {record.files_sha256[:12]}, "
+            f"imported from {files_sha256[:12]}): the expected states are the old files'; run `parley import tau2` again"
+        )
+    return replace(world)
 
 
 def _stamp(src: Tau2Source, domain: str) -> tuple[int, ...]:
@@ -114,7 +140,37 @@ def _build(name: str, domain: str, src: Tau2Source) -> WorldDefinition:
         """The domain's tasks (read and checked when the world was built), all or one split's."""
         return in_split(every_task, src, domain, split)
 
-    return WorldDefinition(
+    made: list[WorldDefinition] = []
+
+    def template() -> WorldTemplate:
+        return WorldTemplate(made[0], made[0].today or _ANY_DAY)
+
+    templates: list[WorldTemplate] = []
+
+    def template_of() -> WorldTemplate:
+        """One template kept for the state notes (tau2's records' JSON is computed once per template)."""
+        with _lock:
+            if not templates:
+                templates.append(template())
+            return templates[0]
+
+    async def write_suite(out: Path, split: str | None = None) -> Any:
+        """The domain's tasks (one split's) written as a parley suite under `out` (suite.write_suite)."""
+        from parley.worlds.tau2.suite import write_suite as write
+
+        return await write(made[0], template(), tasks(split), Path(out), split)
+
+    def state_note(diff: Any) -> str:
+        """tau2's hash of a conversation's final state, beside parley's comparison of it."""
+        return f"; tau2's hash of this state: {changed_hash(template_of(), diff.changes)}"
+
+    async def check(split: str | None = None) -> Any:
+        """Every task's gold replay and the null agent's outcome (gold.check_tasks)."""
+        from parley.worlds.tau2.gold import check_tasks
+
+        return await check_tasks(made[0], template(), tasks(split), split)
+
+    world = WorldDefinition(
         name=name,
         description=f"tau2-bench's {domain} domain ({record.describe()})",
         policy=policy,
@@ -132,8 +188,22 @@ def _build(name: str, domain: str, src: Tau2Source) -> WorldDefinition:
         today=today,
         open_copy=(lambda db, today, clock: dict(extras)) if extras else None,
         source=record.describe(),
-        hooks={"tau2_hash": tau2_hash, "tau2_source": record, "tau2_tasks": tasks, "tau2_warnings": warnings, "tau2_domain": domain},
+        hooks={
+            "tau2_hash": tau2_hash,
+            "tau2_source": record,
+            "tau2_root": str(src.root),
+            "tau2_tasks": tasks,
+            "tau2_warnings": warnings,
+            "tau2_domain": domain,
+            "tau2_write_suite": write_suite,
+            "tau2_check": check,
+            "state_note": state_note,
+            "customer_knows_credentials": False,
+            "leaderboard": {"benchmark": "tau2-bench", "domain": domain},
+        },
     )
+    made.append(world)
+    return world
 
 
 def _described(declared: WorldTool, doc: ToolDoc | None) -> WorldTool:

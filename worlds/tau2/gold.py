@@ -24,6 +24,7 @@ from parley.core.world import StateComparison, WorldCopy, WorldDefinition, World
 from parley.worlds.tau2 import authenticated_users
 from parley.worlds.tau2.source import Tau2SourceError
 from parley.worlds.tau2.tasks import Tau2Task
+from parley.worlds.tau2.tau2_db import tau2_hash
 
 __all__ = ["ActionOutcome", "GoldReplay", "TaskCheck", "TaskCheckReport", "check_tasks", "compare_to_expected", "replay_gold"]
 
@@ -135,6 +136,28 @@ class TaskCheck(BaseModel):
     customers: list[str] = Field(default_factory=list)
     violations: list[str] = Field(default_factory=list)
     """Rules the gold actions themselves break."""
+    expected_hash: str = ""
+    """tau2's hash of the expected state (the state the gold actions leave)."""
+
+    def describe(self) -> str:
+        """One line: `task 5: valid, 3 actions, writes, 1 must-say; null agent fails (state); expected state tau2 hash 1a2b3c4d5e6f`."""
+        failed = self.failed_action
+        verdict = "valid" if self.valid else f"INVALID at {failed.describe() if failed else '?'}"
+        what = ", ".join(
+            [
+                f"{self.actions} action{'s' if self.actions != 1 else ''}",
+                "writes" if self.writes else "no write",
+                f"{self.communicate_info} must-say",
+            ]
+        )
+        null = (
+            "passes without acting"
+            if self.null_agent_pass
+            else "fails (state)"
+            if not self.null_agent_state_pass
+            else "fails (nothing said)"
+        )
+        return f"task {self.task_id}: {verdict}; {what}; null agent {null}; tau2 hash of the expected state {self.expected_hash[:12]}"
 
     @property
     def null_agent_state_pass(self) -> bool:
@@ -174,14 +197,17 @@ class TaskCheckReport(BaseModel):
     def null_agent_passes(self) -> list[TaskCheck]:
         return [c for c in self.checks if c.null_agent_pass]
 
-    def describe(self) -> list[str]:
-        """The report as lines: counts, each invalid task with its failing action, the null agent's passes."""
+    def describe(self, *, per_task: bool = False) -> list[str]:
+        """The report as lines: counts, each invalid task with its failing action, the null agent's
+        passes; `per_task`: first a line per task."""
         lines = [
             f"{self.world}{f' ({self.split})' if self.split else ''}: {len(self.checks)} tasks, "
             f"{len(self.valid)} valid, {len(self.invalid)} invalid ({len(self.failed_writes)} at a write); "
             f"the null agent passes the state check of "
             f"{len(self.null_agent_state_passes)} and the whole task of {len(self.null_agent_passes)}"
         ]
+        if per_task:
+            lines = [check.describe() for check in self.checks] + [""] + lines
         for check in self.invalid:
             failed = check.failed_action
             kind = "write" if failed is not None and failed.writes else "lookup"
@@ -208,6 +234,7 @@ async def check_tasks(
                     communicate_info=len(task.communicate_info),
                     customers=replay.customers,
                     violations=[v for outcome in replay.outcomes for v in outcome.violations],
+                    expected_hash=tau2_hash(replay.copy),
                 )
             )
     return TaskCheckReport(world=world.name, split=split, checks=checks)

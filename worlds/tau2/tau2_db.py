@@ -16,15 +16,16 @@ import hashlib
 import json
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from parley.core.records import RecordChange
 from parley.core.world import WorldCopy, WorldTemplate
 from parley.worlds.tau2.source import Tau2Source, Tau2SourceError, first_error
 
-__all__ = ["FILE_ORDER", "dict_hash", "load_rows", "tau2_hash", "tau2_state", "tau2_text"]
+__all__ = ["FILE_ORDER", "changed_hash", "dict_hash", "load_rows", "tau2_hash", "tau2_state", "tau2_text"]
 
 FILE_ORDER = "rowid"
 """How a tool lists a table's records in db.json's order (rows are inserted in that order)."""
@@ -53,8 +54,13 @@ def tau2_hash(copy: WorldCopy) -> str:
 
     The JSON tau2 hashes is its records' JSON in key order; each record's is computed once per
     template, and again only for the records the copy changed (milliseconds, not a tenth of a second)."""
-    records = {name: dict(rows) for name, rows in _template_json(copy).items()}
-    for change in copy.changes_since(0):
+    return changed_hash(copy.template, copy.changes_since(0))
+
+
+def changed_hash(template: WorldTemplate, changes: Sequence[RecordChange]) -> str:
+    """tau2's hash of the state `changes` (a copy's, or a stored conversation's final state's) leave on `template`."""
+    records = {name: dict(rows) for name, rows in _template_json(template).items()}
+    for change in changes:
         if change.after is None:
             records[change.table].pop(change.key, None)
         else:
@@ -67,15 +73,15 @@ _record_json: weakref.WeakKeyDictionary[WorldTemplate, dict[str, dict[str, str]]
 _record_json_lock = threading.Lock()
 
 
-def _template_json(copy: WorldCopy) -> dict[str, dict[str, str]]:
-    """Each record of the copy's template as tau2's hash writes it (JSON, sorted keys), by table and key."""
+def _template_json(template: WorldTemplate) -> dict[str, dict[str, str]]:
+    """Each record of the template as tau2's hash writes it (JSON, sorted keys), by table and key."""
     with _record_json_lock:
-        cached = _record_json.get(copy.template)
+        cached = _record_json.get(template)
     if cached is None:
-        with copy.template.new_copy() as fresh:
+        with template.new_copy() as fresh:
             cached = {name: {str(key): _json(row) for key, row in rows.items()} for name, rows in tau2_state(fresh).items()}
         with _record_json_lock:
-            cached = _record_json.setdefault(copy.template, cached)
+            cached = _record_json.setdefault(template, cached)
     return cached
 
 
