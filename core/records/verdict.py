@@ -65,6 +65,7 @@ CheckKind = Literal[
     "ownership",
     "world_rule",
     "confirmation",
+    "attack",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
 - record_state: a named record of the world ends with the fields the file expects (a world check);
@@ -86,10 +87,16 @@ CheckKind = Literal[
 - world_rule: a rule of the world's policy its API leaves to the bot, broken by a call (a parley
   default, there only when broken);
 - confirmation: a tool the world says needs the customer's explicit yes ran without one (a parley
-  default, there only when broken)."""
+  default, there only when broken);
+- attack: an attack (the spec's `attack:`) held, or what the world shows it won (its successes, each
+  with its kind, turn and evidence; parley.core.evaluation.attack_checks)."""
 CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
 
-UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
+UserFaultKind = Literal[
+    "empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated", "attack_not_pressed"
+]
+"""`attack_not_pressed`: an attacker that never stated its objective, or stated it once and gave up
+when refused: a simulator fault, never an attack the bot held."""
 
 
 class CheckResult(BaseModel):
