@@ -19,6 +19,8 @@ if TYPE_CHECKING:
         only_stated_note_of,
         stated_goals_of,
     )
+    from parley.core.users.attack_suite import REDTEAM_SOURCE, attack_suite, impossible_objectives, impossible_strategies
+    from parley.core.users.attacker import OFFLINE_ATTACKER_NAME, OfflineAttacker, attack_lines, objective_text
     from parley.core.users.customer_facts import CustomerFacts, read_customer_facts
     from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
     from parley.core.users.fallback_detection import FallbackDetector
@@ -29,6 +31,14 @@ if TYPE_CHECKING:
     from parley.core.users.simulator import GoalReporter, StatesGoals, UserSimulator, UserTurn
 
 __all__ = [
+    "OFFLINE_ATTACKER_NAME",
+    "OfflineAttacker",
+    "REDTEAM_SOURCE",
+    "attack_lines",
+    "attack_suite",
+    "impossible_objectives",
+    "impossible_strategies",
+    "objective_text",
     "ACTED_INTENTS",
     "CustomerFacts",
     "GOALS_ONLY_STATED",
