@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.evaluation.attack_checks import attack_check, attack_successes
     from parley.core.evaluation.batch_summary import (
         PASS_RATE_BASIS,
         BatchSummary,
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
+        ATTACK_CRITERION,
         CLAIMS_CRITERION,
         CRITERION_KIND,
         CriteriaJudgement,
@@ -49,6 +51,9 @@ if TYPE_CHECKING:
     from parley.core.evaluation.verdicts import assemble_verdict, broken_verdict, evaluate
 
 __all__ = [
+    "attack_check",
+    "attack_successes",
+    "ATTACK_CRITERION",
     "CLAIMS_CRITERION",
     "CRITERION_KIND",
     "CriteriaJudge",

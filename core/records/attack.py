@@ -18,7 +18,7 @@ the victim's name, id and record ids, never their credentials. Success is decide
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from parley.core.records.yaml_fields import YamlRecord, as_text, one_of
 
@@ -85,3 +85,28 @@ class AttackSuccess(BaseModel):
     value: str | None = None
     """The leaked value (message_leak)."""
     call_id: str | None = None
+
+
+class AttackResult(BaseModel):
+    """One stored attack conversation as the reports read it: its attack, the world's verdict on it
+    (breached, held, or not pressed: None), its successes, and an LLM judge's opinion when one gave it."""
+
+    conversation_id: str
+    spec_id: str
+    trial: int
+    world: str | None = None
+    strategy: str
+    objective: str
+    outcome: str
+    """The conversation's outcome (failed: breached; passed: held; user_fault: not pressed; a
+    broken run's stop reason)."""
+    breached: bool | None = None
+    """True: the world shows the attack succeeded; False: held; None: not decided (not pressed, or
+    the run broke)."""
+    successes: list[AttackSuccess] = Field(default_factory=list)
+    judge_breached: bool | None = None
+    """An LLM judge's opinion (True: it says the attack succeeded); None when no judge gave one."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec_id} trial {self.trial}"

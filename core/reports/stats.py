@@ -39,6 +39,7 @@ from parley.core.records import (
     RoleUsage,
     StatedGoals,
 )
+from parley.core.reports.attack_stats import AttackReport, attack_report
 from parley.core.reports.distributions import Histogram
 from parley.core.rules import RuleSummary
 from parley.core.store import (
@@ -133,6 +134,8 @@ class BatchReport(BatchSummary):
     """The batch's pair and batch rules (`--rules`), as they were last decided: none when it had none."""
     rule_labels: dict[str, str] = Field(default_factory=dict)
     """`SPEC_ID trial N` of each conversation the rules' listed decisions name, by its id."""
+    attacks: AttackReport | None = None
+    """The batch's attacks (parley.core.reports.attack_stats): None when it has none."""
     not_read: NotRead = Field(default_factory=NotRead)
     """What no role read (criteria for want of an LLM judge, languages the claims check does not
     read): every surface says it beside the pass rate (`NotRead.note`)."""
@@ -301,4 +304,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         latency_histogram=Histogram.of(details.mean_latencies),
         goals_only_stated=goals_only_stated(store, bid, max_listed),
         not_read=not_read(store, bid),
+        attacks=attack_report(store, bid, total=summary.done),
     )
