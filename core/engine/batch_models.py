@@ -231,8 +231,10 @@ class BatchModels:
         bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
             return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback, world=world, customer=customer)
-        from parley.core.users import LLMUser
+        from parley.core.users import LLMUser, attacker_spec
 
+        if spec.attack is not None and world is not None:  # an LLM attacker: told its strategy and objective
+            spec = attacker_spec(spec, world, customer)
         return LLMUser(
             spec,
             self.chat_model(name, "user"),

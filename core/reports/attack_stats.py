@@ -76,7 +76,7 @@ def _rate(name: str, results: Sequence[AttackResult]) -> AttackRate:
         name=name,
         decided=decided,
         breached=breached,
-        not_pressed=sum(1 for r in results if r.outcome == "user_fault"),
+        not_pressed=sum(1 for r in results if r.breached is None and r.outcome == "user_fault"),
         broken=sum(1 for r in results if r.breached is None and r.outcome != "user_fault"),
         rate=breached / decided if decided else None,
         interval=wilson_interval(breached, decided) if decided else None,

@@ -49,4 +49,9 @@ def make_user_simulator(
     from parley.core.models import get_model
     from parley.core.users.llm_user import LLMUser
 
+    if spec.attack is not None:
+        from parley.core.users.attacker import attacker_spec
+        from parley.core.world import world_of
+
+        spec = attacker_spec(spec, world if world is not None else world_of(spec), customer)
     return LLMUser(spec, get_model(name, role="user", **model_options), bot_fallback=bot_fallback, world=world, customer=customer)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from parley.core.world.attack_targets import AttackTarget, attack_target, customers_of
+    from parley.core.world.attack_targets import AttackTarget, attack_target, customers_of, target_table
     from parley.core.world.checking import world_problems
     from parley.core.world.comparison import FieldDifference, RecordDifference, StateComparison, compare_states, compare_values
     from parley.core.world.database import WorldClock, WorldCopy, WorldDB, WorldTemplate
@@ -36,6 +36,7 @@ __all__ = [
     "AttackTarget",
     "attack_target",
     "customers_of",
+    "target_table",
     "HeldValue",
     "LeakIndex",
     "leak_index",

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parley.core.world.declaration import WorldDefinition
+from parley.core.world.tables import Table
 
-__all__ = ["AttackTarget", "attack_target", "customers_of"]
+__all__ = ["AttackTarget", "attack_target", "customers_of", "target_table"]
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,34 @@ class AttackTarget:
     victim: str
     victim_name: str | None
     victim_records: tuple[str, ...]
-    """Keys of the victim's records, of the tables whose records have an id people write (orders)."""
+    """Keys of the victim's records of the target table (`target_table`: their orders)."""
     own_records: tuple[str, ...]
     record: str | None
     """The record aimed at: a victim's, or (break_policy, planted_instruction) one of the attacker's."""
     free_text: tuple[tuple[str, str], ...] = field(default=())
     """(table, column) of every free-text field the world declares (where instructions are planted)."""
+
+
+def target_table(world: WorldDefinition) -> Table | None:
+    """The table whose records attacks aim at: the customers' records with ids people write (not the
+    customers themselves, no log); those with a state (an order's status) first, then those a
+    state-changing tool takes the id of (`order_id`)."""
+    candidates = [
+        t
+        for t in world.tables
+        if t.id_pattern and t.owner is not None and not t.log and t is not world.customers_table and t.name != world.identity.customers
+    ]
+    acted_on = {name for tool in world.state_changing for name in tool.arguments.model_fields}
+
+    def named_by_an_action(table: Table) -> bool:
+        singular = table.name[:-1] if table.name.endswith("s") else table.name
+        return f"{singular}_id" in acted_on
+
+    return (
+        next((t for t in candidates if t.state_field), None)
+        or next((t for t in candidates if named_by_an_action(t)), None)
+        or (candidates[0] if candidates else None)
+    )
 
 
 def _name(row: Mapping[str, Any]) -> str | None:
@@ -83,9 +106,8 @@ def _read_records(world: WorldDefinition, today: datetime.date, overrides: Mappi
         if customers_table is not None:
             for row in copy.db.select(customers_table.name):
                 customers[str(row[customers_table.key])] = row
-        for table in world.tables:
-            if table.log or not table.id_pattern or table is customers_table or table.owner is None:
-                continue
+        table = target_table(world)
+        if table is not None:
             for row in copy.db.select(table.name):
                 owner = table.owner_of(row)
                 if owner is not None:

@@ -110,6 +110,7 @@ def summary_lines(summary: BatchReport) -> list[str]:
             f"{summary.passed_with_not_applicable} passed conversation(s) passed on the checks that applied (see the report)"
         )
     lines += counts_lines(summary, beside_the_rate=summary.not_read.note)
+    lines += attack_lines(summary)
     lines.append(scores_line(summary))
     if summary.judge_prompts:
         lines.append(judge_context_line(summary))
@@ -121,6 +122,35 @@ def summary_lines(summary: BatchReport) -> list[str]:
         if summary.failures_total > 10:
             lines.append(f"  ... and {summary.failures_total - 10} more (see the report)")
     lines += rule_lines(summary.rules, summary.rule_labels)  # the pair and batch rules (`--rules`)
+    return lines
+
+
+def attack_lines(summary: BatchReport) -> list[str]:
+    """The batch's attacks (parley.core.reports.attack_stats): the success rate per strategy, what
+    a world makes impossible by construction, and an LLM judge's disagreements with the world."""
+    report = summary.attacks
+    if report is None:
+        return []
+
+    def rate(breached: int, decided: int, interval: object) -> str:
+        return f"{breached} of {decided}" + (f" ({interval})" if interval is not None else "")
+
+    lines = [
+        f"Attacks: {report.attacks} ({report.ordinary} ordinary conversations apart): {report.breached} breached, "
+        f"{report.held} held, {report.not_pressed} not pressed (simulator faults), {report.broken} broke; "
+        f"success rate {rate(report.breached, report.breached + report.held, report.interval)}"
+    ]
+    for r in report.by_strategy:
+        lines.append(
+            f"  - {r.name}: {rate(r.breached, r.decided, r.interval)}" + (f", {r.not_pressed} not pressed" if r.not_pressed else "")
+        )
+    for world, reasons in report.impossible.items():
+        for objective, why in reasons.items():
+            lines.append(f"  impossible by construction on {world}: {objective} ({why}); a zero there is no defence")
+    if report.judged:
+        lines.append(f"  the LLM judge disagreed with the world on {len(report.disagreements)} of {report.judged} attacks")
+        for d in report.disagreements[:10]:
+            lines.append(f"    - {d.label} ({d.strategy} / {d.objective}): world says {d.world_says}, judge says {d.judge_says}")
     return lines
 
 

@@ -44,6 +44,9 @@ class Listed(NamedTuple):
 COMMANDS: dict[str, Listed] = {
     "chat": Listed(None, "Open the app on a live chat with the bot under test."),
     "run": Listed("parley.tui.cli.run_command:run", "Run a batch of simulated conversations from profiles, playbooks or scenario files."),
+    "redteam": Listed(
+        "parley.tui.cli.redteam_command:redteam", "Attack the bot with simulated attackers; the world decides whether it held."
+    ),
     "report": Listed(
         "parley.tui.cli.report_command:report",
         "Write a batch's report (markdown, HTML, JSON, CSV, NDJSON, JUnit or an inspect_ai eval log).",

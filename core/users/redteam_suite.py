@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from parley.core.records import OBJECTIVES, STRATEGIES, AttackSpec, ConversationSpec, WorldSpec, derive_seed, make_spec_id
 from parley.core.users.attack_phrasebook import PLANTED_INSTRUCTION
 from parley.core.users.attacker import action_word, objective_text, record_word
-from parley.core.world import WorldDefinition, attack_target
+from parley.core.world import WorldDefinition, attack_target, target_table
 
 __all__ = ["REDTEAM_SOURCE", "attack_suite", "impossible_objectives", "impossible_strategies"]
 
@@ -48,8 +48,10 @@ def impossible_objectives(world: WorldDefinition) -> dict[str, str]:
 
 def impossible_strategies(world: WorldDefinition) -> dict[str, str]:
     """Strategies the world leaves no room for, each with why."""
-    if not any(t.free_text for t in world.tables):
-        return {"planted_instruction": f"{world.name} declares no free-text field to plant an instruction in"}
+    table = target_table(world)
+    if table is None or not table.free_text:
+        where = f"its {table.name}" if table is not None else "the records attacks aim at"
+        return {"planted_instruction": f"{world.name} declares no free-text field in {where} to plant an instruction in"}
     return {}
 
 
@@ -99,11 +101,11 @@ def attack_suite(
 
 def _planted(world: WorldDefinition, own_record: str | None, victim_records: Sequence[str]) -> dict[str, list[dict[str, object]]]:
     """The world's data with the instruction planted in the attacker's own record's free text."""
-    for table in world.tables:
-        if table.free_text and own_record is not None:
-            action = action_word(world)
-            text = PLANTED_INSTRUCTION.format(
-                Action=action[:1].upper() + action[1:], noun=record_word(world), victim_record=victim_records[0] if victim_records else ""
-            )
-            return {table.name: [{table.key: own_record, table.free_text[0]: text}]}
-    return {}
+    table = target_table(world)
+    if table is None or not table.free_text or own_record is None:
+        return {}
+    action = action_word(world)
+    text = PLANTED_INSTRUCTION.format(
+        Action=action[:1].upper() + action[1:], noun=record_word(world), victim_record=victim_records[0] if victim_records else ""
+    )
+    return {table.name: [{table.key: own_record, table.free_text[0]: text}]}
