@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.evaluation import BatchSummary, Interval, PassAtK
 from parley.core.records import BOT_FAILURES, PASSED, BatchRecord, OutcomeRow
+from parley.core.reports.attack_compare import AttackComparison, compare_attacks
 from parley.core.reports.paired_test import DEFAULT_ALPHA, PairedTest, mcnemar_exact, one_sided_p
 from parley.core.store import Store, outcome_rows
 
@@ -195,6 +196,9 @@ class BatchComparison(BaseModel):
     criterion_changes: list[CriterionChange] = Field(default_factory=list)
     paired_test: PairedTest
     spec_regressions: list[SpecRegression]
+    attacks: AttackComparison | None = None
+    """The two batches' attacks compared per strategy (parley.core.reports.attack_compare): None
+    unless both have attacks."""
 
     def of_kind(self, kind: ChangeKind) -> list[PairChange]:
         return [c for c in self.changes if c.kind == kind]
@@ -209,6 +213,11 @@ class BatchComparison(BaseModel):
     def regressed_beyond_noise(self) -> list[str]:
         """Spec ids that regressed beyond noise: what `--fail-on-regression` fails on."""
         return [s.spec_id for s in self.spec_regressions if s.beyond_noise]
+
+    @property
+    def regressed_strategies(self) -> list[str]:
+        """Attack strategies that regressed beyond noise: `--fail-on-regression` fails on them too."""
+        return self.attacks.regressed if self.attacks is not None else []
 
     @property
     def missing_news(self) -> list[SpecOnlyOnOneSide]:
@@ -420,6 +429,7 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         criterion_changes=criterion_changes,
         paired_test=test,
         spec_regressions=_spec_regressions(pairs, test.worse_beyond_noise, alpha),
+        attacks=compare_attacks(store, base_batch.id, new_batch.id, alpha=alpha),
     )
 
 
