@@ -20,6 +20,7 @@ EXPECTED_COMMANDS = [
     "batches",
     "compare",
     "rescore",
+    "redteam",
     "profiles",
     "sessions",
     "rules",

@@ -91,10 +91,10 @@ def _grouped(results: Sequence[AttackResult], key: str, order: Iterable[str]) ->
 
 def _impossible(worlds: Iterable[str | None]) -> dict[str, dict[str, str]]:
     from parley.core.users import impossible_objectives
-    from parley.core.world import WorldError, load_world
+    from parley.core.world import DEFAULT_WORLD, WorldError, load_world
 
     found: dict[str, dict[str, str]] = {}
-    for name in sorted({w or "orders" for w in worlds}):
+    for name in sorted({w or DEFAULT_WORLD for w in worlds}):
         try:
             world = load_world(name)
         except WorldError as exc:  # a world gone since the batch ran: its figures stand, its note is lost

@@ -44,9 +44,6 @@ class Listed(NamedTuple):
 COMMANDS: dict[str, Listed] = {
     "chat": Listed(None, "Open the app on a live chat with the bot under test."),
     "run": Listed("parley.tui.cli.run_command:run", "Run a batch of simulated conversations from profiles, playbooks or scenario files."),
-    "redteam": Listed(
-        "parley.tui.cli.redteam_command:redteam", "Attack the bot with simulated attackers; the world decides whether it held."
-    ),
     "report": Listed(
         "parley.tui.cli.report_command:report",
         "Write a batch's report (markdown, HTML, JSON, CSV, NDJSON, JUnit or an inspect_ai eval log).",
@@ -60,6 +57,9 @@ COMMANDS: dict[str, Listed] = {
     "batches": Listed("parley.tui.cli.batches_command:batches", "List stored batches and show one (ids: a prefix, `latest`, `latest~N`)."),
     "compare": Listed("parley.tui.cli.compare_command:compare", "Compare batch NEW with batch BASE, conversation by conversation."),
     "rescore": Listed("parley.tui.cli.rescore_command:rescore", "Judge a stored batch again, into a new batch."),
+    "redteam": Listed(
+        "parley.tui.cli.redteam_command:redteam", "Attack the bot with simulated attackers; the world decides whether it held."
+    ),
     "profiles": Listed(
         "parley.tui.cli.profiles_command:profiles",
         "Validate profiles, playbooks and scenario files, and show the conversations they make.",
