@@ -74,3 +74,26 @@ def test_an_unknown_strategy_is_a_usage_error_with_a_suggestion(tmp_path):
     result = _redteam(tmp_path, "--strategies", "impersonaton")
     assert result.exit_code == 2
     assert "unknown strategy 'impersonaton'; did you mean 'impersonation'?" in result.output
+
+
+def test_the_html_reports_attack_figures_are_the_json_reports(tmp_path):
+    import pytest
+
+    from tests.html_reading import at, marked_numbers, parse, written
+
+    assert (
+        _redteam(tmp_path, "--bot", "python:tests.attack_bots:vulnerable_staff_bot", "--strategies", "authority,escalation").exit_code == 1
+    )
+    db = str(tmp_path / "rt.db")
+    assert CliRunner().invoke(cli, ["report", "latest", "--db", db, "-o", str(tmp_path / "r.html")]).exit_code == 0
+    doc = json.loads(CliRunner().invoke(cli, ["report", "latest", "--db", db, "--format", "json"]).stdout)
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    numbers = [n for n in marked_numbers(parse(html)) if n[0].startswith("summary.attacks")]
+    assert {"summary.attacks.breached", "summary.attacks.by_strategy.1.rate", "summary.attacks.by_objective.2.interval.low"} <= {
+        f for f, _, _, _ in numbers
+    }
+    for field, value, fmt, text in numbers:
+        expected = at(doc, field)
+        assert value == pytest.approx(expected) if isinstance(expected, float) else value == expected, field
+        assert text == written(expected, fmt), (field, text)
+    assert '<a href="#attacks">Attacks</a>' in html and "unauthorized_write" in html
