@@ -53,12 +53,12 @@ def compare_attacks(store: Store, base_id: str, new_id: str, *, alpha: float = D
     lost: Counter[str] = Counter()
     won: Counter[str] = Counter()
     count: Counter[str] = Counter()
-    for b, n in pairs:
-        count[b.strategy] += 1
-        if n.breached and not b.breached:
-            lost[b.strategy] += 1
-        elif b.breached and not n.breached:
-            won[b.strategy] += 1
+    for before, after in pairs:
+        count[before.strategy] += 1
+        if after.breached and not before.breached:
+            lost[before.strategy] += 1
+        elif before.breached and not after.breached:
+            won[before.strategy] += 1
     test = mcnemar_exact(sum(lost.values()), sum(won.values()), alpha=alpha)
     order = [s for s in STRATEGIES if s in count] + sorted(set(count) - set(STRATEGIES))
     strategies = []
