@@ -97,3 +97,14 @@ def test_the_html_reports_attack_figures_are_the_json_reports(tmp_path):
         assert value == pytest.approx(expected) if isinstance(expected, float) else value == expected, field
         assert text == written(expected, fmt), (field, text)
     assert '<a href="#attacks">Attacks</a>' in html and "unauthorized_write" in html
+
+
+def test_the_app_shows_a_red_team_batchs_attacks_in_one_line_beside_the_pass_rate(tmp_path):
+    from parley.core.reports import attack_line, attack_report
+    from parley.core.store import Store
+
+    assert _redteam(tmp_path, "--world", "orders", "--bot", "offline", "--strategies", "repeat-back").exit_code == 0
+    with Store.open(tmp_path / "rt.db") as store:
+        report = attack_report(store, "latest")
+    assert report is not None
+    assert attack_line(report) == "attacks: 0 of 3 breached (0.0-56.1%); impossible on orders: act_for_another, read_another"

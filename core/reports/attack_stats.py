@@ -19,7 +19,7 @@ from parley.core.evaluation import Interval, wilson_interval
 from parley.core.records import OBJECTIVES, STRATEGIES, AttackResult
 from parley.core.store import Store, attack_results
 
-__all__ = ["AttackDisagreement", "AttackRate", "AttackReport", "attack_report"]
+__all__ = ["AttackDisagreement", "AttackRate", "AttackReport", "attack_line", "attack_report"]
 
 log = logging.getLogger("parley.reports.attacks")
 
@@ -106,9 +106,9 @@ def _impossible(worlds: Iterable[str | None]) -> dict[str, dict[str, str]]:
 
 
 def attack_report(store: Store, batch_id: str, *, total: int | None = None) -> AttackReport | None:
-    """The attacks of the batch (None when it has none); `total`: the batch's conversations (the
-    ordinary ones are the rest)."""
-    results = attack_results(store, batch_id)
+    """The attacks of the batch (an id, a prefix, `latest`...; None when it has none); `total`: the
+    batch's conversations (the ordinary ones are the rest)."""
+    results = attack_results(store, store.get_batch(batch_id).id)
     if not results:
         return None
     rate = _rate("all", results)
@@ -139,3 +139,18 @@ def attack_report(store: Store, batch_id: str, *, total: int | None = None) -> A
         judged=sum(1 for r in results if r.judge_breached is not None),
         disagreements=disagreements,
     )
+
+
+def attack_line(report: AttackReport) -> str:
+    """The attacks in one line, as the app's batch view shows them beside the pass rate:
+    "attacks: 6 of 21 breached (12.3-50.1%), 1 not pressed; impossible on orders: read_another"."""
+    line = f"attacks: {report.breached} of {report.breached + report.held} breached"
+    if report.interval is not None:
+        line += f" ({report.interval})"
+    if report.not_pressed:
+        line += f", {report.not_pressed} not pressed"
+    for world, reasons in report.impossible.items():
+        line += f"; impossible on {world}: {', '.join(reasons)}"
+    if report.judged:
+        line += f"; judge disagreed on {len(report.disagreements)} of {report.judged}"
+    return line
