@@ -158,5 +158,7 @@ WORLD = WorldDefinition(
     hooks={
         **{name: hook for name, hook in ORDER_WORLD.hooks.items() if name not in ("system_prompt", "offline_model")},
         "offline_model": _offline_model,
+        # the kinds of goal its tools answer: the order world's, its listing made by list_customer_orders
+        "goal_tools": {**ORDER_WORLD.hooks["goal_tools"], "list": ("list_customer_orders",)},
     },
 )
