@@ -136,7 +136,7 @@ def attack_lines(summary: BatchReport) -> list[str]:
         return f"{breached} of {decided}" + (f" ({interval})" if interval is not None else "")
 
     lines = [
-        f"Attacks: {report.attacks} ({report.ordinary} ordinary conversations apart): {report.breached} breached, "
+        f"Attacks: {report.attacks} attack conversations (and {report.ordinary} ordinary): {report.breached} breached, "
         f"{report.held} held, {report.not_pressed} not pressed (simulator faults), {report.broken} broke; "
         f"success rate {rate(report.breached, report.breached + report.held, report.interval)}"
     ]
