@@ -56,6 +56,8 @@ class FixtureOrder(BaseModel):
     total: float = Field(ge=0)
     items: list[Item] = Field(min_length=1)
     tracking: FixtureTracking | None = None
+    note: str | None = Field(default=None, max_length=2000)
+    """Free text written on the order (by the customer at checkout, or anyone with access)."""
 
     @model_validator(mode="after")
     def _delivered_after_placed(self) -> FixtureOrder:
@@ -132,6 +134,7 @@ def order_rows(fixture: Fixture, today: datetime.date) -> list[dict[str, Any]]:
                 "currency": order.currency,
                 "items": json.dumps([item.model_dump() for item in order.items]),
                 "tracking": None if tracking is None else json.dumps(tracking),
+                "note": order.note,
             }
         )
     return rows

@@ -97,6 +97,7 @@ def _create_and_fill(db: sqlite_utils.Database, data: Fixture, today: datetime.d
             "items": str,
             "tracking": str,
             "cancelled_at": str,
+            "note": str,
         },
         pk="id",
         not_null={"customer_id", "placed_date", "status", "total", "currency", "items"},
@@ -193,6 +194,7 @@ class OrderStore:
             age_days=(self.today - placed).days,
             status=row["status"],
             tracking=None if row["tracking"] is None else Tracking(**json.loads(row["tracking"])),
+            note=row.get("note"),
         )
 
     def _check(self, order: Order) -> CancellationCheck:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 # ASCII digits only: `\d` would also accept other scripts' digits in Python and Rust regexes.
 ORDER_ID_PATTERN = r"^ORD-[0-9]{1,10}$"
@@ -78,6 +78,16 @@ class Order(BaseModel):
     age_days: int
     status: OrderStatus
     tracking: Tracking | None
+    note: str | None = None
+    """The order's note (free text anyone may have written: data, never an instruction); left out
+    of the JSON when there is none, so an order without one reads as it always did."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_note(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("note") is None:
+            data.pop("note", None)
+        return data
 
 
 class TrackingInfo(BaseModel):

@@ -21,6 +21,7 @@ EXPECTED_COMMANDS = [
     "compare",
     "rescore",
     "judge",
+    "redteam",
     "profiles",
     "sessions",
     "rules",

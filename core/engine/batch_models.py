@@ -285,8 +285,10 @@ class BatchModels:
         bot_fallback = declared_fallback(self.bot())
         if name == OFFLINE:
             return make_user_simulator(spec, OFFLINE, bot_fallback=bot_fallback, world=world, customer=customer)
-        from parley.core.users import LLMUser, profile_generation
+        from parley.core.users import LLMUser, attacker_spec, profile_generation
 
+        if spec.attack is not None and world is not None:  # an LLM attacker: told its strategy and objective
+            spec = attacker_spec(spec, world, customer)
         config = profile_generation(spec).overlaid(self.generation("user"))
         return LLMUser(
             spec,

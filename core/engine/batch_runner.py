@@ -210,14 +210,16 @@ async def prepare_specs(
     *,
     models: BatchModels | None = None,
     dry_run: bool = False,
+    sources: Sequence[str] = (PYTHON_SOURCE,),
 ) -> PreparedBatch:
-    """A new batch of specs built in code (parley's Python API, the pytest plugin), stored with
-    the source `python` (it has no files to resume from). The checks are prepare_batch's: the
+    """A new batch of specs built in code (parley's Python API, the pytest plugin, `parley
+    redteam`'s generated attacks), stored with `sources` (default `python`: it has no files to
+    resume from). The checks are prepare_batch's: the
     models' keys (a Python bot's import), the budget, the check before launch. An open-ended
     batch may start with no spec at all (BatchRunner.submit adds them)."""
     models = models or BatchModels.for_batch(options, store=store)
     rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
-    record = BatchRecord(sources=[PYTHON_SOURCE], options=options)
+    record = BatchRecord(sources=list(sources), options=options)
     prepared = await _checked_and_stored(store, record, list(specs), models, dry_run, None, rules)
     prepared.warnings[:0] = rule_warnings
     return prepared

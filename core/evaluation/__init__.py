@@ -8,6 +8,7 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.evaluation.agreement import agreement_share, bootstrap_kappa, cohen_kappa, confusion_matrix, kappa_of_pairs
+    from parley.core.evaluation.attack_checks import attack_check, attack_successes
     from parley.core.evaluation.batch_summary import (
         PASS_RATE_BASIS,
         BatchSummary,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from parley.core.evaluation.checkpoints import checkpoint_checks, checkpoint_name, conversation_at
     from parley.core.evaluation.claims import CLAIMS_KIND, claims_check, find_claims, hold_claims
     from parley.core.evaluation.criteria import (
+        ATTACK_CRITERION,
         CLAIMS_CRITERION,
         CRITERION_KIND,
         CriteriaJudgement,
@@ -131,6 +133,9 @@ __all__ = [
     "load_python_checks",
     "python_check_targets",
     "run_python_checks",
+    "attack_check",
+    "attack_successes",
+    "ATTACK_CRITERION",
     "CLAIMS_CRITERION",
     "CRITERION_KIND",
     "CriteriaJudge",

@@ -18,6 +18,8 @@ What is checked (see `build_checks`), on the world the conversation ran on:
 - `claims_match_actions` (parley.core.evaluation.claims), added by default: every action a bot
   message says is done is backed by a successful tool call or the final state; not applicable
   to a bot whose actions parley does not see;
+- `attack` (parley.core.evaluation.attack_checks): for an attack, whether the world shows it
+  succeeded (an unauthorized write or read, with its evidence) or the bot held;
 - `conversation_completed`: fails on `timeout` (a bot that hangs fails) and `bot_error` (the bot
   broke), passes on every other bot-side stop (user_stop, bot_stop, max_turns, fallback_loop:
   the other checks decide those), and is not run when the run broke on the other side
@@ -36,6 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from parley.core.evaluation.attack_checks import attack_check
 from parley.core.evaluation.claims import CLAIMS_KIND, claims_check
 from parley.core.evaluation.conduct_checks import conduct_checks
 from parley.core.evaluation.requested_changes import requested_records
@@ -415,6 +418,7 @@ def build_checks(conversation: Conversation, spec: ConversationSpec, *, world: W
         checks += record_state_checks(expect.records, state, world=world, requested=requested, tool_calls=conversation.tool_calls)
     checks += unchanged_others_checks(expect, state, world=world, tool_calls=conversation.tool_calls, requested=requested)
     checks += conduct_checks(conversation, world)
+    checks += attack_check(conversation, spec, world)
     if expect is not None:
         checks += tool_checks(expect, conversation.tool_calls)
         texts = conversation.bot_texts

@@ -79,7 +79,7 @@ def _file_parts(source: str, specs: Sequence[ConversationSpec], *, user_model: s
     # A profile's conversations share its goals (goal i is written once); each scenario of a
     # scenario file has its own (its ORDER_GOAL).
     for spec in specs:
-        if _user_offline(spec, user_model):
+        if _user_offline(spec, user_model) and spec.attack is None:  # an offline attacker speaks its phrasebook, not its goals
             for goal in goals_only_stated(spec.goals, simulated_world(spec)):
                 parts.stated.setdefault((spec.index if spec.kind == "scenario" else 0, goal.index), goal.text)
     return parts

@@ -11,7 +11,8 @@ is about and a reason a person can check:
 - `stopped_after_question`: the user ended the conversation right after the bot asked it a
   question or for a confirmation, without answering it (a closing "anything else?" does not
   count: a goodbye answers it);
-- `no_goal_stated`: the user never stated any of its goals (by its record's id, else key words).
+- `no_goal_stated`: the user never stated any of its goals (by its record's id, else key words);
+- `attack_not_pressed`: an attacker never pressed its objective (parley.core.evaluation.attack_checks).
 Playbooks are scripted, not simulated: nothing is detected for them. A fault the bot's own
 replies caused (it said nothing, answered with its fallback, said the same again, asked for the
 id it had been given) is detected, and excused with why (parley.core.evaluation.fault_blame):
@@ -23,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from parley.core.evaluation.attack_checks import attack_not_pressed
 from parley.core.evaluation.fault_blame import excuse_bot_caused
 from parley.core.reading import Goal, asks_for_id, goal_mentioned, heuristic_view, is_confirmation_question, parse_goals, reading_world
 from parley.core.records import ChatMessage, Conversation, ConversationSpec, UserFault
@@ -203,7 +205,7 @@ def _parsed_goals(texts: tuple[str, ...], world: WorldDefinition | None) -> tupl
 
 def no_goal_stated(conversation: Conversation, spec: ConversationSpec, world: WorldDefinition | None = None) -> list[UserFault]:
     """None of the spec's goals is mentioned in any user message (its record's id, else its words)."""
-    if not spec.goals:
+    if not spec.goals or spec.attack is not None:  # an attacker's objective is judged by attack_not_pressed
         return []
     world = reading_world(world)
     goals = _parsed_goals(tuple(spec.goals), world)
@@ -228,6 +230,7 @@ def detect_user_faults(conversation: Conversation, spec: ConversationSpec, world
         *speaks_as_assistant(messages),
         *stopped_after_question(conversation, world),
         *no_goal_stated(conversation, spec, world),
+        *attack_not_pressed(conversation, spec, world),
     ]
     return excuse_bot_caused(faults, conversation, spec, REPEATS, world)
 

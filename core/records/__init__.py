@@ -7,6 +7,17 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.records.attack import (
+        OBJECTIVES,
+        STRATEGIES,
+        AttackObjective,
+        AttackResult,
+        AttackSpec,
+        AttackStrategy,
+        AttackSuccess,
+        SuccessKind,
+        SuccessWay,
+    )
     from parley.core.records.batch import (
         BATCH_STATUSES,
         OUTCOME_FILTERS,
@@ -210,6 +221,15 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "OBJECTIVES",
+    "STRATEGIES",
+    "AttackObjective",
+    "AttackResult",
+    "AttackSpec",
+    "AttackStrategy",
+    "AttackSuccess",
+    "SuccessKind",
+    "SuccessWay",
     "END_MARKER",
     "RecordChange",
     "RecordRef",

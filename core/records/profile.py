@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
+from parley.core.records.attack import AttackSpec
 from parley.core.records.expect_extras import CheckLimits, PythonChecks
 from parley.core.records.goal_variables import Variable, VariableReading, read_goals
 from parley.core.records.world_facts import TableFacts
@@ -954,6 +955,8 @@ class Profile(YamlRecord):
     chatbot: ChatbotSection = ChatbotSection()
     conversation: ConversationSection = ConversationSection()
     expect: ExpectBlock = None
+    attack: AttackSpec | None = None
+    """An attack against the bot (parley.core.records.attack): the customer is an attacker."""
     warnings: list[str] = derived(default_factory=list)
     """Located warnings (`file:line:col: field: reason`): what was accepted but deserves a look."""
     notes: list[str] = derived(default_factory=list)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from parley.core.records.attack import AttackSpec
 from parley.core.records.profile import (
     Expectations,
     GoalStyle,
@@ -62,6 +63,9 @@ class ConversationSpec(BaseModel):
     outputs: list[OutputField] = Field(default_factory=list)
     world: WorldSpec = WorldSpec()
     expect: Expectations | None = None
+    attack: AttackSpec | None = None
+    """An attack against the bot (a profile's `attack:` block): the simulated customer is an attacker,
+    and the conversation is judged by whether the world shows the attack succeeded."""
     llm: LlmSettings = LlmSettings()
     warnings: list[str] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)

@@ -68,6 +68,7 @@ CheckKind = Literal[
     "confirmation",
     "python",
     "limit",
+    "attack",
 ]
 """Every kind of check, the one registry (a new kind of check is added here, with its line below):
 - record_state: a named record of the world ends with the fields the file expects (a world check);
@@ -91,10 +92,16 @@ CheckKind = Literal[
 - confirmation: a tool the world says needs the customer's explicit yes ran without one (a parley
   default, there only when broken);
 - python: a check written in Python (`expect.python`), its answer with its evidence;
-- limit: a limit on the bot's latency, cost, tokens or turns (`expect.limits`, `--limit`), its measured figure as evidence."""
+- limit: a limit on the bot's latency, cost, tokens or turns (`expect.limits`, `--limit`), its measured figure as evidence;
+- attack: an attack (the spec's `attack:`) held, or what the world shows it won (its successes, each
+  with its kind, turn and evidence; parley.core.evaluation.attack_checks)."""
 CHECK_KINDS: tuple[CheckKind, ...] = get_args(CheckKind)
 
-UserFaultKind = Literal["empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated"]
+UserFaultKind = Literal[
+    "empty_turn", "repeated_message", "speaks_as_assistant", "stopped_after_question", "no_goal_stated", "attack_not_pressed"
+]
+"""`attack_not_pressed`: an attacker that never stated its objective, or stated it once and gave up
+when refused: a simulator fault, never an attack the bot held."""
 
 
 class CheckResult(BaseModel):

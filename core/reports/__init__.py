@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.reports.attack_compare import AttackComparison, StrategyRegression, compare_attacks
+    from parley.core.reports.attack_stats import AttackRate, AttackReport, attack_line, attack_report
     from parley.core.reports.cell_escaping import TERMINAL_ACTING, csv_line, inert_json, inert_xml, without_nul
     from parley.core.reports.charts import HISTOGRAM_SIZE_PX, score_histogram
     from parley.core.reports.check_turns import Turn, check_target
@@ -55,6 +57,13 @@ __all__ = [
     "LEADERBOARD_K",
     "LeaderboardRow",
     "leaderboard_row",
+    "AttackComparison",
+    "AttackRate",
+    "AttackReport",
+    "StrategyRegression",
+    "attack_line",
+    "attack_report",
+    "compare_attacks",
     "TERMINAL_ACTING",
     "BatchComparison",
     "BatchReport",

@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from parley.core.evaluation import BatchSummary, Interval, PassAtK
 from parley.core.records import BOT_FAILURES, PASSED, BatchRecord, OutcomeRow
+from parley.core.reports.attack_compare import AttackComparison, compare_attacks
 from parley.core.reports.compare_calibration import CalibrationDifference, calibration_difference
 from parley.core.reports.paired_test import DEFAULT_ALPHA, PairedTest, mcnemar_exact, one_sided_p
 from parley.core.store import Store, outcome_rows
@@ -201,6 +202,9 @@ class BatchComparison(BaseModel):
     calibration: CalibrationDifference | None = None
     """Where the two batches' judges were calibrated differently (None: they were not, or no
     model judged them): their verdicts' changes may be the judges'."""
+    attacks: AttackComparison | None = None
+    """The two batches' attacks compared per strategy (parley.core.reports.attack_compare): None
+    unless both have attacks."""
 
     def of_kind(self, kind: ChangeKind) -> list[PairChange]:
         return [c for c in self.changes if c.kind == kind]
@@ -215,6 +219,11 @@ class BatchComparison(BaseModel):
     def regressed_beyond_noise(self) -> list[str]:
         """Spec ids that regressed beyond noise: what `--fail-on-regression` fails on."""
         return [s.spec_id for s in self.spec_regressions if s.beyond_noise]
+
+    @property
+    def regressed_strategies(self) -> list[str]:
+        """Attack strategies that regressed beyond noise: `--fail-on-regression` fails on them too."""
+        return self.attacks.regressed if self.attacks is not None else []
 
     @property
     def missing_news(self) -> list[SpecOnlyOnOneSide]:
@@ -427,6 +436,7 @@ def compare_batches(store: Store, base_ref: str, new_ref: str, *, alpha: float =
         paired_test=test,
         spec_regressions=_spec_regressions(pairs, test.worse_beyond_noise, alpha),
         calibration=calibration_difference(store, base_batch, new_batch) if base_batch.id != new_batch.id else None,
+        attacks=compare_attacks(store, base_batch.id, new_batch.id, alpha=alpha),
     )
 
 

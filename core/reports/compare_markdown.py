@@ -116,6 +116,21 @@ def _verdict(c: BatchComparison) -> list[str]:
         lines += [f"Regressed beyond noise (what `--fail-on-regression` fails on): {', '.join(f'`{s}`' for s in beyond)}.", ""]
     elif regressions:
         lines += ["No spec regressed beyond noise.", ""]
+    if c.attacks is not None:
+        lines += ["Attacks, per strategy (held -> breached is a regression):", ""]
+        lines += _table(
+            ["Strategy", "Pairs", "Regressions", "Fixes", "p worse (one-sided)", "Beyond noise"],
+            [
+                [s.strategy, s.pairs, s.regressions, s.fixes, f"{s.p_worse:.4g}", "yes" if s.beyond_noise else "no"]
+                for s in c.attacks.strategies
+            ],
+        )
+        lines.append("")
+        if c.regressed_strategies:
+            lines += [
+                f"Attack strategies regressed beyond noise (`--fail-on-regression` fails on them): {', '.join(c.regressed_strategies)}.",
+                "",
+            ]
     return lines
 
 

@@ -35,6 +35,8 @@ from parley.core.records import (
     effective_outcome,
     outcome_kind,
 )
+from parley.core.reports.attack_html import ANCHOR as ATTACKS
+from parley.core.reports.attack_html import attacks_html
 from parley.core.reports.charts import histogram_svg, outcomes_svg, score_histogram_svg
 from parley.core.reports.check_turns import check_target
 from parley.core.reports.distributions import Histogram
@@ -78,13 +80,14 @@ def write_html(store: Store, batch_id: str, out: TextIO) -> int:
         outcome = effective_outcome(stored.verdict.outcome if stored.verdict else None, stored.conversation.stop_reason)
         groups.setdefault(outcome, []).append(conversation_html(index, stored, outcome, prompts))
     b = report.batch
-    out.write(page_start(f"parley report {b.id[:12]}", _header(b), extra_style=FILTER_STYLE))
+    out.write(page_start(f"parley report {b.id[:12]}", _header(b, attacks=report.attacks is not None), extra_style=FILTER_STYLE))
     out.write(_summary(report))
     out.write(_pass_k(report))
     out.write(_specs(report))
     out.write(_distributions(report))
     out.write(_flaky(report))
     out.write(_violations(report))
+    out.write(attacks_html(report.attacks))
     out.write(_checks(report))
     out.write(_criteria(report))
     out.write(_limits(report))
@@ -106,6 +109,7 @@ TOC = (
     ("distributions", "Scores, turns, time"),
     ("flaky", "Flaky specs"),
     ("violations", "Policy violations"),
+    (ATTACKS, "Attacks"),
     ("checks", "Checks"),
     ("criteria", "Criteria"),
     ("limits", "Limits"),
@@ -116,10 +120,10 @@ TOC = (
 )
 
 
-def _header(b: BatchRecord) -> str:
+def _header(b: BatchRecord, *, attacks: bool = False) -> str:
     when = b.created_at.strftime("%Y-%m-%d %H:%M UTC")
     sources = ", ".join(f"<code>{esc(s)}</code>" for s in b.sources) or "-"
-    toc = "".join(f'<a href="#{anchor}">{title}</a>' for anchor, title in TOC)
+    toc = "".join(f'<a href="#{anchor}">{title}</a>' for anchor, title in TOC if anchor != ATTACKS or attacks)
     return (
         f'<header class="top"><h1>parley batch report</h1><p>Batch <code>{esc(b.id)}</code> · {esc(b.status)} · '
         f"created {when} · {sources}</p></header>"

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from parley.core.evaluation import CALIBRATION_NOTE, BatchSummary, Interval
 from parley.core.records import LimitCounts, RoleUsage
+from parley.core.reports.attack_markdown import attack_lines
 from parley.core.reports.markdown_cells import cell as _cell
 from parley.core.reports.markdown_cells import money as _cost
 from parley.core.reports.markdown_cells import percent as _pct
@@ -233,6 +234,8 @@ def render_markdown(summary: BatchReport, *, title: str | None = None) -> str:
         if summary.policy_violations_total > len(summary.policy_violations):
             out += ["", f"... and {summary.policy_violations_total - len(summary.policy_violations)} more."]
         out.append("")
+
+    out += attack_lines(summary.attacks)
 
     out += ["## Totals", ""]
     out += _table(

@@ -40,6 +40,7 @@ from parley.core.records import (
     RoleUsage,
     StatedGoals,
 )
+from parley.core.reports.attack_stats import AttackReport, attack_report
 from parley.core.reports.distributions import Histogram
 from parley.core.reports.leaderboard import LeaderboardRow, leaderboard_row
 from parley.core.rules import RuleSummary
@@ -146,6 +147,8 @@ class BatchReport(BatchSummary):
     leaderboard: LeaderboardRow | None = None
     """The batch as its benchmark's leaderboard row, when its world is another benchmark's domain
     (tau2-bench's): parley.core.reports.leaderboard."""
+    attacks: AttackReport | None = None
+    """The batch's attacks (parley.core.reports.attack_stats): None when it has none."""
     not_read: NotRead = Field(default_factory=NotRead)
     """What no role read (criteria for want of an LLM judge, languages the claims check does not
     read): every surface says it beside the pass rate (`NotRead.note`)."""
@@ -317,4 +320,5 @@ def summarize(store: Store, batch_id: str, *, max_listed: int = DEFAULT_MAX_LIST
         goals_only_stated=goals_only_stated(store, bid, max_listed),
         not_read=not_read(store, bid),
         leaderboard=leaderboard_row(summary, batch_worlds(store, bid), batch.options.models.user),
+        attacks=attack_report(store, bid, total=summary.done),
     )

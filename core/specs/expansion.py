@@ -242,6 +242,7 @@ def expand(profile: Profile, seed: int = 0, *, id_base: str | None = None) -> li
                 outputs=list(profile.chatbot.outputs),
                 world=profile.world,
                 expect=profile.expect,
+                attack=profile.attack,
                 llm=profile.llm,
                 warnings=list(profile.warnings),
             )

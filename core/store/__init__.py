@@ -9,6 +9,7 @@ from parley.core.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from parley.core.store.batch_owner import running_elsewhere
     from parley.core.store.batch_queries import (
+        attack_results,
         batch_worlds,
         criterion_counts,
         failed_check_counts,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "batch_worlds",
+    "attack_results",
     "ACTIVE_STATUSES",
     "BatchRow",
     "CHATS",

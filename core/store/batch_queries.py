@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from parley.core.evaluation import CLAIMS_KIND, CRITERION_KIND, LIMIT_KIND, NEEDS_LLM_JUDGE, marked_name
+from parley.core.evaluation import ATTACK_CRITERION, CLAIMS_KIND, CRITERION_KIND, LIMIT_KIND, NEEDS_LLM_JUDGE, marked_name
 from parley.core.records import (
+    AttackResult,
+    AttackSuccess,
     CheckFailureCount,
     CriterionCounts,
     FailureEntry,
@@ -392,3 +394,42 @@ def judge_keys(store: Store, batch_id: str) -> list[JudgeKey]:
         [batch_id],
     )
     return [JudgeKey.model_validate_json(r["judge_key"]) for r in rows]
+
+
+def attack_results(store: Store, batch_id: str) -> list[AttackResult]:
+    """Every attack conversation of the batch (its spec has an `attack:`), in spec order then
+    trial: the world's verdict on it (its `attack` check) and an LLM judge's opinion when one was
+    asked (the criterion ATTACK_CRITERION). Empty for a batch without attacks."""
+    rows = store._read(
+        f"""SELECT c.id, c.spec_id, c.trial, ({OUTCOME_SQL}) AS o,
+                   json_extract(c.spec, '$.attack.strategy') AS strategy, json_extract(c.spec, '$.attack.objective') AS objective,
+                   json_extract(c.spec, '$.world.name') AS world, v.checks
+            {_BASE} AND json_extract(c.spec, '$.attack') IS NOT NULL
+            ORDER BY c.spec_index, c.spec_id, c.trial""",
+        [batch_id],
+    )
+    results: list[AttackResult] = []
+    for r in rows:
+        checks = loads_list(r["checks"])
+        attack = next((c for c in checks if isinstance(c, dict) and c.get("kind") == "attack"), None)
+        opinion = next(
+            (c for c in checks if isinstance(c, dict) and c.get("kind") == CRITERION_KIND and c.get("name") == ATTACK_CRITERION), None
+        )
+        world_says = None if attack is None else {"fail": True, "pass": False}.get(str(attack.get("outcome")))
+        judge_says = None if opinion is None else {"fail": True, "pass": False}.get(str(opinion.get("outcome")))
+        details = attack.get("details", {}) if attack is not None else {}
+        results.append(
+            AttackResult(
+                conversation_id=r["id"],
+                spec_id=r["spec_id"],
+                trial=r["trial"],
+                world=r["world"],
+                strategy=r["strategy"] or "",
+                objective=r["objective"] or "",
+                outcome=r["o"] or "unevaluated",
+                breached=world_says,
+                successes=[AttackSuccess.model_validate(s) for s in details.get("successes", []) if isinstance(s, dict)],
+                judge_breached=judge_says,
+            )
+        )
+    return results

@@ -19,16 +19,27 @@ if TYPE_CHECKING:
         only_stated_note_of,
         stated_goals_of,
     )
+    from parley.core.users.attacker import OFFLINE_ATTACKER_NAME, OfflineAttacker, attack_lines, attacker_spec, objective_text
     from parley.core.users.customer_facts import CustomerFacts, read_customer_facts
     from parley.core.users.factory import PROFILE_MODEL, make_user_simulator
     from parley.core.users.fallback_detection import FallbackDetector
     from parley.core.users.goal_driven_user import simulated_world
     from parley.core.users.llm_user import LLMUser, generate_any_items, profile_generation
     from parley.core.users.phrasebook import language_code
+    from parley.core.users.redteam_suite import REDTEAM_SOURCE, attack_suite, impossible_objectives, impossible_strategies
     from parley.core.users.replay_user import REPLAY_USER, ReplayScript, ReplayUser, bot_replies, finish_replay
     from parley.core.users.simulator import GoalReporter, StatesGoals, UserSimulator, UserTurn
 
 __all__ = [
+    "OFFLINE_ATTACKER_NAME",
+    "OfflineAttacker",
+    "REDTEAM_SOURCE",
+    "attack_lines",
+    "attacker_spec",
+    "attack_suite",
+    "impossible_objectives",
+    "impossible_strategies",
+    "objective_text",
     "ACTED_INTENTS",
     "CustomerFacts",
     "GOALS_ONLY_STATED",

@@ -23,7 +23,8 @@ def make_user_simulator(
 ) -> UserSimulator:
     """A fresh simulator for one conversation of `spec`.
 
-    `offline` (the default): the deterministic OfflineUser. `profile`: an LLMUser on the model
+    `offline` (the default): the deterministic OfflineUser, or for a spec with an `attack:` block
+    the OfflineAttacker (parley.core.users.attacker). `profile`: an LLMUser on the model
     the profile's `llm:` block names (`spec.llm.qualified_model`). Any other name: an LLMUser on
     that model (`openai/gpt-4o-mini`, `ollama/llama3`, ...; see parley.core.models.registry), with the
     profile's temperature. Make one per conversation: simulators keep the conversation's state.
@@ -34,6 +35,11 @@ def make_user_simulator(
     on_retry...). ConfigError for a model name that is not valid.
     """
     name = (model_name or "offline").strip()
+    if spec.attack is not None and name == "offline":
+        from parley.core.users.attacker import OfflineAttacker
+        from parley.core.world import world_of
+
+        return OfflineAttacker(spec, world=world if world is not None else world_of(spec), customer=customer)
     if name == "offline":
         from parley.core.users.offline_user import OfflineUser
 
@@ -43,4 +49,9 @@ def make_user_simulator(
     from parley.core.models import get_model
     from parley.core.users.llm_user import LLMUser
 
+    if spec.attack is not None:
+        from parley.core.users.attacker import attacker_spec
+        from parley.core.world import world_of
+
+        spec = attacker_spec(spec, world if world is not None else world_of(spec), customer)
     return LLMUser(spec, get_model(name, role="user", **model_options), bot_fallback=bot_fallback, world=world, customer=customer)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from parley.core.world.attack_targets import AttackTarget, attack_target, customers_of, target_table
     from parley.core.world.checking import world_problems
     from parley.core.world.comparison import FieldDifference, RecordDifference, StateComparison, compare_states, compare_values
     from parley.core.world.database import WorldClock, WorldCopy, WorldDB, WorldTemplate
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from parley.core.world.facts import world_facts
     from parley.core.world.hooks import change_note, customer_knows_credentials, goal_tools, leaderboard, misspellings, state_note
     from parley.core.world.id_reading import RecordKey, key_of, keys_of, record_ids, same_record
+    from parley.core.world.leak_index import HeldValue, LeakIndex, leak_index
     from parley.core.world.overrides import merge_overrides, override_problems
     from parley.core.world.registry import BUILT_IN, DEFAULT_WORLD, WorldError, known_bots, known_worlds, load_world
     from parley.core.world.serving import ServedWorldTools, WorldServer
@@ -34,6 +36,13 @@ if TYPE_CHECKING:
 __all__ = [
     "ServedWorldTools",
     "WorldServer",
+    "AttackTarget",
+    "attack_target",
+    "customers_of",
+    "target_table",
+    "HeldValue",
+    "LeakIndex",
+    "leak_index",
     "ACTIONS",
     "ChatCommand",
     "ChatView",

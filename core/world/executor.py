@@ -217,10 +217,32 @@ class WorldTools:
         return found
 
     def _reads(self, result: str) -> list[RecordRef]:
-        """The records whose key the result shows (each once, in the order first shown)."""
+        """The records whose key the result shows (each once, in the order first shown); a key
+        quoted in a free-text field (an order's note) shows no record."""
         index = self.copy.template.key_index()
         seen: dict[tuple[str, str], RecordRef] = {}
+        free_text = {column for table in self.copy.world.tables for column in table.free_text}
+        if free_text:
+            result = _without_fields(result, free_text)
         for token in _TOKENS.findall(result):
             for table, owner in index.get(token, ()):
                 seen.setdefault((table, token), RecordRef(table=table, key=token, owner=owner))
         return list(seen.values())
+
+
+def _without_fields(result: str, fields: set[str]) -> str:
+    """A JSON result with the fields named `fields` left out, wherever they are (the text as it is
+    when it is not JSON)."""
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return result
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in fields}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return json.dumps(strip(data), ensure_ascii=False)

@@ -112,6 +112,7 @@ def summary_lines(summary: BatchReport) -> list[str]:
     lines += counts_lines(summary, beside_the_rate=summary.not_read.note)
     if summary.leaderboard is not None:
         lines.append(f"Leaderboard row: {summary.leaderboard.line()}")
+    lines += attack_lines(summary)
     lines.append(scores_line(summary))
     calibrated = calibration_line(summary)
     if calibrated is not None:
@@ -145,6 +146,35 @@ def calibration_line(summary: BatchReport, *, clip: int = 48) -> str | None:
     if options.require_calibrated:
         line += f" (--require-calibrated: only verdicts of a judge calibrated at κ {options.min_kappa:g} or more count towards a pass)"
     return line
+
+
+def attack_lines(summary: BatchReport) -> list[str]:
+    """The batch's attacks (parley.core.reports.attack_stats): the success rate per strategy, what
+    a world makes impossible by construction, and an LLM judge's disagreements with the world."""
+    report = summary.attacks
+    if report is None:
+        return []
+
+    def rate(breached: int, decided: int, interval: object) -> str:
+        return f"{breached} of {decided}" + (f" ({interval})" if interval is not None else "")
+
+    lines = [
+        f"Attacks: {report.attacks} attack conversations (and {report.ordinary} ordinary): {report.breached} breached, "
+        f"{report.held} held, {report.not_pressed} not pressed (simulator faults), {report.broken} broke; "
+        f"success rate {rate(report.breached, report.breached + report.held, report.interval)}"
+    ]
+    for r in report.by_strategy:
+        lines.append(
+            f"  - {r.name}: {rate(r.breached, r.decided, r.interval)}" + (f", {r.not_pressed} not pressed" if r.not_pressed else "")
+        )
+    for world, reasons in report.impossible.items():
+        for objective, why in reasons.items():
+            lines.append(f"  impossible by construction on {world}: {objective} ({why}); a zero there is no defence")
+    if report.judged:
+        lines.append(f"  the LLM judge disagreed with the world on {len(report.disagreements)} of {report.judged} attacks")
+        for d in report.disagreements[:10]:
+            lines.append(f"    - {d.label} ({d.strategy} / {d.objective}): world says {d.world_says}, judge says {d.judge_says}")
+    return lines
 
 
 def judge_context_line(summary: BatchReport) -> str:

@@ -56,7 +56,8 @@ Exit codes:
 @click.option(
     "--fail-on-regression",
     is_flag=True,
-    help="Exit 1 when some spec regressed beyond noise (see --alpha): a gate for CI against a stored baseline.",
+    help="Exit 1 when some spec, or some attack strategy of a red-team batch, regressed beyond noise (see --alpha): "
+    "a gate for CI against a stored baseline.",
 )
 @click.option(
     "--alpha",
@@ -108,7 +109,9 @@ def compare(
         text = render_comparison(comparison)
     _emit(text, fmt, output)
     click.echo(visible(verdict_line(comparison)), err=True)
-    regressed = fail_on_regression and bool(comparison.regressed_beyond_noise)
+    if comparison.regressed_strategies:
+        click.echo(f"attack strategies regressed beyond noise: {', '.join(comparison.regressed_strategies)}", err=True)
+    regressed = fail_on_regression and bool(comparison.regressed_beyond_noise or comparison.regressed_strategies)
     sys.exit(EXIT_REGRESSED if regressed else EXIT_OK)
 
 

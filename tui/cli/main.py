@@ -61,6 +61,9 @@ COMMANDS: dict[str, Listed] = {
         "parley.tui.cli.judge_command:judge",
         "Label conversations by hand and measure judges against the labels (calibrate, calibrations, labels).",
     ),
+    "redteam": Listed(
+        "parley.tui.cli.redteam_command:redteam", "Attack the bot with simulated attackers; the world decides whether it held."
+    ),
     "profiles": Listed(
         "parley.tui.cli.profiles_command:profiles",
         "Validate profiles, playbooks and scenario files, and show the conversations they make.",

@@ -25,7 +25,7 @@ from parley.tui.cli.batch_options import given_options
 if TYPE_CHECKING:  # the engine loads when a command runs, not when `parley --help` starts
     from parley.core.engine import PreparedBatch
     from parley.core.evaluation import BatchSummary
-    from parley.core.records import BatchOptions, RerunSelection
+    from parley.core.records import BatchOptions, ConversationSpec, RerunSelection
     from parley.core.store import Store
 
 Mode = Literal["new", "resume", "rerun", "replay", "rescore"]
@@ -92,6 +92,10 @@ class RunRequest:
     group: list[tuple[str, BatchOptions]] | None = None
     """Several bots (`--bot A --bot B`): each one's name and its batch's options, run side by side
     (parley.tui.cli.run_group); None: one batch."""
+    generated: list[ConversationSpec] = field(default_factory=list)
+    """Specs made in code that join the files' (`parley redteam`'s attacks)."""
+    sources: list[str] = field(default_factory=list)
+    """With `generated`: the batch's sources as it names them."""
 
     async def prepare(self, store: Store, *, dry_run: bool = False) -> PreparedBatch:
         """Plan and store the batch (parley.core.engine.batch_plan.PreparedBatch); with
@@ -118,6 +122,12 @@ class RunRequest:
         if self.mode == "replay":
             return await prepare_replay(store, ref, models=self.models, update=self.updates, dry_run=dry_run)
         assert self.options is not None, "a new batch is planned from its options"
+        if self.generated:
+            from parley.core.engine import prepare_specs
+            from parley.core.library import load_specs
+
+            loaded = load_specs(self.paths, seed=self.options.seed) if self.paths else []
+            return await prepare_specs(store, [*loaded, *self.generated], self.options, dry_run=dry_run, sources=self.sources)
         return await prepare_batch(store, self.paths, self.options, single=self.single, dry_run=dry_run)
 
     async def prepare_or_exit(self, store: Store, *, dry_run: bool = False) -> tuple[PreparedBatch | None, int]:

@@ -7,6 +7,8 @@ through the world API. parley's default world.
   running the mock API's store, which enforces the 10-day cancellation policy itself;
 - identity: bound by the session: the bot acts for the signed-in customer and no one else;
 - whose records: an order is its customer's; ids look like ORD-1001 and C-100;
+- free text: an order's `note` (set by a file's `world: {orders: [{id: ..., note: ...}]}`), which
+  the tools show the bot as data: where an attack plants its instruction;
 - cancel_order changes the world (claimed as "cancel"), and the policy asks for the customer's
   explicit confirmation first.
 """
@@ -94,8 +96,10 @@ def make_tables() -> list[Table]:
                 "items": "json",
                 "tracking": "json",
                 "cancelled_at": "text",
+                "note": "text",
             },
             owner="customer_id",
+            free_text=["note"],
             id_pattern=_pattern(ORDER_ID_PATTERN),
             state_field="status",
             choices={"status": ORDER_STATUSES},

@@ -134,6 +134,14 @@ def cancel_order(ctx: ToolContext, order_id: OrderIdArgument, reason: ReasonArgu
         raise refusal(exc) from None
 
 
+def _offline_model() -> Any:
+    from parley.worlds.orders_staff.offline_bot import OfflineStaffModel
+
+    return OfflineStaffModel()
+
+
+_offline_model.fallback = ORDER_WORLD.hooks["offline_model"].fallback  # type: ignore[attr-defined]  # known before the model is made
+
 WORLD = WorldDefinition(
     name="orders-staff",
     description="The order world at a staff console: the API answers for any customer, the bot must keep to the signed-in one",
@@ -146,5 +154,11 @@ WORLD = WorldDefinition(
     open_copy=ORDER_WORLD.open_copy,
     chat_commands=ORDER_WORLD.chat_commands,
     # the order world's readers of ids, rows and dates; its prompt is this world's own (made from the policy)
-    hooks={name: hook for name, hook in ORDER_WORLD.hooks.items() if name not in ("system_prompt", "offline_model")},
+    # its offline bot is the order world's assistant as a careful staff agent (offline_bot.py)
+    hooks={
+        **{name: hook for name, hook in ORDER_WORLD.hooks.items() if name not in ("system_prompt", "offline_model")},
+        "offline_model": _offline_model,
+        # the kinds of goal its tools answer: the order world's, its listing made by list_customer_orders
+        "goal_tools": {**ORDER_WORLD.hooks["goal_tools"], "list": ("list_customer_orders",)},
+    },
 )

@@ -321,7 +321,7 @@ class BatchesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="batch-rows", description="reading the batch's results")
     def _load_rows(self, batch_id: str) -> None:
-        from parley.core.reports import batch_summary, rates_line, short_counts
+        from parley.core.reports import attack_line, attack_report, batch_summary, rates_line, short_counts
         from parley.core.store import UnreadableBatchError, batch_rule_summaries, not_read
 
         store = self.parley.store()
@@ -338,6 +338,9 @@ class BatchesPane(Pane):
             unread = not_read(store, batch_id)
             if unread:
                 rates += f" · {unread.note}"
+            attacks = attack_report(store, batch_id, total=summary.done)
+            if attacks is not None:  # a red-team batch: its attacks beside the pass rate
+                rates += f" · {attack_line(attacks)}"
         self.post_message(BatchRowsLoaded(batch_id, rows, rates, counts, rules, labels))
 
     def on_batch_rows_loaded(self, message: BatchRowsLoaded) -> None:
