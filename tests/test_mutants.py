@@ -148,7 +148,7 @@ def test_says_the_wrong_thing_changes_one_stated_value_of_the_record_and_nothing
     assert len(changed) >= 1 and all(a.strip(".,;()") != b.strip(".,;()") for a, b in changed)
     assert mutated.conversation.tool_calls[0].result == base.conversation.tool_calls[0].result
     res = result(report, "says_wrong_thing")
-    assert res.status == "survived" and "bot_says" in (res.would_kill or "")  # nothing checks what the reply says
+    assert report.base_passed == 1 and res.status == "survived" and "bot_says" in (res.would_kill or "")  # nothing checks what it says
 
 
 def test_gives_up_answers_with_the_fallback_and_calls_nothing(tmp_path: Path, cancel_suite: Path):
@@ -166,15 +166,15 @@ def test_leaks_appends_another_customers_record_to_the_first_answer_only(tmp_pat
     assert first.startswith(said(base)[0]) and "Also on file:" in first and "C-100" not in first.split("Also on file:")[1]
     assert rest == said(base)[1:]
     res = result(report, "leaks")
-    assert res.status == "survived" and "bot_never_says" in (res.would_kill or "")
+    assert report.base_passed == 1 and res.status == "survived" and "bot_never_says" in (res.would_kill or "")
 
 
 def test_a_survivor_is_killed_once_the_suite_checks_what_would_kill_it(tmp_path: Path):
     suite = tmp_path / "suite"
     suite.mkdir()
-    profile(suite, "cancel", "cancel order ORD-1002", "tools_called: [cancel_order]\n")
+    profile(suite, "cancel", "cancel order ORD-1002", "unchanged_others: false\ntools_called: [cancel_order]\n")
     _, weak = mutate(tmp_path / "weak", suite, ["acts_without_doing"]) if (tmp_path / "weak").mkdir() is None else (None, None)
-    assert weak is not None and result(weak, "acts_without_doing").status == "survived"
+    assert weak is not None and weak.base_passed == 1 and result(weak, "acts_without_doing").status == "survived"
     profile(suite, "cancel", "cancel order ORD-1002", CANCEL_CHECKED)
     _, strong = mutate(tmp_path / "strong", suite, ["acts_without_doing"]) if (tmp_path / "strong").mkdir() is None else (None, None)
     assert strong is not None and result(strong, "acts_without_doing").status == "killed"

@@ -65,7 +65,8 @@ Exit codes:
 """
 
 
-def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def model_name_check(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """A role's model name (the bot's: any --bot value) checked as the option is read: a usage error otherwise."""
     from parley.core.models import parse_model_name
 
     value = (value or "offline").strip()
@@ -87,7 +88,7 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="PATH...")
-@declared_options("run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name})
+@declared_options("run", checks={"bot": model_name_check, "user": model_name_check, "judge": model_name_check})
 @click.option(
     "--single",
     metavar="I",
