@@ -296,3 +296,16 @@ async def test_a_deployed_bot_on_its_served_world_is_mutated_at_the_worlds_bound
     assert tools.copy.diff().changes == [] and tools.boundary is None
     notes = notes_of(ctx.notes)
     assert notes is not None and notes.exercised
+
+
+def test_over_several_trials_a_mutant_is_killed_only_beyond_noise_by_the_paired_test(tmp_path: Path, cancel_suite: Path):
+    def over(trials: int) -> MutantResult:
+        store = Store.open(tmp_path / f"k{trials}.db")
+        report = asyncio.run(run_mutation(store, [cancel_suite], BatchOptions(trials=trials), [mutant("acts_without_doing")]))
+        assert report.paired_test
+        return report.results[0]
+
+    three, five = over(3), over(5)
+    assert three.status == "survived" and three.p_worse == 1 / 8  # 3 regressions of 3: chance 1 in 8
+    assert three.why == "3 conversations caught it, not beyond noise (p = 0.125): more trials (--trials) may"
+    assert five.status == "killed" and five.p_worse == 1 / 32 and len(five.caught_by) == 5

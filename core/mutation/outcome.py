@@ -119,6 +119,8 @@ def decide_mutant(store: Store, base_id: str, batch_id: str, mutant: Mutant, *, 
         status = "killed"
     elif exercised:
         status = "survived"
+        if catches:
+            why = f"{len(catches)} conversations caught it, not beyond noise (p = {test.p_worse:.3g}): more trials (--trials) may"
     elif acted_unseen:
         status, why = "no_visible_effect", "it acted, but nothing it did changed anything a check could see"
     elif total and len(not_exercisable) == total:
