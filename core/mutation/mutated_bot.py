@@ -52,7 +52,8 @@ class MutatedBot:
             notes["acted"].append(Act(turn=turn_number, what=what, visible=visible).model_dump())
 
         on_call = self.mutant.on_call
-        if tools is not None and on_call is not None and tools.boundary is None:
+        installed = tools is not None and on_call is not None and tools.boundary is None
+        if installed and tools is not None and on_call is not None:
 
             async def boundary(world_tools: WorldTools, call: ToolCall) -> ToolCallRecord:
                 return await on_call(world_tools, call, note)
@@ -63,7 +64,7 @@ class MutatedBot:
                 return await self.mutant.on_turn(self.inner, transcript, ctx, note)
             return await self.inner.respond(transcript, ctx)
         finally:
-            if tools is not None and on_call is not None:
+            if installed and tools is not None:
                 tools.boundary = None
 
     async def respond_stream(self, transcript: list[ChatMessage], ctx: BotContext) -> AsyncIterator[BotEvent]:
