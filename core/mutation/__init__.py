@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from parley.core.mutation.mutated_bot import MutatedBot
     from parley.core.mutation.outcome import MutantResult, MutantStatus, MutationReport, decide_mutant
     from parley.core.mutation.report_text import render_mutation_report
-    from parley.core.mutation.run import run_mutation
+    from parley.core.mutation.run import mutate_batch, run_mutation
 
 __all__ = [
     "MUTANTS",
@@ -23,6 +23,7 @@ __all__ = [
     "decide_mutant",
     "mutant",
     "mutant_names",
+    "mutate_batch",
     "render_mutation_report",
     "run_mutation",
 ]

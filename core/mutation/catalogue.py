@@ -137,7 +137,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "leaks",
         "leaks",
         "The first answer ends with another customer's record.",
-        "`bot_never_says` of another customer's ids and values (`ORD-2\\d{3}`, their items, their email), on any profile.",
+        "`bot_never_says` of other customers' record ids and values (their ids, their items, their email), on any profile.",
         on_turn=reply_mutants.leaks,
     ),
     Mutant(
