@@ -26,6 +26,11 @@ class ParleyCommands(Provider):
                 "Compare the batch highlighted in Batches with the base marked with b (else with the one before it)",
                 app.action_compare_batches,
             ),
+            (
+                "Mutants of a batch",
+                "Run the highlighted batch's conversations again under each mutant of the bot: which misbehaviours its checks catch (M in Batches)",
+                app.action_mutate_batch,
+            ),
             ("Switch theme", "Choose the app's colour theme", app.action_change_theme),
             ("Show chat", "Go to the Chat pane", lambda: app.action_show_pane("chat")),
             ("Show profiles", "Go to the Profiles pane", lambda: app.action_show_pane("profiles")),
