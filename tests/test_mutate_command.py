@@ -70,3 +70,18 @@ def test_the_shipped_suite_offline_kills_every_mutant_it_can_exercise_on_the_ord
     leaks = next(r for r in report["results"] if r["mutant"] == "leaks")
     assert {"list_my_orders", "cancel_eligible_order"} <= {c["name"] for c in leaks["caught_by"]}
     assert (report["killed"], report["exercised"]) == (6, 6)
+
+
+def test_a_mutants_batch_is_not_resumed_and_a_rerun_of_it_runs_the_bot_as_it_is(tmp_path: Path):
+    write_profile(tmp_path, "  unchanged_others: false\n  tools_called: [cancel_order]\n")
+    db = tmp_path / "parley.db"
+    CliRunner().invoke(cli, ["mutate", str(tmp_path), "--mutants", "gives_up", "--db", str(db)])
+    with Store.open(db, read_only=True) as store:
+        [child] = [row.batch for row in store.list_batches() if isinstance(row, BatchRow) and row.batch.options.mutant]
+    resumed = CliRunner().invoke(cli, ["run", "--resume", child.id, "--db", str(db)])
+    assert resumed.exit_code == 1 and f"batch {child.id} ran the bot under the mutant gives_up" in resumed.output
+    rerun = CliRunner().invoke(cli, ["run", "--rerun", "failed", child.id, "--db", str(db)])
+    assert rerun.exit_code == 0, rerun.output  # the bot as it is passes what the mutant failed
+    with Store.open(db, read_only=True) as store:
+        [again] = [row.batch for row in store.list_batches() if isinstance(row, BatchRow) and row.batch.parent_id == child.id]
+    assert again.options.mutant is None and again.options.rerun == ["failed"]

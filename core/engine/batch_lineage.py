@@ -61,7 +61,8 @@ def any_scope(store: Store, batch: BatchRecord) -> str:
 
 def _child_options(parent: BatchRecord, update: dict[str, Any], models: dict[str, Any]) -> BatchOptions:
     merged = parent.options.models.model_copy(update=models)
-    return parent.options.model_copy(update={"models": merged, "today": batch_today(parent), "budget_usd": None, **update})
+    # a batch made from a mutant's batch runs the bot as it is, unless it says otherwise (prepare_mutant)
+    return parent.options.model_copy(update={"models": merged, "today": batch_today(parent), "budget_usd": None, "mutant": None, **update})
 
 
 def _child_record(parent: BatchRecord, options: BatchOptions) -> BatchRecord:
