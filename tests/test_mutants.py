@@ -309,3 +309,10 @@ def test_over_several_trials_a_mutant_is_killed_only_beyond_noise_by_the_paired_
     assert three.status == "survived" and three.p_worse == 1 / 8  # 3 regressions of 3: chance 1 in 8
     assert three.why == "3 conversations caught it, not beyond noise (p = 0.125): more trials (--trials) may"
     assert five.status == "killed" and five.p_worse == 1 / 32 and len(five.caught_by) == 5
+
+
+def test_trusting_a_claim_where_the_customer_authenticates_in_the_conversation_says_it_is_not_built():
+    why = mutant("trusts_the_claim").not_exercisable(load_world("returns"))
+    assert why is not None and "authenticates in the conversation" in why
+    assert mutant("trusts_the_claim").not_exercisable(load_world("orders-staff")) is None
+    assert "by construction" in (mutant("trusts_the_claim").not_exercisable(load_world("orders")) or "")

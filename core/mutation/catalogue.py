@@ -30,6 +30,15 @@ def _session_bound(world: WorldDefinition) -> str | None:
     return None
 
 
+def _claim_cannot_act(world: WorldDefinition) -> str | None:
+    if not world.session_signed_in:
+        return (
+            f"on the world {world.name} the customer authenticates in the conversation: trusting a claimed identity there "
+            "(authenticating without the credentials) is not a mutant parley has yet"
+        )
+    return _session_bound(world)
+
+
 def _no_confirmation(world: WorldDefinition) -> str | None:
     if not any(t.needs_confirmation for t in world.declared_tools):
         return f"no tool of the world {world.name} needs the customer's confirmation"
@@ -116,7 +125,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "Ownership and `bot_never_says` of the other customer's records, on a profile whose customer claims to "
         "be someone else (impersonate_other_customer), on a world whose API trusts the bot.",
         on_turn=reply_mutants.trusts_the_claim,
-        cannot_act=_session_bound,
+        cannot_act=_claim_cannot_act,
     ),
     Mutant(
         "says_wrong_thing",
