@@ -27,9 +27,8 @@ EXIT_ALL_KILLED = 0
 EXIT_SURVIVORS = 1
 
 EPILOG = """\b
-Mutants (see docs/mutation.md): acts_without_doing, wrong_record, wrong_customer_record,
-acts_twice, acts_without_asking, trusts_the_claim, says_wrong_thing, gives_up, leaks,
-wrong_language.
+Mutants: every one unless --mutants names some; docs/mutation.md says what each changes
+(a name that is none lists them).
 \b
 Exit codes:
   0  every mutant that was exercised was killed
