@@ -19,6 +19,7 @@ EXPECTED_COMMANDS = [
     "init",
     "batches",
     "compare",
+    "mutate",
     "rescore",
     "judge",
     "redteam",

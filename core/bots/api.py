@@ -38,6 +38,9 @@ class BotContext:
     usage: Usage = field(default_factory=Usage)
     variables: dict[str, str] = field(default_factory=dict)
     session: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)
+    """What is kept with the conversation's record (its metadata) from the bot's side: a mutant
+    of the bot's behaviour notes there where it acted (parley.core.mutation)."""
 
 
 class BotTurn(BaseModel):

@@ -8,7 +8,7 @@ from parley.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from parley.core.engine.batch_conversation import ConversationControl, run_planned
-    from parley.core.engine.batch_lineage import NothingToRerun, prepare_replay, prepare_rerun
+    from parley.core.engine.batch_lineage import NothingToRerun, prepare_mutant, prepare_replay, prepare_rerun
     from parley.core.engine.batch_models import BatchModels
     from parley.core.engine.batch_plan import InvalidInputs, PlannedRun, PreparedBatch, SelectionError, trial_spec
     from parley.core.engine.batch_rules import load_batch_rules
@@ -59,6 +59,7 @@ __all__ = [
     "estimate_batch",
     "load_batch_rules",
     "prepare_batch",
+    "prepare_mutant",
     "prepare_replay",
     "prepare_rerun",
     "prepare_rescore",

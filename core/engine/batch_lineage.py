@@ -8,6 +8,9 @@ customers against another bot. Each is stored as a batch of its own that names i
 - `prepare_replay(store, parent)`: every stored conversation of the parent, its customer's
   words replayed to the bot (parley.core.users.replay_user); the stored specs are used as they
   are, so the replay needs neither the source files nor a user model.
+- `prepare_mutant(store, parent, mutant, models)`: every conversation of the parent again, from
+  its sources with its seed, options and world date, the bot wrapped in a mutant (`models` holds
+  it: parley.core.mutation); `parley compare PARENT MUTANT` shows what the suite caught.
 - `load_replay` rebuilds a replay's plan from its parent (also for `--resume`).
 """
 
@@ -58,7 +61,8 @@ def any_scope(store: Store, batch: BatchRecord) -> str:
 
 def _child_options(parent: BatchRecord, update: dict[str, Any], models: dict[str, Any]) -> BatchOptions:
     merged = parent.options.models.model_copy(update=models)
-    return parent.options.model_copy(update={"models": merged, "today": batch_today(parent), "budget_usd": None, **update})
+    # a batch made from a mutant's batch runs the bot as it is, unless it says otherwise (prepare_mutant)
+    return parent.options.model_copy(update={"models": merged, "today": batch_today(parent), "budget_usd": None, "mutant": None, **update})
 
 
 def _child_record(parent: BatchRecord, options: BatchOptions) -> BatchRecord:
@@ -121,6 +125,30 @@ async def prepare_rerun(
         batch=record,
         specs=specs,
         warnings=[*rule_warnings, *loaded.warnings, *(preflight.warnings if preflight else [])],
+        preflight=preflight,
+        rules=rules,
+    )
+
+
+async def prepare_mutant(store: Store, parent_ref: str, mutant: str, models: BatchModels) -> PreparedBatch:
+    """Plan and store the parent's conversations again, every one, under the mutant named
+    `mutant` (see the module doc); `models` holds the mutated bot. The any() items are the
+    parent's, so each conversation is the parent's but for what the mutant changes."""
+    parent = await asyncio.to_thread(store.get_batch, parent_ref)
+    missing_sources(parent, "mutate")
+    options = _child_options(parent, {"mutant": mutant, "rerun": None, "replay_of": None}, {})
+    rules, rule_warnings = await asyncio.to_thread(load_batch_rules, options)
+    scope = await asyncio.to_thread(any_scope, store, parent)
+    loaded = await load_batch_specs(
+        parent.sources, seed=options.seed, models=models, store=store, batch_id=scope, shared_cache=options.cache, loading=options.loading
+    )
+    specs = loaded.specs if options.only is None else [s for s in loaded.specs if s.spec_id in set(options.only)]
+    planned = len(options.pairs) if options.pairs is not None else len(specs) * options.trials
+    record, preflight = await check_and_store(store, _child_record(parent, options), specs, models, planned=planned, dry_run=False)
+    return PreparedBatch(
+        batch=record,
+        specs=specs,
+        warnings=[*rule_warnings, *(preflight.warnings if preflight else [])],
         preflight=preflight,
         rules=rules,
     )

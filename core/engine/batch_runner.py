@@ -282,6 +282,10 @@ async def prepare_resume(
         if owner is not None and running_elsewhere(owner):
             raise ParleyError(f"batch {batch.id} is still running ({owner.describe()}); stop it there before resuming")
     options = batch.options
+    if options.mutant is not None and models is None:  # its bot was wrapped in the mutant, which a resume cannot rebuild
+        raise ParleyError(
+            f"batch {batch.id} ran the bot under the mutant {options.mutant}: run `parley mutate` again rather than resume it"
+        )
     if options.rescore_of is not None:  # a re-score: its plan is its parent's stored conversations
         prepared = await resume_rescore(store, batch, python_refusal=python_refusal)
         prepared.done_keys = await asyncio.to_thread(store.completed_keys, batch.id)

@@ -219,6 +219,8 @@ async def run_script(
             log.exception("a script's finish failed")
             stop, error = "infrastructure_error", f"recording the conversation failed: {describe_error(exc)}"
         meta.update(session.metadata)
+    if ctx is not None:
+        meta.update(ctx.notes)
     return Conversation(
         id=conversation_id or uuid.uuid4().hex,
         customer_id=customer_id,

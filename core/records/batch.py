@@ -129,6 +129,9 @@ class BatchOptions(BaseModel):
     rescore_of: str | None = None
     """A re-score (`parley rescore`): the batch whose stored conversations are judged again (no
     bot or customer is called; `models.judge` is the judge that re-scored them)."""
+    mutant: str | None = None
+    """A mutation run's batch (`parley mutate`): the mutant the bot ran under (parley.core.mutation);
+    its parent is the batch of the bot as it is, run from the same files with the same seed."""
     criteria_from: list[str] | None = None
     """A re-score's `--criteria-from`: the files whose `expect:` blocks replaced the stored ones
     (matched by spec id); None: the expectations stored with the parent's specs."""

@@ -181,8 +181,9 @@ class BatchComparison(BaseModel):
     base: SideSummary
     new: SideSummary
     same_batch: bool
-    made_from_base: Literal["rerun", "replay", "rescore"] | None
-    """The new batch is a re-run (its missing specs were not re-run), a replay or a re-score of the base."""
+    made_from_base: Literal["rerun", "replay", "rescore", "mutant"] | None
+    """The new batch is a re-run (its missing specs were not re-run), a replay, a re-score or a
+    mutant (`parley mutate`) of the base."""
     replay: ReplayStats | None = None
     sources_only_in_base: list[str]
     sources_only_in_new: list[str]
@@ -253,11 +254,13 @@ def _side_of(row: _Row) -> SideOfPair:
     )
 
 
-def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay", "rescore"] | None:
+def _made_from(base: BatchRecord, new: BatchRecord) -> Literal["rerun", "replay", "rescore", "mutant"] | None:
     if new.parent_id != base.id or new.id == base.id:
         return None
     if new.options.rescore_of:
         return "rescore"
+    if new.options.mutant:
+        return "mutant"
     return "rerun" if new.options.rerun else "replay"
 
 

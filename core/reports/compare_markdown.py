@@ -59,6 +59,8 @@ def _lineage(side: SideSummary) -> str:
         return f"re-run of `{b.parent_id[:12]}` ({', '.join(b.options.rerun)})"
     if b.options.replay_of:
         return f"replay of `{b.options.replay_of[:12]}`"
+    if b.parent_id and b.options.mutant:
+        return f"mutant `{b.options.mutant}` of `{b.parent_id[:12]}`"
     return "-"
 
 

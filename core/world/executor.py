@@ -23,7 +23,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,12 +33,16 @@ from parley.core.world.database import WorldCopy
 from parley.core.world.declaration import RuleCall, WorldDefinition
 from parley.core.world.tool_declaration import Refused, ToolContext, WorldTool
 
-__all__ = ["IDENTITY_ARGUMENTS", "WorldTools", "result_text"]
+__all__ = ["IDENTITY_ARGUMENTS", "ToolBoundary", "WorldTools", "result_text"]
 
 log = logging.getLogger("parley.world.executor")
 
 IDENTITY_ARGUMENTS = frozenset({"customer_id", "customer", "customerid", "user_id", "x-customer-id", "as_customer"})
 """Arguments a model might add to act for another customer; never forwarded on a session-bound world."""
+
+ToolBoundary = Callable[["WorldTools", ToolCall], Awaitable[ToolCallRecord]]
+"""Something between a bot and its world: given the tools and a call, returns the call's record
+(running it, or not, with `WorldTools.run_call`)."""
 
 _TOKENS = re.compile(r"[A-Za-z0-9#@._+-]+")
 
@@ -105,6 +109,10 @@ class WorldTools:
         self.customer_id = customer_id
         self.records: list[ToolCallRecord] = []
         self.specs: list[ToolSpec] = [t.spec for t in world.declared_tools]
+        self.boundary: ToolBoundary | None = None
+        """What stands between the bot and the world, when something does (a mutant of the bot's
+        behaviour, parley.core.mutation): every call, the built-in bot's and a served world's, goes
+        through it; it runs the call itself with `run_call`."""
         if not copy.extras and world.open_copy is not None:
             copy.extras.update(world.open_copy(copy.db, copy.today, copy.clock))
 
@@ -123,6 +131,12 @@ class WorldTools:
 
     async def execute(self, call: ToolCall) -> ToolCallRecord:
         """Run one tool call; never raises (but for cancellation). The record is also appended to `records`."""
+        if self.boundary is not None:
+            return await self.boundary(self, call)
+        return await self.run_call(call)
+
+    async def run_call(self, call: ToolCall) -> ToolCallRecord:
+        """Run one tool call on the world, whatever stands at its boundary (see `execute`)."""
         started = time.perf_counter()
         customer_id = self.customer_id
         tool = self.world.tool(call.name)

@@ -343,6 +343,12 @@ class ParleyApp(App[None]):
         """The judges' stored calibrations."""
         self.push_screen(CalibrationsScreen())
 
+    def action_mutate_batch(self) -> None:
+        """The mutants of the batch highlighted in the Batches pane (its `M`)."""
+        self.action_show_pane("batches")
+        pane = self.query_one("#batches", BatchesPane)
+        self.call_after_refresh(pane.action_mutate)
+
     def action_open_sessions(self) -> None:
         self.action_show_pane("sessions")
         self.call_after_refresh(lambda: self.query_one("#sessions-table").focus())

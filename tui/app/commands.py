@@ -36,6 +36,11 @@ class ParleyCommands(Provider):
                 "How well each judge agrees with people's labels, per criterion (parley judge calibrate)",
                 app.show_calibrations,
             ),
+            (
+                "Mutants of a batch",
+                "Run the highlighted batch's conversations again under each mutant of the bot: which misbehaviours its checks catch (M in Batches)",
+                app.action_mutate_batch,
+            ),
             ("Switch theme", "Choose the app's colour theme", app.action_change_theme),
             ("Show chat", "Go to the Chat pane", lambda: app.action_show_pane("chat")),
             ("Show profiles", "Go to the Profiles pane", lambda: app.action_show_pane("profiles")),

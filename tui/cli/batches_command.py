@@ -43,6 +43,8 @@ def lineage(batch: BatchRecord) -> str | None:
         return f"re-run of {batch.parent_id} ({picked} conversations, same seeds)"
     if options.replay_of:
         return f"replay of {options.replay_of} (its customers' words, to bot {options.models.bot})"
+    if batch.parent_id and options.mutant:
+        return f"mutant {options.mutant} of {batch.parent_id} (its conversations again, the bot misbehaving in that one way)"
     return None
 
 
@@ -214,13 +216,15 @@ def _unreadable_json(row: UnreadableBatch) -> dict[str, Any]:
 
 
 def _made_from(b: BatchRecord) -> str:
-    """`re-run ID`, `replay ID` or `re-scored ID` for a batch made from another, else empty."""
+    """`re-run ID`, `replay ID`, `re-scored ID` or `mutant ID` for a batch made from another, else empty."""
     if b.parent_id and b.options.rescore_of:
         return f"re-scored {b.options.rescore_of[:8]}"
     if b.parent_id and b.options.rerun:
         return f"re-run {b.parent_id[:8]}"
     if b.options.replay_of:
         return f"replay {b.options.replay_of[:8]}"
+    if b.parent_id and b.options.mutant:
+        return f"mutant {b.parent_id[:8]}"
     return ""
 
 

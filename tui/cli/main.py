@@ -56,6 +56,7 @@ COMMANDS: dict[str, Listed] = {
     ),
     "batches": Listed("parley.tui.cli.batches_command:batches", "List stored batches and show one (ids: a prefix, `latest`, `latest~N`)."),
     "compare": Listed("parley.tui.cli.compare_command:compare", "Compare batch NEW with batch BASE, conversation by conversation."),
+    "mutate": Listed("parley.tui.cli.mutate_command:mutate", "Run the suite against mutants of the bot: which misbehaviours it catches."),
     "rescore": Listed("parley.tui.cli.rescore_command:rescore", "Judge a stored batch again, into a new batch."),
     "judge": Listed(
         "parley.tui.cli.judge_command:judge",

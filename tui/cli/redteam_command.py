@@ -19,7 +19,7 @@ import click
 
 from parley.tui.cli.batch_options import declared_options, grace_option
 from parley.tui.cli.command_io import db_option
-from parley.tui.cli.run_command import _model_name
+from parley.tui.cli.run_command import model_name_check
 from parley.tui.cli.run_modes import RunRequest
 
 DEFAULT_WORLD = "orders-staff"
@@ -54,7 +54,7 @@ def _names(value: str | None, known: tuple[str, ...], what: str, param: str) -> 
 @click.option(
     "--attacker", metavar="MODEL", help="An LLM attacker on MODEL, told its strategy and objective (default: the offline attackers)."
 )
-@declared_options("run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name})
+@declared_options("run", checks={"bot": model_name_check, "user": model_name_check, "judge": model_name_check})
 @click.option(
     "--report",
     "report_path",
@@ -91,7 +91,7 @@ def redteam(
     chosen_strategies = _names(strategies, STRATEGIES, "strategy", "'--strategies'")
     chosen_objectives = _names(objectives, OBJECTIVES, "objective", "'--objectives'")
     if attacker is not None:
-        options["user"] = _model_name(click.get_current_context(), _user_param(), attacker)
+        options["user"] = model_name_check(click.get_current_context(), _user_param(), attacker)
     try:
         path = Path(world_name)
         world = load_world(path=path) if path.suffix == ".py" else load_world(world_name)

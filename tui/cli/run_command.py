@@ -65,11 +65,12 @@ Exit codes:
 """
 
 
-def _model_name(ctx: click.Context, param: click.Parameter, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
+def model_name_check(ctx: click.Context, param: click.Parameter, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
+    """A role's model name (the bot's: any --bot value, each of several) checked as the option is read: a usage error otherwise."""
     from parley.core.models import parse_model_name
 
     if isinstance(value, tuple):  # --bot, which may be given once per bot (NAME=BOT names one)
-        return tuple(str(_model_name(ctx, param, bot)) for bot in value)
+        return tuple(str(model_name_check(ctx, param, bot)) for bot in value)
     value = (value or "offline").strip()
     if param.name == "user" and value == "profile":
         return value
@@ -152,7 +153,15 @@ def _entries(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="PATH...")
 @declared_options(
-    "run", checks={"bot": _model_name, "user": _model_name, "judge": _model_name, "gen": _entries, "price": _entries, "limit": _entries}
+    "run",
+    checks={
+        "bot": model_name_check,
+        "user": model_name_check,
+        "judge": model_name_check,
+        "gen": _entries,
+        "price": _entries,
+        "limit": _entries,
+    },
 )
 @click.option(
     "--single",

@@ -149,6 +149,7 @@ class BatchesPane(Pane):
         Binding("c", "compare", "Compare"),
         Binding("b", "mark_base", "Base"),
         Binding("R", "rescore", "Re-score"),
+        Binding("M", "mutate", "Mutants", show=False),  # in the palette too: "Mutants of a batch"
         Binding("h", "html_report", "Report"),
         Binding("u", "show_rules", "Rules"),
         Binding("u", "no_rules", "Rules", show=False),
@@ -745,6 +746,11 @@ class BatchesPane(Pane):
         from parley.tui.app.screens.compare_batches import compare_highlighted
 
         compare_highlighted(self)
+
+    def action_mutate(self) -> None:
+        from parley.tui.app.screens.mutation_run import mutate_highlighted
+
+        mutate_highlighted(self)
 
     def action_rescore(self) -> None:
         """The re-score form for the highlighted batch; the batch it prepares runs here."""
