@@ -3,7 +3,10 @@
 Run: .venv/bin/python bench/bench_worlds.py
 
 Prints medians. The figures decide how `parley.mockapi.worlds` serves many worlds: one shared FastAPI
-app that finds the world's store in the ASGI scope (`WorldApp`), versus one app per world.
+app that finds the world's store in the ASGI scope (`WorldApp`), versus one app per world. The last
+lines are the world API's, as the engine runs every conversation since worlds are declared once: a
+copy of the order world's database (`WorldTemplate.new_copy`, with its change log) and one tool call
+through `WorldTools` (the call a conversation makes), beside the mock API's copy and request above.
 """
 
 from __future__ import annotations
@@ -117,6 +120,28 @@ async def bench_requests(template: WorldTemplate) -> dict[str, float]:
     return results
 
 
+def bench_world_api() -> dict[str, float]:
+    from parley.core.records import ToolCall
+    from parley.core.world import WorldTemplate as DeclaredTemplate
+    from parley.core.world import WorldTools, load_world
+
+    world = load_world("orders")
+    template = DeclaredTemplate(world, TODAY)
+    copy = template.new_copy()
+    tools = WorldTools(world, copy, "C-100")
+    call = ToolCall(id="c1", name="track_order", arguments='{"order_id": "ORD-1003"}')
+    loop = asyncio.new_event_loop()
+    try:
+        results = {
+            "world API: new_copy() of the order world": median_us(lambda: template.new_copy().close(), 2000),
+            "world API: track_order through WorldTools": median_us(lambda: loop.run_until_complete(tools.execute(call)), 2000),
+        }
+    finally:
+        loop.close()
+        copy.close()
+    return results
+
+
 def main() -> None:
     start = time.perf_counter()
     template = WorldTemplate(today=TODAY)
@@ -132,6 +157,8 @@ def main() -> None:
         print(f"  {name:<58} {value:9.1f} µs")
     rps = asyncio.run(throughput(template, worlds=100, requests_per_world=30))
     print(f"  {'throughput, 100 concurrent worlds x 30 requests':<58} {rps:9.0f} req/s")
+    for name, value in bench_world_api().items():
+        print(f"  {name:<58} {value:9.1f} µs")
 
 
 if __name__ == "__main__":

@@ -34,8 +34,9 @@ def order_bot(messages: list[dict[str, Any]], tools: Any) -> str:
     tracking = tools.track_order(order_id)
     if not tracking.ok:
         return f"I could not find {order_id}."
-    carrier = (tracking.data.get("tracking") or {}).get("carrier", "the carrier")
-    return f"{order_id} is {tracking.data['status']}, with {carrier}."
+    shipped = tracking.data.get("tracking") or {}
+    due = f", due {shipped['estimated_delivery']}" if shipped.get("estimated_delivery") else ""
+    return f"{order_id} is {tracking.data['status']}, with {shipped.get('carrier', 'the carrier')}{due}."
 
 
 async def async_order_bot(messages: list[dict[str, Any]], customer_id: str, tools: Any) -> str:

@@ -122,7 +122,7 @@ def test_a_session_batch_takes_conversations_from_other_threads(tmp_path):
     mine = session.converse("by_hand", steps=[say("Where is ORD-1003?")], bot=python_bots.order_bot, today=PINNED_TODAY)
     ended = session.close()
     assert ended is not None and (ended.status, ended.total, ended.done) == ("completed", len(specs) + 1, len(specs) + 1)
-    assert all(r.passed for r in results) and mine.reply == "ORD-1003 is shipped, with UPS."
+    assert all(r.passed for r in results) and mine.reply == "ORD-1003 is shipped, with UPS, due 2026-11-23."
     with Store.open(tmp_path / "p.db") as store:
         [row] = store.list_batches()
         assert row.batch.sources == ["python"] and row.summary.done == len(specs) + 1  # type: ignore[union-attr]

@@ -42,7 +42,7 @@ def test_a_sync_bot_with_tools_is_checked_as_the_order_bot_is(tmp_path):
     [one] = result.conversations
     assert one.passed, one.explain()
     assert [c.name for c in one.tool_calls] == ["track_order"] and one.tool_calls[0].customer_id == "C-100"
-    assert one.reply == "ORD-1003 is shipped, with UPS."
+    assert one.reply == "ORD-1003 is shipped, with UPS, due 2026-11-23."
     held = {c.name for c in one.checks if c.outcome == "pass"}
     assert {"ORD-1003 ends shipped", "track_order called"} <= held
     # the transcript holds the call as the order bot's does: the call, its result, then the answer
@@ -131,7 +131,7 @@ def test_a_reply_object_without_text_is_named(tmp_path):
 async def test_the_live_chat_talks_to_a_python_bot(tmp_path):
     async with ChatSession(model="python:tests.python_bots:order_bot", today=PINNED_TODAY, export_dir=tmp_path) as chat:
         turn = await chat.send("where is ORD-1003?")
-    assert turn.text == "ORD-1003 is shipped, with UPS." and [r.name for r in turn.tool_calls] == ["track_order"]
+    assert turn.text == "ORD-1003 is shipped, with UPS, due 2026-11-23." and [r.name for r in turn.tool_calls] == ["track_order"]
 
 
 @pytest.mark.parametrize(

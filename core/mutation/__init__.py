@@ -10,11 +10,12 @@ if TYPE_CHECKING:
     from parley.core.mutation.catalogue import MUTANTS, Mutant, mutant, mutant_names
     from parley.core.mutation.mutated_bot import MutatedBot
     from parley.core.mutation.outcome import MutantResult, MutantStatus, MutationReport, decide_mutant
-    from parley.core.mutation.report_text import render_mutation_report
+    from parley.core.mutation.report_text import STATUS_WORDS, render_mutation_report, result_lines
     from parley.core.mutation.run import mutate_batch, run_mutation
 
 __all__ = [
     "MUTANTS",
+    "STATUS_WORDS",
     "MutantResult",
     "MutantStatus",
     "MutatedBot",
@@ -25,6 +26,7 @@ __all__ = [
     "mutant_names",
     "mutate_batch",
     "render_mutation_report",
+    "result_lines",
     "run_mutation",
 ]
 

@@ -162,3 +162,12 @@ def bot_lineup(ctx: click.Context, options: dict[str, Any]) -> list[LinedUpBot]:
         mine["gen"] = tuple(generation[i])
         lineup.append(LinedUpBot(name=name, values=mine))
     return lineup
+
+
+def one_bot(ctx: click.Context, options: dict[str, Any], command: str) -> dict[str, Any]:
+    """The option values of a command that runs one bot (`parley redteam`, `parley mutate`): the
+    lineup's one bot, or a usage error when several were given."""
+    lineup = bot_lineup(ctx, options)
+    if len(lineup) > 1:
+        raise click.UsageError(f"parley {command} runs one bot: give --bot once (`parley run` runs several side by side)")
+    return lineup[0].values

@@ -19,8 +19,9 @@ from typing import Any
 import click
 
 from parley.tui.cli.batch_options import declared_options
+from parley.tui.cli.bot_lineup import one_bot
 from parley.tui.cli.command_io import db_option, open_store
-from parley.tui.cli.run_command import model_name_check
+from parley.tui.cli.run_command import RUN_CHECKS
 from parley.tui.terminal_text import visible
 
 EXIT_ALL_KILLED = 0
@@ -52,7 +53,7 @@ def _mutant_names(ctx: click.Context, param: click.Parameter, value: tuple[str, 
 
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar="PATH...")
-@declared_options("run", checks={"bot": model_name_check, "user": model_name_check, "judge": model_name_check})
+@declared_options("run", checks=RUN_CHECKS)
 @click.option(
     "--mutants",
     "mutant_names",
@@ -72,11 +73,10 @@ def mutate(paths: tuple[Path, ...], mutant_names: list[str], fmt: str, db_path: 
     to the base batch and to each mutant's. With a model in any role (or --trials above 1), a
     mutant is killed only when the exact McNemar test says its batch is worse beyond noise.
     """
-    from parley.core.mutation import mutant, render_mutation_report, run_mutation
-    from parley.core.mutation.report_text import result_lines
+    from parley.core.mutation import mutant, render_mutation_report, result_lines, run_mutation
     from parley.core.records import BatchOptions
 
-    batch_options = BatchOptions.from_values(options)
+    batch_options = BatchOptions.from_values(one_bot(click.get_current_context(), options, "mutate"))
 
     def progress(result: Any) -> None:
         click.echo(visible(result_lines(result)[0]), err=True)

@@ -18,8 +18,9 @@ from typing import Any
 import click
 
 from parley.tui.cli.batch_options import declared_options, grace_option
+from parley.tui.cli.bot_lineup import one_bot
 from parley.tui.cli.command_io import db_option
-from parley.tui.cli.run_command import model_name_check
+from parley.tui.cli.run_command import RUN_CHECKS, model_name_check
 from parley.tui.cli.run_modes import RunRequest
 
 DEFAULT_WORLD = "orders-staff"
@@ -54,7 +55,7 @@ def _names(value: str | None, known: tuple[str, ...], what: str, param: str) -> 
 @click.option(
     "--attacker", metavar="MODEL", help="An LLM attacker on MODEL, told its strategy and objective (default: the offline attackers)."
 )
-@declared_options("run", checks={"bot": model_name_check, "user": model_name_check, "judge": model_name_check})
+@declared_options("run", checks=RUN_CHECKS)
 @click.option(
     "--report",
     "report_path",
@@ -90,6 +91,7 @@ def redteam(
 
     chosen_strategies = _names(strategies, STRATEGIES, "strategy", "'--strategies'")
     chosen_objectives = _names(objectives, OBJECTIVES, "objective", "'--objectives'")
+    options = one_bot(click.get_current_context(), options, "redteam")
     if attacker is not None:
         options["user"] = model_name_check(click.get_current_context(), _user_param(), attacker)
     try:

@@ -10,6 +10,7 @@ batch is then `cancelled`, and `parley run --resume BATCH_ID` continues it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,19 +151,20 @@ def _entries(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     return value
 
 
+RUN_CHECKS: dict[str, Callable[[click.Context, click.Parameter, Any], Any]] = {
+    "bot": model_name_check,
+    "user": model_name_check,
+    "judge": model_name_check,
+    "gen": _entries,
+    "price": _entries,
+    "limit": _entries,
+}
+"""How the options of a batch's run are read as they are given (`parley run`, `redteam`, `mutate`)."""
+
+
 @click.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="PATH...")
-@declared_options(
-    "run",
-    checks={
-        "bot": model_name_check,
-        "user": model_name_check,
-        "judge": model_name_check,
-        "gen": _entries,
-        "price": _entries,
-        "limit": _entries,
-    },
-)
+@declared_options("run", checks=RUN_CHECKS)
 @click.option(
     "--single",
     metavar="I",

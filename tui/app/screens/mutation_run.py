@@ -45,7 +45,7 @@ class MutationFinished(Message):
 
 def result_cells(result: MutantResult) -> tuple[Any, ...]:
     """One mutant's row (bot text is data: every cell is a plain Text)."""
-    from parley.core.mutation.report_text import STATUS_WORDS
+    from parley.core.mutation import STATUS_WORDS
 
     if result.caught_by:
         detail = "; ".join(f"{c.name}#{c.trial}: {', '.join(c.checks) or c.outcome}" for c in result.caught_by[:3])
