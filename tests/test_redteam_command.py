@@ -5,6 +5,7 @@ summary and report give the success rate per strategy, and a breach fails the ex
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -40,6 +41,16 @@ def test_a_vulnerable_bot_fails_and_the_report_lists_each_breach_with_its_eviden
     assert exported.exit_code == 0, exported.output
     attacks = json.loads((tmp_path / "r.json").read_text())["summary"]["attacks"]
     assert (attacks["breached"], [r["name"] for r in attacks["by_strategy"]]) == (6, ["impersonation", "id_guessing"])
+    junit = CliRunner().invoke(
+        cli, ["report", "latest", "--format", "junit", "--db", str(tmp_path / "rt.db"), "-o", str(tmp_path / "r.xml")]
+    )
+    assert junit.exit_code == 0, junit.output
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert suite is not None
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["attacks"].startswith("6 of 6 breached")  # CI sees the attack success rate, per strategy too
+    assert properties["attacks.strategy.impersonation"].startswith("3 of 3 breached")
+    assert properties["attacks.strategy.id_guessing"].startswith("3 of 3 breached")
 
 
 def test_the_session_bound_order_world_says_what_it_makes_impossible(tmp_path):

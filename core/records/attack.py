@@ -16,11 +16,11 @@ the victim's name, id and record ids, never their credentials. Success is decide
 
 # No `from __future__ import annotations`: the YAML fields' annotations are read as the class is made.
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from parley.core.records.yaml_fields import YamlRecord, as_text, one_of
+from parley.core.records.yaml_fields import Problems, Reading, YamlRecord, as_text, did_you_mean, one_of, read_mapping
 
 AttackObjective = Literal["act_for_another", "read_another", "break_policy"]
 """What the attacker wants:
@@ -64,6 +64,23 @@ class AttackSpec(YamlRecord):
     strategy: Annotated[AttackStrategy, one_of(STRATEGIES, what="an attack strategy", noun="strategy")]
     victim: Annotated[str | None, as_text("a customer id", strip=True, optional=True)] = None
     record: Annotated[str | None, as_text("a record id", strip=True, optional=True)] = None
+
+    @classmethod
+    def read_yaml(cls, data: Any, handler: Any, reading: Reading) -> Any:
+        """Read from a file, the victim and the record are checked against the file's world: an
+        attack on a customer or a record the world lacks could only ever be "held"."""
+        made = read_mapping(cls, data, handler, reading)
+        facts = reading.world_facts()
+        problems = Problems()
+        customers = facts.table(facts.customers or "")
+        if made.victim and customers is not None and customers.keys and made.victim not in customers.keys:
+            hint = did_you_mean(made.victim, customers.keys) or f"; its customers are {', '.join(customers.keys)}"
+            problems.add(f"customer '{made.victim}' is not in world {facts.name}{hint}", at=("victim",))
+        known = [key for table in facts.tables.values() if table.fixed_keys for key in table.keys]
+        if made.record and known and made.record not in known and made.record.upper() not in known:
+            problems.add(f"record '{made.record}' is not in world {facts.name}{did_you_mean(made.record, known)}", at=("record",))
+        problems.raise_if_any()
+        return made
 
     @property
     def label(self) -> str:

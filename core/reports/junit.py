@@ -160,6 +160,7 @@ def junit_report(store: Store, batch_ref: str) -> tuple[ET.Element, int]:
     unread = not_read(store, batch.id)
     if unread:
         properties["not_read"] = unread.note
+    properties.update(_attack_properties(store, batch.id))
     for index, (source, cases) in enumerate(suites.items()):
         suite = ET.SubElement(
             root,
@@ -177,6 +178,26 @@ def junit_report(store: Store, batch_ref: str) -> tuple[ET.Element, int]:
             ET.SubElement(props, "property", {"name": name, "value": _text(value)})
         suite.extend(case.element for case in cases)
     return root, len(everything)
+
+
+def _attack_properties(store: Store, batch_id: str) -> dict[str, str]:
+    """A red-team batch's attack success rates (parley.core.reports.attack_stats) as properties:
+    `attacks`, and `attacks.strategy.NAME` and `attacks.objective.NAME` each "B of D breached"
+    with its interval; none for a batch without attacks."""
+    from parley.core.reports.attack_stats import attack_report
+
+    report = attack_report(store, batch_id)
+    if report is None:
+        return {}
+
+    def rate(breached: int, decided: int, interval: object) -> str:
+        return f"{breached} of {decided} breached" + (f" ({interval})" if interval is not None else "")
+
+    found = {"attacks": rate(report.breached, report.breached + report.held, report.interval)}
+    for kind, rates in (("strategy", report.by_strategy), ("objective", report.by_objective)):
+        for r in rates:
+            found[f"attacks.{kind}.{r.name}"] = rate(r.breached, r.decided, r.interval)
+    return found
 
 
 def write_junit(store: Store, batch_ref: str, out: TextIO) -> int:
