@@ -85,3 +85,28 @@ def test_a_mutants_batch_is_not_resumed_and_a_rerun_of_it_runs_the_bot_as_it_is(
     with Store.open(db, read_only=True) as store:
         [again] = [row.batch for row in store.list_batches() if isinstance(row, BatchRow) and row.batch.parent_id == child.id]
     assert again.options.mutant is None and again.options.rerun == ["failed"]
+
+
+RETURNS = Path(__file__).resolve().parent.parent / "worlds" / "returns" / "suite"
+RETURNS_BOT = "python:parley.worlds.returns.reference_bot:ReturnsDeskBot"
+
+
+def test_a_world_declares_its_own_mutant_and_the_suite_catches_it_by_the_worlds_rule(tmp_path):
+    db = tmp_path / "m.db"
+    ran = CliRunner().invoke(
+        cli, ["mutate", str(RETURNS), "--bot", RETURNS_BOT, "--mutants", "refund_elsewhere", "--db", str(db), "-f", "json"]
+    )
+    assert ran.exit_code == 0, ran.output  # every exercised mutant killed
+    report = json.loads(ran.stdout)
+    [result] = report["results"]
+    assert (result["mutant"], result["status"]) == ("refund_elsewhere", "killed")
+    assert any("rule refund_to_original_method broken" in c for c in json.dumps(result["caught_by"]).split('"'))
+
+
+def test_a_mutant_no_world_declares_is_a_usage_error_naming_them_all_and_nothing_is_stored(tmp_path):
+    db = tmp_path / "m.db"
+    ran = CliRunner().invoke(cli, ["mutate", str(RETURNS), "--bot", RETURNS_BOT, "--mutants", "refund_elsewher", "--db", str(db)])
+    assert ran.exit_code == 2
+    assert "no mutant named 'refund_elsewher'" in ran.output and "refund_elsewhere" in ran.output  # the world's own, listed
+    with Store.open(db) as store:
+        assert store.list_batches() == []

@@ -8,17 +8,19 @@ owners, its state-changing tools, the tools that need confirmation, its identity
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import json
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from parley.core.bots import Bot, BotContext, BotTurn
 from parley.core.errors import ParleyError
 from parley.core.mutation import reply_mutants, tool_mutants
 from parley.core.mutation.tool_mutants import Note
 from parley.core.records import ChatMessage, ToolCall, ToolCallRecord
-from parley.core.world import WorldDefinition, WorldTools
+from parley.core.world import WorldDefinition, WorldMutant, WorldTools
 
-__all__ = ["MUTANTS", "Mutant", "mutant", "mutant_names"]
+__all__ = ["MUTANTS", "Mutant", "mutant", "mutant_names", "mutants_for", "resolve_mutants"]
 
 OnCall = Callable[[WorldTools, ToolCall, Note], Awaitable[ToolCallRecord]]
 OnTurn = Callable[[Bot, list[ChatMessage], BotContext, Note], Awaitable[BotTurn]]
@@ -171,3 +173,50 @@ def mutant(name: str) -> Mutant:
 def mutant_names() -> list[str]:
     """Every mutant's name, in the catalogue's order."""
     return [m.name for m in MUTANTS]
+
+
+def _declared(world: WorldDefinition, declared: WorldMutant) -> Mutant:
+    """A mutant a world declares, at the tool boundary: each state-changing call's arguments as its
+    `rewrite` says (parley.core.world.WorldMutant)."""
+
+    async def on_call(tools: WorldTools, call: ToolCall, note: Note) -> ToolCallRecord:
+        tool = tools.world.tool(call.name)
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            arguments = None
+        if tool is None or not tool.changes_state or not isinstance(arguments, dict):
+            return await tools.run_call(call)
+        with tools.copy.lock:
+            rewritten: dict[str, Any] | None = declared.rewrite(call.name, dict(arguments), tools.copy.db)
+        if rewritten is None or rewritten == arguments:
+            return await tools.run_call(call)
+        record = await tools.run_call(call.model_copy(update={"arguments": json.dumps(rewritten)}))
+        note(f"{declared.title}: {call.name} called with {json.dumps(rewritten, sort_keys=True)}", record.ok)
+        return record
+
+    return Mutant(
+        declared.name, declared.title, declared.changes, f"{declared.kills} (declared by the world {world.name})", on_call=on_call
+    )
+
+
+def mutants_for(worlds: Iterable[WorldDefinition]) -> tuple[Mutant, ...]:
+    """parley's mutants, then those the `worlds` declare (each once, by name)."""
+    found = {m.name: m for m in MUTANTS}
+    for world in worlds:
+        for declared in world.mutants:
+            found.setdefault(declared.name, _declared(world, declared))
+    return tuple(found.values())
+
+
+def resolve_mutants(names: Sequence[str], worlds: Iterable[WorldDefinition]) -> tuple[Mutant, ...]:
+    """The mutants named (every one when `names` is empty): parley's and the `worlds`'; a
+    ParleyError naming them all for a name that is none."""
+    available = mutants_for(worlds)
+    if not names:
+        return available
+    by_name = {m.name: m for m in available}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ParleyError(f"no mutant named {unknown[0]!r}; the mutants are: {', '.join(by_name)}")
+    return tuple(by_name[n] for n in dict.fromkeys(names))

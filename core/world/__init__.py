@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         RuleCall,
         SessionIdentity,
         WorldDefinition,
+        WorldMutant,
     )
     from parley.core.world.executor import IDENTITY_ARGUMENTS, WorldTools, result_text
     from parley.core.world.facts import world_facts
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from parley.core.world.tool_declaration import RefusalKind, Refused, ToolContext, WorldTool, declare_tool, tool
 
 __all__ = [
+    "WorldMutant",
     "ServedWorldTools",
     "WorldServer",
     "AttackTarget",

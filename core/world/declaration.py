@@ -42,6 +42,7 @@ __all__ = [
     "ChatView",
     "ConversationIdentity",
     "Rule",
+    "WorldMutant",
     "RuleCall",
     "SessionIdentity",
     "WorldDefinition",
@@ -119,6 +120,21 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class WorldMutant:
+    """A misbehaviour of a bot on this world that `parley mutate` can make (beside parley's own
+    mutants): `rewrite(tool, arguments, db)` is shown each state-changing call the bot makes, with
+    the world's database as it is, and returns the arguments the mutant calls it with instead (None:
+    the call is left as it is). `changes` says what it changes and `kills` what would catch it (the
+    checks and profile features), as parley's own mutants do."""
+
+    name: str
+    title: str
+    changes: str
+    kills: str
+    rewrite: Callable[[str, dict[str, Any], WorldDB], dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
 class ChatView:
     """What a slash command of the live chat shows of a world: a table, a text or a record."""
 
@@ -175,6 +191,8 @@ class WorldDefinition:
     chat_commands: Sequence[ChatCommand] = ()
     """Slash commands the live chat gains on this world (beside /tables, /table and /record, which
     every world has)."""
+    mutants: Sequence[WorldMutant] = ()
+    """Misbehaviours of a bot on this world that `parley mutate` makes beside parley's own."""
     hooks: dict[str, Any] = field(default_factory=dict)
     """What a world offers the engine beyond its declarations, by name (the order world's offline
     bot, its spelling `expect.orders`); the engine asks for a hook by name and says so, or answers

@@ -28,8 +28,8 @@ EXIT_ALL_KILLED = 0
 EXIT_SURVIVORS = 1
 
 EPILOG = """\b
-Mutants: every one unless --mutants names some; docs/mutation.md says what each changes
-(a name that is none lists them).
+Mutants: every one (parley's, and those the suite's worlds declare) unless --mutants names
+some; docs/mutation.md says what each changes (a name that is none lists them).
 \b
 Exit codes:
   0  every mutant that was exercised was killed
@@ -39,16 +39,9 @@ Exit codes:
 
 
 def _mutant_names(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str]:
-    from parley.core.errors import ParleyError
-    from parley.core.mutation import mutant, mutant_names
 
-    names = [n.strip() for v in value for n in v.split(",") if n.strip()] or mutant_names()
-    try:
-        for name in names:
-            mutant(name)
-    except ParleyError as exc:
-        raise click.BadParameter(str(exc)) from None
-    return list(dict.fromkeys(names))
+    names = [n.strip() for v in value for n in v.split(",") if n.strip()]
+    return list(dict.fromkeys(names))  # parley's mutants and the suite's worlds': checked once the suite is read
 
 
 @click.command(epilog=EPILOG)
@@ -73,7 +66,8 @@ def mutate(paths: tuple[Path, ...], mutant_names: list[str], fmt: str, db_path: 
     to the base batch and to each mutant's. With a model in any role (or --trials above 1), a
     mutant is killed only when the exact McNemar test says its batch is worse beyond noise.
     """
-    from parley.core.mutation import mutant, render_mutation_report, result_lines, run_mutation
+    from parley.core.errors import ParleyError
+    from parley.core.mutation import render_mutation_report, result_lines, run_mutation
     from parley.core.records import BatchOptions
 
     batch_options = BatchOptions.from_values(one_bot(click.get_current_context(), options, "mutate"))
@@ -82,7 +76,12 @@ def mutate(paths: tuple[Path, ...], mutant_names: list[str], fmt: str, db_path: 
         click.echo(visible(result_lines(result)[0]), err=True)
 
     with open_store(db_path) as store:
-        report = asyncio.run(run_mutation(store, list(paths), batch_options, [mutant(n) for n in mutant_names], on_result=progress))
+        try:
+            report = asyncio.run(run_mutation(store, list(paths), batch_options, mutant_names, on_result=progress))
+        except ParleyError as exc:
+            if not str(exc).startswith("no mutant named"):
+                raise
+            raise click.BadParameter(str(exc), param_hint="'--mutants'") from None
     text = report.model_dump_json(indent=2) + "\n" if fmt == "json" else visible(render_mutation_report(report))
     sys.stdout.write(text)
     sys.stdout.flush()

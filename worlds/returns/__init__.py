@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
+from typing import Any
 
-from parley.api import ConversationIdentity, Rule, RuleCall, Table, WorldDefinition
+from parley.api import ConversationIdentity, Rule, RuleCall, Table, WorldDB, WorldDefinition, WorldMutant
 from parley.worlds.returns.tools import TOOLS
 
 __all__ = ["EXCHANGE_DAYS", "RETURN_DAYS", "TODAY", "WORLD"]
@@ -52,6 +53,18 @@ def _refund_to_original(call: RuleCall) -> str | None:
     if order is not None and method != order["payment_method_id"]:
         return f"the refund for {order['id']} went to {method}, not to {order['payment_method_id']}, the method the order was paid with"
     return None
+
+
+def _refund_elsewhere(tool: str, arguments: dict[str, Any], db: WorldDB) -> dict[str, Any] | None:
+    """A return's refund sent to another payment method of the same customer (None: the call is
+    not a return, or the customer has no other method)."""
+    if tool != "start_return":
+        return None
+    method = db.get("payment_methods", str(arguments.get("refund_method_id", "")).strip().upper())
+    if method is None:
+        return None
+    others = [m["id"] for m in db.find("payment_methods", customer_id=method["customer_id"]) if m["id"] != method["id"]]
+    return {**arguments, "refund_method_id": sorted(others)[0]} if others else None
 
 
 def _exchange_window(call: RuleCall) -> str | None:
@@ -172,6 +185,16 @@ WORLD = WorldDefinition(
         Rule("authenticate_first", "Nothing is changed for a customer before they are authenticated.", _authenticated_first),
     ],
     actions={"start_return": "refund", "exchange_item": "change", "cancel_return": "cancel"},
+    mutants=[
+        WorldMutant(
+            "refund_elsewhere",
+            "refunds elsewhere",
+            "A return's refund goes to another payment method of the customer than the one asked for (the policy the API leaves to the bot).",
+            "The world's rule refund_to_original_method (built in: a violation whenever it breaks), or `expect.records` of the "
+            "return's refund method, on a profile whose customer returns an item and has more than one payment method",
+            _refund_elsewhere,
+        )
+    ],
     base_dir=DATA,
     hooks={"reference_bot": "python:parley.worlds.returns.reference_bot:ReturnsDeskBot"},
 )
