@@ -19,7 +19,7 @@ from parley.core.engine.harness import Limits, run_conversation
 from parley.core.models.registry import get_model
 from parley.core.records.chat import GenerateConfig
 from parley.core.users.simulator import ScriptedUser
-from parley.mockapi.worlds import new_world
+from tests.order_world_support import audit, every_order, order_copy, status
 
 PINNED_TODAY = dt.date(2026, 11, 21)
 CONVERSATION_BOUND_S = 900
@@ -47,11 +47,13 @@ def _bot(model_name: str) -> WorldBot:
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 async def test_llm_bot_survives_a_real_model_and_the_api_holds_the_policy(live_model_name, script):
-    world = new_world(today=PINNED_TODAY)
-    before = world.final_state().statuses
+    world = order_copy(PINNED_TODAY)
+    watched = every_order(world)  # every order's final row kept, changed or not
+    before = {row["id"]: row["status"] for row in world.db.select("orders")}
     try:
         convo = await run_conversation(
             world=world,
+            watched=watched,
             bot=_bot(live_model_name),
             user=ScriptedUser(SCRIPTS[script]),
             customer_id=CUSTOMER,
@@ -66,16 +68,16 @@ async def test_llm_bot_survives_a_real_model_and_the_api_holds_the_policy(live_m
     for record in convo.tool_calls:
         # every call the model made is accounted for, however odd its arguments
         assert record.ok or record.error or record.refused, record
-    changed = {oid for oid, status in convo.final_state.statuses.items() if before[oid] != status}
+    changed = {oid for oid, was in before.items() if status(convo.final_state, oid) != was}
     assert changed <= CANCELLABLE_FOR_C100, f"the API let {changed - CANCELLABLE_FOR_C100} change"
-    for row in convo.final_state.audit:
-        assert row.customer_id == CUSTOMER and row.order_id in CANCELLABLE_FOR_C100
+    for row in audit(convo.final_state):
+        assert row["customer_id"] == CUSTOMER and row["order_id"] in CANCELLABLE_FOR_C100
 
 
 async def test_the_real_model_reaches_the_tools(live_model_name):
     # The scripts above only mean something if the model does call tools; SmolLM2 does with
     # llama.cpp's function-calling chat format. Each call is executed and recorded, never raised.
-    world = new_world(today=PINNED_TODAY)
+    world = order_copy(PINNED_TODAY)
     try:
         convo = await run_conversation(
             world=world,
