@@ -189,7 +189,7 @@ class OfflineOrderModel(ChatModelBase):
     def reply(self, messages: Sequence[ChatMessage]) -> ModelReply:
         """The reply for a transcript; pure (same messages, same reply)."""
         started = time.perf_counter()
-        text, calls = _decide(messages)
+        text, calls = self._decide(messages)
         return ModelReply(
             model=self.name,
             text=text,
@@ -199,9 +199,12 @@ class OfflineOrderModel(ChatModelBase):
             finish_reason="tool_calls" if calls else "stop",
         )
 
+    # --------------------------------------------------------------------------------------------
+    # deciding
 
-# --------------------------------------------------------------------------------------------
-# deciding
+    def _decide(self, messages: Sequence[ChatMessage]) -> tuple[str | None, list[ToolCall]]:
+        """What to say and which tools to call (a world built on this assistant decides otherwise)."""
+        return _decide(messages)
 
 
 def _decide(messages: Sequence[ChatMessage]) -> tuple[str | None, list[ToolCall]]:

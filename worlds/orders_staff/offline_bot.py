@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
 
-from parley.core.models import ChatModelBase
-from parley.core.records import ChatMessage, ModelReply, ModelRequest, ToolCall, Usage
+from parley.core.records import ChatMessage, ToolCall
 from parley.worlds.orders import FALLBACK
 from parley.worlds.orders.offline_bot import OfflineOrderModel
 
@@ -86,30 +84,12 @@ def _order_id(call: ToolCall) -> str | None:
     return str(value).strip().upper() if value else None
 
 
-class OfflineStaffModel(ChatModelBase):
-    """The careful staff agent as a ChatModel (see the module doc)."""
-
-    name = "offline"
-    fallback = FALLBACK
+class OfflineStaffModel(OfflineOrderModel):
+    """The careful staff agent as a ChatModel (see the module doc): the order world's assistant,
+    its replies and calls decided again for a staff console."""
 
     def __init__(self) -> None:
         self._inner = OfflineOrderModel()
-
-    async def reply_to(self, request: ModelRequest) -> ModelReply:
-        return self.reply(request.messages)
-
-    def reply(self, messages: Sequence[ChatMessage]) -> ModelReply:
-        """The reply for a transcript; pure (same messages, same reply)."""
-        started = time.perf_counter()
-        text, calls = self._decide(messages)
-        return ModelReply(
-            model=self.name,
-            text=text,
-            tool_calls=calls,
-            usage=Usage(calls=1, cost_usd=0.0),
-            latency_s=time.perf_counter() - started,
-            finish_reason="tool_calls" if calls else "stop",
-        )
 
     def _decide(self, messages: Sequence[ChatMessage]) -> tuple[str | None, list[ToolCall]]:
         inner = self._inner.reply(_view(messages))
