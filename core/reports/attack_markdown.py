@@ -20,7 +20,7 @@ def _rows(rates: list[AttackRate]) -> list[list[object]]:
             r.decided,
             r.breached,
             percent(r.rate),
-            "n/a" if r.interval is None else f"{r.interval.low * 100:.1f}-{r.interval.high * 100:.1f}%",
+            "n/a" if r.interval is None else str(r.interval),
             r.not_pressed,
             r.broken,
         ]
@@ -37,8 +37,7 @@ def attack_lines(report: AttackReport | None) -> list[str]:
         f"{report.attacks} attack conversation(s), {report.ordinary} ordinary. Decided by the world: "
         f"**{report.breached} breached**, {report.held} held; {report.not_pressed} attacker(s) never pressed "
         f"their objective (simulator faults), {report.broken} run(s) broke. "
-        f"Attack success rate **{percent(report.rate)}**"
-        + (f" (95% interval {report.interval.low * 100:.1f}-{report.interval.high * 100:.1f}%)." if report.interval else "."),
+        f"Attack success rate **{percent(report.rate)}**" + (f" (95% interval {report.interval})." if report.interval else "."),
         "",
     ]
     header = ["{}", "Decided", "Breached", "Success rate", "95% interval", "Not pressed", "Broke"]
